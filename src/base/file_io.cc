@@ -1,0 +1,139 @@
+#include "base/file_io.h"
+
+#include <fmt/format.h>
+#include <libdeflate.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+namespace sightline {
+namespace {
+
+Status OpenError(const std::string& path) {
+  const int err = errno;
+  if (err == ENOENT) {
+    return NotFoundError(fmt::format("{}: no such file; check the path", path));
+  }
+  return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(err)));
+}
+
+struct FileCloser {
+  void operator()(FILE* f) const { std::fclose(f); }
+};
+
+}  // namespace
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgumentError(fmt::format("{}: is a directory, expected a trace file", path));
+  }
+  std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) return OpenError(path);
+  std::string out;
+  if (std::fseek(f.get(), 0, SEEK_END) == 0) {
+    const long size = std::ftell(f.get());
+    if (size > 0) out.reserve(static_cast<size_t>(size));
+    std::fseek(f.get(), 0, SEEK_SET);
+  }
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
+  if (std::ferror(f.get())) return IoError(fmt::format("{}: read failed", path));
+  return out;
+}
+
+StatusOr<std::string> ReadFilePrefix(const std::string& path, size_t n) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgumentError(fmt::format("{}: is a directory, expected a trace file", path));
+  }
+  std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) return OpenError(path);
+  std::string out(n, '\0');
+  const size_t got = std::fread(out.data(), 1, n, f.get());
+  out.resize(got);
+  return out;
+}
+
+bool IsGzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what) {
+  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
+      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+  if (!d) return InternalError("cannot allocate a gzip decompressor");
+  std::string out;
+  size_t in_pos = 0;
+  while (in_pos < gz.size()) {
+    std::string_view member = gz.substr(in_pos);
+    if (!IsGzip(member)) {
+      // Trailing zero padding after the last member is tolerated (some tools write it).
+      if (member.find_first_not_of('\0') == std::string_view::npos) break;
+      return InvalidInputError(
+          fmt::format("{}: gzip data is followed by {} bytes of garbage", what, member.size()));
+    }
+    if (member.size() < 18) {
+      return InvalidInputError(fmt::format(
+          "{}: gzip stream is truncated; re-copy or re-export the file", what));
+    }
+    // ISIZE (last 4 bytes of the member) is the size mod 2^32; we only know where a member ends
+    // after inflating it, so guess from the footer of the whole input and grow on demand.
+    uint32_t isize;
+    std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
+    size_t guess = std::max<size_t>(static_cast<size_t>(isize), member.size() * 4);
+    const size_t base = out.size();
+    for (;;) {
+      out.resize(base + guess);
+      size_t consumed = 0, produced = 0;
+      const libdeflate_result r = libdeflate_gzip_decompress_ex(
+          d.get(), member.data(), member.size(), out.data() + base, guess, &consumed, &produced);
+      if (r == LIBDEFLATE_SUCCESS) {
+        out.resize(base + produced);
+        in_pos += consumed;
+        break;
+      }
+      if (r == LIBDEFLATE_INSUFFICIENT_SPACE && guess < (size_t{1} << 38)) {
+        guess *= 2;
+        continue;
+      }
+      out.clear();
+      return InvalidInputError(fmt::format(
+          "{}: gzip stream is corrupt or truncated (inflate failed after {} input bytes); "
+          "re-copy or re-export the file",
+          what, in_pos));
+    }
+  }
+  return out;
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::unique_ptr<FILE, FileCloser> f(std::fopen(tmp.c_str(), "wb"));
+    if (!f) {
+      return IoError(fmt::format("cannot write {}: {}; check that the directory exists and is writable",
+                                 path, std::strerror(errno)));
+    }
+    if (std::fwrite(contents.data(), 1, contents.size(), f.get()) != contents.size() ||
+        std::fflush(f.get()) != 0) {
+      const int err = errno;
+      f.reset();
+      std::remove(tmp.c_str());
+      return IoError(fmt::format("cannot write {}: {}", path, std::strerror(err)));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return IoError(fmt::format("cannot write {}: {}", path, std::strerror(err)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace sightline

@@ -1,0 +1,27 @@
+// Whole-file reading and gzip inflation (libdeflate) for the importers, and atomic output writing
+// for the CLI (a file appears complete or not at all).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace sightline {
+
+// Reads the whole file. NotFound when it does not exist, IoError when it cannot be read.
+StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// Reads at most n bytes from the start of the file (for sniffing formats).
+StatusOr<std::string> ReadFilePrefix(const std::string& path, size_t n);
+
+bool IsGzip(std::string_view bytes);
+
+// Inflates a gzip stream (several members are concatenated). InvalidInput when truncated or corrupt;
+// `what` names the file in the message.
+StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what);
+
+// Writes to path.tmp then renames, so a failed run leaves no partial file.
+Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+}  // namespace sightline

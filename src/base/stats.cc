@@ -1,0 +1,45 @@
+#include "base/stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sightline {
+
+double PercentileOfSorted(const std::vector<int64_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = rank - static_cast<double>(lo);
+  return static_cast<double>(sorted[lo]) +
+         frac * static_cast<double>(sorted[hi] - sorted[lo]);
+}
+
+DurationStats ComputeDurationStats(std::vector<int64_t>& values) {
+  DurationStats s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.count = static_cast<int64_t>(values.size());
+  long double sum = 0;
+  for (int64_t v : values) sum += v;
+  s.total = static_cast<int64_t>(sum);
+  s.mean = static_cast<double>(sum / s.count);
+  const size_t n = values.size();
+  s.median = n % 2 ? static_cast<double>(values[n / 2])
+                   : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2;
+  s.min = values.front();
+  s.max = values.back();
+  if (n > 1) {
+    long double ss = 0;
+    for (int64_t v : values) {
+      const long double d = v - static_cast<long double>(s.mean);
+      ss += d * d;
+    }
+    s.stddev = static_cast<double>(std::sqrt(ss / (n - 1)));
+  }
+  s.p90 = PercentileOfSorted(values, 90);
+  s.p99 = PercentileOfSorted(values, 99);
+  return s;
+}
+
+}  // namespace sightline

@@ -1,0 +1,28 @@
+// Order statistics over durations, defined once so every analysis reports the same median and
+// percentiles (docs/metrics.md: "Statistics").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace sightline {
+
+struct DurationStats {
+  int64_t count = 0;
+  int64_t total = 0;
+  double mean = 0;
+  double median = 0;  // mean of the two middle values for an even count, as nsys stats does
+  int64_t min = 0;
+  int64_t max = 0;
+  double stddev = 0;  // sample standard deviation (n-1), 0 for a single value, as nsys stats does
+  double p90 = 0;
+  double p99 = 0;
+};
+
+// Sorts `values` in place. Percentiles interpolate linearly between closest ranks.
+DurationStats ComputeDurationStats(std::vector<int64_t>& values);
+
+// Percentile p in [0,100] of sorted values, linear interpolation between closest ranks.
+double PercentileOfSorted(const std::vector<int64_t>& sorted, double p);
+
+}  // namespace sightline

@@ -1,0 +1,109 @@
+// `sightline analyze TRACE...`: import each trace, run every analysis, render text or JSON.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "analyses/analysis.h"
+#include "base/file_io.h"
+#include "cli/commands.h"
+#include "importers/importer.h"
+#include "reporters/reporter.h"
+
+namespace sightline::cli {
+namespace {
+
+struct AnalyzeArgs {
+  std::vector<std::string> traces;
+  std::string output;
+  std::string format = "text";
+  bool list = false;
+  AnalyzeOptions options;
+  double min_gap_us = 2.0;
+};
+
+int RunAnalyze(const AnalyzeArgs& args) {
+  if (args.list) {
+    for (const AnalysisEntry& a : Analyses()) std::printf("%-18s %s\n", a.name, a.summary);
+    return kExitOk;
+  }
+  if (args.traces.empty()) {
+    return ReportError(InvalidArgumentError("no trace given; usage: sightline analyze TRACE..."));
+  }
+  AnalyzeOptions options = args.options;
+  options.min_gap_ns = static_cast<DurationNs>(args.min_gap_us * 1000.0);
+
+  Report report;
+  report.tool_version = SIGHTLINE_VERSION;
+  std::vector<Trace> traces;
+  for (const std::string& path : args.traces) {
+    StatusOr<Trace> trace = ImportTrace(path);
+    if (!trace.ok()) return ReportError(trace.status());
+    Trace& t = traces.emplace_back(std::move(trace).value());
+    ReportInput& in = report.inputs.emplace_back();
+    in.label = std::filesystem::path(path).filename().string();
+    if (t.source.rank >= 0) in.label += fmt::format(" (rank {})", t.source.rank);
+    in.path = path;
+    in.format = t.source.format;
+    in.format_version = t.source.format_version;
+    in.producer = t.source.producer;
+    in.rank = t.source.rank;
+  }
+  for (size_t i = 0; i < traces.size(); ++i) {
+    for (const AnalysisEntry& a : Analyses()) {
+      Status s = a.run(traces[i], static_cast<int>(i), options, report);
+      if (!s.ok()) return ReportError(s.WithPrefix(fmt::format("{}: {}", args.traces[i], a.name)));
+    }
+    // Diagnostics are read after the analyses so that what they could not use is counted too.
+    report.inputs[i].diagnostics = traces[i].diagnostics;
+  }
+
+  std::string out;
+  if (args.format == "json") {
+    out = RenderJsonReport(report);
+  } else {
+    TextReportOptions text_options;
+    out = RenderTextReport(report, text_options);
+  }
+  if (args.output.empty() || args.output == "-") {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return kExitOk;
+  }
+  Status s = WriteFileAtomically(args.output, out);
+  if (!s.ok()) return ReportError(s);
+  return kExitOk;
+}
+
+}  // namespace
+
+int ReportError(const Status& status) {
+  std::fprintf(stderr, "sightline: error: %s\n", status.message().c_str());
+  return status.code() == StatusCode::kInternal ? kExitFailed : kExitUsage;
+}
+
+void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "analyze",
+      "Read one or more traces (nsys SQLite export, PyTorch profiler JSON[.gz]) and report where the "
+      "time goes: overview, kernels, CUDA API, memory operations, iterations, NVTX ranges, idle gaps.");
+  cmd->add_option("traces", args->traces, "Trace files; the format is recognised from the content");
+  cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
+  cmd->add_option("--format", args->format, "Report format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--iterations", args->options.iterations_regex,
+                  "Regex (ECMAScript, full match) naming the NVTX/record_function ranges that are "
+                  "iterations; default finds iteration*, step*, ProfilerStep#N");
+  cmd->add_option("--min-gap-us", args->min_gap_us,
+                  "Idle gaps shorter than this many microseconds are ignored")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--top", args->options.top_n, "Rows shown in the top-N tables of the text report")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--list", args->list, "List the analyses and exit");
+  cmd->callback([&runner, args] { runner = [args] { return RunAnalyze(*args); }; });
+}
+
+}  // namespace sightline::cli

@@ -1,0 +1,18 @@
+// Importer for Nsight Systems SQLite exports (`nsys export --type sqlite`).
+// Maps CUPTI_ACTIVITY_KIND_{KERNEL,MEMCPY,MEMSET,RUNTIME}, NVTX_EVENTS, TARGET_INFO_GPU
+// (or TARGET_INFO_CUDA_GPU), StringIds, ThreadNames and PROCESSES into the trace model.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "importers/importer.h"
+#include "model/trace.h"
+
+namespace sightline {
+
+bool SniffNsysSqlite(std::string_view first_bytes);
+StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions& options);
+
+}  // namespace sightline

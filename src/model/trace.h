@@ -1,0 +1,173 @@
+// The trace model: one profile of one process group on one machine, as columnar tables (structs of
+// arrays) sorted by start time. Importers fill a TraceBuilder; analyses read a const Trace.
+// Time is int64 ns on the importer's clock; names are interned StringIds into `strings`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/string_pool.h"
+#include "base/time_units.h"
+#include "model/diagnostics.h"
+
+namespace sightline {
+
+inline constexpr int32_t kNoRow = -1;  // an unset row index (e.g. a kernel with no launching call)
+
+struct Dim3 {
+  int32_t x = 0, y = 0, z = 0;  // 0 = unknown
+  int64_t Count() const { return int64_t{x} * y * z; }
+  friend bool operator==(const Dim3&, const Dim3&) = default;
+};
+
+// GPU kernels, one row per kernel execution (CUDA graph kernels included, one row each).
+struct KernelTable {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<int32_t> device;       // CUDA device id
+  std::vector<int32_t> stream;       // stream id as the source numbers it
+  std::vector<int32_t> pid;          // launching process; -1 unknown
+  std::vector<StringId> name;        // full demangled name
+  std::vector<StringId> short_name;  // display name (no return type, templates, parameters)
+  std::vector<int64_t> correlation;  // id shared with the launching API call; -1 none
+  std::vector<Dim3> grid, block;
+  std::vector<int32_t> registers_per_thread;  // -1 unknown
+  std::vector<int32_t> static_smem_bytes;     // -1 unknown
+  std::vector<int32_t> dynamic_smem_bytes;    // -1 unknown
+  std::vector<int32_t> launch_call;           // row in ApiCallTable; kNoRow when not linked
+
+  size_t size() const { return start_ns.size(); }
+  DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
+};
+
+enum class MemOpKind : uint8_t { kHtoD, kDtoH, kDtoD, kHtoH, kPtoP, kMemset, kOther };
+enum class MemoryKind : uint8_t { kUnknown, kPageable, kPinned, kDevice, kArray, kManaged };
+const char* MemOpKindName(MemOpKind kind);    // "HtoD", "memset", ...
+const char* MemoryKindName(MemoryKind kind);  // "pageable", "pinned", ...
+
+// GPU memory operations: copies and sets.
+struct MemOpTable {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<int32_t> device, stream, pid;
+  std::vector<MemOpKind> kind;
+  std::vector<MemoryKind> src_kind, dst_kind;  // memset: dst_kind is the memory set
+  std::vector<int64_t> size_bytes;
+  std::vector<int64_t> correlation;
+  std::vector<int32_t> launch_call;  // row in ApiCallTable; kNoRow when not linked
+
+  size_t size() const { return start_ns.size(); }
+  DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
+};
+
+enum class ApiKind : uint8_t { kRuntime, kDriver };
+// What an API call does, from its name (ClassifyApiName); analyses use it to explain host time.
+enum class ApiClass : uint8_t { kLaunch, kSync, kMemcpy, kMemset, kAlloc, kGraph, kOther };
+const char* ApiClassName(ApiClass c);
+ApiClass ClassifyApiName(std::string_view name);
+
+// Host-side CUDA runtime and driver API calls.
+struct ApiCallTable {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<int32_t> pid, tid;
+  std::vector<StringId> name;  // version suffix removed: "cudaLaunchKernel", not "..._v7000"
+  std::vector<ApiKind> kind;
+  std::vector<ApiClass> api_class;
+  std::vector<int64_t> correlation;  // -1 none
+
+  size_t size() const { return start_ns.size(); }
+  DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
+};
+
+enum class RangeKind : uint8_t {
+  kNvtxPushPop,     // nvtxRangePush/Pop (nsys event type 59)
+  kNvtxStartEnd,    // nvtxRangeStart/End (type 60); may end on another thread
+  kUserAnnotation,  // PyTorch record_function / user_annotation (incl. ProfilerStep#N)
+  kCpuOp,           // PyTorch operator (aten::...)
+  kPythonFunction,  // PyTorch python stack frames
+};
+const char* RangeKindName(RangeKind kind);
+
+// Host-side ranges: NVTX and PyTorch annotations and ops. depth/parent come from nesting on the
+// same thread (computed by TraceBuilder::Finish).
+struct RangeTable {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<int32_t> pid, tid;
+  std::vector<StringId> name;
+  std::vector<StringId> domain;  // NVTX domain name; empty for default and for PyTorch ranges
+  std::vector<RangeKind> kind;
+  std::vector<int32_t> depth;   // 0 = outermost on its thread
+  std::vector<int32_t> parent;  // row of the enclosing range on the same thread; kNoRow if none
+
+  size_t size() const { return start_ns.size(); }
+  DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
+};
+
+struct DeviceInfo {
+  int32_t id = -1;
+  std::string name;
+  int32_t sm_count = 0;  // 0 = unknown
+  int32_t cc_major = 0, cc_minor = 0;
+  int64_t total_memory_bytes = 0;
+  int32_t max_threads_per_sm = 0;
+  int32_t max_blocks_per_sm = 0;
+  int32_t registers_per_sm = 0;
+  int64_t shared_memory_per_sm_bytes = 0;
+  int64_t shared_memory_per_block_optin_bytes = 0;
+  int64_t l2_cache_bytes = 0;
+  int64_t clock_rate_hz = 0;
+  int64_t memory_bandwidth_bytes_per_s = 0;
+};
+
+struct ProcessInfo {
+  int32_t pid = -1;
+  std::string name;
+};
+
+struct ThreadInfo {
+  int32_t pid = -1, tid = -1;
+  std::string name;
+};
+
+// Where the trace came from.
+struct TraceSource {
+  std::string path;
+  std::string format;          // "nsys-sqlite", "kineto-json", ...
+  std::string format_version;  // nsys export schema "3.16.1"; Kineto schemaVersion
+  std::string producer;        // "NVIDIA Nsight Systems 2024.6.2.225", "PyTorch Profiler", ...
+  int32_t rank = -1;           // distributed rank when known
+  int32_t world_size = 0;      // 0 unknown
+};
+
+class TraceBuilder;
+
+struct Trace {
+  TraceSource source;
+  StringPool strings;
+  KernelTable kernels;
+  MemOpTable memops;
+  ApiCallTable api_calls;
+  RangeTable ranges;
+  std::vector<DeviceInfo> devices;  // sorted by id
+  std::vector<ProcessInfo> processes;
+  std::vector<ThreadInfo> threads;
+  Diagnostics diagnostics;
+
+  std::string_view str(StringId id) const { return strings.Get(id); }
+  const DeviceInfo* FindDevice(int32_t id) const;
+  // First and last timestamp over all GPU and host events; {0,0} when empty.
+  TimeNs begin_ns() const { return begin_ns_; }
+  TimeNs end_ns() const { return end_ns_; }
+  bool HasGpuWork() const { return kernels.size() + memops.size() > 0; }
+
+ private:
+  friend class TraceBuilder;
+  TimeNs begin_ns_ = 0, end_ns_ = 0;
+};
+
+// Several traces analysed together: the ranks of one job, or a baseline and a candidate.
+struct TraceSet {
+  std::vector<std::string> labels;  // "rank 0", "baseline", or the file name
+  std::vector<Trace> traces;
+};
+
+}  // namespace sightline

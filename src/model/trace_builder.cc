@@ -1,0 +1,417 @@
+#include "model/trace_builder.h"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+#include <unordered_map>
+
+namespace sightline {
+namespace {
+
+// Reorders one column by a permutation (perm[i] = old row of new row i).
+template <typename T>
+void Permute(std::vector<T>& column, const std::vector<uint32_t>& perm) {
+  std::vector<T> out;
+  out.reserve(column.size());
+  for (uint32_t old_row : perm) out.push_back(column[old_row]);
+  column.swap(out);
+}
+
+// Row order by (start asc, end desc): an enclosing range sorts before what it encloses.
+std::vector<uint32_t> StartOrder(const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
+                                 bool* already_sorted) {
+  const size_t n = start.size();
+  *already_sorted = true;
+  for (size_t i = 1; i < n; ++i) {
+    if (start[i] < start[i - 1] || (start[i] == start[i - 1] && end[i] > end[i - 1])) {
+      *already_sorted = false;
+      break;
+    }
+  }
+  std::vector<uint32_t> perm;
+  if (*already_sorted) return perm;
+  perm.resize(n);
+  std::iota(perm.begin(), perm.end(), 0u);
+  std::sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) {
+    if (start[a] != start[b]) return start[a] < start[b];
+    if (end[a] != end[b]) return end[a] > end[b];
+    return a < b;
+  });
+  return perm;
+}
+
+}  // namespace
+
+std::string_view StripApiVersionSuffix(std::string_view name) {
+  // nsys names calls "cudaLaunchKernel_v7000"; real API names may end in "_v2", so only a suffix
+  // of four or more digits is a version.
+  const size_t pos = name.rfind("_v");
+  if (pos == std::string_view::npos || name.size() - pos - 2 < 4) return name;
+  for (size_t i = pos + 2; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
+  }
+  return name.substr(0, pos);
+}
+
+std::string ShortKernelName(std::string_view full) {
+  // Find the parameter list: the first '(' outside template brackets and braces. Names without one
+  // (e.g. "ampere_sgemm_128x64_nn", Triton or Myelin kernels) are already short.
+  int angle = 0, brace = 0;
+  size_t params = std::string_view::npos;
+  for (size_t i = 0; i < full.size(); ++i) {
+    const char c = full[i];
+    if (c == '<') ++angle;
+    else if (c == '>' && angle > 0) --angle;
+    else if (c == '{') ++brace;
+    else if (c == '}' && brace > 0) --brace;
+    else if (c == '(' && angle == 0 && brace == 0) {
+      // "(anonymous namespace)::f" is part of the name, not a parameter list.
+      if (full.substr(i).starts_with("(anonymous namespace)")) {
+        i += std::string_view("(anonymous namespace)").size() - 1;
+        continue;
+      }
+      params = i;
+      break;
+    }
+  }
+  std::string_view head = full.substr(0, params);
+  // Drop template arguments at depth 0, keeping the rest.
+  std::string base;
+  base.reserve(head.size());
+  angle = 0;
+  for (char c : head) {
+    if (c == '<') {
+      ++angle;
+      continue;
+    }
+    if (c == '>' && angle > 0) {
+      --angle;
+      continue;
+    }
+    if (angle == 0) base.push_back(c);
+  }
+  // Drop the return type ("void ") and the qualifiers: keep the last name component.
+  const size_t space = base.rfind(' ');
+  if (space != std::string::npos && params != std::string_view::npos) base = base.substr(space + 1);
+  const size_t colons = base.rfind("::");
+  if (colons != std::string::npos && colons + 2 < base.size()) base = base.substr(colons + 2);
+  while (!base.empty() && base.back() == ' ') base.pop_back();
+  if (base.empty()) return std::string(full);
+  return base;
+}
+
+bool TraceBuilder::CheckDuration(TimeNs start, TimeNs end) {
+  if (end >= start) return true;
+  trace_.diagnostics.Add("negative_duration",
+                         "events that end before they start (dropped; a clock or export problem)");
+  return false;
+}
+
+void TraceBuilder::Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges) {
+  KernelTable& k = trace_.kernels;
+  for (auto* v : {&k.start_ns, &k.end_ns}) v->reserve(kernels);
+  for (auto* v : {&k.device, &k.stream, &k.pid, &k.registers_per_thread, &k.static_smem_bytes,
+                  &k.dynamic_smem_bytes, &k.launch_call}) {
+    v->reserve(kernels);
+  }
+  k.name.reserve(kernels);
+  k.short_name.reserve(kernels);
+  k.correlation.reserve(kernels);
+  k.grid.reserve(kernels);
+  k.block.reserve(kernels);
+  MemOpTable& m = trace_.memops;
+  m.start_ns.reserve(memops);
+  m.end_ns.reserve(memops);
+  ApiCallTable& a = trace_.api_calls;
+  for (auto* v : {&a.start_ns, &a.end_ns, &a.correlation}) v->reserve(api_calls);
+  for (auto* v : {&a.pid, &a.tid}) v->reserve(api_calls);
+  a.name.reserve(api_calls);
+  a.kind.reserve(api_calls);
+  a.api_class.reserve(api_calls);
+  RangeTable& r = trace_.ranges;
+  r.start_ns.reserve(ranges);
+  r.end_ns.reserve(ranges);
+  r.name.reserve(ranges);
+}
+
+void TraceBuilder::AddKernel(const KernelRow& row) {
+  if (!CheckDuration(row.start_ns, row.end_ns)) return;
+  KernelTable& k = trace_.kernels;
+  k.start_ns.push_back(row.start_ns);
+  k.end_ns.push_back(row.end_ns);
+  k.device.push_back(row.device);
+  k.stream.push_back(row.stream);
+  k.pid.push_back(row.pid);
+  k.name.push_back(row.name);
+  StringId short_name = row.short_name;
+  if (short_name.value == 0 && row.name.value != 0) {
+    // Short names are derived once per distinct full name.
+    if (row.name.value >= short_name_cache_.size()) short_name_cache_.resize(row.name.value + 1);
+    StringId& cached = short_name_cache_[row.name.value];
+    if (cached.value == 0) cached = Intern(ShortKernelName(trace_.strings.Get(row.name)));
+    short_name = cached;
+  }
+  k.short_name.push_back(short_name);
+  k.correlation.push_back(row.correlation);
+  k.grid.push_back(row.grid);
+  k.block.push_back(row.block);
+  k.registers_per_thread.push_back(row.registers_per_thread);
+  k.static_smem_bytes.push_back(row.static_smem_bytes);
+  k.dynamic_smem_bytes.push_back(row.dynamic_smem_bytes);
+  k.launch_call.push_back(kNoRow);
+}
+
+void TraceBuilder::AddMemOp(const MemOpRow& row) {
+  if (!CheckDuration(row.start_ns, row.end_ns)) return;
+  MemOpTable& m = trace_.memops;
+  m.start_ns.push_back(row.start_ns);
+  m.end_ns.push_back(row.end_ns);
+  m.device.push_back(row.device);
+  m.stream.push_back(row.stream);
+  m.pid.push_back(row.pid);
+  m.kind.push_back(row.kind);
+  m.src_kind.push_back(row.src_kind);
+  m.dst_kind.push_back(row.dst_kind);
+  m.size_bytes.push_back(row.size_bytes);
+  m.correlation.push_back(row.correlation);
+  m.launch_call.push_back(kNoRow);
+}
+
+void TraceBuilder::AddApiCall(const ApiCallRow& row) {
+  if (!CheckDuration(row.start_ns, row.end_ns)) return;
+  ApiCallTable& a = trace_.api_calls;
+  const std::string_view name = StripApiVersionSuffix(row.name);
+  StringId id = Intern(name);
+  if (id.value >= api_class_cache_.size()) api_class_cache_.resize(id.value + 1, 0xff);
+  uint8_t& cls = api_class_cache_[id.value];
+  if (cls == 0xff) cls = static_cast<uint8_t>(ClassifyApiName(name));
+  a.start_ns.push_back(row.start_ns);
+  a.end_ns.push_back(row.end_ns);
+  a.pid.push_back(row.pid);
+  a.tid.push_back(row.tid);
+  a.name.push_back(id);
+  a.kind.push_back(row.kind);
+  a.api_class.push_back(static_cast<ApiClass>(cls));
+  a.correlation.push_back(row.correlation);
+}
+
+void TraceBuilder::AddRange(const RangeRow& row) {
+  if (!CheckDuration(row.start_ns, row.end_ns)) return;
+  RangeTable& r = trace_.ranges;
+  r.start_ns.push_back(row.start_ns);
+  r.end_ns.push_back(row.end_ns);
+  r.pid.push_back(row.pid);
+  r.tid.push_back(row.tid);
+  r.name.push_back(row.name);
+  r.domain.push_back(row.domain);
+  r.kind.push_back(row.kind);
+}
+
+void TraceBuilder::AddDevice(const DeviceInfo& device) {
+  for (DeviceInfo& d : trace_.devices) {
+    if (d.id == device.id) {
+      d = device;
+      return;
+    }
+  }
+  trace_.devices.push_back(device);
+}
+
+void TraceBuilder::AddProcess(const ProcessInfo& process) {
+  for (ProcessInfo& p : trace_.processes) {
+    if (p.pid == process.pid) {
+      if (!process.name.empty()) p.name = process.name;
+      return;
+    }
+  }
+  trace_.processes.push_back(process);
+}
+
+void TraceBuilder::AddThread(const ThreadInfo& thread) {
+  for (ThreadInfo& t : trace_.threads) {
+    if (t.pid == thread.pid && t.tid == thread.tid) {
+      if (!thread.name.empty()) t.name = thread.name;
+      return;
+    }
+  }
+  trace_.threads.push_back(thread);
+}
+
+void TraceBuilder::SortTables() {
+  bool sorted;
+  {
+    KernelTable& k = trace_.kernels;
+    std::vector<uint32_t> p = StartOrder(k.start_ns, k.end_ns, &sorted);
+    if (!sorted) {
+      Permute(k.start_ns, p); Permute(k.end_ns, p); Permute(k.device, p); Permute(k.stream, p);
+      Permute(k.pid, p); Permute(k.name, p); Permute(k.short_name, p); Permute(k.correlation, p);
+      Permute(k.grid, p); Permute(k.block, p); Permute(k.registers_per_thread, p);
+      Permute(k.static_smem_bytes, p); Permute(k.dynamic_smem_bytes, p); Permute(k.launch_call, p);
+    }
+  }
+  {
+    MemOpTable& m = trace_.memops;
+    std::vector<uint32_t> p = StartOrder(m.start_ns, m.end_ns, &sorted);
+    if (!sorted) {
+      Permute(m.start_ns, p); Permute(m.end_ns, p); Permute(m.device, p); Permute(m.stream, p);
+      Permute(m.pid, p); Permute(m.kind, p); Permute(m.src_kind, p); Permute(m.dst_kind, p);
+      Permute(m.size_bytes, p); Permute(m.correlation, p); Permute(m.launch_call, p);
+    }
+  }
+  {
+    ApiCallTable& a = trace_.api_calls;
+    std::vector<uint32_t> p = StartOrder(a.start_ns, a.end_ns, &sorted);
+    if (!sorted) {
+      Permute(a.start_ns, p); Permute(a.end_ns, p); Permute(a.pid, p); Permute(a.tid, p);
+      Permute(a.name, p); Permute(a.kind, p); Permute(a.api_class, p); Permute(a.correlation, p);
+    }
+  }
+  {
+    RangeTable& r = trace_.ranges;
+    std::vector<uint32_t> p = StartOrder(r.start_ns, r.end_ns, &sorted);
+    if (!sorted) {
+      Permute(r.start_ns, p); Permute(r.end_ns, p); Permute(r.pid, p); Permute(r.tid, p);
+      Permute(r.name, p); Permute(r.domain, p); Permute(r.kind, p);
+    }
+  }
+  std::sort(trace_.devices.begin(), trace_.devices.end(),
+            [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
+  std::sort(trace_.processes.begin(), trace_.processes.end(),
+            [](const ProcessInfo& a, const ProcessInfo& b) { return a.pid < b.pid; });
+  std::sort(trace_.threads.begin(), trace_.threads.end(), [](const ThreadInfo& a, const ThreadInfo& b) {
+    return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
+  });
+}
+
+void TraceBuilder::LinkLaunches() {
+  const ApiCallTable& a = trace_.api_calls;
+  struct Key {
+    int64_t correlation;
+    int32_t pid;
+    int32_t row;
+  };
+  std::vector<Key> keys;
+  keys.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.correlation[i] >= 0) keys.push_back({a.correlation[i], a.pid[i], static_cast<int32_t>(i)});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
+    if (x.correlation != y.correlation) return x.correlation < y.correlation;
+    if (x.pid != y.pid) return x.pid < y.pid;
+    return x.row < y.row;
+  });
+
+  // Finds the launching call for (correlation, pid); pid -1 (unknown, as in Kineto GPU events)
+  // matches when every call with that correlation id comes from one process.
+  int64_t ambiguous = 0;
+  auto find = [&](int64_t correlation, int32_t pid) -> int32_t {
+    if (correlation < 0) return kNoRow;
+    auto lo = std::lower_bound(keys.begin(), keys.end(), correlation,
+                               [](const Key& k, int64_t c) { return k.correlation < c; });
+    if (lo == keys.end() || lo->correlation != correlation) return kNoRow;
+    if (pid >= 0) {
+      for (auto it = lo; it != keys.end() && it->correlation == correlation; ++it) {
+        if (it->pid == pid) return it->row;
+      }
+      return kNoRow;
+    }
+    auto next = lo + 1;
+    if (next != keys.end() && next->correlation == correlation && next->pid != lo->pid) {
+      ++ambiguous;
+      return kNoRow;
+    }
+    return lo->row;
+  };
+
+  int64_t unlinked_kernels = 0, unlinked_memops = 0;
+  KernelTable& k = trace_.kernels;
+  for (size_t i = 0; i < k.size(); ++i) {
+    const int32_t row = find(k.correlation[i], k.pid[i]);
+    k.launch_call[i] = row;
+    if (row == kNoRow) {
+      ++unlinked_kernels;
+    } else if (k.pid[i] < 0) {
+      k.pid[i] = a.pid[row];
+    }
+  }
+  MemOpTable& m = trace_.memops;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const int32_t row = find(m.correlation[i], m.pid[i]);
+    m.launch_call[i] = row;
+    if (row == kNoRow) {
+      ++unlinked_memops;
+    } else if (m.pid[i] < 0) {
+      m.pid[i] = a.pid[row];
+    }
+  }
+  Diagnostics& d = trace_.diagnostics;
+  d.Add("kernel_without_launch",
+        "kernels whose launching API call is not in the trace (launched before capture, or "
+        "API tracing off); they count for GPU time but not for NVTX projection",
+        unlinked_kernels);
+  d.Add("memop_without_launch",
+        "memory operations whose API call is not in the trace; they count for GPU time only",
+        unlinked_memops);
+  d.Add("ambiguous_correlation",
+        "GPU events whose correlation id matches calls in several processes (left unlinked)",
+        ambiguous);
+}
+
+void TraceBuilder::ComputeRangeNesting() {
+  RangeTable& r = trace_.ranges;
+  r.depth.assign(r.size(), 0);
+  r.parent.assign(r.size(), kNoRow);
+  std::unordered_map<int64_t, std::vector<int32_t>> stacks;  // (pid, tid) -> open ranges
+  int64_t crossing = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    const int64_t key = (static_cast<int64_t>(r.pid[i]) << 32) ^ static_cast<uint32_t>(r.tid[i]);
+    std::vector<int32_t>& stack = stacks[key];
+    while (!stack.empty() && r.end_ns[stack.back()] <= r.start_ns[i]) stack.pop_back();
+    if (!stack.empty() && r.end_ns[i] > r.end_ns[stack.back()]) {
+      // Overlaps its predecessor without nesting (start/end ranges may do this): a sibling.
+      ++crossing;
+      r.parent[i] = r.parent[stack.back()];
+      r.depth[i] = r.depth[stack.back()];
+      continue;
+    }
+    if (!stack.empty()) {
+      r.parent[i] = stack.back();
+      r.depth[i] = r.depth[stack.back()] + 1;
+    }
+    stack.push_back(static_cast<int32_t>(i));
+  }
+  trace_.diagnostics.Add("range_not_nested",
+                         "ranges that overlap another range on the same thread without nesting "
+                         "(kept, treated as siblings)",
+                         crossing, DiagnosticSeverity::kInfo);
+}
+
+void TraceBuilder::ComputeSpan() {
+  TimeNs lo = INT64_MAX, hi = INT64_MIN;
+  auto span = [&](const std::vector<TimeNs>& s, const std::vector<TimeNs>& e) {
+    if (s.empty()) return;
+    lo = std::min(lo, s.front());  // tables are sorted by start
+    for (TimeNs t : e) hi = std::max(hi, t);
+  };
+  span(trace_.kernels.start_ns, trace_.kernels.end_ns);
+  span(trace_.memops.start_ns, trace_.memops.end_ns);
+  span(trace_.api_calls.start_ns, trace_.api_calls.end_ns);
+  span(trace_.ranges.start_ns, trace_.ranges.end_ns);
+  if (lo == INT64_MAX) lo = hi = 0;
+  trace_.begin_ns_ = lo;
+  trace_.end_ns_ = hi;
+}
+
+Trace TraceBuilder::Finish() {
+  SortTables();
+  LinkLaunches();
+  ComputeRangeNesting();
+  ComputeSpan();
+  Trace out = std::move(trace_);
+  trace_ = Trace();
+  short_name_cache_.clear();
+  api_class_cache_.clear();
+  return out;
+}
+
+}  // namespace sightline

@@ -1,0 +1,88 @@
+// TraceBuilder: the one way importers make a Trace. Importers append rows in any order; Finish()
+// sorts every table by start time, links kernels and memory operations to their launching API
+// calls (same correlation id and process), computes range nesting, and counts what it could not link.
+#pragma once
+
+#include <string_view>
+
+#include "base/status.h"
+#include "model/trace.h"
+
+namespace sightline {
+
+struct KernelRow {
+  TimeNs start_ns = 0, end_ns = 0;
+  int32_t device = 0, stream = 0, pid = -1;
+  StringId name, short_name;  // short_name empty: derived from name with ShortKernelName()
+  int64_t correlation = -1;
+  Dim3 grid, block;
+  int32_t registers_per_thread = -1, static_smem_bytes = -1, dynamic_smem_bytes = -1;
+};
+
+struct MemOpRow {
+  TimeNs start_ns = 0, end_ns = 0;
+  int32_t device = 0, stream = 0, pid = -1;
+  MemOpKind kind = MemOpKind::kOther;
+  MemoryKind src_kind = MemoryKind::kUnknown, dst_kind = MemoryKind::kUnknown;
+  int64_t size_bytes = 0;
+  int64_t correlation = -1;
+};
+
+struct ApiCallRow {
+  TimeNs start_ns = 0, end_ns = 0;
+  int32_t pid = -1, tid = -1;
+  std::string_view name;  // a version suffix such as "_v7000" is removed by the builder
+  ApiKind kind = ApiKind::kRuntime;
+  int64_t correlation = -1;
+};
+
+struct RangeRow {
+  TimeNs start_ns = 0, end_ns = 0;
+  int32_t pid = -1, tid = -1;
+  StringId name, domain;
+  RangeKind kind = RangeKind::kNvtxPushPop;
+};
+
+class TraceBuilder {
+ public:
+  TraceBuilder() = default;
+
+  StringId Intern(std::string_view s) { return trace_.strings.Intern(s); }
+  TraceSource& source() { return trace_.source; }
+  Diagnostics& diagnostics() { return trace_.diagnostics; }
+
+  // Rows with end < start are counted ("negative_duration") and dropped.
+  void AddKernel(const KernelRow& row);
+  void AddMemOp(const MemOpRow& row);
+  void AddApiCall(const ApiCallRow& row);
+  void AddRange(const RangeRow& row);
+  void AddDevice(const DeviceInfo& device);  // a second device with the same id replaces the first
+  void AddProcess(const ProcessInfo& process);
+  void AddThread(const ThreadInfo& thread);
+
+  void Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges);
+
+  // Sorts, links and returns the trace. The builder is empty afterwards.
+  Trace Finish();
+
+ private:
+  bool CheckDuration(TimeNs start, TimeNs end);
+  void SortTables();
+  void LinkLaunches();
+  void ComputeRangeNesting();
+  void ComputeSpan();
+
+  Trace trace_;
+  std::vector<StringId> short_name_cache_;  // by full-name id
+  std::vector<uint8_t> api_class_cache_;    // by name id; 0xff = not yet classified
+};
+
+// "at::native::vectorized_elementwise_kernel" from
+// "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)": return type, template
+// arguments and parameter list removed; names that are not C++ signatures come back unchanged.
+std::string ShortKernelName(std::string_view full_name);
+
+// "cudaLaunchKernel" from "cudaLaunchKernel_v7000" (nsys appends the API version).
+std::string_view StripApiVersionSuffix(std::string_view name);
+
+}  // namespace sightline

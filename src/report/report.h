@@ -1,0 +1,109 @@
+// The Report: what analyses produce and reporters render. Sections hold facts (key/value),
+// tables whose columns carry units, series for charts, and notes; the report also carries findings
+// and data-loss diagnostics. Reporters see only this, so adding an analysis never touches them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/diagnostics.h"
+
+namespace sightline {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+// How a value is shown. JSON keys of kDurationNs/kTimestampNs values end in "_ns", kBytes in
+// "_bytes", kPercent in "_pct", kGBps in "_gbps" (the key names carry the unit).
+enum class Unit {
+  kText,
+  kCount,
+  kDurationNs,
+  kTimestampNs,  // shown relative to the trace start in text
+  kBytes,
+  kPercent,
+  kGBps,
+  kRatio,
+  kNumber,
+};
+
+using Value = std::variant<std::monostate, int64_t, double, std::string>;
+
+struct Column {
+  std::string key;    // JSON key, snake_case with unit suffix
+  std::string title;  // header in text/HTML
+  Unit unit = Unit::kText;
+};
+
+struct Table {
+  std::string key;
+  std::string title;
+  std::vector<Column> columns;
+  std::vector<std::vector<Value>> rows;
+  int64_t total_rows = -1;  // rows before truncation to the top N; -1 = not truncated
+  std::string note;         // shown under the table
+};
+
+struct Fact {
+  std::string key;
+  std::string label;
+  Value value;
+  Unit unit = Unit::kText;
+};
+
+// A chart's data: y over x (e.g. utilization per time bucket, a histogram).
+struct Series {
+  std::string key;
+  std::string title;
+  Unit x_unit = Unit::kNumber, y_unit = Unit::kNumber;
+  std::vector<double> x, y;
+};
+
+struct Section {
+  std::string key;    // analysis name, e.g. "kernel_summary"
+  std::string title;  // "Kernels"
+  int input = -1;     // index into Report::inputs; -1 when about all inputs
+  std::vector<Fact> facts;
+  std::vector<Table> tables;
+  std::vector<Series> series;
+  std::vector<std::string> notes;
+
+  Fact& AddFact(std::string key, std::string label, Value value, Unit unit = Unit::kText);
+  Table& AddTable(std::string key, std::string title, std::vector<Column> columns);
+};
+
+enum class Severity { kLow, kMedium, kHigh };
+const char* SeverityName(Severity s);
+
+struct Finding {
+  std::string id;  // rule id, e.g. "launch_bound"
+  Severity severity = Severity::kMedium;
+  std::string title;
+  std::vector<Fact> evidence;
+  std::string where;  // iteration / time range / stream / NVTX path
+  std::string recommendation;
+  int64_t estimated_savings_ns = 0;
+  int input = -1;
+};
+
+struct ReportInput {
+  std::string label;  // file name, or "rank N"
+  std::string path;
+  std::string format;
+  std::string format_version;
+  std::string producer;
+  int32_t rank = -1;
+  Diagnostics diagnostics;
+};
+
+struct Report {
+  std::string tool_version;
+  std::vector<ReportInput> inputs;
+  std::vector<Section> sections;
+  std::vector<Finding> findings;  // sorted by estimated_savings_ns, largest first
+
+  Section& AddSection(std::string key, std::string title, int input);
+};
+
+}  // namespace sightline

@@ -1,0 +1,7 @@
+#include "reporters/reporter.h"
+
+namespace sightline {
+
+std::string RenderTextReport(const Report& report, const TextReportOptions& options) { return ""; }
+
+}  // namespace sightline

@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include "base/json_writer.h"
+#include "base/stats.h"
+#include "base/status.h"
+#include "base/string_pool.h"
+
+namespace sightline {
+namespace {
+
+TEST(StringPool, InternsOnce) {
+  StringPool pool;
+  StringId a = pool.Intern("gemm");
+  StringId b = pool.Intern("gemm");
+  StringId c = pool.Intern("norm");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(pool.Get(c), "norm");
+  EXPECT_EQ(pool.Get(StringId{0}), "");
+}
+
+TEST(Stats, MatchesNsysConventions) {
+  std::vector<int64_t> v = {4, 1, 3, 2};
+  DurationStats s = ComputeDurationStats(v);
+  EXPECT_EQ(s.count, 4);
+  EXPECT_EQ(s.total, 10);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 4);
+  EXPECT_NEAR(s.stddev, 1.2909944, 1e-6);  // sample standard deviation
+}
+
+TEST(JsonWriter, EscapesAndReplacesBadUtf8) {
+  JsonWriter w(0);
+  w.BeginObject().Key("a\"b").String("x\n\xff").Key("n").Double(1.0 / 0.0).EndObject();
+  EXPECT_EQ(w.str(), "{\"a\\\"b\":\"x\\n\xef\xbf\xbd\",\"n\":null}");
+}
+
+TEST(StatusOr, CarriesValueOrError) {
+  StatusOr<int> ok = 3;
+  StatusOr<int> bad = InvalidInputError("broken");
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, 3);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidInput);
+}
+
+}  // namespace
+}  // namespace sightline
