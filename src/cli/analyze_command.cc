@@ -7,7 +7,7 @@
 #include "analyses/analysis.h"
 #include "base/file_io.h"
 #include "cli/commands.h"
-#include "importers/importer.h"
+#include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
 
 namespace sightline::cli {
@@ -33,37 +33,15 @@ int RunAnalyze(const AnalyzeArgs& args) {
   AnalyzeOptions options = args.options;
   options.min_gap_ns = static_cast<DurationNs>(args.min_gap_us * 1000.0);
 
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  std::vector<Trace> traces;
-  for (const std::string& path : args.traces) {
-    StatusOr<Trace> trace = ImportTrace(path);
-    if (!trace.ok()) return ReportError(trace.status());
-    Trace& t = traces.emplace_back(std::move(trace).value());
-    ReportInput& in = report.inputs.emplace_back();
-    in.label = std::filesystem::path(path).filename().string();
-    if (t.source.rank >= 0) in.label += fmt::format(" (rank {})", t.source.rank);
-    in.path = path;
-    in.format = t.source.format;
-    in.format_version = t.source.format_version;
-    in.producer = t.source.producer;
-    in.rank = t.source.rank;
-  }
-  for (size_t i = 0; i < traces.size(); ++i) {
-    for (const AnalysisEntry& a : Analyses()) {
-      Status s = a.run(traces[i], static_cast<int>(i), options, report);
-      if (!s.ok()) return ReportError(s.WithPrefix(fmt::format("{}: {}", args.traces[i], a.name)));
-    }
-    // Diagnostics are read after the analyses so that what they could not use is counted too.
-    report.inputs[i].diagnostics = traces[i].diagnostics;
-  }
+  StatusOr<Report> report = AnalyzeFiles(args.traces, options);
+  if (!report.ok()) return ReportError(report.status());
 
   std::string out;
   if (args.format == "json") {
-    out = RenderJsonReport(report);
+    out = RenderJsonReport(*report);
   } else {
     TextReportOptions text_options;
-    out = RenderTextReport(report, text_options);
+    out = RenderTextReport(*report, text_options);
   }
   if (args.output.empty() || args.output == "-") {
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -83,10 +61,11 @@ int ReportError(const Status& status) {
 
 void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   auto args = std::make_shared<AnalyzeArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "analyze",
-      "Read one or more traces (nsys SQLite export, PyTorch profiler JSON[.gz]) and report where the "
-      "time goes: overview, kernels, CUDA API, memory operations, iterations, NVTX ranges, idle gaps.");
+  CLI::App* cmd = app.add_subcommand("analyze",
+                                     "Read one or more traces (nsys SQLite export, PyTorch "
+                                     "profiler JSON[.gz]) and report where the "
+                                     "time goes: overview, kernels, CUDA API, memory operations, "
+                                     "iterations, NVTX ranges, idle gaps.");
   cmd->add_option("traces", args->traces, "Trace files; the format is recognised from the content");
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
   cmd->add_option("--format", args->format, "Report format")

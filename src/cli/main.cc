@@ -1,7 +1,7 @@
 // sightline: command-line entry point. Subcommands live in one file each (cli/*_command.cc).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -9,7 +9,8 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "Sightline: performance analysis of LLM inference on NVIDIA GPUs.\n"
-      "Reads Nsight Systems SQLite exports and PyTorch profiler traces and says where the time goes."};
+      "Reads Nsight Systems SQLite exports and PyTorch profiler traces and says where the time "
+      "goes."};
   app.set_version_flag("--version", std::string("sightline ") + SIGHTLINE_VERSION);
   app.require_subcommand(1);
   sightline::cli::CommandRunner runner;

@@ -1,7 +1,191 @@
+// JSON reporter: the Report as documented in docs/formats/report-json.md. Values keep full
+// precision (durations as integer ns); tables carry their column list so consumers can find units.
+#include "base/json_writer.h"
 #include "reporters/reporter.h"
 
 namespace sightline {
+namespace {
 
-std::string RenderJsonReport(const Report& report) { return "{}"; }
+const char* UnitName(Unit unit) {
+  switch (unit) {
+    case Unit::kText:
+      return "text";
+    case Unit::kCount:
+      return "count";
+    case Unit::kDurationNs:
+      return "ns";
+    case Unit::kTimestampNs:
+      return "timestamp_ns";
+    case Unit::kBytes:
+      return "bytes";
+    case Unit::kPercent:
+      return "percent";
+    case Unit::kGBps:
+      return "GB/s";
+    case Unit::kRatio:
+      return "ratio";
+    case Unit::kNumber:
+      return "number";
+  }
+  return "text";
+}
+
+void WriteValue(JsonWriter& w, const Value& v) {
+  if (std::holds_alternative<int64_t>(v)) {
+    w.Int(std::get<int64_t>(v));
+  } else if (std::holds_alternative<double>(v)) {
+    w.Double(std::get<double>(v));
+  } else if (std::holds_alternative<std::string>(v)) {
+    w.String(std::get<std::string>(v));
+  } else {
+    w.Null();
+  }
+}
+
+void WriteFacts(JsonWriter& w, const std::vector<Fact>& facts) {
+  w.BeginObject();
+  for (const Fact& f : facts) {
+    w.Key(f.key);
+    WriteValue(w, f.value);
+  }
+  w.EndObject();
+}
+
+void WriteTable(JsonWriter& w, const Table& t) {
+  w.BeginObject();
+  w.Key("title").String(t.title);
+  w.Key("columns").BeginArray();
+  for (const Column& c : t.columns) {
+    w.BeginObject().Key("key").String(c.key).Key("title").String(c.title);
+    w.Key("unit").String(UnitName(c.unit)).EndObject();
+  }
+  w.EndArray();
+  w.Key("total_rows").Int(t.total_rows >= 0 ? t.total_rows : static_cast<int64_t>(t.rows.size()));
+  w.Key("rows").BeginArray();
+  for (const std::vector<Value>& row : t.rows) {
+    w.BeginObject();
+    for (size_t i = 0; i < t.columns.size() && i < row.size(); ++i) {
+      w.Key(t.columns[i].key);
+      WriteValue(w, row[i]);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  if (!t.note.empty()) w.Key("note").String(t.note);
+  w.EndObject();
+}
+
+void WriteDiagnostics(JsonWriter& w, const Diagnostics& diagnostics) {
+  w.BeginArray();
+  for (const Diagnostic& d : diagnostics.items()) {
+    w.BeginObject();
+    w.Key("code").String(d.code);
+    w.Key("severity").String(d.severity == DiagnosticSeverity::kInfo ? "info" : "warning");
+    w.Key("count").Int(d.count);
+    w.Key("message").String(d.message);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+}  // namespace
+
+std::string RenderJsonReport(const Report& report) {
+  JsonWriter w(1);
+  w.BeginObject();
+  w.Key("schema_version").Int(kReportSchemaVersion);
+  w.Key("tool").BeginObject().Key("name").String("sightline");
+  w.Key("version").String(report.tool_version).EndObject();
+
+  w.Key("inputs").BeginArray();
+  for (const ReportInput& in : report.inputs) {
+    w.BeginObject();
+    w.Key("label").String(in.label);
+    w.Key("path").String(in.path);
+    w.Key("format").String(in.format);
+    w.Key("format_version").String(in.format_version);
+    w.Key("producer").String(in.producer);
+    w.Key("rank");
+    if (in.rank >= 0) {
+      w.Int(in.rank);
+    } else {
+      w.Null();
+    }
+    w.Key("diagnostics");
+    WriteDiagnostics(w, in.diagnostics);
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("sections").BeginArray();
+  for (const Section& s : report.sections) {
+    w.BeginObject();
+    w.Key("key").String(s.key);
+    w.Key("title").String(s.title);
+    w.Key("input");
+    if (s.input >= 0) {
+      w.Int(s.input);
+    } else {
+      w.Null();
+    }
+    w.Key("facts");
+    WriteFacts(w, s.facts);
+    w.Key("tables").BeginObject();
+    for (const Table& t : s.tables) {
+      w.Key(t.key);
+      WriteTable(w, t);
+    }
+    w.EndObject();
+    if (!s.series.empty()) {
+      w.Key("series").BeginObject();
+      for (const Series& se : s.series) {
+        w.Key(se.key).BeginObject();
+        w.Key("title").String(se.title);
+        w.Key("x_unit").String(UnitName(se.x_unit));
+        w.Key("y_unit").String(UnitName(se.y_unit));
+        w.Key("x").BeginArray();
+        for (double x : se.x) w.Double(x);
+        w.EndArray();
+        w.Key("y").BeginArray();
+        for (double y : se.y) w.Double(y);
+        w.EndArray();
+        w.EndObject();
+      }
+      w.EndObject();
+    }
+    if (!s.notes.empty()) {
+      w.Key("notes").BeginArray();
+      for (const std::string& n : s.notes) w.String(n);
+      w.EndArray();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+
+  w.Key("findings").BeginArray();
+  for (const Finding& f : report.findings) {
+    w.BeginObject();
+    w.Key("id").String(f.id);
+    w.Key("severity").String(SeverityName(f.severity));
+    w.Key("title").String(f.title);
+    w.Key("where").String(f.where);
+    w.Key("evidence");
+    WriteFacts(w, f.evidence);
+    w.Key("recommendation").String(f.recommendation);
+    w.Key("estimated_savings_ns").Int(f.estimated_savings_ns);
+    w.Key("input");
+    if (f.input >= 0) {
+      w.Int(f.input);
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  std::string out = w.Take();
+  out.push_back('\n');
+  return out;
+}
 
 }  // namespace sightline

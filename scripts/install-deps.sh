@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Sightline needs, skipping those already present.
+# Used by both README commands; safe to run repeatedly. Needs root (or sudo) only when a package is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache
+  libsqlite3-dev sqlite3      # nsys SQLite exports
+  libsimdjson-dev             # PyTorch (Kineto) JSON traces
+  libdeflate-dev              # gzip'd traces
+  libfmt-dev                  # formatting
+  libcli11-dev                # command line
+  libgtest-dev libgmock-dev   # tests
+  libbenchmark-dev            # bench/
+  python3                     # sample and benchmark generators
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

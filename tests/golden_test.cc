@@ -1,0 +1,89 @@
+// Golden tests: each input trace -> JSON report, compared byte for byte with
+// tests/golden/NAME.json. Update after an intended change with `scripts/update-golden.sh`
+// (SIGHTLINE_UPDATE_GOLDEN=1) and review the diff. Inputs from ../shared/traces are skipped when
+// that directory is absent.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "pipeline/pipeline.h"
+#include "reporters/reporter.h"
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+struct GoldenCase {
+  const char* name;  // golden file stem
+  const char* file;  // input file name
+  bool shared;       // in ../shared/traces (else relative to the source dir)
+};
+
+const GoldenCase kCases[] = {
+    {"nsys_toy_llama_demo", "nsys_toy_llama_demo.sqlite", true},
+    {"nsys_toy_llama_inference_sim", "nsys_toy_llama_inference_sim.sqlite", true},
+    {"kineto_vllm_b200_tp8_rank0", "kineto_vllm_b200_tp8_rank0.json.gz", true},
+    {"kineto_hf_qwen0.5b_h100", "kineto_hf_qwen0.5b_h100.json.gz", true},
+    {"kineto_hta_sampled_rank0", "kineto_hta_sampled_rank0.json.gz", true},
+    {"kineto_hta_sampled_rank1", "kineto_hta_sampled_rank1.json.gz", true},
+    {"kineto_hta_nccl_a100_rank0", "kineto_hta_nccl_a100_rank0.json.gz", true},
+    {"kineto_hta_diff_control", "kineto_hta_diff_control.json.gz", true},
+    {"kineto_hta_diff_test", "kineto_hta_diff_test.json.gz", true},
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class Golden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(Golden, JsonReportMatches) {
+  const GoldenCase& c = GetParam();
+  std::string path;
+  if (c.shared) {
+    const std::string dir = testing::SharedTracesDir();
+    if (dir.empty()) GTEST_SKIP() << "../shared/traces absent";
+    path = dir + "/" + c.file;
+  } else {
+    path = std::string(SIGHTLINE_SOURCE_DIR) + "/" + c.file;
+  }
+  StatusOr<Report> report = AnalyzeFiles({path}, AnalyzeOptions{});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  // The path differs between machines; pin a stable one.
+  for (ReportInput& in : report->inputs) in.path = c.file;
+  const std::string json = RenderJsonReport(*report);
+
+  const std::string golden =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/tests/golden/" + c.name + ".json";
+  if (std::getenv("SIGHTLINE_UPDATE_GOLDEN")) {
+    std::ofstream(golden, std::ios::binary) << json;
+    GTEST_SKIP() << "updated " << golden;
+  }
+  ASSERT_TRUE(std::filesystem::exists(golden))
+      << golden << " missing; run scripts/update-golden.sh and review it";
+  const std::string expected = ReadAll(golden);
+  if (json != expected) {
+    const std::string actual = golden + ".actual";
+    std::ofstream(actual, std::ios::binary) << json;
+    FAIL() << "report differs from " << golden << "; wrote " << actual
+           << " (diff them; if the change is intended, run scripts/update-golden.sh)";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Reports, Golden, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
+                           std::string n = info.param.name;
+                           for (char& ch : n) {
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace sightline
