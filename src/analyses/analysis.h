@@ -15,7 +15,7 @@ namespace sightline {
 
 // Options the CLI passes to every analysis; each analysis reads the fields it needs.
 struct AnalyzeOptions {
-  std::string iterations_regex;  // empty: the default iteration names (docs/metrics.md)
+  std::string iterations_regex;   // empty: the default iteration names (docs/metrics.md)
   DurationNs min_gap_ns = 2'000;  // idle gaps shorter than this are launch jitter
   int top_n = 15;                 // rows kept in "top" tables of the text report
 };

@@ -6,6 +6,7 @@ namespace sightline {
 
 const std::vector<AnalysisEntry>& Analyses() {
   static const std::vector<AnalysisEntry> kAnalyses = {
+      // {"name", "one-line summary", &RunXSection},
   };
   return kAnalyses;
 }

@@ -79,8 +79,8 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
           fmt::format("{}: gzip data is followed by {} bytes of garbage", what, member.size()));
     }
     if (member.size() < 18) {
-      return InvalidInputError(fmt::format(
-          "{}: gzip stream is truncated; re-copy or re-export the file", what));
+      return InvalidInputError(
+          fmt::format("{}: gzip stream is truncated; re-copy or re-export the file", what));
     }
     // ISIZE (last 4 bytes of the member) is the size mod 2^32; we only know where a member ends
     // after inflating it, so guess from the footer of the whole input and grow on demand.
@@ -117,8 +117,9 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   {
     std::unique_ptr<FILE, FileCloser> f(std::fopen(tmp.c_str(), "wb"));
     if (!f) {
-      return IoError(fmt::format("cannot write {}: {}; check that the directory exists and is writable",
-                                 path, std::strerror(errno)));
+      return IoError(
+          fmt::format("cannot write {}: {}; check that the directory exists and is writable", path,
+                      std::strerror(errno)));
     }
     if (std::fwrite(contents.data(), 1, contents.size(), f.get()) != contents.size() ||
         std::fflush(f.get()) != 0) {

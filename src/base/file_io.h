@@ -17,8 +17,8 @@ StatusOr<std::string> ReadFilePrefix(const std::string& path, size_t n);
 
 bool IsGzip(std::string_view bytes);
 
-// Inflates a gzip stream (several members are concatenated). InvalidInput when truncated or corrupt;
-// `what` names the file in the message.
+// Inflates a gzip stream (several members are concatenated). InvalidInput when truncated or
+// corrupt; `what` names the file in the message.
 StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what);
 
 // Writes to path.tmp then renames, so a failed run leaves no partial file.

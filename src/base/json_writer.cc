@@ -107,10 +107,17 @@ void JsonWriter::AppendEscaped(std::string& out, std::string_view s) {
       ++i;
     } else if (c < 0x20) {
       switch (c) {
-        case '\n': out.append("\\n"); break;
-        case '\t': out.append("\\t"); break;
-        case '\r': out.append("\\r"); break;
-        default: fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+        case '\n':
+          out.append("\\n");
+          break;
+        case '\t':
+          out.append("\\t");
+          break;
+        case '\r':
+          out.append("\\r");
+          break;
+        default:
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
       }
       ++i;
     } else if (c < 0x80) {

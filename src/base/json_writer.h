@@ -1,5 +1,6 @@
 // A small streaming JSON writer (simdjson only parses). Produces compact or indented UTF-8 JSON;
-// strings are escaped, invalid UTF-8 bytes are replaced with U+FFFD, non-finite doubles become null.
+// strings are escaped, invalid UTF-8 bytes are replaced with U+FFFD, non-finite doubles become
+// null.
 #pragma once
 
 #include <cstdint>

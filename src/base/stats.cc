@@ -11,8 +11,7 @@ double PercentileOfSorted(const std::vector<int64_t>& sorted, double p) {
   const size_t lo = static_cast<size_t>(std::floor(rank));
   const size_t hi = std::min(lo + 1, sorted.size() - 1);
   const double frac = rank - static_cast<double>(lo);
-  return static_cast<double>(sorted[lo]) +
-         frac * static_cast<double>(sorted[hi] - sorted[lo]);
+  return static_cast<double>(sorted[lo]) + frac * static_cast<double>(sorted[hi] - sorted[lo]);
 }
 
 DurationStats ComputeDurationStats(std::vector<int64_t>& values) {
@@ -25,8 +24,9 @@ DurationStats ComputeDurationStats(std::vector<int64_t>& values) {
   s.total = static_cast<int64_t>(sum);
   s.mean = static_cast<double>(sum / s.count);
   const size_t n = values.size();
-  s.median = n % 2 ? static_cast<double>(values[n / 2])
-                   : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2;
+  s.median =
+      n % 2 ? static_cast<double>(values[n / 2])
+            : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2;
   s.min = values.front();
   s.max = values.back();
   if (n > 1) {

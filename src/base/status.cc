@@ -5,13 +5,20 @@ namespace {
 
 const char* CodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kInvalidInput: return "invalid input";
-    case StatusCode::kUnimplemented: return "unsupported";
-    case StatusCode::kIoError: return "I/O error";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kInvalidInput:
+      return "invalid input";
+    case StatusCode::kUnimplemented:
+      return "unsupported";
+    case StatusCode::kIoError:
+      return "I/O error";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }
@@ -31,7 +38,9 @@ Status Status::WithPrefix(const std::string& prefix) const {
 Status InvalidArgumentError(std::string message) {
   return Status(StatusCode::kInvalidArgument, std::move(message));
 }
-Status NotFoundError(std::string message) { return Status(StatusCode::kNotFound, std::move(message)); }
+Status NotFoundError(std::string message) {
+  return Status(StatusCode::kNotFound, std::move(message));
+}
 Status InvalidInputError(std::string message) {
   return Status(StatusCode::kInvalidInput, std::move(message));
 }

@@ -12,12 +12,12 @@ namespace sightline {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // a bad option or value from the user
-  kNotFound,          // a missing file, table or name
-  kInvalidInput,      // a file we can read but whose content is malformed or unsupported
-  kUnimplemented,     // a format or version we know of but do not read
-  kIoError,           // reading or writing failed
-  kInternal,          // a bug in Sightline
+  kInvalidArgument,  // a bad option or value from the user
+  kNotFound,         // a missing file, table or name
+  kInvalidInput,     // a file we can read but whose content is malformed or unsupported
+  kUnimplemented,    // a format or version we know of but do not read
+  kIoError,          // reading or writing failed
+  kInternal,         // a bug in Sightline
 };
 
 class [[nodiscard]] Status {
@@ -50,7 +50,7 @@ template <typename T>
 class [[nodiscard]] StatusOr {
  public:
   StatusOr(const Status& status) : value_(status) { assert(!status.ok()); }  // NOLINT
-  StatusOr(Status&& status) : value_(std::move(status)) {}                  // NOLINT
+  StatusOr(Status&& status) : value_(std::move(status)) {}                   // NOLINT
   StatusOr(const T& value) : value_(value) {}                                // NOLINT
   StatusOr(T&& value) : value_(std::move(value)) {}                          // NOLINT
 
@@ -72,10 +72,10 @@ class [[nodiscard]] StatusOr {
 #define SIGHTLINE_CONCAT_INNER(a, b) a##b
 #define SIGHTLINE_CONCAT(a, b) SIGHTLINE_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                       \
-  do {                                              \
-    ::sightline::Status _status = (expr);           \
-    if (!_status.ok()) return _status;              \
+#define RETURN_IF_ERROR(expr)             \
+  do {                                    \
+    ::sightline::Status _status = (expr); \
+    if (!_status.ok()) return _status;    \
   } while (0)
 
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -6,7 +6,7 @@
 
 namespace sightline {
 
-using TimeNs = int64_t;      // a point in time, ns (the importer's clock; usually epoch or boot based)
+using TimeNs = int64_t;  // a point in time, ns (the importer's clock; usually epoch or boot based)
 using DurationNs = int64_t;  // a length of time, ns
 
 inline constexpr DurationNs kNsPerUs = 1'000;

@@ -1,5 +1,6 @@
 // Importers turn a profile file into a Trace. The format is recognised from the file's first
-// bytes (never its name); each importer maps its format into a TraceBuilder and counts what it drops.
+// bytes (never its name); each importer maps its format into a TraceBuilder and counts what it
+// drops.
 #pragma once
 
 #include <string>

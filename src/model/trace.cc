@@ -6,38 +6,58 @@ namespace sightline {
 
 const char* MemOpKindName(MemOpKind kind) {
   switch (kind) {
-    case MemOpKind::kHtoD: return "HtoD";
-    case MemOpKind::kDtoH: return "DtoH";
-    case MemOpKind::kDtoD: return "DtoD";
-    case MemOpKind::kHtoH: return "HtoH";
-    case MemOpKind::kPtoP: return "PtoP";
-    case MemOpKind::kMemset: return "memset";
-    case MemOpKind::kOther: return "other";
+    case MemOpKind::kHtoD:
+      return "HtoD";
+    case MemOpKind::kDtoH:
+      return "DtoH";
+    case MemOpKind::kDtoD:
+      return "DtoD";
+    case MemOpKind::kHtoH:
+      return "HtoH";
+    case MemOpKind::kPtoP:
+      return "PtoP";
+    case MemOpKind::kMemset:
+      return "memset";
+    case MemOpKind::kOther:
+      return "other";
   }
   return "other";
 }
 
 const char* MemoryKindName(MemoryKind kind) {
   switch (kind) {
-    case MemoryKind::kUnknown: return "unknown";
-    case MemoryKind::kPageable: return "pageable";
-    case MemoryKind::kPinned: return "pinned";
-    case MemoryKind::kDevice: return "device";
-    case MemoryKind::kArray: return "array";
-    case MemoryKind::kManaged: return "managed";
+    case MemoryKind::kUnknown:
+      return "unknown";
+    case MemoryKind::kPageable:
+      return "pageable";
+    case MemoryKind::kPinned:
+      return "pinned";
+    case MemoryKind::kDevice:
+      return "device";
+    case MemoryKind::kArray:
+      return "array";
+    case MemoryKind::kManaged:
+      return "managed";
   }
   return "unknown";
 }
 
 const char* ApiClassName(ApiClass c) {
   switch (c) {
-    case ApiClass::kLaunch: return "launch";
-    case ApiClass::kSync: return "synchronize";
-    case ApiClass::kMemcpy: return "memcpy";
-    case ApiClass::kMemset: return "memset";
-    case ApiClass::kAlloc: return "alloc";
-    case ApiClass::kGraph: return "graph";
-    case ApiClass::kOther: return "other";
+    case ApiClass::kLaunch:
+      return "launch";
+    case ApiClass::kSync:
+      return "synchronize";
+    case ApiClass::kMemcpy:
+      return "memcpy";
+    case ApiClass::kMemset:
+      return "memset";
+    case ApiClass::kAlloc:
+      return "alloc";
+    case ApiClass::kGraph:
+      return "graph";
+    case ApiClass::kOther:
+      return "other";
   }
   return "other";
 }
@@ -63,11 +83,16 @@ ApiClass ClassifyApiName(std::string_view n) {
 
 const char* RangeKindName(RangeKind kind) {
   switch (kind) {
-    case RangeKind::kNvtxPushPop: return "nvtx";
-    case RangeKind::kNvtxStartEnd: return "nvtx_startend";
-    case RangeKind::kUserAnnotation: return "annotation";
-    case RangeKind::kCpuOp: return "cpu_op";
-    case RangeKind::kPythonFunction: return "python";
+    case RangeKind::kNvtxPushPop:
+      return "nvtx";
+    case RangeKind::kNvtxStartEnd:
+      return "nvtx_startend";
+    case RangeKind::kUserAnnotation:
+      return "annotation";
+    case RangeKind::kCpuOp:
+      return "cpu_op";
+    case RangeKind::kPythonFunction:
+      return "python";
   }
   return "nvtx";
 }

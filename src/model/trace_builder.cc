@@ -60,10 +60,14 @@ std::string ShortKernelName(std::string_view full) {
   size_t params = std::string_view::npos;
   for (size_t i = 0; i < full.size(); ++i) {
     const char c = full[i];
-    if (c == '<') ++angle;
-    else if (c == '>' && angle > 0) --angle;
-    else if (c == '{') ++brace;
-    else if (c == '}' && brace > 0) --brace;
+    if (c == '<')
+      ++angle;
+    else if (c == '>' && angle > 0)
+      --angle;
+    else if (c == '{')
+      ++brace;
+    else if (c == '}' && brace > 0)
+      --brace;
     else if (c == '(' && angle == 0 && brace == 0) {
       // "(anonymous namespace)::f" is part of the name, not a parameter list.
       if (full.substr(i).starts_with("(anonymous namespace)")) {
@@ -243,44 +247,74 @@ void TraceBuilder::SortTables() {
     KernelTable& k = trace_.kernels;
     std::vector<uint32_t> p = StartOrder(k.start_ns, k.end_ns, &sorted);
     if (!sorted) {
-      Permute(k.start_ns, p); Permute(k.end_ns, p); Permute(k.device, p); Permute(k.stream, p);
-      Permute(k.pid, p); Permute(k.name, p); Permute(k.short_name, p); Permute(k.correlation, p);
-      Permute(k.grid, p); Permute(k.block, p); Permute(k.registers_per_thread, p);
-      Permute(k.static_smem_bytes, p); Permute(k.dynamic_smem_bytes, p); Permute(k.launch_call, p);
+      Permute(k.start_ns, p);
+      Permute(k.end_ns, p);
+      Permute(k.device, p);
+      Permute(k.stream, p);
+      Permute(k.pid, p);
+      Permute(k.name, p);
+      Permute(k.short_name, p);
+      Permute(k.correlation, p);
+      Permute(k.grid, p);
+      Permute(k.block, p);
+      Permute(k.registers_per_thread, p);
+      Permute(k.static_smem_bytes, p);
+      Permute(k.dynamic_smem_bytes, p);
+      Permute(k.launch_call, p);
     }
   }
   {
     MemOpTable& m = trace_.memops;
     std::vector<uint32_t> p = StartOrder(m.start_ns, m.end_ns, &sorted);
     if (!sorted) {
-      Permute(m.start_ns, p); Permute(m.end_ns, p); Permute(m.device, p); Permute(m.stream, p);
-      Permute(m.pid, p); Permute(m.kind, p); Permute(m.src_kind, p); Permute(m.dst_kind, p);
-      Permute(m.size_bytes, p); Permute(m.correlation, p); Permute(m.launch_call, p);
+      Permute(m.start_ns, p);
+      Permute(m.end_ns, p);
+      Permute(m.device, p);
+      Permute(m.stream, p);
+      Permute(m.pid, p);
+      Permute(m.kind, p);
+      Permute(m.src_kind, p);
+      Permute(m.dst_kind, p);
+      Permute(m.size_bytes, p);
+      Permute(m.correlation, p);
+      Permute(m.launch_call, p);
     }
   }
   {
     ApiCallTable& a = trace_.api_calls;
     std::vector<uint32_t> p = StartOrder(a.start_ns, a.end_ns, &sorted);
     if (!sorted) {
-      Permute(a.start_ns, p); Permute(a.end_ns, p); Permute(a.pid, p); Permute(a.tid, p);
-      Permute(a.name, p); Permute(a.kind, p); Permute(a.api_class, p); Permute(a.correlation, p);
+      Permute(a.start_ns, p);
+      Permute(a.end_ns, p);
+      Permute(a.pid, p);
+      Permute(a.tid, p);
+      Permute(a.name, p);
+      Permute(a.kind, p);
+      Permute(a.api_class, p);
+      Permute(a.correlation, p);
     }
   }
   {
     RangeTable& r = trace_.ranges;
     std::vector<uint32_t> p = StartOrder(r.start_ns, r.end_ns, &sorted);
     if (!sorted) {
-      Permute(r.start_ns, p); Permute(r.end_ns, p); Permute(r.pid, p); Permute(r.tid, p);
-      Permute(r.name, p); Permute(r.domain, p); Permute(r.kind, p);
+      Permute(r.start_ns, p);
+      Permute(r.end_ns, p);
+      Permute(r.pid, p);
+      Permute(r.tid, p);
+      Permute(r.name, p);
+      Permute(r.domain, p);
+      Permute(r.kind, p);
     }
   }
   std::sort(trace_.devices.begin(), trace_.devices.end(),
             [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
   std::sort(trace_.processes.begin(), trace_.processes.end(),
             [](const ProcessInfo& a, const ProcessInfo& b) { return a.pid < b.pid; });
-  std::sort(trace_.threads.begin(), trace_.threads.end(), [](const ThreadInfo& a, const ThreadInfo& b) {
-    return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
-  });
+  std::sort(trace_.threads.begin(), trace_.threads.end(),
+            [](const ThreadInfo& a, const ThreadInfo& b) {
+              return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
+            });
 }
 
 void TraceBuilder::LinkLaunches() {
@@ -293,7 +327,8 @@ void TraceBuilder::LinkLaunches() {
   std::vector<Key> keys;
   keys.reserve(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a.correlation[i] >= 0) keys.push_back({a.correlation[i], a.pid[i], static_cast<int32_t>(i)});
+    if (a.correlation[i] >= 0)
+      keys.push_back({a.correlation[i], a.pid[i], static_cast<int32_t>(i)});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
     if (x.correlation != y.correlation) return x.correlation < y.correlation;

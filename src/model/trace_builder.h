@@ -1,6 +1,7 @@
 // TraceBuilder: the one way importers make a Trace. Importers append rows in any order; Finish()
 // sorts every table by start time, links kernels and memory operations to their launching API
-// calls (same correlation id and process), computes range nesting, and counts what it could not link.
+// calls (same correlation id and process), computes range nesting, and counts what it could not
+// link.
 #pragma once
 
 #include <string_view>

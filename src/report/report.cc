@@ -16,9 +16,12 @@ Table& Section::AddTable(std::string key, std::string title, std::vector<Column>
 
 const char* SeverityName(Severity s) {
   switch (s) {
-    case Severity::kLow: return "low";
-    case Severity::kMedium: return "medium";
-    case Severity::kHigh: return "high";
+    case Severity::kLow:
+      return "low";
+    case Severity::kMedium:
+      return "medium";
+    case Severity::kHigh:
+      return "high";
   }
   return "medium";
 }
