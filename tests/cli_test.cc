@@ -85,10 +85,9 @@ TEST(Cli, DirectoryIsNotATrace) {
 }
 
 TEST(Cli, UnwritableOutputLeavesNothing) {
-  const std::string shared = testing::SharedTracesDir();
-  if (shared.empty()) GTEST_SKIP() << "../shared/traces absent";
-  testing::CliResult r = RunSightline("analyze -o /nonexistent-dir/report.txt '" + shared +
-                                      "/kineto_hta_sampled_rank0.json.gz'");
+  testing::CliResult r =
+      RunSightline(std::string("analyze -o /nonexistent-dir/report.txt '") + SIGHTLINE_SOURCE_DIR +
+                   "/examples/samples/llama_decode_h100.pytorch.json.gz'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("/nonexistent-dir/report.txt"), std::string::npos);
 }
