@@ -1,4 +1,11 @@
 #include "analyses/analysis.h"
+#include "analyses/api_summary.h"
+#include "analyses/idle_gaps.h"
+#include "analyses/iterations.h"
+#include "analyses/kernel_summary.h"
+#include "analyses/memops_summary.h"
+#include "analyses/nvtx_projection.h"
+#include "analyses/overview.h"
 
 // Each analysis header declares its Run...Section function; add one line here per analysis.
 
@@ -7,6 +14,16 @@ namespace sightline {
 const std::vector<AnalysisEntry>& Analyses() {
   static const std::vector<AnalysisEntry> kAnalyses = {
       // {"name", "one-line summary", &RunXSection},
+      {"overview", "time span, devices, event counts, GPU utilization", &RunOverviewSection},
+      {"kernel_summary", "time per kernel (nsys cuda_gpu_kern_sum) and per category",
+       &RunKernelSummarySection},
+      {"api_summary", "time per CUDA runtime/driver API (nsys cuda_api_sum)",
+       &RunApiSummarySection},
+      {"memops_summary", "memory copies and sets: time, bytes, bandwidth",
+       &RunMemOpsSummarySection},
+      {"iterations", "loop iterations: wall time, GPU work, outliers", &RunIterationsSection},
+      {"nvtx_projection", "GPU time launched inside each NVTX range", &RunNvtxProjectionSection},
+      {"idle_gaps", "GPU idle gaps by length and host cause", &RunIdleGapsSection},
   };
   return kAnalyses;
 }

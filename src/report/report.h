@@ -34,6 +34,9 @@ struct Column {
   std::string key;    // JSON key, snake_case with unit suffix
   std::string title;  // header in text/HTML
   Unit unit = Unit::kText;
+  // A detail column (e.g. the full demangled name beside the short one): the text reporter leaves
+  // it out when the table would not fit the terminal; JSON always has it.
+  bool optional = false;
 };
 
 struct Table {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "base/time_units.h"
 #include "reporters/reporter.h"
@@ -49,67 +50,81 @@ std::string FormatValue(const Value& v, Unit unit) {
   return "";
 }
 
+// Cuts the middle, not the end: kernel names differ in their tails (tile shapes, layouts).
 std::string Shorten(const std::string& s, size_t width) {
   if (s.size() <= width) return s;
   if (width <= 3) return s.substr(0, width);
-  return s.substr(0, width - 3) + "...";
+  const size_t head = (width - 3) * 2 / 3;
+  const size_t tail = width - 3 - head;
+  return s.substr(0, head) + "..." + s.substr(s.size() - tail);
 }
 
 void RenderTable(std::string& out, const Table& t, int width) {
-  const size_t ncol = t.columns.size();
-  if (ncol == 0) return;
-  std::vector<std::vector<std::string>> cells;
-  cells.reserve(t.rows.size());
-  std::vector<size_t> w(ncol);
-  for (size_t c = 0; c < ncol; ++c) w[c] = t.columns[c].title.size();
+  // Columns shown: all, unless the table is too wide, then without the optional ones.
+  std::vector<size_t> shown;
+  std::vector<size_t> w_all(t.columns.size());
+  std::vector<std::vector<std::string>> cells_all;
+  cells_all.reserve(t.rows.size());
+  for (size_t c = 0; c < t.columns.size(); ++c) w_all[c] = t.columns[c].title.size();
   for (const auto& row : t.rows) {
-    std::vector<std::string>& r = cells.emplace_back();
-    for (size_t c = 0; c < ncol; ++c) {
+    std::vector<std::string>& r = cells_all.emplace_back();
+    for (size_t c = 0; c < t.columns.size(); ++c) {
       r.push_back(c < row.size() ? FormatValue(row[c], t.columns[c].unit) : "");
-      w[c] = std::max(w[c], r.back().size());
+      w_all[c] = std::max(w_all[c], r.back().size());
     }
   }
-  // Fit: shrink the widest text column until the line fits (indent 2, 2 spaces between columns).
   const size_t budget = static_cast<size_t>(std::max(width, 40));
-  auto line_width = [&] {
-    size_t total = 2;
-    for (size_t c = 0; c < ncol; ++c) total += w[c] + (c + 1 < ncol ? 2 : 0);
+  auto width_of = [&](const std::vector<size_t>& cols, const std::vector<size_t>& w) {
+    size_t total = 2;  // indent, then 2 spaces between columns
+    for (size_t i = 0; i < cols.size(); ++i) total += w[cols[i]] + (i + 1 < cols.size() ? 2 : 0);
     return total;
   };
-  while (line_width() > budget) {
-    size_t widest = ncol;
-    for (size_t c = 0; c < ncol; ++c) {
-      if (t.columns[c].unit == Unit::kText && w[c] > 12 && (widest == ncol || w[c] > w[widest])) {
+  for (size_t c = 0; c < t.columns.size(); ++c) shown.push_back(c);
+  if (width_of(shown, w_all) > budget) {
+    shown.clear();
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (!t.columns[c].optional) shown.push_back(c);
+    }
+  }
+  if (shown.empty()) return;
+  // Fit: take one character at a time from the widest text column, so long text columns end up
+  // sharing the room evenly; none goes below 12 characters.
+  std::vector<size_t> w = w_all;
+  while (width_of(shown, w) > budget) {
+    size_t widest = SIZE_MAX;
+    for (size_t c : shown) {
+      if (t.columns[c].unit == Unit::kText && w[c] > 12 &&
+          (widest == SIZE_MAX || w[c] > w[widest])) {
         widest = c;
       }
     }
-    if (widest == ncol) break;
-    w[widest] = std::max<size_t>(12, w[widest] - (line_width() - budget));
+    if (widest == SIZE_MAX) break;
+    --w[widest];
   }
   if (!t.title.empty()) fmt::format_to(std::back_inserter(out), "  {}\n", t.title);
-  auto emit_row = [&](const std::vector<std::string>& r, bool header) {
+  auto emit_row = [&](auto cell_of) {
     std::string line = "  ";
-    for (size_t c = 0; c < ncol; ++c) {
-      const bool left = t.columns[c].unit == Unit::kText || header;
-      const std::string s = Shorten(r[c], w[c]);
+    for (size_t i = 0; i < shown.size(); ++i) {
+      const size_t c = shown[i];
+      const bool left = t.columns[c].unit == Unit::kText;
+      const std::string s = Shorten(cell_of(c), w[c]);
       const std::string pad(w[c] - s.size(), ' ');
-      line += left && !(header && t.columns[c].unit != Unit::kText) ? s + pad : pad + s;
-      if (c + 1 < ncol) line += "  ";
+      line += left ? s + pad : pad + s;
+      if (i + 1 < shown.size()) line += "  ";
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line;
     out += '\n';
   };
-  std::vector<std::string> header;
-  for (const Column& c : t.columns) header.push_back(c.title);
-  emit_row(header, true);
+  emit_row([&](size_t c) { return t.columns[c].title; });
   std::string rule = "  ";
-  for (size_t c = 0; c < ncol; ++c) rule += std::string(w[c], '-') + (c + 1 < ncol ? "  " : "");
+  for (size_t i = 0; i < shown.size(); ++i) {
+    rule += std::string(w[shown[i]], '-') + (i + 1 < shown.size() ? "  " : "");
+  }
   out += rule + '\n';
-  for (const auto& r : cells) emit_row(r, false);
+  for (const auto& r : cells_all) emit_row([&](size_t c) { return r[c]; });
   if (t.total_rows > static_cast<int64_t>(t.rows.size())) {
-    fmt::format_to(std::back_inserter(out),
-                   "  ... {} more rows (--top N shows more; --format json has all kept rows)\n",
+    fmt::format_to(std::back_inserter(out), "  ... {} more rows (--top N shows more)\n",
                    t.total_rows - static_cast<int64_t>(t.rows.size()));
   }
   if (!t.note.empty()) fmt::format_to(std::back_inserter(out), "  {}\n", t.note);

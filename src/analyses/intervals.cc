@@ -1,0 +1,93 @@
+#include "analyses/intervals.h"
+
+#include <algorithm>
+
+namespace sightline {
+
+std::vector<Interval> MergeIntervals(std::vector<Interval> intervals) {
+  const auto by_start = [](const Interval& x, const Interval& y) {
+    return x.start_ns < y.start_ns;
+  };
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_start)) {
+    std::sort(intervals.begin(), intervals.end(), by_start);
+  }
+  // Merge in place: `out` is the index of the last merged interval.
+  size_t out = 0;
+  bool any = false;
+  for (const Interval& iv : intervals) {
+    if (iv.end_ns <= iv.start_ns) continue;
+    if (any && iv.start_ns <= intervals[out].end_ns) {
+      intervals[out].end_ns = std::max(intervals[out].end_ns, iv.end_ns);
+      continue;
+    }
+    if (any) ++out;
+    intervals[out] = iv;
+    any = true;
+  }
+  intervals.resize(any ? out + 1 : 0);
+  return intervals;
+}
+
+DurationNs TotalLength(const std::vector<Interval>& merged) {
+  DurationNs total = 0;
+  for (const Interval& iv : merged) total += iv.end_ns - iv.start_ns;
+  return total;
+}
+
+std::vector<Interval> MergedGpuIntervals(const Trace& trace, int device) {
+  const KernelTable& k = trace.kernels;
+  const MemOpTable& m = trace.memops;
+  std::vector<Interval> out;
+  // Two-way merge of the start-sorted tables, keeping only this device's rows.
+  size_t i = 0, j = 0;
+  const size_t nk = k.size(), nm = m.size();
+  auto emit = [&out](TimeNs s, TimeNs e) {
+    if (e <= s) return;
+    if (!out.empty() && s <= out.back().end_ns) {
+      if (e > out.back().end_ns) out.back().end_ns = e;
+    } else {
+      out.push_back({s, e});
+    }
+  };
+  while (true) {
+    while (i < nk && k.device[i] != device) ++i;
+    while (j < nm && m.device[j] != device) ++j;
+    if (i == nk && j == nm) break;
+    if (j == nm || (i < nk && k.start_ns[i] <= m.start_ns[j])) {
+      emit(k.start_ns[i], k.end_ns[i]);
+      ++i;
+    } else {
+      emit(m.start_ns[j], m.end_ns[j]);
+      ++j;
+    }
+  }
+  return out;
+}
+
+DurationNs BusyWithin(const std::vector<Interval>& merged, TimeNs a, TimeNs b) {
+  if (b <= a) return 0;
+  // First interval that ends after a.
+  auto it = std::upper_bound(merged.begin(), merged.end(), a,
+                             [](TimeNs t, const Interval& iv) { return t < iv.end_ns; });
+  DurationNs busy = 0;
+  for (; it != merged.end() && it->start_ns < b; ++it) {
+    busy += std::min(it->end_ns, b) - std::max(it->start_ns, a);
+  }
+  return busy;
+}
+
+std::vector<Interval> GapsWithin(const std::vector<Interval>& merged, TimeNs a, TimeNs b) {
+  std::vector<Interval> gaps;
+  if (b <= a) return gaps;
+  auto it = std::upper_bound(merged.begin(), merged.end(), a,
+                             [](TimeNs t, const Interval& iv) { return t < iv.end_ns; });
+  TimeNs cursor = a;
+  for (; it != merged.end() && it->start_ns < b; ++it) {
+    if (it->start_ns > cursor) gaps.push_back({cursor, it->start_ns});
+    cursor = std::max(cursor, it->end_ns);
+  }
+  if (cursor < b) gaps.push_back({cursor, b});
+  return gaps;
+}
+
+}  // namespace sightline

@@ -1,0 +1,60 @@
+// Interval unions: the one definition of "busy time" (docs/metrics.md, "GPU busy") that the
+// overview, idle-gap and iteration analyses share. Intervals are half-open [start_ns, end_ns).
+#pragma once
+
+#include <vector>
+
+#include "base/time_units.h"
+#include "model/trace.h"
+
+namespace sightline {
+
+struct Interval {
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  DurationNs dur_ns() const { return end_ns - start_ns; }
+  friend bool operator==(const Interval&, const Interval&) = default;
+};
+
+// Accumulates the union of intervals that arrive in non-decreasing start order, in O(1) memory.
+// Empty intervals (end == start) add nothing. Use it for running totals over sorted tables.
+class UnionAccumulator {
+ public:
+  void Add(TimeNs start_ns, TimeNs end_ns) {
+    if (end_ns <= start_ns) return;
+    if (!open_ || start_ns > cur_end_) {
+      if (open_) total_ += cur_end_ - cur_start_;
+      cur_start_ = start_ns;
+      cur_end_ = end_ns;
+      open_ = true;
+    } else if (end_ns > cur_end_) {
+      cur_end_ = end_ns;
+    }
+  }
+  // Length of the union of everything added so far.
+  DurationNs total() const { return total_ + (open_ ? cur_end_ - cur_start_ : 0); }
+
+ private:
+  TimeNs cur_start_ = 0, cur_end_ = 0;
+  DurationNs total_ = 0;
+  bool open_ = false;
+};
+
+// Sorts (when needed) and merges overlapping or touching intervals into disjoint intervals in
+// increasing order. Empty intervals are dropped.
+std::vector<Interval> MergeIntervals(std::vector<Interval> intervals);
+
+// Total length of disjoint intervals (the output of MergeIntervals / MergedGpuIntervals).
+DurationNs TotalLength(const std::vector<Interval>& merged);
+
+// The union of the kernel and memory-operation intervals of one device: disjoint, sorted.
+// O(kernels + memops) with no sort (the trace tables are sorted by start).
+std::vector<Interval> MergedGpuIntervals(const Trace& trace, int device);
+
+// How much of [a, b) the disjoint sorted intervals `merged` cover. O(log n + intervals in range).
+DurationNs BusyWithin(const std::vector<Interval>& merged, TimeNs a, TimeNs b);
+
+// The gaps of `merged` inside [a, b): the complement of the union, clipped to [a, b).
+std::vector<Interval> GapsWithin(const std::vector<Interval>& merged, TimeNs a, TimeNs b);
+
+}  // namespace sightline

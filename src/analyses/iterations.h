@@ -1,0 +1,75 @@
+// Iterations: finds the repeated step of an inference or training loop from host ranges (PyTorch
+// ProfilerStep#N, NVTX "iteration N", TensorRT-LLM "[Executor] _forward_step N: ...", vLLM
+// "execute_context_..."), and measures each one: wall time, GPU work launched inside it, GPU busy
+// time; then the distribution and outliers. Input: one Trace. Units: ns.
+// Definitions: docs/metrics.md, "Iterations".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "analyses/launch_projection.h"
+#include "base/stats.h"
+#include "base/status.h"
+#include "model/trace.h"
+#include "report/report.h"
+
+namespace sightline {
+
+// The default iteration names (ECMAScript, matched case-insensitively against the whole name).
+extern const char kDefaultIterationRegex[];
+
+struct IterationsOptions {
+  // ECMAScript regex that must match a range's whole name (case-sensitive); empty: the default
+  // names, case-insensitive.
+  std::string name_regex;
+  // An iteration is an outlier when wall > median + max(outlier_mads * 1.4826 * MAD,
+  // (outlier_min_ratio - 1) * median), with at least 3 iterations.
+  double outlier_mads = 3.0;
+  double outlier_min_ratio = 1.5;
+};
+
+struct Iteration {
+  int64_t index = 0;  // 0-based position in its set
+  int32_t range_row = kNoRow;
+  StringId name;
+  TimeNs start_ns = 0, end_ns = 0;
+  LaunchedWork launched;                // work whose launching call starts inside the range
+  DurationNs gpu_busy_launched_ns = 0;  // union of the launched work's intervals
+  // Union of all GPU work on the set's devices that falls inside [start_ns, end_ns).
+  DurationNs gpu_busy_in_window_ns = 0;
+  bool outlier = false;
+
+  DurationNs wall_ns() const { return end_ns - start_ns; }
+};
+
+// The iterations of one process. Matching ranges are grouped by thread and, for the default names,
+// by name pattern; within a group only the outermost ranges count, and the group with the most
+// of them (then the longest in total) is the process's set.
+struct IterationSet {
+  int32_t pid = -1, tid = -1;
+  std::string pattern;           // the name with digit runs replaced by "N"; the regex if given
+  std::vector<int32_t> devices;  // devices the process put work on (all devices when unknown)
+  std::vector<Iteration> iterations;
+  DurationStats wall;               // over wall_ns
+  double wall_mad_ns = 0;           // median absolute deviation of wall_ns
+  double outlier_threshold_ns = 0;  // 0 when fewer than 3 iterations
+  int64_t outliers = 0;
+};
+
+struct IterationsResult {
+  std::string regex;  // the regex used
+  bool default_regex = true;
+  int64_t matching_ranges = 0;     // ranges whose name matched, before choosing sets
+  std::vector<IterationSet> sets;  // most iterations first; sets[0] is the main set
+};
+
+StatusOr<IterationsResult> ComputeIterations(const Trace& trace, const IterationsOptions& options);
+
+// Registry entry: the "iterations" section.
+Status RunIterationsSection(const Trace& trace, int input, const AnalyzeOptions& options,
+                            Report& report);
+
+}  // namespace sightline

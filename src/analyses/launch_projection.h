@@ -1,0 +1,88 @@
+// Projection of host ranges onto the GPU work they launched (docs/metrics.md, "NVTX → GPU
+// projection"), shared by the nvtx_projection and iterations analyses. A kernel or memory operation
+// belongs to a range when its launching API call (launch_call) is on the range's thread (pid, tid)
+// and starts in [range.start, range.end). GPU work without a launch_call cannot be projected.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "base/time_units.h"
+#include "model/trace.h"
+
+namespace sightline {
+
+// What a range launched: counts, summed durations and the span of the work on the GPU.
+struct LaunchedWork {
+  int64_t kernel_count = 0;
+  int64_t memop_count = 0;
+  DurationNs kernel_time_ns = 0;      // sum of kernel durations (overlaps counted twice)
+  DurationNs memop_time_ns = 0;       // sum of memory-operation durations
+  TimeNs first_start_ns = INT64_MAX;  // earliest GPU start of the work; INT64_MAX when none
+  TimeNs last_end_ns = INT64_MIN;     // latest GPU end of the work; INT64_MIN when none
+
+  bool empty() const { return kernel_count + memop_count == 0; }
+  DurationNs gpu_time_ns() const { return kernel_time_ns + memop_time_ns; }
+  // last end - first start; 0 when nothing was launched.
+  DurationNs span_ns() const { return empty() ? 0 : last_end_ns - first_start_ns; }
+  void Add(const LaunchedWork& other);
+};
+
+// GPU work that has a launching API call, grouped by the call's thread and sorted by the call's
+// start. Building it is O(work + API calls); a lookup is a binary search.
+class LaunchIndex {
+ public:
+  explicit LaunchIndex(const Trace& trace);
+
+  // Work ids: [0, kernels) are kernel rows; kernels + r is memory-operation row r.
+  bool IsKernel(uint32_t work) const { return work < num_kernels_; }
+  uint32_t MemOpRow(uint32_t work) const { return work - num_kernels_; }
+
+  // Dense id of the thread (pid, tid); -1 when it launched no GPU work.
+  int32_t ThreadOf(int32_t pid, int32_t tid) const;
+  // The work launched from `thread` by calls that start in [a, b), in launch order.
+  std::span<const uint32_t> LaunchedIn(int32_t thread, TimeNs a, TimeNs b) const;
+  // All work launched from `thread`, in launch order.
+  std::span<const uint32_t> ThreadWork(int32_t thread) const;
+  // Start of the call that launched `work`.
+  TimeNs LaunchTime(uint32_t work) const {
+    return trace_.api_calls
+        .start_ns[work < num_kernels_ ? trace_.kernels.launch_call[work]
+                                      : trace_.memops.launch_call[work - num_kernels_]];
+  }
+
+  // Adds one work item to `out`.
+  void Accumulate(uint32_t work, LaunchedWork& out) const;
+
+  int64_t unlinked_kernels() const { return unlinked_kernels_; }
+  int64_t unlinked_memops() const { return unlinked_memops_; }
+
+ private:
+  const Trace& trace_;
+  uint32_t num_kernels_ = 0;
+  std::unordered_map<int64_t, int32_t> thread_ids_;  // (pid << 32 | tid) -> dense id
+  std::vector<uint32_t> offsets_;                    // thread t owns [offsets_[t], offsets_[t+1])
+  std::vector<uint32_t> work_;                       // work ids, by thread then launch start
+  int64_t unlinked_kernels_ = 0, unlinked_memops_ = 0;
+};
+
+// The projection of a set of ranges: per input row, the work launched inside it, its nesting
+// parent and depth among the given rows (not among all ranges of the thread).
+struct RangeProjection {
+  std::vector<LaunchedWork> work;  // inclusive: work of nested ranges counts for every ancestor
+  std::vector<int32_t> parent;     // index into the input rows; -1 for an outermost range
+  std::vector<int32_t> depth;      // 0 = outermost among the given rows on its thread
+  // Work launched inside at least one properly nested range (work that only a range overlapping
+  // another without nesting holds is not counted here).
+  int64_t kernels_inside = 0, memops_inside = 0;
+};
+
+// `rows` are rows of trace.ranges in table order (ascending). One sort-based sweep per thread:
+// O(rows log rows + launched work). Ranges that overlap without nesting are summed by a direct
+// scan of their launch slice.
+RangeProjection ProjectRanges(const Trace& trace, const LaunchIndex& index,
+                              std::span<const int32_t> rows);
+
+}  // namespace sightline

@@ -1,0 +1,180 @@
+#include "analyses/nvtx_projection.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace sightline {
+namespace {
+
+bool Considered(RangeKind kind, const NvtxProjectionOptions& options) {
+  switch (kind) {
+    case RangeKind::kNvtxPushPop:
+    case RangeKind::kNvtxStartEnd:
+    case RangeKind::kUserAnnotation:
+      return true;
+    case RangeKind::kCpuOp:
+    case RangeKind::kPythonFunction:
+      return options.include_cpu_ops;
+  }
+  return false;
+}
+
+struct GroupKey {
+  uint32_t name, domain;
+  int32_t depth;
+  friend bool operator==(const GroupKey&, const GroupKey&) = default;
+};
+
+struct GroupKeyHash {
+  size_t operator()(const GroupKey& k) const noexcept {
+    uint64_t h = (static_cast<uint64_t>(k.name) << 32) ^ k.domain;
+    h ^= static_cast<uint64_t>(k.depth) * 0x9e3779b97f4a7c15ULL;
+    return std::hash<uint64_t>()(h);
+  }
+};
+
+std::string DisplayName(const Trace& trace, StringId name, StringId domain) {
+  if (domain.value == 0) return std::string(trace.str(name));
+  return fmt::format("{}:{}", trace.str(domain), trace.str(name));
+}
+
+double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+// Mean in whole ns (JSON *_ns values are integers).
+int64_t AvgNs(DurationNs total, int64_t count) {
+  return count > 0 ? static_cast<int64_t>(std::llround(static_cast<double>(total) / count)) : 0;
+}
+
+}  // namespace
+
+StatusOr<NvtxProjectionResult> ComputeNvtxProjection(const Trace& trace,
+                                                     const NvtxProjectionOptions& options) {
+  const RangeTable& r = trace.ranges;
+  NvtxProjectionResult res;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (Considered(r.kind[i], options)) res.rows.push_back(static_cast<int32_t>(i));
+  }
+  res.ranges = static_cast<int64_t>(res.rows.size());
+  const LaunchIndex index(trace);
+  res.projection = ProjectRanges(trace, index, res.rows);
+  res.kernels = static_cast<int64_t>(trace.kernels.size());
+  res.kernels_in_ranges = res.projection.kernels_inside;
+  res.unlinked_kernels = index.unlinked_kernels();
+  res.unlinked_memops = index.unlinked_memops();
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    if (trace.kernels.launch_call[i] == kNoRow)
+      res.unlinked_kernel_time_ns += trace.kernels.dur_ns(i);
+  }
+
+  std::unordered_map<GroupKey, int32_t, GroupKeyHash> group_of;
+  std::vector<int32_t> first_instance;  // per group: index into rows
+  for (size_t i = 0; i < res.rows.size(); ++i) {
+    const int32_t row = res.rows[i];
+    const GroupKey key{r.name[row].value, r.domain[row].value, res.projection.depth[i]};
+    auto [it, inserted] = group_of.try_emplace(key, static_cast<int32_t>(res.groups.size()));
+    if (inserted) {
+      NvtxRangeGroup& g = res.groups.emplace_back();
+      g.name = r.name[row];
+      g.domain = r.domain[row];
+      g.kind = r.kind[row];
+      g.depth = key.depth;
+      first_instance.push_back(static_cast<int32_t>(i));
+    }
+    NvtxRangeGroup& g = res.groups[it->second];
+    const DurationNs cpu = r.dur_ns(row);
+    ++g.count;
+    g.cpu_total_ns += cpu;
+    g.cpu_max_ns = std::max(g.cpu_max_ns, cpu);
+    const LaunchedWork& w = res.projection.work[i];
+    g.work.Add(w);
+    g.gpu_span_total_ns += w.span_ns();
+    if (!w.empty()) ++g.instances_with_gpu_work;
+  }
+  for (size_t gi = 0; gi < res.groups.size(); ++gi) {
+    // Path of the first instance, outermost first.
+    std::vector<int32_t> chain;
+    for (int32_t i = first_instance[gi]; i >= 0; i = res.projection.parent[i]) chain.push_back(i);
+    std::string path;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      if (!path.empty()) path += " / ";
+      const int32_t row = res.rows[*it];
+      path += DisplayName(trace, r.name[row], r.domain[row]);
+    }
+    res.groups[gi].path = std::move(path);
+  }
+  std::sort(res.groups.begin(), res.groups.end(),
+            [&](const NvtxRangeGroup& a, const NvtxRangeGroup& b) {
+              if (a.work.gpu_time_ns() != b.work.gpu_time_ns()) {
+                return a.work.gpu_time_ns() > b.work.gpu_time_ns();
+              }
+              if (a.cpu_total_ns != b.cpu_total_ns) return a.cpu_total_ns > b.cpu_total_ns;
+              if (a.depth != b.depth) return a.depth < b.depth;
+              return trace.str(a.name) < trace.str(b.name);
+            });
+  return res;
+}
+
+Status RunNvtxProjectionSection(const Trace& trace, int input, const AnalyzeOptions& options,
+                                Report& report) {
+  ASSIGN_OR_RETURN(NvtxProjectionResult r, ComputeNvtxProjection(trace, NvtxProjectionOptions{}));
+  Section& s = report.AddSection("nvtx_projection", "NVTX ranges projected onto the GPU", input);
+  s.AddFact("ranges", "Ranges (NVTX, annotations)", r.ranges, Unit::kCount);
+  s.AddFact("names", "Distinct (name, depth)", static_cast<int64_t>(r.groups.size()), Unit::kCount);
+  s.AddFact("kernels_in_ranges", "Kernels launched inside a range", r.kernels_in_ranges,
+            Unit::kCount);
+  s.AddFact("kernels_in_ranges_pct", "Share of all kernels",
+            Pct(static_cast<double>(r.kernels_in_ranges), static_cast<double>(r.kernels)),
+            Unit::kPercent);
+  s.AddFact("unprojectable_kernels", "Kernels without a launching call", r.unlinked_kernels,
+            Unit::kCount);
+  if (r.ranges == 0) {
+    s.notes.push_back(
+        "no NVTX or annotation ranges in this trace: mark code regions (NVTX push/pop, "
+        "torch.cuda.nvtx.range, torch.profiler.record_function) to see GPU time per region");
+    return Status::Ok();
+  }
+  if (r.unlinked_kernels > 0) {
+    DurationNs kernel_time = 0;
+    for (size_t i = 0; i < trace.kernels.size(); ++i) kernel_time += trace.kernels.dur_ns(i);
+    s.notes.push_back(fmt::format(
+        "{} kernels ({:.1f}% of kernel time) and {} memory operations have no launching API call "
+        "in the trace and could not be projected onto ranges (diagnostic kernel_without_launch)",
+        r.unlinked_kernels,
+        Pct(static_cast<double>(r.unlinked_kernel_time_ns), static_cast<double>(kernel_time)),
+        r.unlinked_memops));
+  }
+
+  Table& t = s.AddTable("ranges", "Ranges by GPU time of the work they launched",
+                        {{"name", "range", Unit::kText},
+                         {"kind", "kind", Unit::kText},
+                         {"depth", "depth", Unit::kNumber},
+                         {"count", "count", Unit::kCount},
+                         {"cpu_total_ns", "CPU total", Unit::kDurationNs},
+                         {"cpu_avg_ns", "CPU avg", Unit::kDurationNs},
+                         {"gpu_time_ns", "GPU time", Unit::kDurationNs},
+                         {"gpu_avg_ns", "GPU avg", Unit::kDurationNs},
+                         {"gpu_span_avg_ns", "GPU span avg", Unit::kDurationNs},
+                         {"kernels", "kernels", Unit::kCount},
+                         {"memops", "memops", Unit::kCount},
+                         {"path", "path (first instance)", Unit::kText}});
+  const size_t keep = std::min(r.groups.size(), static_cast<size_t>(std::max(options.top_n, 0)));
+  for (size_t i = 0; i < keep; ++i) {
+    const NvtxRangeGroup& g = r.groups[i];
+    t.rows.push_back({DisplayName(trace, g.name, g.domain), std::string(RangeKindName(g.kind)),
+                      int64_t{g.depth}, g.count, g.cpu_total_ns, AvgNs(g.cpu_total_ns, g.count),
+                      g.work.gpu_time_ns(), AvgNs(g.work.gpu_time_ns(), g.count),
+                      AvgNs(g.gpu_span_total_ns, g.count), g.work.kernel_count, g.work.memop_count,
+                      g.path});
+  }
+  t.total_rows = static_cast<int64_t>(r.groups.size());
+  t.note =
+      "GPU time = summed durations of the kernels and memory operations launched (by the range's "
+      "thread) inside each range, nested ranges included; GPU span = first start to last end of "
+      "that work";
+  return Status::Ok();
+}
+
+}  // namespace sightline

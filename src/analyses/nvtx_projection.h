@@ -1,0 +1,62 @@
+// NVTX → GPU projection: for each host range name (NVTX and PyTorch annotations), the CPU time of
+// the ranges and the GPU time of the work launched inside them (docs/metrics.md, "NVTX → GPU
+// projection"). Input: one Trace. Output: one row per (name, domain, depth). Units: ns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "analyses/launch_projection.h"
+#include "base/status.h"
+#include "model/trace.h"
+#include "report/report.h"
+
+namespace sightline {
+
+struct NvtxProjectionOptions {
+  // PyTorch cpu_op (aten::...) and python_function ranges are left out by default: they are
+  // operator and stack frames, not user marks, and would outnumber the marks a hundredfold.
+  bool include_cpu_ops = false;
+};
+
+// All ranges with one name (and domain) at one nesting depth. Depth counts only the ranges the
+// projection considers, so a name that nests inside itself gets a row per level and no row
+// counts the same GPU work twice.
+struct NvtxRangeGroup {
+  StringId name;
+  StringId domain;
+  RangeKind kind = RangeKind::kNvtxPushPop;  // of the first instance
+  int32_t depth = 0;
+  std::string path;  // nesting path of the first instance: "outer / inner / name"
+  int64_t count = 0;
+  DurationNs cpu_total_ns = 0;  // sum of range durations
+  DurationNs cpu_max_ns = 0;
+  LaunchedWork work;                 // summed over instances (first/last are over all instances)
+  DurationNs gpu_span_total_ns = 0;  // sum over instances of each instance's GPU span
+  int64_t instances_with_gpu_work = 0;
+};
+
+struct NvtxProjectionResult {
+  std::vector<NvtxRangeGroup> groups;  // by GPU time, then CPU time, descending
+  int64_t ranges = 0;                  // ranges considered
+  // Per considered range (rows of trace.ranges, ascending) and its projection; for findings and
+  // drill-down.
+  std::vector<int32_t> rows;
+  RangeProjection projection;
+  int64_t kernels = 0;            // all kernels in the trace
+  int64_t kernels_in_ranges = 0;  // launched inside at least one considered range
+  int64_t unlinked_kernels = 0;   // no launch_call: cannot be projected
+  DurationNs unlinked_kernel_time_ns = 0;
+  int64_t unlinked_memops = 0;
+};
+
+StatusOr<NvtxProjectionResult> ComputeNvtxProjection(const Trace& trace,
+                                                     const NvtxProjectionOptions& options);
+
+// Registry entry: the "nvtx_projection" section.
+Status RunNvtxProjectionSection(const Trace& trace, int input, const AnalyzeOptions& options,
+                                Report& report);
+
+}  // namespace sightline

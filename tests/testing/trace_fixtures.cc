@@ -1,0 +1,108 @@
+#include "testing/trace_fixtures.h"
+
+#include <string>
+
+namespace sightline::testing {
+
+TraceFixture& TraceFixture::Kernel(std::string_view name, TimeNs start_ns, TimeNs end_ns,
+                                   Where where, int64_t correlation) {
+  KernelRow row;
+  row.start_ns = start_ns;
+  row.end_ns = end_ns;
+  row.device = where.device;
+  row.stream = where.stream;
+  row.name = builder_.Intern(name);
+  row.correlation = correlation;
+  builder_.AddKernel(row);
+  return *this;
+}
+
+TraceFixture& TraceFixture::Api(std::string_view name, TimeNs start_ns, TimeNs end_ns, ApiKind kind,
+                                HostThread thread, int64_t correlation) {
+  ApiCallRow row;
+  row.start_ns = start_ns;
+  row.end_ns = end_ns;
+  row.pid = thread.pid;
+  row.tid = thread.tid;
+  row.name = name;
+  row.kind = kind;
+  row.correlation = correlation;
+  builder_.AddApiCall(row);
+  return *this;
+}
+
+TraceFixture& TraceFixture::Launch(std::string_view kernel_name, TimeNs api_start_ns,
+                                   TimeNs api_end_ns, TimeNs gpu_start_ns, TimeNs gpu_end_ns,
+                                   Where where, HostThread thread) {
+  const int64_t correlation = next_correlation_++;
+  Api("cudaLaunchKernel", api_start_ns, api_end_ns, ApiKind::kRuntime, thread, correlation);
+  KernelRow row;
+  row.start_ns = gpu_start_ns;
+  row.end_ns = gpu_end_ns;
+  row.device = where.device;
+  row.stream = where.stream;
+  row.pid = thread.pid;
+  row.name = builder_.Intern(kernel_name);
+  row.correlation = correlation;
+  builder_.AddKernel(row);
+  return *this;
+}
+
+TraceFixture& TraceFixture::Memcpy(MemOpKind kind, TimeNs start_ns, TimeNs end_ns, int64_t bytes,
+                                   Where where, MemoryKind src, MemoryKind dst) {
+  MemOpRow row;
+  row.start_ns = start_ns;
+  row.end_ns = end_ns;
+  row.device = where.device;
+  row.stream = where.stream;
+  row.kind = kind;
+  row.src_kind = src;
+  row.dst_kind = dst;
+  row.size_bytes = bytes;
+  builder_.AddMemOp(row);
+  return *this;
+}
+
+TraceFixture& TraceFixture::Memset(TimeNs start_ns, TimeNs end_ns, int64_t bytes, Where where,
+                                   MemoryKind dst) {
+  return Memcpy(MemOpKind::kMemset, start_ns, end_ns, bytes, where, MemoryKind::kUnknown, dst);
+}
+
+TraceFixture& TraceFixture::Range(std::string_view name, TimeNs start_ns, TimeNs end_ns,
+                                  RangeKind kind, HostThread thread, std::string_view domain) {
+  RangeRow row;
+  row.start_ns = start_ns;
+  row.end_ns = end_ns;
+  row.pid = thread.pid;
+  row.tid = thread.tid;
+  row.name = builder_.Intern(name);
+  row.domain = builder_.Intern(domain);
+  row.kind = kind;
+  builder_.AddRange(row);
+  return *this;
+}
+
+TraceFixture& TraceFixture::Device(int32_t id, std::string_view name, int32_t sm_count,
+                                   int32_t cc_major, int32_t cc_minor, int64_t total_memory_bytes) {
+  DeviceInfo d;
+  d.id = id;
+  d.name = std::string(name);
+  d.sm_count = sm_count;
+  d.cc_major = cc_major;
+  d.cc_minor = cc_minor;
+  d.total_memory_bytes = total_memory_bytes;
+  builder_.AddDevice(d);
+  return *this;
+}
+
+TraceFixture& TraceFixture::Process(int32_t pid, std::string_view name) {
+  builder_.AddProcess({pid, std::string(name)});
+  return *this;
+}
+
+TraceFixture& TraceFixture::Thread(int32_t pid, int32_t tid, std::string_view name) {
+  builder_.AddThread({pid, tid, std::string(name)});
+  return *this;
+}
+
+}  // namespace sightline::testing

@@ -1,0 +1,75 @@
+// Test helpers for building small synthetic traces in one line per event. Wraps TraceBuilder with
+// defaults (device 0, stream 7, pid 100, tid 100) so tests state only what they check.
+//
+//   Trace t = TraceFixture()
+//                 .Device(0, "NVIDIA H100", 132)
+//                 .Launch("gemm", /*api*/ 0, 5, /*gpu*/ 10, 30)
+//                 .Kernel("norm", 40, 45)
+//                 .Memcpy(MemOpKind::kHtoD, 50, 60, 1 << 20)
+//                 .Range("step_0", 0, 100)
+//                 .Build();
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "model/trace.h"
+#include "model/trace_builder.h"
+
+namespace sightline::testing {
+
+struct Where {
+  int32_t device = 0;
+  int32_t stream = 7;
+};
+
+struct HostThread {
+  int32_t pid = 100;
+  int32_t tid = 100;
+};
+
+class TraceFixture {
+ public:
+  TraceFixture() = default;
+
+  // A kernel named `name` (the full name; the builder derives the short name) over [start, end).
+  TraceFixture& Kernel(std::string_view name, TimeNs start_ns, TimeNs end_ns, Where where = {},
+                       int64_t correlation = -1);
+  // A host API call (runtime by default) over [start, end).
+  TraceFixture& Api(std::string_view name, TimeNs start_ns, TimeNs end_ns,
+                    ApiKind kind = ApiKind::kRuntime, HostThread thread = {},
+                    int64_t correlation = -1);
+  // A cudaLaunchKernel call over [api_start, api_end) and the kernel it launches over
+  // [gpu_start, gpu_end), linked by a fresh correlation id.
+  TraceFixture& Launch(std::string_view kernel_name, TimeNs api_start_ns, TimeNs api_end_ns,
+                       TimeNs gpu_start_ns, TimeNs gpu_end_ns, Where where = {},
+                       HostThread thread = {});
+  // A memory copy of `bytes` over [start, end) (memset: use Memset).
+  TraceFixture& Memcpy(MemOpKind kind, TimeNs start_ns, TimeNs end_ns, int64_t bytes,
+                       Where where = {}, MemoryKind src = MemoryKind::kUnknown,
+                       MemoryKind dst = MemoryKind::kUnknown);
+  TraceFixture& Memset(TimeNs start_ns, TimeNs end_ns, int64_t bytes, Where where = {},
+                       MemoryKind dst = MemoryKind::kDevice);
+  // A host range (NVTX push/pop by default) over [start, end).
+  TraceFixture& Range(std::string_view name, TimeNs start_ns, TimeNs end_ns,
+                      RangeKind kind = RangeKind::kNvtxPushPop, HostThread thread = {},
+                      std::string_view domain = "");
+  TraceFixture& Device(int32_t id, std::string_view name = "NVIDIA H100 80GB HBM3",
+                       int32_t sm_count = 132, int32_t cc_major = 9, int32_t cc_minor = 0,
+                       int64_t total_memory_bytes = int64_t{80} << 30);
+  TraceFixture& Process(int32_t pid, std::string_view name = "");
+  TraceFixture& Thread(int32_t pid, int32_t tid, std::string_view name = "");
+
+  // For rows the shortcuts above do not cover.
+  TraceBuilder& builder() { return builder_; }
+  StringId Intern(std::string_view s) { return builder_.Intern(s); }
+
+  // Finishes the trace; the fixture is empty afterwards.
+  Trace Build() { return builder_.Finish(); }
+
+ private:
+  TraceBuilder builder_;
+  int64_t next_correlation_ = 1'000'000;  // away from ids tests pass explicitly
+};
+
+}  // namespace sightline::testing
