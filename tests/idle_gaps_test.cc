@@ -81,8 +81,15 @@ TEST(IdleGaps, CauseOfEachGap) {
   }
   const IdleGap* sync = GapAt(r, 0, 11000);
   EXPECT_EQ(sync->sync_ns, 30000 - 11000);
+  // The host was blocked in the synchronize when the GPU ran dry; no other gap starts so.
+  EXPECT_TRUE(sync->after_sync);
+  for (const IdleGap& g : r.gaps) EXPECT_EQ(g.after_sync, &g == sync) << g.start_ns;
   EXPECT_EQ(sync->launch_ns, 31000 - 30500);
   EXPECT_EQ(sync->host_ns, 20500 - 19000 - 500);
+  EXPECT_EQ(t.str(sync->main_api), "cudaDeviceSynchronize");
+  EXPECT_EQ(sync->main_api_ns, 19000);
+  EXPECT_EQ(t.str(GapAt(r, 0, 170000)->main_api), "cudaMalloc");
+  EXPECT_EQ(t.str(GapAt(r, 0, 76000)->main_api), "cudaLaunchKernel");  // 1 us of a 45.5 us gap
   // Neighbours: k1 ended the busy stretch, k2 began the next one.
   EXPECT_EQ(t.str(t.kernels.short_name[sync->prev_work]), "k1");
   EXPECT_EQ(t.str(t.kernels.short_name[sync->next_work]), "k2");
@@ -102,6 +109,8 @@ TEST(IdleGaps, CauseOfEachGap) {
   EXPECT_EQ(d.short_idle_ns, 1000);
   EXPECT_EQ(d.busy_ns, d.span_ns() - d.idle_ns - d.short_idle_ns);
   EXPECT_EQ(d.largest_gap_ns, 45500);
+  EXPECT_EQ(d.gaps_after_sync, 1);
+  EXPECT_EQ(d.idle_after_sync_ns, 20500);
   EXPECT_EQ(d.cause_ns[static_cast<int>(IdleCause::kHost)], 45500);
   EXPECT_EQ(d.cause_count[static_cast<int>(IdleCause::kQueued)], 1);
   // Histogram: one gap under 10 us, five in 10-100 us.
@@ -158,6 +167,8 @@ TEST(IdleGaps, DevicesUseTheirOwnProcessesCalls) {
   ASSERT_NE(g1, nullptr);
   EXPECT_EQ(g0->cause, IdleCause::kSynchronize);
   EXPECT_EQ(g1->cause, IdleCause::kHost);
+  EXPECT_TRUE(g0->after_sync);
+  EXPECT_FALSE(g1->after_sync);
   EXPECT_EQ(g1->sync_ns, 0);
   EXPECT_EQ(g1->dur_ns(), 37000);
 }

@@ -136,7 +136,7 @@ TEST(KernelSummary, SectionHasUnitsAndTruncates) {
   EXPECT_EQ(s.key, "kernel_summary");
   ASSERT_EQ(s.tables.size(), 2u);
   const Table& kernels = s.tables[0];
-  EXPECT_EQ(kernels.rows.size(), 50u);  // max(top_n, 50)
+  EXPECT_EQ(kernels.rows.size(), 15u);  // top_n
   EXPECT_EQ(kernels.total_rows, 60);
   EXPECT_EQ(kernels.columns[1].key, "total_ns");
   EXPECT_EQ(kernels.columns[1].unit, Unit::kDurationNs);

@@ -394,6 +394,25 @@ TEST_P(NsysStatsCompare, MemOpsSummaryEqualsNsysStatsCsv) {
   }
 }
 
+// The shipped sample (recorded by us on an H100; examples/samples/README.md) against the CSV that
+// `nsys stats --report cuda_gpu_kern_sum --format csv` printed for it on the GPU machine. Always
+// runs.
+TEST(NsysStatsShippedSample, KernelSummaryEqualsNsysStatsCsv) {
+  const std::string dir = SIGHTLINE_SOURCE_DIR "/examples/samples/";
+  StatusOr<Trace> trace = ImportTrace(dir + "llama_decode_h100.nsys.sqlite");
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  const std::vector<std::vector<std::string>> csv =
+      ReadCsv(dir + "llama_decode_h100.nsys_kern_sum.csv");
+  StatusOr<KernelSummaryResult> got = ComputeKernelSummary(*trace, {});
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->rows.size(), csv.size());
+  ASSERT_GT(csv.size(), 10u);
+  for (size_t i = 0; i < csv.size(); ++i) {
+    EXPECT_EQ(trace->str(got->rows[i].name), csv[i][8]) << "row " << i;
+    ExpectStatsMatchCsv(got->rows[i].time_pct, got->rows[i].stats, csv[i], csv[i][8]);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(SharedTraces, NsysStatsCompare,
                          ::testing::Values("nsys_toy_llama_demo", "nsys_toy_llama_inference_sim",
                                            "nsys_2025_schema_3.20_small"));

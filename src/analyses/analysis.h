@@ -17,7 +17,7 @@ namespace sightline {
 struct AnalyzeOptions {
   std::string iterations_regex;   // empty: the default iteration names (docs/metrics.md)
   DurationNs min_gap_ns = 2'000;  // idle gaps shorter than this are launch jitter
-  int top_n = 15;                 // rows kept in "top" tables of the text report
+  int top_n = 15;                 // rows kept in long tables (the CLI picks it per format)
 };
 
 struct AnalysisEntry {

@@ -1,7 +1,5 @@
 #include "analyses/idle_gaps.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <queue>
 
@@ -120,6 +118,63 @@ IdleCause DominantCause(const IdleGap& g) {
   return best.second;
 }
 
+// Sets main_api of each gap in one pass over the API calls: calls come in start order, so each
+// device's cursor to its first gap that ends after the call's start only moves forward.
+// O(calls x devices + overlaps).
+void NameMainApiCalls(const Trace& trace,
+                      const std::vector<std::pair<int32_t, std::vector<int32_t>>>& devices,
+                      std::vector<IdleGap>& gaps) {
+  if (gaps.empty()) return;
+  struct DeviceGaps {
+    const std::vector<int32_t>* pids;
+    std::vector<IdleGap*> gaps;  // disjoint, by start
+    size_t next = 0;             // first gap that ends after the current call's start
+  };
+  std::vector<DeviceGaps> by_device;
+  for (const auto& [device, pids] : devices) {
+    DeviceGaps dg{&pids, {}};
+    for (IdleGap& g : gaps) {
+      if (g.device == device) dg.gaps.push_back(&g);
+    }
+    if (dg.gaps.empty()) continue;
+    std::sort(dg.gaps.begin(), dg.gaps.end(),
+              [](const IdleGap* x, const IdleGap* y) { return x->start_ns < y->start_ns; });
+    by_device.push_back(std::move(dg));
+  }
+  // Per gap, time inside it by API name (a handful of names each).
+  std::vector<std::vector<std::pair<StringId, DurationNs>>> time_by_name(gaps.size());
+  const ApiCallTable& a = trace.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const TimeNs s = a.start_ns[i], e = a.end_ns[i];
+    for (DeviceGaps& dg : by_device) {
+      while (dg.next < dg.gaps.size() && dg.gaps[dg.next]->end_ns <= s) ++dg.next;
+      if (dg.next == dg.gaps.size() || dg.gaps[dg.next]->start_ns >= e) continue;
+      const std::vector<int32_t>& pids = *dg.pids;
+      if (!pids.empty() && !std::binary_search(pids.begin(), pids.end(), a.pid[i])) continue;
+      for (auto it = dg.gaps.begin() + dg.next; it != dg.gaps.end() && (*it)->start_ns < e; ++it) {
+        const DurationNs overlap = std::min(e, (*it)->end_ns) - std::max(s, (*it)->start_ns);
+        if (overlap <= 0) continue;
+        auto& names = time_by_name[*it - gaps.data()];
+        auto n = std::find_if(names.begin(), names.end(),
+                              [&](const auto& p) { return p.first == a.name[i]; });
+        if (n == names.end()) {
+          names.push_back({a.name[i], overlap});
+        } else {
+          n->second += overlap;
+        }
+      }
+    }
+  }
+  for (size_t g = 0; g < gaps.size(); ++g) {
+    for (const auto& [name, ns] : time_by_name[g]) {
+      if (ns > gaps[g].main_api_ns) {
+        gaps[g].main_api = name;
+        gaps[g].main_api_ns = ns;
+      }
+    }
+  }
+}
+
 struct LongerGap {
   bool operator()(const IdleGap& x, const IdleGap& y) const {
     if (x.dur_ns() != y.dur_ns()) return x.dur_ns() > y.dur_ns();
@@ -127,19 +182,6 @@ struct LongerGap {
     return x.start_ns < y.start_ns;
   }
 };
-
-std::string WorkName(const Trace& trace, int64_t work) {
-  if (work < 0) return "";
-  const size_t nk = trace.kernels.size();
-  if (static_cast<size_t>(work) < nk) return std::string(trace.str(trace.kernels.short_name[work]));
-  const MemOpKind kind = trace.memops.kind[work - nk];
-  if (kind == MemOpKind::kMemset) return "[memset]";
-  return fmt::format("[memcpy {}]", MemOpKindName(kind));
-}
-
-double Pct(DurationNs part, DurationNs whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
 
 }  // namespace
 
@@ -200,7 +242,8 @@ StatusOr<IdleGapsResult> ComputeIdleGaps(const Trace& trace, const IdleGapsOptio
   // Keeps the keep_largest longest gaps: the shortest kept one is on top.
   std::priority_queue<IdleGap, std::vector<IdleGap>, LongerGap> kept;
 
-  for (const auto& [device, pids] : LaunchingProcesses(trace)) {
+  const auto devices = LaunchingProcesses(trace);
+  for (const auto& [device, pids] : devices) {
     // The device's busy stretches (intervals.h's "GPU busy", streamed rather than materialized).
     const int32_t dev = device;
     StreamingUnion busy(GpuWorkSource(trace, [dev](int32_t d) { return d == dev; }));
@@ -244,7 +287,11 @@ StatusOr<IdleGapsResult> ComputeIdleGaps(const Trace& trace, const IdleGapsOptio
       g.next_work = neighbours.StartingAt(g.end_ns, &launch_end);
       if (launch_end != INT64_MAX) g.launched_late = launch_end > g.start_ns ? 1 : 0;
 
-      g.sync_ns = sync.Covered(g.start_ns, g.end_ns);
+      g.sync_ns = sync.Covered(g.start_ns, g.end_ns, &g.after_sync);
+      if (g.after_sync) {
+        ++d.gaps_after_sync;
+        d.idle_after_sync_ns += len;
+      }
       g.memcpy_ns = memcpy.Covered(g.start_ns, g.end_ns);
       g.launch_ns = launch.Covered(g.start_ns, g.end_ns);
       g.other_api_ns = other.Covered(g.start_ns, g.end_ns);
@@ -269,141 +316,8 @@ StatusOr<IdleGapsResult> ComputeIdleGaps(const Trace& trace, const IdleGapsOptio
     kept.pop();
   }
   std::reverse(result.gaps.begin(), result.gaps.end());
+  NameMainApiCalls(trace, devices, result.gaps);
   return result;
-}
-
-Status RunIdleGapsSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                          Report& report) {
-  IdleGapsOptions o;
-  o.min_gap_ns = options.min_gap_ns;
-  o.keep_largest = static_cast<size_t>(std::max(options.top_n, 0));
-  ASSIGN_OR_RETURN(IdleGapsResult r, ComputeIdleGaps(trace, o));
-
-  Section& s = report.AddSection("idle_gaps", "GPU idle gaps", input);
-  s.AddFact("min_gap_ns", "Gaps counted from", r.min_gap_ns, Unit::kDurationNs);
-  if (r.devices.empty()) {
-    s.notes.push_back("no GPU work in this trace: nothing to measure");
-    return Status::Ok();
-  }
-  DurationNs span = 0, idle = 0, largest = 0;
-  int64_t gaps = 0;
-  std::array<DurationNs, kNumIdleCauses> cause_ns{};
-  for (const DeviceIdle& d : r.devices) {
-    span += d.span_ns();
-    idle += d.idle_ns;
-    gaps += d.gaps;
-    largest = std::max(largest, d.largest_gap_ns);
-    for (int c = 0; c < kNumIdleCauses; ++c) cause_ns[c] += d.cause_ns[c];
-  }
-  s.AddFact("devices", "Devices with GPU work", static_cast<int64_t>(r.devices.size()),
-            Unit::kCount);
-  s.AddFact("idle_ns", "Idle time (gaps >= minimum)", idle, Unit::kDurationNs);
-  s.AddFact("idle_pct", "Idle share of active span", Pct(idle, span), Unit::kPercent);
-  s.AddFact("gaps", "Gaps", gaps, Unit::kCount);
-  s.AddFact("largest_gap_ns", "Largest gap", largest, Unit::kDurationNs);
-  if (idle > 0) {
-    const int top =
-        static_cast<int>(std::max_element(cause_ns.begin(), cause_ns.end()) - cause_ns.begin());
-    s.AddFact("main_cause", "Main cause", std::string(IdleCauseName(static_cast<IdleCause>(top))));
-    s.AddFact("main_cause_pct", "Main cause share of idle", Pct(cause_ns[top], idle),
-              Unit::kPercent);
-  }
-
-  Table& dev = s.AddTable("devices", "Per device",
-                          {{"device", "device", Unit::kNumber},
-                           {"span_ns", "active span", Unit::kDurationNs},
-                           {"busy_ns", "busy", Unit::kDurationNs},
-                           {"busy_pct", "busy %", Unit::kPercent},
-                           {"idle_ns", "idle (gaps)", Unit::kDurationNs},
-                           {"idle_pct", "idle %", Unit::kPercent},
-                           {"gaps", "gaps", Unit::kCount},
-                           {"largest_gap_ns", "largest gap", Unit::kDurationNs},
-                           {"short_idle_ns", "idle in shorter gaps", Unit::kDurationNs},
-                           {"short_gaps", "shorter gaps", Unit::kCount}});
-  for (const DeviceIdle& d : r.devices) {
-    dev.rows.push_back({int64_t{d.device}, d.span_ns(), d.busy_ns, Pct(d.busy_ns, d.span_ns()),
-                        d.idle_ns, Pct(d.idle_ns, d.span_ns()), d.gaps, d.largest_gap_ns,
-                        d.short_idle_ns, d.short_gaps});
-  }
-
-  Table& causes = s.AddTable("causes", "Idle time by cause",
-                             {{"device", "device", Unit::kNumber},
-                              {"cause", "cause", Unit::kText},
-                              {"gaps", "gaps", Unit::kCount},
-                              {"idle_ns", "idle", Unit::kDurationNs},
-                              {"idle_pct", "% of idle", Unit::kPercent},
-                              {"description", "meaning", Unit::kText}});
-  for (const DeviceIdle& d : r.devices) {
-    std::array<int, kNumIdleCauses> order{};
-    for (int c = 0; c < kNumIdleCauses; ++c) order[c] = c;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int x, int y) { return d.cause_ns[x] > d.cause_ns[y]; });
-    for (int c : order) {
-      if (d.cause_count[c] == 0) continue;
-      const IdleCause cause = static_cast<IdleCause>(c);
-      causes.rows.push_back({int64_t{d.device}, std::string(IdleCauseName(cause)), d.cause_count[c],
-                             d.cause_ns[c], Pct(d.cause_ns[c], d.idle_ns),
-                             std::string(IdleCauseDescription(cause))});
-    }
-  }
-
-  Table& hist = s.AddTable("histogram", "Gap lengths",
-                           {{"device", "device", Unit::kNumber},
-                            {"bucket", "length", Unit::kText},
-                            {"gaps", "gaps", Unit::kCount},
-                            {"idle_ns", "idle", Unit::kDurationNs}});
-  Series& count_series = s.series.emplace_back();
-  count_series.key = "gap_count_by_length";
-  count_series.title = "Idle gaps by length (all devices; x = bucket lower bound)";
-  count_series.x_unit = Unit::kDurationNs;
-  count_series.y_unit = Unit::kCount;
-  Series& time_series = s.series.emplace_back();
-  time_series.key = "gap_time_by_length";
-  time_series.title = "Idle time by gap length (all devices; x = bucket lower bound)";
-  time_series.x_unit = Unit::kDurationNs;
-  time_series.y_unit = Unit::kDurationNs;
-  const DurationNs kLower[kNumGapBuckets] = {std::min(r.min_gap_ns, 10 * kNsPerUs), 10 * kNsPerUs,
-                                             100 * kNsPerUs, kNsPerMs, 10 * kNsPerMs};
-  for (int b = 0; b < kNumGapBuckets; ++b) {
-    int64_t count = 0;
-    DurationNs total = 0;
-    for (const DeviceIdle& d : r.devices) {
-      hist.rows.push_back(
-          {int64_t{d.device}, std::string(GapBucketLabel(b)), d.bucket_count[b], d.bucket_ns[b]});
-      count += d.bucket_count[b];
-      total += d.bucket_ns[b];
-    }
-    count_series.x.push_back(static_cast<double>(kLower[b]));
-    count_series.y.push_back(static_cast<double>(count));
-    time_series.x.push_back(static_cast<double>(kLower[b]));
-    time_series.y.push_back(static_cast<double>(total));
-  }
-  std::stable_sort(hist.rows.begin(), hist.rows.end(), [](const auto& x, const auto& y) {
-    return std::get<int64_t>(x[0]) < std::get<int64_t>(y[0]);
-  });
-  hist.note = "the first bucket starts at the minimum gap length";
-
-  Table& top = s.AddTable("largest_gaps", "Largest gaps",
-                          {{"device", "device", Unit::kNumber},
-                           {"start_ns", "start", Unit::kTimestampNs},
-                           {"duration_ns", "duration", Unit::kDurationNs},
-                           {"cause", "cause", Unit::kText},
-                           {"launched_late", "launched late", Unit::kText},
-                           {"host_api_pct", "in CUDA calls %", Unit::kPercent},
-                           {"prev_work", "work before", Unit::kText},
-                           {"next_work", "work after", Unit::kText}});
-  for (const IdleGap& g : r.gaps) {
-    const char* late = g.launched_late < 0 ? "unknown" : g.launched_late ? "yes" : "no";
-    top.rows.push_back({int64_t{g.device}, g.start_ns - trace.begin_ns(), g.dur_ns(),
-                        std::string(IdleCauseName(g.cause)), std::string(late),
-                        Pct(g.dur_ns() - g.host_ns, g.dur_ns()), WorkName(trace, g.prev_work),
-                        WorkName(trace, g.next_work)});
-  }
-  top.total_rows = gaps;
-  top.note =
-      "start is relative to the trace begin; 'work before' ended at the gap's start, "
-      "'work after' began at its end";
-  return Status::Ok();
 }
 
 }  // namespace sightline

@@ -48,12 +48,20 @@ struct IdleGap {
   // The next GPU work (the one that ends the gap) has a launching call and that call ended after
   // the gap began. -1 unknown (not linked), 0 no (queued), 1 yes.
   int8_t launched_late = -1;
+  // A synchronize call was in progress when the gap began: the host had been waiting for the GPU
+  // to drain, so the work after the gap starts from an empty queue (a sync in the loop).
+  bool after_sync = false;
   // How much of the gap each kind of host activity covers (union of the calls of that class on
   // the device's launching processes); host_ns = the part no API call covers.
   DurationNs sync_ns = 0, memcpy_ns = 0, launch_ns = 0, other_api_ns = 0, host_ns = 0;
   // The GPU work that ended just before and started just after the gap: kernel row, or
   // kernels.size() + memop row; -1 none.
   int64_t prev_work = -1, next_work = -1;
+  // The API call name with the most time inside the gap (summed over its calls by the device's
+  // processes), e.g. cuLibraryLoadData for lazy module loading; empty when none. Set for the
+  // gaps IdleGapsResult keeps.
+  StringId main_api;
+  DurationNs main_api_ns = 0;
 
   DurationNs dur_ns() const { return end_ns - start_ns; }
 };
@@ -67,6 +75,8 @@ struct DeviceIdle {
   DurationNs short_idle_ns = 0;  // sum of gaps < min_gap_ns (launch jitter)
   int64_t short_gaps = 0;
   DurationNs largest_gap_ns = 0;
+  int64_t gaps_after_sync = 0;  // counted gaps with after_sync
+  DurationNs idle_after_sync_ns = 0;
   std::array<int64_t, kNumGapBuckets> bucket_count{};
   std::array<DurationNs, kNumGapBuckets> bucket_ns{};
   std::array<int64_t, kNumIdleCauses> cause_count{};

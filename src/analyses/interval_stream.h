@@ -65,13 +65,12 @@ class StreamingCoverage {
     valid_ = union_.Next(&cur_);
   }
 
-  DurationNs Covered(TimeNs a, TimeNs b) {
+  // Sets *covers_a (when given) to whether the union contains the point a itself.
+  DurationNs Covered(TimeNs a, TimeNs b, bool* covers_a = nullptr) {
     DurationNs covered = 0;
+    while (valid_ && cur_.end_ns <= a) valid_ = union_.Next(&cur_);
+    if (covers_a != nullptr) *covers_a = valid_ && cur_.start_ns <= a;
     while (valid_) {
-      if (cur_.end_ns <= a) {
-        valid_ = union_.Next(&cur_);
-        continue;
-      }
       if (cur_.start_ns >= b) break;
       covered += std::min(cur_.end_ns, b) - std::max(cur_.start_ns, a);
       if (cur_.end_ns > b) break;  // may reach into the next query

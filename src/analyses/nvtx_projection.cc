@@ -149,31 +149,29 @@ Status RunNvtxProjectionSection(const Trace& trace, int input, const AnalyzeOpti
 
   Table& t = s.AddTable("ranges", "Ranges by GPU time of the work they launched",
                         {{"name", "range", Unit::kText},
-                         {"kind", "kind", Unit::kText},
                          {"depth", "depth", Unit::kNumber},
                          {"count", "count", Unit::kCount},
                          {"cpu_total_ns", "CPU total", Unit::kDurationNs},
                          {"cpu_avg_ns", "CPU avg", Unit::kDurationNs},
                          {"gpu_time_ns", "GPU time", Unit::kDurationNs},
                          {"gpu_avg_ns", "GPU avg", Unit::kDurationNs},
-                         {"gpu_span_avg_ns", "GPU span avg", Unit::kDurationNs},
+                         {"gpu_span_avg_ns", "span avg", Unit::kDurationNs},
                          {"kernels", "kernels", Unit::kCount},
                          {"memops", "memops", Unit::kCount},
-                         {"path", "path (first instance)", Unit::kText}});
+                         {"path", "path", Unit::kText}});
   const size_t keep = std::min(r.groups.size(), static_cast<size_t>(std::max(options.top_n, 0)));
   for (size_t i = 0; i < keep; ++i) {
     const NvtxRangeGroup& g = r.groups[i];
-    t.rows.push_back({DisplayName(trace, g.name, g.domain), std::string(RangeKindName(g.kind)),
-                      int64_t{g.depth}, g.count, g.cpu_total_ns, AvgNs(g.cpu_total_ns, g.count),
-                      g.work.gpu_time_ns(), AvgNs(g.work.gpu_time_ns(), g.count),
-                      AvgNs(g.gpu_span_total_ns, g.count), g.work.kernel_count, g.work.memop_count,
-                      g.path});
+    t.rows.push_back({DisplayName(trace, g.name, g.domain), int64_t{g.depth}, g.count,
+                      g.cpu_total_ns, AvgNs(g.cpu_total_ns, g.count), g.work.gpu_time_ns(),
+                      AvgNs(g.work.gpu_time_ns(), g.count), AvgNs(g.gpu_span_total_ns, g.count),
+                      g.work.kernel_count, g.work.memop_count, g.path});
   }
   t.total_rows = static_cast<int64_t>(r.groups.size());
   t.note =
       "GPU time = summed durations of the kernels and memory operations launched (by the range's "
       "thread) inside each range, nested ranges included; GPU span = first start to last end of "
-      "that work";
+      "that work; path = nesting of the first instance";
   return Status::Ok();
 }
 

@@ -20,6 +20,7 @@ struct AnalyzeArgs {
   bool list = false;
   AnalyzeOptions options;
   double min_gap_us = 2.0;
+  int top_n = 0;  // 0: the format's default
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
@@ -32,6 +33,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   AnalyzeOptions options = args.options;
   options.min_gap_ns = static_cast<DurationNs>(args.min_gap_us * 1000.0);
+  // A terminal wants the top rows; JSON feeds tools and diffs, so it keeps more.
+  options.top_n = args.top_n > 0 ? args.top_n : (args.format == "json" ? 100 : 15);
 
   StatusOr<Report> report = AnalyzeFiles(args.traces, options);
   if (!report.ok()) return ReportError(report.status());
@@ -78,9 +81,10 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "Idle gaps shorter than this many microseconds are ignored")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  cmd->add_option("--top", args->options.top_n, "Rows shown in the top-N tables of the text report")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cmd->add_option("--top", args->top_n,
+                  "Rows kept in each long table (kernels, API calls, gaps, ...); default 15 for "
+                  "text, 100 for JSON")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--list", args->list, "List the analyses and exit");
   cmd->callback([&runner, args] { runner = [args] { return RunAnalyze(*args); }; });
 }

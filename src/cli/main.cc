@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   sightline::cli::CommandRunner runner;
   sightline::cli::AddAnalyzeCommand(app, runner);
+  sightline::cli::AddOccupancyCommand(app, runner);
+  sightline::cli::AddNcuCommand(app, runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -31,8 +31,11 @@ std::string FormatValue(const Value& v, Unit unit) {
   if (!std::isfinite(d)) return "-";
   switch (unit) {
     case Unit::kDurationNs:
-    case Unit::kTimestampNs:
       return FormatDuration(static_cast<DurationNs>(std::llround(d)));
+    case Unit::kTimestampNs:  // on the trace's own clock, whose origin differs between tools
+      return is_int ? fmt::format("{}.{:09d} s", std::get<int64_t>(v) / kNsPerS,
+                                  std::get<int64_t>(v) % kNsPerS)
+                    : fmt::format("{:.9f} s", d / 1e9);
     case Unit::kBytes:
       return FormatBytes(static_cast<int64_t>(std::llround(d)));
     case Unit::kPercent:
