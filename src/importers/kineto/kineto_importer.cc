@@ -1,12 +1,27 @@
 #include "importers/kineto/kineto_importer.h"
 
+#include <string>
+
+#include "base/file_io.h"
+#include "importers/kineto/kineto_events_reader.h"
+#include "importers/kineto/kineto_parser.h"
+#include "importers/kineto/kineto_sniff.h"
+
 namespace sightline {
 
-// Placeholder until the importer lands: recognises nothing.
-bool SniffKinetoJson(std::string_view) { return false; }
+bool SniffKinetoJson(std::string_view first_bytes) {
+  if (IsGzip(first_bytes)) {
+    char head[4096];
+    const size_t n = kineto::InflateGzipPrefix(first_bytes, head, sizeof head);
+    // Nothing inflated from the prefix: undecidable here; the importer checks the whole file.
+    if (n == 0) return true;
+    return kineto::LooksLikeJsonObject(std::string_view(head, n));
+  }
+  return kineto::LooksLikeJsonObject(first_bytes);
+}
 
 StatusOr<Trace> ImportKinetoJson(const std::string& path, const ImportOptions&) {
-  return UnimplementedError(path + ": importer not built yet");
+  return kineto::ImportKinetoJsonWithWindow(path, kineto::EventsReader::kDefaultWindowBytes);
 }
 
 }  // namespace sightline

@@ -1,6 +1,7 @@
-// Importer for PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip'd.
-// Maps traceEvents by `cat` (kernel, gpu_memcpy, gpu_memset, cuda_runtime, cuda_driver, cpu_op,
-// user_annotation, python_function), deviceProperties and distributedInfo into the trace model.
+// Importer for PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip'd; the mapping and what
+// is dropped are in docs/formats/kineto.md. The pieces, in data-flow order: kineto_stream (bytes,
+// gzip) -> kineto_parser (top-level fields) -> kineto_events_reader (traceEvents a window at a
+// time) -> kineto_read_event (one event) -> kineto_mapper (TraceBuilder rows, counted drops).
 #pragma once
 
 #include <string>

@@ -1,0 +1,61 @@
+// One Chrome-trace event of a Kineto trace, as read from `traceEvents` (kineto_read_event.h):
+// the fields Sightline uses, with views into the JSON buffer (valid while the buffer and parser
+// live). The reader accepts fields in any order and ignores unknown ones; what an event means is
+// decided by the mapper (kineto_mapper.h).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "model/trace.h"
+
+namespace sightline::kineto {
+
+// Kineto's `cat` values that Sightline maps (ActivityType names in libkineto).
+enum class Category : uint8_t {
+  kMissing,  // no `cat` field
+  kKernel,   // "kernel" ("Kernel" in old traces)
+  kGpuMemcpy,
+  kGpuMemset,
+  kCudaRuntime,
+  kCudaDriver,
+  kCpuOp,
+  kUserAnnotation,
+  kPythonFunction,
+  kOther,  // anything else; counted by its text
+};
+Category ClassifyCategory(std::string_view cat);
+
+// A pid or tid: Kineto writes ints, and strings for its own rows ("Spans", "Traces", "").
+struct EventId {
+  enum Kind : uint8_t { kMissing, kInt, kString, kInvalid } kind = kMissing;
+  int64_t value = 0;
+  std::string_view text;  // kString: the unescaped string
+};
+
+// args fields that some category uses; `kUnset` where absent or not an integer.
+struct EventArgs {
+  static constexpr int64_t kUnset = INT64_MIN;
+  int64_t device = kUnset, stream = kUnset, correlation = kUnset;
+  int64_t registers_per_thread = kUnset, shared_memory = kUnset, bytes = kUnset;
+  Dim3 grid, block;
+  bool has_grid = false, has_block = false;
+  std::string_view name, labels;  // metadata events: args.name / args.labels
+  bool has_name = false, has_labels = false;
+};
+
+struct Event {
+  char ph = 0;  // 0 when missing
+  Category category = Category::kMissing;
+  std::string_view cat;  // raw text of `cat` (for counting unmapped categories)
+  std::string_view name;
+  bool has_name = false;
+  EventId pid, tid;
+  int64_t ts_ns = 0, dur_ns = 0;  // microsecond text converted exactly
+  bool has_ts = false, has_dur = false;
+  bool bad_value = false;   // a used field had the wrong type or did not fit
+  bool not_object = false;  // the element is not a JSON object
+  EventArgs args;
+};
+
+}  // namespace sightline::kineto

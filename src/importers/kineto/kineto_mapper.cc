@@ -1,0 +1,349 @@
+#include "importers/kineto/kineto_mapper.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "importers/kineto/kineto_names.h"
+
+namespace sightline::kineto {
+namespace {
+
+constexpr int64_t kUnset = EventArgs::kUnset;
+constexpr std::string_view kNoCategory = "(no cat)";
+
+bool FitsInt32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+int32_t ArgOr(int64_t v, int32_t fallback) {
+  return v != kUnset && FitsInt32(v) ? static_cast<int32_t>(v) : fallback;
+}
+
+// Why a category is not mapped, for the diagnostic message.
+std::string_view UnmappedReason(std::string_view cat) {
+  struct Entry {
+    std::string_view cat, reason;
+  };
+  static constexpr Entry kReasons[] = {
+      {"gpu_user_annotation",
+       "GPU-side copies of record_function ranges; the host-side user_annotation is kept and "
+       "projects onto the GPU through its launches"},
+      {"ac2g", "flow arrows from a launch to its GPU event; the link comes from args.correlation"},
+      {"async_cpu_to_gpu",
+       "flow arrows from a launch to its GPU event; the link comes from args.correlation"},
+      {"fwdbwd", "flow arrows from forward to backward operators"},
+      {"Trace", "the profiler's own span of the capture window (pid \"Spans\")"},
+      {"overhead", "profiler overhead (CUPTI buffer requests, lazy function loading)"},
+      {"cpu_instant_event", "instant events such as [memory] allocator records"},
+      {"cuda_sync", "GPU-side synchronization spans; the host-side cuda_runtime call is kept"},
+      {kNoCategory, "markers such as Iteration Start and Record Window End"},
+  };
+  for (const Entry& e : kReasons) {
+    if (e.cat == cat) return e.reason;
+  }
+  return "a category Sightline does not use";
+}
+
+std::string DiagnosticCode(std::string_view cat) {
+  if (cat == kNoCategory) return "kineto_unmapped_no_category";
+  std::string code = "kineto_unmapped_";
+  for (char c : cat) {
+    code.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  }
+  return code;
+}
+
+// "rank 3", "Rank: 3", "rank3" anywhere in a label; -1 when absent.
+int32_t RankInLabel(std::string_view label) {
+  for (size_t i = 0; i + 4 <= label.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(label[i])) != 'r' ||
+        std::tolower(static_cast<unsigned char>(label[i + 1])) != 'a' ||
+        std::tolower(static_cast<unsigned char>(label[i + 2])) != 'n' ||
+        std::tolower(static_cast<unsigned char>(label[i + 3])) != 'k') {
+      continue;
+    }
+    size_t j = i + 4;
+    while (j < label.size() && (label[j] == ' ' || label[j] == ':' || label[j] == '=')) ++j;
+    int64_t rank = -1;
+    while (j < label.size() && std::isdigit(static_cast<unsigned char>(label[j]))) {
+      rank = (rank < 0 ? 0 : rank) * 10 + (label[j] - '0');
+      if (rank > INT32_MAX) return -1;
+      ++j;
+    }
+    if (rank >= 0) return static_cast<int32_t>(rank);
+  }
+  return -1;
+}
+
+}  // namespace
+
+void EventMapper::Map(const Event& e) {
+  if (e.not_object) return Invalid();
+  if (e.ph == 'M') {
+    MapMetadata(e);
+    return;
+  }
+  const bool mapped_category = e.category != Category::kMissing && e.category != Category::kOther;
+  if (e.ph != 'X' || !mapped_category) {
+    if (mapped_category && e.ph == 0) {
+      Invalid();  // e.g. a kernel without ph
+      return;
+    }
+    CountUnmapped(e);
+    return;
+  }
+  switch (e.category) {
+    case Category::kKernel:
+      return MapKernel(e);
+    case Category::kGpuMemcpy:
+      return MapMemOp(e, /*is_memset=*/false);
+    case Category::kGpuMemset:
+      return MapMemOp(e, /*is_memset=*/true);
+    case Category::kCudaRuntime:
+      return MapApiCall(e, ApiKind::kRuntime);
+    case Category::kCudaDriver:
+      return MapApiCall(e, ApiKind::kDriver);
+    case Category::kCpuOp:
+      return MapRange(e, RangeKind::kCpuOp);
+    case Category::kUserAnnotation:
+      return MapRange(e, RangeKind::kUserAnnotation);
+    case Category::kPythonFunction:
+      return MapRange(e, RangeKind::kPythonFunction);
+    case Category::kMissing:
+    case Category::kOther:
+      break;
+  }
+}
+
+bool EventMapper::GetTimes(const Event& e, Times* t) {
+  if (!e.has_ts || !e.has_dur || !e.has_name || e.bad_value) return false;
+  if (__builtin_add_overflow(e.ts_ns, offset_ns_, &t->start)) return false;
+  if (__builtin_add_overflow(t->start, e.dur_ns, &t->end)) return false;
+  return true;
+}
+
+int32_t EventMapper::SyntheticId(std::string_view text, bool is_pid) {
+  auto& ids = is_pid ? synthetic_pids_ : synthetic_tids_;
+  auto it = ids.find(text);
+  if (it != ids.end()) return it->second;
+  // Negative ids below -1 (-1 means unknown) keep string-named rows apart from real ones.
+  const int32_t id = -2 - static_cast<int32_t>(ids.size());
+  ids.emplace(std::string(text), id);
+  return id;
+}
+
+bool EventMapper::GetHostIds(const Event& e, int32_t* pid, int32_t* tid) {
+  auto resolve = [&](const EventId& id, bool is_pid, int32_t* out) {
+    switch (id.kind) {
+      case EventId::kInt:
+        if (!FitsInt32(id.value)) return false;
+        *out = static_cast<int32_t>(id.value);
+        return true;
+      case EventId::kString:
+        *out = SyntheticId(id.text, is_pid);
+        return true;
+      case EventId::kMissing:
+      case EventId::kInvalid:
+        return false;
+    }
+    return false;
+  };
+  if (!resolve(e.pid, true, pid) || !resolve(e.tid, false, tid)) return false;
+  if (e.pid.kind == EventId::kString) process_names_.try_emplace(*pid, e.pid.text);
+  if (e.tid.kind == EventId::kString) thread_names_.try_emplace({*pid, *tid}, e.tid.text);
+  return true;
+}
+
+bool EventMapper::GetGpuIds(const Event& e, int32_t* device, int32_t* stream) {
+  // Kineto puts the device in pid and the stream in tid as well as in args.
+  const bool from_args = e.args.device != kUnset && e.args.stream != kUnset;
+  const int32_t pid = e.pid.kind == EventId::kInt && FitsInt32(e.pid.value)
+                          ? static_cast<int32_t>(e.pid.value)
+                          : -1;
+  const int32_t tid = e.tid.kind == EventId::kInt && FitsInt32(e.tid.value)
+                          ? static_cast<int32_t>(e.tid.value)
+                          : -1;
+  *device = ArgOr(e.args.device, pid);
+  *stream = ArgOr(e.args.stream, tid);
+  if (*device < 0 || *stream < 0) return false;
+  if (!from_args) ++gpu_args_missing_;
+  if (pid >= 0 && std::find(gpu_pids_.begin(), gpu_pids_.end(), pid) == gpu_pids_.end()) {
+    gpu_pids_.push_back(pid);
+  }
+  return true;
+}
+
+void EventMapper::MapKernel(const Event& e) {
+  Times t;
+  KernelRow row;
+  if (!GetTimes(e, &t) || !GetGpuIds(e, &row.device, &row.stream)) return Invalid();
+  row.start_ns = t.start;
+  row.end_ns = t.end;
+  row.pid = -1;  // the builder takes the launching process from the correlated API call
+  row.name = builder_->Intern(e.name);
+  row.correlation = e.args.correlation != kUnset ? e.args.correlation : -1;
+  if (e.args.has_grid) row.grid = e.args.grid;
+  if (e.args.has_block) row.block = e.args.block;
+  row.registers_per_thread = ArgOr(e.args.registers_per_thread, -1);
+  const int64_t smem = e.args.shared_memory;
+  if (smem == 0) {
+    row.static_smem_bytes = row.dynamic_smem_bytes = 0;
+  } else if (smem != kUnset) {
+    ++smem_split_unknown_;  // static + dynamic with an unknown split: both stay -1
+  }
+  builder_->AddKernel(row);
+}
+
+void EventMapper::MapMemOp(const Event& e, bool is_memset) {
+  Times t;
+  MemOpRow row;
+  if (!GetTimes(e, &t) || !GetGpuIds(e, &row.device, &row.stream)) return Invalid();
+  row.start_ns = t.start;
+  row.end_ns = t.end;
+  row.pid = -1;
+  MemOpName parsed;
+  const bool ok = is_memset ? ParseMemsetName(e.name, &parsed) : ParseMemcpyName(e.name, &parsed);
+  if (!ok) ++memop_name_unknown_;
+  row.kind = parsed.kind;
+  row.src_kind = parsed.src;
+  row.dst_kind = parsed.dst;
+  if (e.args.bytes != kUnset && e.args.bytes >= 0) {
+    row.size_bytes = e.args.bytes;
+  } else {
+    ++gpu_args_missing_;
+  }
+  row.correlation = e.args.correlation != kUnset ? e.args.correlation : -1;
+  builder_->AddMemOp(row);
+}
+
+void EventMapper::MapApiCall(const Event& e, ApiKind kind) {
+  Times t;
+  ApiCallRow row;
+  if (!GetTimes(e, &t) || !GetHostIds(e, &row.pid, &row.tid)) return Invalid();
+  row.start_ns = t.start;
+  row.end_ns = t.end;
+  row.name = e.name;
+  row.kind = kind;
+  row.correlation = e.args.correlation != kUnset ? e.args.correlation : -1;
+  builder_->AddApiCall(row);
+}
+
+void EventMapper::MapRange(const Event& e, RangeKind kind) {
+  Times t;
+  RangeRow row;
+  if (!GetTimes(e, &t) || !GetHostIds(e, &row.pid, &row.tid)) return Invalid();
+  row.start_ns = t.start;
+  row.end_ns = t.end;
+  row.name = builder_->Intern(e.name);
+  row.kind = kind;
+  builder_->AddRange(row);
+}
+
+void EventMapper::MapMetadata(const Event& e) {
+  const std::string_view what = e.has_name ? e.name : std::string_view();
+  const bool process_name = what == "process_name", process_labels = what == "process_labels";
+  const bool thread_name = what == "thread_name";
+  if (!process_name && !process_labels && !thread_name) {
+    ++ignored_metadata_;  // sort indices and other display-only metadata
+    return;
+  }
+  if (e.pid.kind == EventId::kString) {
+    ++ignored_metadata_;  // Kineto's own rows ("Spans", "Traces")
+    return;
+  }
+  if (e.pid.kind != EventId::kInt || !FitsInt32(e.pid.value)) return Invalid();
+  const int32_t pid = static_cast<int32_t>(e.pid.value);
+  if (process_labels) {
+    if (!e.args.has_labels) return Invalid();
+    process_labels_[pid] = std::string(e.args.labels);
+    if (rank_from_labels_ < 0) rank_from_labels_ = RankInLabel(e.args.labels);
+    return;
+  }
+  if (!e.args.has_name) return Invalid();
+  if (process_name) {
+    process_names_[pid] = std::string(e.args.name);
+    return;
+  }
+  int32_t tid;
+  if (e.tid.kind == EventId::kInt && FitsInt32(e.tid.value)) {
+    tid = static_cast<int32_t>(e.tid.value);
+  } else if (e.tid.kind == EventId::kString) {
+    tid = SyntheticId(e.tid.text, /*is_pid=*/false);
+  } else {
+    return Invalid();
+  }
+  thread_names_[{pid, tid}] = std::string(e.args.name);
+}
+
+void EventMapper::CountUnmapped(const Event& e) {
+  // A mapped category in another phase (e.g. an instant "kernel" event) is counted apart.
+  const bool other_phase = e.category != Category::kMissing && e.category != Category::kOther;
+  const std::string_view key = e.category == Category::kMissing ? kNoCategory : e.cat;
+  for (auto& u : unmapped_) {
+    if (u.cat == key && u.phase == (other_phase ? e.ph : 0)) {
+      ++u.count;
+      return;
+    }
+  }
+  unmapped_.push_back({std::string(key), static_cast<char>(other_phase ? e.ph : 0), 1});
+}
+
+void EventMapper::Finish() {
+  auto is_gpu_pid = [&](int32_t pid) {
+    if (std::find(gpu_pids_.begin(), gpu_pids_.end(), pid) != gpu_pids_.end()) return true;
+    auto it = process_labels_.find(pid);
+    return it != process_labels_.end() && it->second.starts_with("GPU");
+  };
+  for (const auto& [pid, name] : process_names_) {
+    if (is_gpu_pid(pid)) continue;  // a device row: DeviceInfo describes it
+    builder_->AddProcess(ProcessInfo{pid, name});
+  }
+  for (const auto& [key, name] : thread_names_) {
+    if (is_gpu_pid(key.first) && std::string_view(name).starts_with("stream")) continue;
+    builder_->AddThread(ThreadInfo{key.first, key.second, name});
+  }
+
+  Diagnostics& d = builder_->diagnostics();
+  d.Add("kineto_invalid_event",
+        "Kineto events of a mapped category without a usable ts, dur, name, pid or tid (or "
+        "device/stream for GPU events), or with such a field of the wrong type; dropped",
+        invalid_);
+  d.Add("kineto_gpu_args_missing",
+        "Kineto GPU events without args.device/stream (taken from pid/tid) or args.bytes (size "
+        "left 0)",
+        gpu_args_missing_, DiagnosticSeverity::kInfo);
+  d.Add("kineto_smem_split_unknown",
+        "kernels with shared memory: Kineto records only static + dynamic together, so both are "
+        "left unknown (-1)",
+        smem_split_unknown_, DiagnosticSeverity::kInfo);
+  d.Add("kineto_memop_name_unknown",
+        "Kineto memory operations whose name does not say the copy kind or memory kinds (kept as "
+        "kind other / memory unknown)",
+        memop_name_unknown_, DiagnosticSeverity::kInfo);
+  d.Add("kineto_unmapped_metadata",
+        "Kineto display-only metadata (process/thread sort indices, the profiler's own rows) "
+        "ignored",
+        ignored_metadata_, DiagnosticSeverity::kInfo);
+  std::sort(unmapped_.begin(), unmapped_.end(), [](const Unmapped& a, const Unmapped& b) {
+    return a.cat != b.cat ? a.cat < b.cat : a.phase < b.phase;
+  });
+  for (const Unmapped& u : unmapped_) {
+    if (u.phase != 0) {
+      d.Add(DiagnosticCode(u.cat) + "_ph_" +
+                (std::isalnum(static_cast<unsigned char>(u.phase)) ? std::string(1, u.phase)
+                                                                   : std::string("other")),
+            fmt::format("Kineto '{}' events with phase '{}' not mapped: only complete events "
+                        "(ph X) of this category are used",
+                        u.cat, u.phase),
+            u.count, DiagnosticSeverity::kInfo);
+      continue;
+    }
+    const std::string what = u.cat == kNoCategory
+                                 ? std::string("Kineto events without a category")
+                                 : fmt::format("Kineto events of category '{}'", u.cat);
+    d.Add(DiagnosticCode(u.cat), fmt::format("{} not mapped: {}", what, UnmappedReason(u.cat)),
+          u.count, DiagnosticSeverity::kInfo);
+  }
+}
+
+}  // namespace sightline::kineto

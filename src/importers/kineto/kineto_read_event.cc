@@ -1,0 +1,199 @@
+#include "importers/kineto/kineto_read_event.h"
+
+#include <utility>
+
+#include "importers/kineto/kineto_json.h"
+#include "importers/kineto/kineto_numbers.h"
+
+namespace sightline::kineto {
+namespace {
+
+using simdjson::error_code;
+using simdjson::INCORRECT_TYPE;
+using simdjson::SUCCESS;
+
+void ReadId(sj::value& v, EventId* id) {
+  const std::string_view token = v.raw_json_token();
+  if (!token.empty() && token[0] == '"') {
+    std::string_view s;
+    if (!ReadString(v, &s)) {
+      id->kind = EventId::kInvalid;
+    } else if (ParseInt64(s, &id->value)) {
+      id->kind = EventId::kInt;
+    } else {
+      id->kind = EventId::kString;
+      id->text = s;
+    }
+    return;
+  }
+  id->kind = ReadInt(v, &id->value) ? EventId::kInt : EventId::kInvalid;
+}
+
+// [x, y, z] with three integers; anything else leaves *ok false.
+error_code ReadDim3(sj::value& v, Dim3* dim, bool* ok) {
+  *ok = false;
+  sj::array array;
+  if (v.get_array().get(array) != SUCCESS) return SUCCESS;  // not an array: ignored
+  int32_t xyz[3] = {0, 0, 0};
+  int n = 0;
+  bool valid = true;
+  for (auto element : array) {
+    sj::value item;
+    if (error_code e = std::move(element).get(item)) return e;
+    int64_t x;
+    if (n >= 3 || !ReadInt(item, &x) || x < 0 || x > INT32_MAX) {
+      valid = false;
+    } else {
+      xyz[n] = static_cast<int32_t>(x);
+    }
+    ++n;
+  }
+  if (valid && n == 3) {
+    *dim = Dim3{xyz[0], xyz[1], xyz[2]};
+    *ok = true;
+  }
+  return SUCCESS;
+}
+
+void ReadIntArg(sj::value& v, int64_t* out) {
+  if (!ReadInt(v, out)) *out = EventArgs::kUnset;
+}
+
+error_code ReadArgs(sj::value& v, EventArgs* args) {
+  sj::object object;
+  if (v.get_object().get(object) != SUCCESS) return SUCCESS;  // args that are not an object
+  for (auto field_result : object) {
+    sj::field field;
+    if (error_code e = std::move(field_result).get(field)) return e;
+    const sj::raw_json_string key = field.key();
+    sj::value& value = field.value();
+    switch (key.raw()[0]) {
+      case 'b':
+        if (key.unsafe_is_equal("bytes")) {
+          ReadIntArg(value, &args->bytes);
+        } else if (key.unsafe_is_equal("block")) {
+          if (error_code e = ReadDim3(value, &args->block, &args->has_block)) return e;
+        }
+        break;
+      case 'c':
+        if (key.unsafe_is_equal("correlation")) ReadIntArg(value, &args->correlation);
+        break;
+      case 'd':
+        if (key.unsafe_is_equal("device")) ReadIntArg(value, &args->device);
+        break;
+      case 'g':
+        if (key.unsafe_is_equal("grid")) {
+          if (error_code e = ReadDim3(value, &args->grid, &args->has_grid)) return e;
+        }
+        break;
+      case 'l':
+        if (key.unsafe_is_equal("labels")) args->has_labels = ReadString(value, &args->labels);
+        break;
+      case 'n':
+        if (key.unsafe_is_equal("name")) args->has_name = ReadString(value, &args->name);
+        break;
+      case 'r':
+        if (key.unsafe_is_equal("registers per thread")) {
+          ReadIntArg(value, &args->registers_per_thread);
+        }
+        break;
+      case 's':
+        if (key.unsafe_is_equal("stream")) {
+          ReadIntArg(value, &args->stream);
+        } else if (key.unsafe_is_equal("shared memory")) {
+          ReadIntArg(value, &args->shared_memory);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return SUCCESS;
+}
+
+// Whether `args` can matter for this event, given what was read before it (usually ph and cat
+// come first; sorted-key files put args first, and then everything is read).
+bool WantArgs(const Event& e) {
+  if (e.ph != 0 && e.ph != 'X' && e.ph != 'M') return false;
+  switch (e.category) {
+    case Category::kCpuOp:
+    case Category::kUserAnnotation:
+    case Category::kPythonFunction:
+    case Category::kOther:
+      return e.ph == 'M';
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+error_code ReadEvent(sj::value& element, Event* event) {
+  *event = Event{};
+  sj::object object;
+  if (error_code e = element.get_object().get(object)) {
+    if (e != INCORRECT_TYPE) return e;
+    event->not_object = true;
+    return SUCCESS;
+  }
+  for (auto field_result : object) {
+    sj::field field;
+    if (error_code e = std::move(field_result).get(field)) return e;
+    const sj::raw_json_string key = field.key();
+    sj::value& value = field.value();
+    switch (key.raw()[0]) {
+      case 'p':
+        if (key.unsafe_is_equal("ph")) {
+          std::string_view ph;
+          if (ReadString(value, &ph) && ph.size() == 1) {
+            event->ph = ph[0];
+          } else {
+            event->ph = '?';
+          }
+        } else if (key.unsafe_is_equal("pid")) {
+          ReadId(value, &event->pid);
+        }
+        break;
+      case 'c':
+        if (key.unsafe_is_equal("cat")) {
+          if (ReadString(value, &event->cat)) {
+            event->category = ClassifyCategory(event->cat);
+          } else {
+            event->category = Category::kOther;
+            event->cat = "(not a string)";
+          }
+        }
+        break;
+      case 'n':
+        if (key.unsafe_is_equal("name")) {
+          event->has_name = ReadString(value, &event->name);
+          if (!event->has_name) event->bad_value = true;
+        }
+        break;
+      case 't':
+        if (key.unsafe_is_equal("ts")) {
+          event->has_ts = ReadTime(value, &event->ts_ns);
+          if (!event->has_ts) event->bad_value = true;
+        } else if (key.unsafe_is_equal("tid")) {
+          ReadId(value, &event->tid);
+        }
+        break;
+      case 'd':
+        if (key.unsafe_is_equal("dur")) {
+          event->has_dur = ReadTime(value, &event->dur_ns);
+          if (!event->has_dur) event->bad_value = true;
+        }
+        break;
+      case 'a':
+        if (key.unsafe_is_equal("args") && WantArgs(*event)) {
+          if (error_code e = ReadArgs(value, &event->args)) return e;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return SUCCESS;
+}
+
+}  // namespace sightline::kineto
