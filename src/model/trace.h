@@ -36,6 +36,25 @@ struct KernelTable {
   std::vector<int32_t> dynamic_smem_bytes;    // -1 unknown
   std::vector<int32_t> launch_call;           // row in ApiCallTable; kNoRow when not linked
 
+  // Applies f to every column vector (for reserving and reordering all columns alike).
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(start_ns);
+    f(end_ns);
+    f(device);
+    f(stream);
+    f(pid);
+    f(name);
+    f(short_name);
+    f(correlation);
+    f(grid);
+    f(block);
+    f(registers_per_thread);
+    f(static_smem_bytes);
+    f(dynamic_smem_bytes);
+    f(launch_call);
+  }
+
   size_t size() const { return start_ns.size(); }
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
 };
@@ -55,6 +74,22 @@ struct MemOpTable {
   std::vector<int64_t> correlation;
   std::vector<int32_t> launch_call;  // row in ApiCallTable; kNoRow when not linked
 
+  // Applies f to every column vector (for reserving and reordering all columns alike).
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(start_ns);
+    f(end_ns);
+    f(device);
+    f(stream);
+    f(pid);
+    f(kind);
+    f(src_kind);
+    f(dst_kind);
+    f(size_bytes);
+    f(correlation);
+    f(launch_call);
+  }
+
   size_t size() const { return start_ns.size(); }
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
 };
@@ -73,6 +108,19 @@ struct ApiCallTable {
   std::vector<ApiKind> kind;
   std::vector<ApiClass> api_class;
   std::vector<int64_t> correlation;  // -1 none
+
+  // Applies f to every column vector (for reserving and reordering all columns alike).
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(start_ns);
+    f(end_ns);
+    f(pid);
+    f(tid);
+    f(name);
+    f(kind);
+    f(api_class);
+    f(correlation);
+  }
 
   size_t size() const { return start_ns.size(); }
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
@@ -97,6 +145,20 @@ struct RangeTable {
   std::vector<RangeKind> kind;
   std::vector<int32_t> depth;   // 0 = outermost on its thread
   std::vector<int32_t> parent;  // row of the enclosing range on the same thread; kNoRow if none
+
+  // Applies f to every column vector (for reserving and reordering all columns alike).
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(start_ns);
+    f(end_ns);
+    f(pid);
+    f(tid);
+    f(name);
+    f(domain);
+    f(kind);
+    f(depth);
+    f(parent);
+  }
 
   size_t size() const { return start_ns.size(); }
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }

@@ -112,30 +112,10 @@ bool TraceBuilder::CheckDuration(TimeNs start, TimeNs end) {
 }
 
 void TraceBuilder::Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges) {
-  KernelTable& k = trace_.kernels;
-  for (auto* v : {&k.start_ns, &k.end_ns}) v->reserve(kernels);
-  for (auto* v : {&k.device, &k.stream, &k.pid, &k.registers_per_thread, &k.static_smem_bytes,
-                  &k.dynamic_smem_bytes, &k.launch_call}) {
-    v->reserve(kernels);
-  }
-  k.name.reserve(kernels);
-  k.short_name.reserve(kernels);
-  k.correlation.reserve(kernels);
-  k.grid.reserve(kernels);
-  k.block.reserve(kernels);
-  MemOpTable& m = trace_.memops;
-  m.start_ns.reserve(memops);
-  m.end_ns.reserve(memops);
-  ApiCallTable& a = trace_.api_calls;
-  for (auto* v : {&a.start_ns, &a.end_ns, &a.correlation}) v->reserve(api_calls);
-  for (auto* v : {&a.pid, &a.tid}) v->reserve(api_calls);
-  a.name.reserve(api_calls);
-  a.kind.reserve(api_calls);
-  a.api_class.reserve(api_calls);
-  RangeTable& r = trace_.ranges;
-  r.start_ns.reserve(ranges);
-  r.end_ns.reserve(ranges);
-  r.name.reserve(ranges);
+  trace_.kernels.ForEachColumn([&](auto& column) { column.reserve(kernels); });
+  trace_.memops.ForEachColumn([&](auto& column) { column.reserve(memops); });
+  trace_.api_calls.ForEachColumn([&](auto& column) { column.reserve(api_calls); });
+  trace_.ranges.ForEachColumn([&](auto& column) { column.reserve(ranges); });
 }
 
 void TraceBuilder::AddKernel(const KernelRow& row) {
@@ -242,71 +222,19 @@ void TraceBuilder::AddThread(const ThreadInfo& thread) {
 }
 
 void TraceBuilder::SortTables() {
-  bool sorted;
-  {
-    KernelTable& k = trace_.kernels;
-    std::vector<uint32_t> p = StartOrder(k.start_ns, k.end_ns, &sorted);
-    if (!sorted) {
-      Permute(k.start_ns, p);
-      Permute(k.end_ns, p);
-      Permute(k.device, p);
-      Permute(k.stream, p);
-      Permute(k.pid, p);
-      Permute(k.name, p);
-      Permute(k.short_name, p);
-      Permute(k.correlation, p);
-      Permute(k.grid, p);
-      Permute(k.block, p);
-      Permute(k.registers_per_thread, p);
-      Permute(k.static_smem_bytes, p);
-      Permute(k.dynamic_smem_bytes, p);
-      Permute(k.launch_call, p);
-    }
-  }
-  {
-    MemOpTable& m = trace_.memops;
-    std::vector<uint32_t> p = StartOrder(m.start_ns, m.end_ns, &sorted);
-    if (!sorted) {
-      Permute(m.start_ns, p);
-      Permute(m.end_ns, p);
-      Permute(m.device, p);
-      Permute(m.stream, p);
-      Permute(m.pid, p);
-      Permute(m.kind, p);
-      Permute(m.src_kind, p);
-      Permute(m.dst_kind, p);
-      Permute(m.size_bytes, p);
-      Permute(m.correlation, p);
-      Permute(m.launch_call, p);
-    }
-  }
-  {
-    ApiCallTable& a = trace_.api_calls;
-    std::vector<uint32_t> p = StartOrder(a.start_ns, a.end_ns, &sorted);
-    if (!sorted) {
-      Permute(a.start_ns, p);
-      Permute(a.end_ns, p);
-      Permute(a.pid, p);
-      Permute(a.tid, p);
-      Permute(a.name, p);
-      Permute(a.kind, p);
-      Permute(a.api_class, p);
-      Permute(a.correlation, p);
-    }
-  }
-  {
-    RangeTable& r = trace_.ranges;
-    std::vector<uint32_t> p = StartOrder(r.start_ns, r.end_ns, &sorted);
-    if (!sorted) {
-      Permute(r.start_ns, p);
-      Permute(r.end_ns, p);
-      Permute(r.pid, p);
-      Permute(r.tid, p);
-      Permute(r.name, p);
-      Permute(r.domain, p);
-      Permute(r.kind, p);
-    }
-  }
+  // depth/parent of ranges are computed after sorting, so they are still empty here.
+  auto sort_table = [](auto& table) {
+    bool sorted;
+    const std::vector<uint32_t> perm = StartOrder(table.start_ns, table.end_ns, &sorted);
+    if (sorted) return;
+    table.ForEachColumn([&](auto& column) {
+      if (!column.empty()) Permute(column, perm);
+    });
+  };
+  sort_table(trace_.kernels);
+  sort_table(trace_.memops);
+  sort_table(trace_.api_calls);
+  sort_table(trace_.ranges);
   std::sort(trace_.devices.begin(), trace_.devices.end(),
             [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
   std::sort(trace_.processes.begin(), trace_.processes.end(),
