@@ -1,5 +1,69 @@
-// placeholder, replaced below
+// `sightline ncu REPORT.csv [MORE.csv...]`: reads Nsight Compute CSV exports, classifies each
+// kernel (compute-, memory- or latency-bound), explains stalls and rules, and puts several exports
+// side by side. docs/kernel/ncu.md.
+#include <cstdio>
+
+#include "base/file_io.h"
 #include "cli/commands.h"
+#include "kernel/ncu_csv.h"
+#include "kernel/ncu_report.h"
+#include "reporters/reporter.h"
+
 namespace sightline::cli {
-void AddNcuCommand(CLI::App& app, CommandRunner& runner) { (void)app; (void)runner; }
+namespace {
+
+struct NcuArgs {
+  std::vector<std::string> files;
+  std::string format = "text";
+  std::string output;
+  int top = 10;
+};
+
+int RunNcu(const NcuArgs& args) {
+  if (args.files.empty()) {
+    return ReportError(InvalidArgumentError(
+        "no export given; usage: sightline ncu REPORT.csv [AFTER.csv...] (from ncu --csv "
+        "--page details or --page raw)"));
+  }
+  std::vector<NcuExport> exports;
+  for (const std::string& f : args.files) {
+    StatusOr<NcuExport> e = ReadNcuCsv(f);
+    if (!e.ok()) return ReportError(e.status());
+    exports.push_back(std::move(*e));
+  }
+  NcuReportOptions options;
+  options.top = args.top;
+  const Report report = BuildNcuReport(GroupNcuExports(std::move(exports)), options);
+  const std::string out =
+      args.format == "json" ? RenderJsonReport(report) : RenderTextReport(report);
+  if (args.output.empty() || args.output == "-") {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return kExitOk;
+  }
+  Status s = WriteFileAtomically(args.output, out);
+  return s.ok() ? kExitOk : ReportError(s);
+}
+
+}  // namespace
+
+void AddNcuCommand(CLI::App& app, CommandRunner& runner) {
+  auto args = std::make_shared<NcuArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "ncu",
+      "Read Nsight Compute CSV exports (ncu --csv --page details|raw, any --set): per kernel "
+      "duration, throughputs, occupancy and block limits, a compute/memory/latency-bound "
+      "verdict, stall reasons, ncu's rules and hints; several exports side by side.");
+  cmd->add_option("exports", args->files,
+                  "CSV exports (.csv or .csv.gz); a details and a raw export of the same report "
+                  "are merged, other files are compared side by side");
+  cmd->add_option("--format", args->format, "Report format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
+  cmd->add_option("--top", args->top, "Kernels (longest first) shown in detail per export")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->callback([&runner, args] { runner = [args] { return RunNcu(*args); }; });
+}
+
 }  // namespace sightline::cli
