@@ -108,12 +108,13 @@ Status RunIdleGapsSection(const Trace& trace, int input, const AnalyzeOptions& o
                             {"bucket", "length", Unit::kText},
                             {"gaps", "gaps", Unit::kCount},
                             {"idle_ns", "idle", Unit::kDurationNs}});
-  Series& count_series = s.series.emplace_back();
+  // Filled locally and appended at the end: a reference into s.series would dangle on growth.
+  Series count_series;
   count_series.key = "gap_count_by_length";
   count_series.title = "Idle gaps by length (all devices; x = bucket lower bound)";
   count_series.x_unit = Unit::kDurationNs;
   count_series.y_unit = Unit::kCount;
-  Series& time_series = s.series.emplace_back();
+  Series time_series;
   time_series.key = "gap_time_by_length";
   time_series.title = "Idle time by gap length (all devices; x = bucket lower bound)";
   time_series.x_unit = Unit::kDurationNs;
@@ -138,6 +139,8 @@ Status RunIdleGapsSection(const Trace& trace, int input, const AnalyzeOptions& o
     return std::get<int64_t>(x[0]) < std::get<int64_t>(y[0]);
   });
   hist.note = "the first bucket starts at the minimum gap length";
+  s.series.push_back(std::move(count_series));
+  s.series.push_back(std::move(time_series));
 
   Table& top = s.AddTable("largest_gaps", "Largest gaps",
                           {{"device", "device", Unit::kNumber},

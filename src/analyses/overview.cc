@@ -308,6 +308,32 @@ Status RunOverviewSection(const Trace& trace, int input, const AnalyzeOptions& o
     p.rows.push_back({int64_t{u.pid}, u.name, u.threads});
   }
   SetTruncation(p, r.processes.size(), plimit);
+
+  // Utilization over time, one series per device with work: the busy share of each of
+  // kUtilizationBuckets equal buckets of the trace span. x = bucket start relative to the trace
+  // begin (the same origin as the iterations table's start column).
+  constexpr int kUtilizationBuckets = 200;
+  const TimeNs origin = trace.begin_ns();
+  const DurationNs span = trace.end_ns() - origin;
+  if (span > 0) {
+    for (const DeviceUsage& u : r.devices) {
+      if (u.kernels + u.memops == 0) continue;
+      const std::vector<Interval> merged = MergedGpuIntervals(trace, u.device);
+      Series& se = s.series.emplace_back();
+      se.key = "utilization_device_" + std::to_string(u.device);
+      se.title = "GPU " + std::to_string(u.device) + " utilization over time";
+      se.x_unit = Unit::kDurationNs;
+      se.y_unit = Unit::kPercent;
+      for (int b = 0; b < kUtilizationBuckets; ++b) {
+        const TimeNs a = origin + span * b / kUtilizationBuckets;
+        const TimeNs e = origin + span * (b + 1) / kUtilizationBuckets;
+        se.x.push_back(static_cast<double>(a - origin));
+        se.y.push_back(e > a ? 100.0 * static_cast<double>(BusyWithin(merged, a, e)) /
+                                   static_cast<double>(e - a)
+                             : 0.0);
+      }
+    }
+  }
   return Status::Ok();
 }
 

@@ -1,4 +1,4 @@
-// `sightline analyze TRACE...`: import each trace, run every analysis, render text or JSON.
+// `sightline analyze TRACE...`: import each trace, run every analysis, render text, JSON or HTML.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -34,7 +34,10 @@ int RunAnalyze(const AnalyzeArgs& args) {
   AnalyzeOptions options = args.options;
   options.min_gap_ns = static_cast<DurationNs>(args.min_gap_us * 1000.0);
   // A terminal wants the top rows; JSON feeds tools and diffs, so it keeps more.
-  options.top_n = args.top_n > 0 ? args.top_n : (args.format == "json" ? 100 : 15);
+  options.top_n = args.top_n > 0 ? args.top_n
+                                 : (args.format == "json"   ? 100
+                                    : args.format == "html" ? 50
+                                                            : 15);
 
   StatusOr<Report> report = AnalyzeFiles(args.traces, options);
   if (!report.ok()) return ReportError(report.status());
@@ -42,6 +45,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   std::string out;
   if (args.format == "json") {
     out = RenderJsonReport(*report);
+  } else if (args.format == "html") {
+    out = RenderHtmlReport(*report);
   } else {
     TextReportOptions text_options;
     out = RenderTextReport(*report, text_options);
@@ -72,7 +77,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("traces", args->traces, "Trace files; the format is recognised from the content");
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
   cmd->add_option("--format", args->format, "Report format")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
   cmd->add_option("--iterations", args->options.iterations_regex,
                   "Regex (ECMAScript, full match) naming the NVTX/record_function ranges that are "
@@ -83,7 +88,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--top", args->top_n,
                   "Rows kept in each long table (kernels, API calls, gaps, ...); default 15 for "
-                  "text, 100 for JSON")
+                  "text, 50 for HTML, 100 for JSON")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--list", args->list, "List the analyses and exit");
   cmd->callback([&runner, args] { runner = [args] { return RunAnalyze(*args); }; });

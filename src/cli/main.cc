@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   sightline::cli::AddAnalyzeCommand(app, runner);
   sightline::cli::AddOccupancyCommand(app, runner);
   sightline::cli::AddNcuCommand(app, runner);
+  sightline::cli::AddExportCommand(app, runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

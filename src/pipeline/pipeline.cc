@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "analyses/findings/findings.h"
 #include "importers/importer.h"
 
 namespace sightline {
@@ -23,6 +25,19 @@ Status AnalyzeTrace(const Trace& trace, const std::string& label, const AnalyzeO
     Status s = a.run(trace, input, options, report);
     if (!s.ok()) return s.WithPrefix(fmt::format("{}: analysis {}", trace.source.path, a.name));
   }
+  StatusOr<std::vector<Finding>> findings = ComputeFindings(trace, options);
+  if (!findings.ok()) {
+    return findings.status().WithPrefix(fmt::format("{}: findings", trace.source.path));
+  }
+  for (Finding& f : *findings) {
+    f.input = input;
+    report.findings.push_back(std::move(f));
+  }
+  // Ranked over all inputs; equal savings keep input then rule order.
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     return a.estimated_savings_ns > b.estimated_savings_ns;
+                   });
   return Status::Ok();
 }
 

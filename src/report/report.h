@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <variant>
 #include <vector>
@@ -68,8 +69,9 @@ struct Section {
   std::string title;  // "Kernels"
   int input = -1;     // index into Report::inputs; -1 when about all inputs
   std::vector<Fact> facts;
-  std::vector<Table> tables;
-  std::vector<Series> series;
+  // Deques: references returned by AddTable or series.emplace_back() stay valid as more are added.
+  std::deque<Table> tables;
+  std::deque<Series> series;
   std::vector<std::string> notes;
 
   Fact& AddFact(std::string key, std::string label, Value value, Unit unit = Unit::kText);

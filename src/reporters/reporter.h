@@ -15,5 +15,8 @@ struct TextReportOptions {
 std::string RenderTextReport(const Report& report, const TextReportOptions& options = {});
 // JSON with "schema_version"; layout documented in docs/formats/report-json.md.
 std::string RenderJsonReport(const Report& report);
+// One self-contained offline HTML page (inline CSS/JS, SVG charts, sortable tables); layout
+// documented in docs/formats/html.md.
+std::string RenderHtmlReport(const Report& report);
 
 }  // namespace sightline

@@ -1,0 +1,151 @@
+// Rule outlier_iterations: iterations much slower than the median (the iterations analysis marks
+// them), with what differs from a typical iteration: kernel time, kernels that grew, idle time,
+// copies. docs/analyses/findings.md, "outlier_iterations".
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "analyses/findings/findings.h"
+#include "analyses/launch_projection.h"
+
+namespace sightline {
+namespace {
+
+constexpr size_t kListed = 8;  // outliers named in `where`
+
+// Kernel time per short name launched from `thread` in [a, b).
+std::unordered_map<StringId, DurationNs> KernelTimeByName(const Trace& trace,
+                                                          const LaunchIndex& index, int32_t thread,
+                                                          TimeNs a, TimeNs b) {
+  std::unordered_map<StringId, DurationNs> out;
+  if (thread < 0) return out;
+  for (uint32_t work : index.LaunchedIn(thread, a, b)) {
+    if (index.IsKernel(work)) out[trace.kernels.short_name[work]] += trace.kernels.dur_ns(work);
+  }
+  return out;
+}
+
+}  // namespace
+
+Status RuleOutlierIterations(const Trace& trace, const FindingsContext& c,
+                             std::vector<Finding>& out) {
+  const IterationSet* set = c.main_set;
+  if (set == nullptr || set->outliers == 0) return Status::Ok();
+  const double median = set->wall.median;
+
+  // A typical iteration: the non-outlier whose wall time is closest to the median.
+  const Iteration* typical = nullptr;
+  std::vector<const Iteration*> outliers;
+  for (const Iteration& it : set->iterations) {
+    if (it.outlier) {
+      outliers.push_back(&it);
+    } else if (typical == nullptr ||
+               std::abs(it.wall_ns() - median) < std::abs(typical->wall_ns() - median)) {
+      typical = &it;
+    }
+  }
+  if (typical == nullptr || outliers.empty()) return Status::Ok();
+
+  DurationNs excess = 0;
+  for (const Iteration* it : outliers) excess += it->wall_ns() - static_cast<DurationNs>(median);
+  const Iteration* worst = *std::max_element(
+      outliers.begin(), outliers.end(),
+      [](const Iteration* a, const Iteration* b) { return a->wall_ns() < b->wall_ns(); });
+
+  // What differs in the worst outlier, against the typical iteration.
+  auto idle = [](const Iteration& it) { return it.wall_ns() - it.gpu_busy_in_window_ns; };
+  const DurationNs d_wall = worst->wall_ns() - typical->wall_ns();
+  const DurationNs d_kernel = worst->launched.kernel_time_ns - typical->launched.kernel_time_ns;
+  const DurationNs d_memop = worst->launched.memop_time_ns - typical->launched.memop_time_ns;
+  const DurationNs d_idle = idle(*worst) - idle(*typical);
+
+  LaunchIndex index(trace);
+  const int32_t thread = index.ThreadOf(set->pid, set->tid);
+  auto before = KernelTimeByName(trace, index, thread, typical->start_ns, typical->end_ns);
+  auto after = KernelTimeByName(trace, index, thread, worst->start_ns, worst->end_ns);
+  std::vector<std::pair<DurationNs, StringId>> grew;
+  for (const auto& [name, t] : after) {
+    auto b = before.find(name);
+    const DurationNs d = t - (b == before.end() ? 0 : b->second);
+    if (d > 0) grew.push_back({d, name});
+  }
+  std::sort(grew.begin(), grew.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string grown;
+  for (size_t i = 0; i < std::min<size_t>(3, grew.size()); ++i) {
+    grown +=
+        fmt::format("{}{} +{}{}", i ? ", " : "", trace.str(grew[i].second),
+                    FormatDuration(grew[i].first), before.count(grew[i].second) ? "" : " (new)");
+  }
+
+  // The largest share of the extra time names the likely cause.
+  std::string cause;
+  if (d_idle >= d_kernel && d_idle >= d_memop) {
+    cause =
+        "GPU idle time grew (the host was late: a sync, a stall, garbage collection, "
+        "scheduling, a recompilation or lazy module loading)";
+  } else if (d_kernel >= d_memop) {
+    cause =
+        "kernel time grew (different shapes or batch, a slower algorithm, a first-call "
+        "autotune, clocks or contention)";
+  } else {
+    cause = "copy time grew (extra or larger transfers)";
+  }
+
+  Finding f;
+  f.id = "outlier_iterations";
+  f.severity = excess >= 0.1 * set->wall.total ? Severity::kHigh : Severity::kMedium;
+  f.title = fmt::format("{} outlier iteration{}: the worst takes {:.1f}x the median; {}",
+                        outliers.size(), outliers.size() == 1 ? "" : "s",
+                        median > 0 ? worst->wall_ns() / median : 0.0, cause);
+  f.evidence.push_back(
+      {"outliers", "Outlier iterations", static_cast<int64_t>(outliers.size()), Unit::kCount});
+  f.evidence.push_back(
+      {"iterations", "Iterations", static_cast<int64_t>(set->iterations.size()), Unit::kCount});
+  f.evidence.push_back(
+      {"median_wall_ns", "Median iteration", static_cast<int64_t>(median), Unit::kDurationNs});
+  f.evidence.push_back({"threshold_ns", "Outlier threshold",
+                        static_cast<int64_t>(set->outlier_threshold_ns), Unit::kDurationNs});
+  f.evidence.push_back({"worst_iteration", "Worst iteration", worst->index, Unit::kCount});
+  f.evidence.push_back(
+      {"worst_wall_ns", "Worst iteration wall", worst->wall_ns(), Unit::kDurationNs});
+  f.evidence.push_back(
+      {"typical_iteration", "Compared with iteration", typical->index, Unit::kCount});
+  f.evidence.push_back({"delta_wall_ns", "Extra wall time", d_wall, Unit::kDurationNs});
+  f.evidence.push_back({"delta_kernel_ns", "Extra kernel time", d_kernel, Unit::kDurationNs});
+  f.evidence.push_back({"delta_idle_ns", "Extra GPU idle", d_idle, Unit::kDurationNs});
+  f.evidence.push_back({"delta_memop_ns", "Extra copy/set time", d_memop, Unit::kDurationNs});
+  f.evidence.push_back({"delta_kernels", "Extra kernels",
+                        worst->launched.kernel_count - typical->launched.kernel_count,
+                        Unit::kCount});
+  f.evidence.push_back({"delta_memops", "Extra copies/sets",
+                        worst->launched.memop_count - typical->launched.memop_count, Unit::kCount});
+  if (!grown.empty()) f.evidence.push_back({"kernels_grown", "Kernels that grew", grown});
+
+  std::string list;
+  std::vector<const Iteration*> by_wall = outliers;
+  std::sort(by_wall.begin(), by_wall.end(),
+            [](const Iteration* a, const Iteration* b) { return a->wall_ns() > b->wall_ns(); });
+  for (size_t i = 0; i < std::min(kListed, by_wall.size()); ++i) {
+    const Iteration* it = by_wall[i];
+    list += fmt::format("{}{} ({}, {:.1f}x, at {})", i ? ", " : "", it->index,
+                        FormatDuration(it->wall_ns()), median > 0 ? it->wall_ns() / median : 0.0,
+                        FormatDuration(it->start_ns - trace.begin_ns()));
+  }
+  if (by_wall.size() > kListed) list += fmt::format(", and {} more", by_wall.size() - kListed);
+  f.where =
+      fmt::format("iterations of '{}' (thread {}:{}): {}", set->pattern, set->pid, set->tid, list);
+  f.recommendation =
+      "Look at the worst iteration on the timeline against a typical one. Warm-up iterations "
+      "(autotuning, lazy module loading, graph capture, allocator growth) belong before the "
+      "measured window; recurring stalls point at Python garbage collection (gc.freeze(), "
+      "gc.disable() in the loop), host-side scheduling or synchronization; kernels that grew "
+      "point at changed shapes or batch composition.";
+  f.estimated_savings_ns = excess;
+  out.push_back(std::move(f));
+  return Status::Ok();
+}
+
+}  // namespace sightline

@@ -1,0 +1,245 @@
+#include "reporters/html/html_util.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/time_units.h"
+
+namespace sightline::html {
+
+std::string Escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string FormatCount(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+}  // namespace
+
+std::string FormatValue(const Value& v, Unit unit) {
+  if (std::holds_alternative<std::monostate>(v)) return "-";
+  if (std::holds_alternative<std::string>(v)) return std::get<std::string>(v);
+  const bool is_int = std::holds_alternative<int64_t>(v);
+  const double d = is_int ? static_cast<double>(std::get<int64_t>(v)) : std::get<double>(v);
+  if (!std::isfinite(d)) return "-";
+  switch (unit) {
+    case Unit::kDurationNs:
+      return FormatDuration(static_cast<DurationNs>(std::llround(d)));
+    case Unit::kTimestampNs:
+      return fmt::format("{:.6f} s", d / 1e9);
+    case Unit::kBytes:
+      return FormatBytes(static_cast<int64_t>(std::llround(d)));
+    case Unit::kPercent:
+      return fmt::format("{:.1f}%", d);
+    case Unit::kGBps:
+      return fmt::format("{:.2f} GB/s", d);
+    case Unit::kRatio:
+      return fmt::format("{:.2f}x", d);
+    case Unit::kCount:
+      return is_int ? FormatCount(std::get<int64_t>(v)) : fmt::format("{:.1f}", d);
+    case Unit::kNumber:
+    case Unit::kText:
+      return is_int ? std::to_string(std::get<int64_t>(v)) : fmt::format("{:.4g}", d);
+  }
+  return "";
+}
+
+std::string SortKey(const Value& v) {
+  if (std::holds_alternative<int64_t>(v)) return std::to_string(std::get<int64_t>(v));
+  if (std::holds_alternative<double>(v)) {
+    const double d = std::get<double>(v);
+    return std::isfinite(d) ? fmt::format("{}", d) : "";
+  }
+  return "";
+}
+
+std::string FormatAxis(double v, Unit unit) {
+  switch (unit) {
+    case Unit::kDurationNs:
+    case Unit::kTimestampNs:
+      return FormatDuration(static_cast<DurationNs>(std::llround(v)));
+    case Unit::kPercent:
+      return fmt::format("{:.0f}%", v);
+    case Unit::kBytes:
+      return FormatBytes(static_cast<int64_t>(std::llround(v)));
+    default:
+      return fmt::format("{:.4g}", v);
+  }
+}
+
+namespace {
+
+constexpr int kWidth = 720, kHeight = 220;
+constexpr int kLeft = 64, kRight = 12, kTop = 12, kBottom = 28;
+
+double NiceMax(double v) {
+  if (v <= 0) return 1;
+  const double p = std::pow(10.0, std::floor(std::log10(v)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * p >= v) return m * p;
+  }
+  return 10 * p;
+}
+
+// Frame, horizontal grid lines with y labels, and x labels at both ends.
+void Axes(std::string& out, double y_max, Unit y_unit, double x_min, double x_max, Unit x_unit,
+          bool x_ends = true) {
+  const int plot_h = kHeight - kTop - kBottom;
+  for (int i = 0; i <= 4; ++i) {
+    const double y = kTop + plot_h * (1.0 - i / 4.0);
+    fmt::format_to(std::back_inserter(out),
+                   "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>"
+                   "<text class=\"yl\" x=\"{}\" y=\"{:.1f}\">{}</text>",
+                   kLeft, y, kWidth - kRight, y, kLeft - 6, y + 4,
+                   Escape(FormatAxis(y_max * i / 4.0, y_unit)));
+  }
+  if (!x_ends) return;
+  fmt::format_to(std::back_inserter(out),
+                 "<text class=\"xl\" x=\"{}\" y=\"{}\">{}</text>"
+                 "<text class=\"xl end\" x=\"{}\" y=\"{}\">{}</text>",
+                 kLeft, kHeight - 8, Escape(FormatAxis(x_min, x_unit)), kWidth - kRight,
+                 kHeight - 8, Escape(FormatAxis(x_max, x_unit)));
+}
+
+std::string Open(const std::string& title, int height) {
+  return fmt::format(
+      "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" "
+      "xmlns=\"http://www.w3.org/2000/svg\"><title>{}</title>",
+      kWidth, height, Escape(title));
+}
+
+}  // namespace
+
+std::string LineChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max) {
+  if (series.x.empty()) return "";
+  const size_t n = std::min(series.x.size(), series.y.size());
+  double data_max = 0;
+  for (size_t i = 0; i < n; ++i) data_max = std::max(data_max, series.y[i]);
+  const double ymax = y_max > 0 ? y_max : NiceMax(data_max);
+  const double x0 = series.x.front();
+  // The last bucket ends one step after its start; show the full span.
+  double x1 = series.x[n - 1] + (n > 1 ? series.x[n - 1] - series.x[n - 2] : 1.0);
+  if (x1 <= x0) x1 = x0 + 1;
+  const int plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto px = [&](double x) { return kLeft + plot_w * (x - x0) / (x1 - x0); };
+  auto py = [&](double y) { return kTop + plot_h * (1.0 - std::clamp(y / ymax, 0.0, 1.0)); };
+  std::string out = Open(series.title, kHeight);
+  Axes(out, ymax, series.y_unit, x0, x1, series.x_unit);
+  for (const Marker& m : markers) {
+    if (m.x < x0 || m.x > x1) continue;
+    fmt::format_to(std::back_inserter(out),
+                   "<line class=\"marker\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\">"
+                   "<title>{3}</title></line>",
+                   px(m.x), kTop, kTop + plot_h, Escape(m.label));
+  }
+  // A step line: each bucket holds its value until the next one starts.
+  std::string path, area;
+  for (size_t i = 0; i < n; ++i) {
+    const double xa = px(series.x[i]);
+    const double xb = px(i + 1 < n ? series.x[i + 1] : x1);
+    const double y = py(series.y[i]);
+    fmt::format_to(std::back_inserter(path), "{}{:.1f},{:.1f}H{:.1f}", i == 0 ? "M" : "L", xa, y,
+                   xb);
+  }
+  area = path + fmt::format("V{}H{}Z", kTop + plot_h, kLeft);
+  fmt::format_to(std::back_inserter(out),
+                 "<path class=\"area\" d=\"{}\"/><path class=\"line\" d=\"{}\"/></svg>", area,
+                 path);
+  return out;
+}
+
+std::string ColumnChartSvg(const Series& series) {
+  const size_t n = std::min(series.x.size(), series.y.size());
+  if (n == 0) return "";
+  double data_max = 0;
+  for (size_t i = 0; i < n; ++i) data_max = std::max(data_max, series.y[i]);
+  const double ymax = NiceMax(data_max);
+  const int plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  std::string out = Open(series.title, kHeight);
+  // Few columns (e.g. a histogram's buckets): a label under each; many: the ends only.
+  const bool label_each = n <= 16;
+  Axes(out, ymax, series.y_unit, series.x.front(), series.x[n - 1], series.x_unit, !label_each);
+  const double step = static_cast<double>(plot_w) / static_cast<double>(n);
+  if (label_each) {
+    for (size_t i = 0; i < n; ++i) {
+      fmt::format_to(
+          std::back_inserter(out), "<text class=\"xl mid\" x=\"{:.1f}\" y=\"{}\">{}</text>",
+          kLeft + step * (i + 0.5), kHeight - 8, Escape(FormatAxis(series.x[i], series.x_unit)));
+    }
+  }
+  const double w = std::max(step * 0.8, 0.5);
+  for (size_t i = 0; i < n; ++i) {
+    const double h = plot_h * std::clamp(series.y[i] / ymax, 0.0, 1.0);
+    fmt::format_to(std::back_inserter(out),
+                   "<rect class=\"col\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" "
+                   "height=\"{:.1f}\"><title>{}: {}</title></rect>",
+                   kLeft + step * i + (step - w) / 2, kTop + plot_h - h, w, h,
+                   Escape(FormatAxis(series.x[i], series.x_unit)),
+                   Escape(FormatAxis(series.y[i], series.y_unit)));
+  }
+  out += "</svg>";
+  return out;
+}
+
+std::string BarChartSvg(const std::vector<Bar>& bars, Unit unit) {
+  if (bars.empty()) return "";
+  constexpr int kRow = 22, kLabel = 200, kValue = 90;
+  const int height = kTop + static_cast<int>(bars.size()) * kRow + 4;
+  double max = 0;
+  for (const Bar& b : bars) max = std::max(max, b.value);
+  if (max <= 0) max = 1;
+  const int plot_w = kWidth - kLabel - kValue - kRight;
+  std::string out = Open("bar chart", height);
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const double y = kTop + static_cast<double>(i) * kRow;
+    const double w = std::max(plot_w * bars[i].value / max, 1.0);
+    std::string label = bars[i].label;
+    if (label.size() > 30) label = label.substr(0, 27) + "...";
+    fmt::format_to(std::back_inserter(out),
+                   "<text class=\"bl\" x=\"{}\" y=\"{:.1f}\">{}</text>"
+                   "<rect class=\"bar\" x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\">"
+                   "<title>{}: {}</title></rect>"
+                   "<text class=\"bv\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>",
+                   kLabel - 6, y + 15, Escape(label), kLabel, y + 3, w, kRow - 6,
+                   Escape(bars[i].label), Escape(FormatAxis(bars[i].value, unit)), kLabel + w + 6,
+                   y + 15, Escape(FormatAxis(bars[i].value, unit)));
+  }
+  out += "</svg>";
+  return out;
+}
+
+}  // namespace sightline::html

@@ -1,0 +1,357 @@
+// HTML reporter: the Report as one self-contained offline page (inline CSS and JS, no network).
+// Charts are hand-written SVG built from the Report's series and a few well-known tables (kernel
+// time by category, idle time by cause); every table is sortable by clicking its header. The
+// page's size follows the Report, which is aggregated, not the trace's event count.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "reporters/html/html_util.h"
+#include "reporters/reporter.h"
+
+namespace sightline {
+namespace {
+
+using html::Escape;
+
+constexpr const char* kStyle = R"css(
+:root{--fg:#1d2330;--mut:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#e1e4ea;--acc:#3a6fd8;
+--hi:#c9372c;--med:#d9822b;--lo:#5b8c5a}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);
+background:var(--bg)}
+header{background:#1d2330;color:#fff;padding:14px 24px}
+header h1{margin:0;font-size:20px}header .inputs{color:#c4cad6;font-size:13px;margin-top:4px}
+nav{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:6px 24px;
+z-index:2;white-space:nowrap;overflow-x:auto}
+nav a{color:var(--acc);text-decoration:none;margin-right:16px;font-size:13px}
+main{max-width:1180px;margin:0 auto;padding:12px 24px 40px}
+section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 18px;
+margin:14px 0}
+h2{font-size:17px;margin:4px 0 10px}h3{font-size:14px;margin:16px 0 6px;color:#333}
+.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:2px 18px;
+margin:0 0 8px}
+.fact{display:flex;justify-content:space-between;gap:10px;border-bottom:1px dotted var(--line);
+padding:2px 0}
+.fact span:first-child{color:var(--mut);flex:0 1 auto}
+.fact span:last-child{font-variant-numeric:tabular-nums;text-align:right;min-width:0;
+overflow-wrap:break-word}
+.fact span.n{white-space:nowrap}
+.tw{overflow-x:auto;max-height:560px;overflow-y:auto;border:1px solid var(--line);border-radius:4px}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th,td{padding:3px 8px;border-bottom:1px solid #eef0f3;text-align:left;vertical-align:top}
+th{background:#f0f2f6;position:sticky;top:0;cursor:pointer;user-select:none;white-space:nowrap}
+th.num,td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
+td.txt{max-width:520px;overflow-wrap:anywhere}
+tr:hover td{background:#f7f9fd}
+.note{color:var(--mut);font-size:12px;margin:4px 0 0}
+.chart{width:100%;max-width:760px;height:auto;display:block;margin:4px 0 10px}
+.chart .grid{stroke:#e6e8ec}.chart text{font-size:11px;fill:#5b6475}
+.chart .yl{text-anchor:end}.chart .xl.end{text-anchor:end}.chart .xl.mid{text-anchor:middle}.chart .bl{text-anchor:end;fill:#1d2330}
+.chart .line{fill:none;stroke:var(--acc);stroke-width:1.5}.chart .area{fill:#3a6fd822}
+.chart .col,.chart .bar{fill:var(--acc)}.chart .col:hover,.chart .bar:hover{fill:#1d4fb0}
+.chart .marker{stroke:#d9822b;stroke-width:1;stroke-dasharray:3 3}
+.ct{font-size:13px;font-weight:600;margin:12px 0 0}
+.finding{border-left:4px solid var(--med);padding:6px 12px;margin:10px 0;background:#fbfbfc}
+.finding.high{border-color:var(--hi)}.finding.low{border-color:var(--lo)}
+.finding h3{margin:0 0 4px;display:inline}.finding summary{cursor:pointer;margin-bottom:4px}.sev{font-size:11px;text-transform:uppercase;color:#fff;
+background:var(--med);border-radius:3px;padding:1px 6px;margin-right:6px}
+.high .sev{background:var(--hi)}.low .sev{background:var(--lo)}
+.save{color:var(--mut);font-weight:normal}.fix{margin:4px 0 0}
+.diag td.warn{color:var(--hi)}
+footer{color:var(--mut);font-size:12px;text-align:center;padding:10px}
+)css";
+
+// Sorts a table by the clicked column: numbers by data-v, text by content; click again reverses.
+// The last line marks the body, so a test can tell that the script ran to its end.
+constexpr const char* kScript = R"js(
+document.querySelectorAll('table.sortable th').forEach(function(th){
+  th.addEventListener('click',function(){
+    var table=th.closest('table'),body=table.tBodies[0],i=th.cellIndex;
+    var asc=th.getAttribute('aria-sort')!=='ascending';
+    table.querySelectorAll('th').forEach(function(h){h.removeAttribute('aria-sort');});
+    th.setAttribute('aria-sort',asc?'ascending':'descending');
+    var num=th.classList.contains('num');
+    var rows=Array.prototype.slice.call(body.rows);
+    rows.sort(function(a,b){
+      var x=a.cells[i],y=b.cells[i];
+      if(num){var p=parseFloat(x.dataset.v),q=parseFloat(y.dataset.v);
+        if(isNaN(p))p=-Infinity;if(isNaN(q))q=-Infinity;return asc?p-q:q-p;}
+      var s=x.textContent,t=y.textContent;return asc?s.localeCompare(t):t.localeCompare(s);
+    });
+    rows.forEach(function(r){body.appendChild(r);});
+  });
+});
+document.body.dataset.ready='1';
+)js";
+
+std::string Anchor(const Section& s, size_t index) { return fmt::format("s{}-{}", index, s.key); }
+
+void RenderFacts(std::string& out, const std::vector<Fact>& facts) {
+  if (facts.empty()) return;
+  out += "<div class=\"facts\">";
+  for (const Fact& f : facts) {
+    fmt::format_to(std::back_inserter(out),
+                   "<div class=\"fact\"><span>{}</span><span{}>{}</span></div>", Escape(f.label),
+                   f.unit == Unit::kText ? "" : " class=\"n\"",
+                   Escape(html::FormatValue(f.value, f.unit)));
+  }
+  out += "</div>";
+}
+
+void RenderTable(std::string& out, const Table& t) {
+  if (!t.title.empty()) fmt::format_to(std::back_inserter(out), "<h3>{}</h3>", Escape(t.title));
+  fmt::format_to(std::back_inserter(out),
+                 "<div class=\"tw\"><table class=\"sortable\" data-key=\"{}\"><thead><tr>",
+                 Escape(t.key));
+  for (const Column& c : t.columns) {
+    fmt::format_to(std::back_inserter(out), "<th class=\"{}\" title=\"{}\">{}</th>",
+                   c.unit == Unit::kText ? "txt" : "num", Escape(c.key), Escape(c.title));
+  }
+  out += "</tr></thead><tbody>";
+  for (const std::vector<Value>& row : t.rows) {
+    out += "<tr>";
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      const Value v = c < row.size() ? row[c] : Value();
+      if (t.columns[c].unit == Unit::kText) {
+        fmt::format_to(std::back_inserter(out), "<td class=\"txt\">{}</td>",
+                       Escape(html::FormatValue(v, Unit::kText)));
+      } else {
+        fmt::format_to(std::back_inserter(out), "<td class=\"num\" data-v=\"{}\">{}</td>",
+                       html::SortKey(v), Escape(html::FormatValue(v, t.columns[c].unit)));
+      }
+    }
+    out += "</tr>";
+  }
+  out += "</tbody></table></div>";
+  if (t.total_rows > static_cast<int64_t>(t.rows.size())) {
+    fmt::format_to(std::back_inserter(out),
+                   "<p class=\"note\">{} more rows not shown (--top N shows more).</p>",
+                   t.total_rows - static_cast<int64_t>(t.rows.size()));
+  }
+  if (!t.note.empty()) {
+    fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", Escape(t.note));
+  }
+}
+
+const Table* FindTable(const Section& s, const std::string& key) {
+  for (const Table& t : s.tables) {
+    if (t.key == key) return &t;
+  }
+  return nullptr;
+}
+
+int ColumnIndex(const Table& t, const std::string& key) {
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i].key == key) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+double AsDouble(const Value& v) {
+  if (std::holds_alternative<int64_t>(v)) return static_cast<double>(std::get<int64_t>(v));
+  if (std::holds_alternative<double>(v)) return std::get<double>(v);
+  return 0;
+}
+
+std::string AsText(const Value& v) {
+  return std::holds_alternative<std::string>(v) ? std::get<std::string>(v)
+                                                : html::FormatValue(v, Unit::kNumber);
+}
+
+// Bars of `value_key` summed per `label_key` over a table's rows, largest first.
+std::vector<html::Bar> BarsFromTable(const Table& t, const std::string& label_key,
+                                     const std::string& value_key) {
+  const int l = ColumnIndex(t, label_key), v = ColumnIndex(t, value_key);
+  std::vector<html::Bar> bars;
+  if (l < 0 || v < 0) return bars;
+  std::map<std::string, double> sums;
+  for (const auto& row : t.rows) {
+    if (static_cast<size_t>(std::max(l, v)) >= row.size()) continue;
+    sums[AsText(row[l])] += AsDouble(row[v]);
+  }
+  for (const auto& [label, value] : sums) {
+    if (value > 0) bars.push_back({label, value});
+  }
+  std::stable_sort(bars.begin(), bars.end(),
+                   [](const html::Bar& a, const html::Bar& b) { return a.value > b.value; });
+  return bars;
+}
+
+// Iteration starts (relative to the trace begin) from the iterations section of the same input.
+std::vector<html::Marker> IterationMarkers(const Report& report, int input) {
+  std::vector<html::Marker> markers;
+  for (const Section& s : report.sections) {
+    if (s.key != "iterations" || s.input != input) continue;
+    const Table* t = FindTable(s, "iterations");
+    if (t == nullptr) continue;
+    const int start = ColumnIndex(*t, "start_ns"), index = ColumnIndex(*t, "index");
+    if (start < 0) continue;
+    for (const auto& row : t->rows) {
+      if (static_cast<size_t>(start) >= row.size()) continue;
+      markers.push_back({AsDouble(row[start]),
+                         "iteration " + (index >= 0 && static_cast<size_t>(index) < row.size()
+                                             ? AsText(row[index])
+                                             : std::string())});
+    }
+  }
+  return markers;
+}
+
+void RenderChartTitle(std::string& out, const std::string& title) {
+  fmt::format_to(std::back_inserter(out), "<div class=\"ct\">{}</div>", Escape(title));
+}
+
+void RenderCharts(std::string& out, const Report& report, const Section& s) {
+  // Charts drawn from well-known tables.
+  if (const Table* t = FindTable(s, "categories"); t != nullptr && s.key == "kernel_summary") {
+    std::vector<html::Bar> bars = BarsFromTable(*t, "category", "total_ns");
+    if (!bars.empty()) {
+      RenderChartTitle(out, "Kernel time by category");
+      out += html::BarChartSvg(bars, Unit::kDurationNs);
+    }
+  }
+  if (const Table* t = FindTable(s, "causes"); t != nullptr && s.key == "idle_gaps") {
+    std::vector<html::Bar> bars = BarsFromTable(*t, "cause", "idle_ns");
+    if (!bars.empty()) {
+      RenderChartTitle(out, "Idle time by cause (all devices)");
+      out += html::BarChartSvg(bars, Unit::kDurationNs);
+    }
+  }
+  // Every series: time-like x as a step line, anything else as columns.
+  for (const Series& se : s.series) {
+    if (se.x.empty()) continue;
+    RenderChartTitle(out, se.title);
+    const bool over_time =
+        se.key.rfind("utilization", 0) == 0 || (se.x_unit == Unit::kTimestampNs && se.x.size() > 1);
+    if (over_time) {
+      out += html::LineChartSvg(se, IterationMarkers(report, s.input),
+                                se.y_unit == Unit::kPercent ? 100.0 : 0.0);
+      out += "<p class=\"note\">Dashed lines: iteration starts.</p>";
+    } else {
+      out += html::ColumnChartSvg(se);
+    }
+  }
+}
+
+// The first findings are open; the rest show their title line and open on a click.
+constexpr size_t kOpenFindings = 3;
+
+void RenderFindings(std::string& out, const Report& report) {
+  out += "<section id=\"findings\"><h2>Findings</h2>";
+  if (report.findings.empty()) {
+    out += "<p class=\"note\">No findings.</p>";
+  }
+  for (size_t i = 0; i < report.findings.size(); ++i) {
+    const Finding& f = report.findings[i];
+    const char* sev = SeverityName(f.severity);
+    fmt::format_to(std::back_inserter(out),
+                   "<details class=\"finding {}\" data-id=\"{}\"{}><summary><h3><span "
+                   "class=\"sev\">{}</span>{}. {} <span class=\"save\">(saves ~{})</span></h3>"
+                   "</summary>",
+                   Escape(sev), Escape(f.id), i < kOpenFindings ? " open" : "", Escape(sev), i + 1,
+                   Escape(f.title),
+                   Escape(html::FormatValue(Value(f.estimated_savings_ns), Unit::kDurationNs)));
+    if (!f.where.empty()) {
+      fmt::format_to(std::back_inserter(out), "<div class=\"note\">where: {}</div>",
+                     Escape(f.where));
+    }
+    RenderFacts(out, f.evidence);
+    fmt::format_to(std::back_inserter(out), "<p class=\"fix\"><b>Fix:</b> {}</p></details>",
+                   Escape(f.recommendation));
+  }
+  out += "</section>";
+}
+
+void RenderDiagnostics(std::string& out, const Report& report) {
+  bool any = false;
+  for (const ReportInput& in : report.inputs) any |= !in.diagnostics.empty();
+  if (!any) return;
+  out += "<section id=\"diagnostics\" class=\"diag\"><h2>Diagnostics</h2>";
+  for (const ReportInput& in : report.inputs) {
+    if (in.diagnostics.empty()) continue;
+    fmt::format_to(std::back_inserter(out),
+                   "<h3>{} (data Sightline could not use)</h3><div class=\"tw\">"
+                   "<table class=\"sortable\"><thead><tr><th class=\"num\">Count</th>"
+                   "<th class=\"txt\">Severity</th><th class=\"txt\">Message</th>"
+                   "<th class=\"txt\">Code</th></tr></thead><tbody>",
+                   Escape(in.label));
+    for (const Diagnostic& d : in.diagnostics.items()) {
+      const bool warn = d.severity != DiagnosticSeverity::kInfo;
+      fmt::format_to(std::back_inserter(out),
+                     "<tr><td class=\"num\" data-v=\"{}\">{}</td><td class=\"txt{}\">{}</td>"
+                     "<td class=\"txt\">{}</td><td class=\"txt\">{}</td></tr>",
+                     d.count, Escape(html::FormatValue(Value(d.count), Unit::kCount)),
+                     warn ? " warn" : "", warn ? "warning" : "info", Escape(d.message),
+                     Escape(d.code));
+    }
+    out += "</tbody></table></div>";
+  }
+  out += "</section>";
+}
+
+}  // namespace
+
+std::string RenderHtmlReport(const Report& report) {
+  std::string out;
+  out.reserve(64 * 1024);
+  out +=
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">";
+  std::string title = "Sightline report";
+  if (report.inputs.size() == 1) title += " — " + report.inputs[0].label;
+  fmt::format_to(std::back_inserter(out), "<title>{}</title><style>{}</style></head><body>",
+                 Escape(title), kStyle);
+  fmt::format_to(std::back_inserter(out), "<header><h1>{}</h1>", Escape(title));
+  for (size_t i = 0; i < report.inputs.size(); ++i) {
+    const ReportInput& in = report.inputs[i];
+    fmt::format_to(std::back_inserter(out), "<div class=\"inputs\">input {}: {} ({}{}{}{})</div>",
+                   i, Escape(in.path), Escape(in.format),
+                   in.format_version.empty() ? "" : " " + Escape(in.format_version),
+                   in.producer.empty() ? "" : ", " + Escape(in.producer),
+                   in.rank >= 0 ? fmt::format(", rank {}", in.rank) : "");
+  }
+  out += "</header><nav><a href=\"#findings\">Findings</a>";
+  for (size_t i = 0; i < report.sections.size(); ++i) {
+    const Section& s = report.sections[i];
+    std::string label = s.title;
+    if (report.inputs.size() > 1 && s.input >= 0) label += " (" + std::to_string(s.input) + ")";
+    fmt::format_to(std::back_inserter(out), "<a href=\"#{}\">{}</a>", Escape(Anchor(s, i)),
+                   Escape(label));
+  }
+  bool any_diag = false;
+  for (const ReportInput& in : report.inputs) any_diag |= !in.diagnostics.empty();
+  if (any_diag) out += "<a href=\"#diagnostics\">Diagnostics</a>";
+  out += "</nav><main>";
+
+  RenderFindings(out, report);
+  for (size_t i = 0; i < report.sections.size(); ++i) {
+    const Section& s = report.sections[i];
+    std::string title = s.title;
+    if (report.inputs.size() > 1 && s.input >= 0 &&
+        s.input < static_cast<int>(report.inputs.size())) {
+      title += " — " + report.inputs[s.input].label;
+    }
+    fmt::format_to(std::back_inserter(out), "<section id=\"{}\" data-key=\"{}\"><h2>{}</h2>",
+                   Escape(Anchor(s, i)), Escape(s.key), Escape(title));
+    RenderFacts(out, s.facts);
+    RenderCharts(out, report, s);
+    for (const Table& t : s.tables) RenderTable(out, t);
+    for (const std::string& n : s.notes) {
+      fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", Escape(n));
+    }
+    out += "</section>";
+  }
+  RenderDiagnostics(out, report);
+  fmt::format_to(std::back_inserter(out),
+                 "</main><footer>Sightline {} · self-contained report (no network access)"
+                 "</footer><script>{}</script></body></html>\n",
+                 Escape(report.tool_version), kScript);
+  return out;
+}
+
+}  // namespace sightline
