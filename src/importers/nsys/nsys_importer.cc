@@ -1,12 +1,179 @@
+// The nsys importer's entry points: sniffing, opening and validating the export, then reading the
+// tables (nsys_tables.h) into one TraceBuilder: the large ones through NsysParallelScan, the small
+// ones directly. docs/formats/nsys.md has the mapping.
 #include "importers/nsys/nsys_importer.h"
 
-namespace sightline {
+#include <fmt/format.h>
 
-// Placeholder until the importer lands: recognises nothing.
-bool SniffNsysSqlite(std::string_view) { return false; }
+#include <filesystem>
+#include <system_error>
+
+#include "importers/nsys/nsys_enums.h"
+#include "importers/nsys/nsys_parallel_scan.h"
+#include "importers/nsys/nsys_schema.h"
+#include "importers/nsys/nsys_strings.h"
+#include "importers/nsys/nsys_tables.h"
+#include "importers/nsys/sqlite_db.h"
+
+namespace sightline {
+namespace {
+
+// Any table row takes more than this many bytes of the file; bounds the reservation hints.
+constexpr int64_t kMinBytesPerRow = 16;
+
+Status CheckHasStringIds(const SqliteDb& db) {
+  if (db.HasTable(kNsysStringTable)) return Status::Ok();
+  if (!db.HasTable(kNsysKernelTable) && !db.HasTable(kNsysRuntimeTable)) return Status::Ok();
+  return InvalidInputError(fmt::format(
+      "{}: the export has CUDA kernel or API tables but no StringIds table, so their names "
+      "cannot be resolved; the file is incomplete. Export it again with "
+      "`nsys export --type sqlite`",
+      db.path()));
+}
+
+void DescribeSource(const std::string& path, const NsysExportInfo& info, TraceBuilder& builder) {
+  TraceSource& source = builder.source();
+  source.path = path;
+  source.format = "nsys-sqlite";
+  source.format_version = info.schema_version;
+  source.producer = info.product_name;
+  if (!info.product_version.empty()) {
+    if (!source.producer.empty()) source.producer += " ";
+    source.producer += info.product_version;
+  }
+  Diagnostics& d = builder.diagnostics();
+  if (info.schema_version.empty()) {
+    d.Add("nsys_schema_version_unknown",
+          fmt::format("the export does not state its schema version (no EXPORT_SCHEMA_VERSION in "
+                      "META_DATA_EXPORT); read as schema {}.x, checking each table and column",
+                      kNsysSupportedMajor));
+  } else if (info.minor < kNsysTestedMinorLow || info.minor > kNsysTestedMinorHigh) {
+    d.Add("nsys_schema_version_untested",
+          fmt::format("export schema {} is outside the versions Sightline was checked on "
+                      "({}.{} to {}.{}); tables and columns were checked before reading",
+                      info.schema_version, kNsysSupportedMajor, kNsysTestedMinorLow,
+                      kNsysSupportedMajor, kNsysTestedMinorHigh),
+          1, DiagnosticSeverity::kInfo);
+  }
+}
+
+enum ScanTag { kKernels, kMemcpys, kMemsets, kApiCalls, kNvtxDomains, kNvtx };
+
+// Reads the large tables. Two workers: kernels (the widest rows) and memory operations on one;
+// API calls, NVTX domains and NVTX ranges on the other (a worker's scans arrive in order, so the
+// domains are known before the first range). The chunks are mapped here as they arrive.
+Status ReadLargeTables(NsysContext& ctx) {
+  SqliteDb& db = ctx.db;
+  NsysParallelScan scan(db.path());
+  auto add = [&](int worker, ScanTag tag, const char* table,
+                 StatusOr<NsysSelect> (*select)(SqliteDb&), uint64_t text_columns) -> Status {
+    if (!db.HasTable(table)) return Status::Ok();
+    ASSIGN_OR_RETURN(NsysSelect s, select(db));
+    scan.Add(worker, tag, std::move(s.columns), std::move(s.from),
+             static_cast<int>(s.chosen.size()), text_columns);
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(add(0, kKernels, kNsysKernelTable, &SelectNsysKernels, 0));
+  RETURN_IF_ERROR(add(0, kMemcpys, kNsysMemcpyTable, &SelectNsysMemcpys, 0));
+  RETURN_IF_ERROR(add(0, kMemsets, kNsysMemsetTable, &SelectNsysMemsets, 0));
+  RETURN_IF_ERROR(add(1, kApiCalls, kNsysRuntimeTable, &SelectNsysApiCalls, 0));
+  if (HasNsysColumn(db, kNsysNvtxTable, "domainId")) {
+    RETURN_IF_ERROR(
+        add(1, kNvtxDomains, kNsysNvtxTable, &SelectNsysNvtxDomains, kNsysNvtxDomainTextColumns));
+  }
+  RETURN_IF_ERROR(add(1, kNvtx, kNsysNvtxTable, &SelectNsysNvtx, kNsysNvtxTextColumns));
+  return scan.Run([&ctx](const NsysChunk& chunk) {
+    switch (chunk.tag) {
+      case kKernels:
+        AddNsysKernelRows(ctx, chunk);
+        break;
+      case kMemcpys:
+        AddNsysMemcpyRows(ctx, chunk);
+        break;
+      case kMemsets:
+        AddNsysMemsetRows(ctx, chunk);
+        break;
+      case kApiCalls:
+        AddNsysApiCallRows(ctx, chunk);
+        break;
+      case kNvtxDomains:
+        AddNsysNvtxDomainRows(ctx, chunk);
+        break;
+      case kNvtx:
+        AddNsysNvtxRows(ctx, chunk);
+        break;
+    }
+    return ctx.strings.status();
+  });
+}
+
+void AddDropDiagnostics(const NsysContext& ctx, const NsysStrings& strings, Diagnostics& d) {
+  const NsysCounts& c = ctx.counts;
+  d.Add("nsys_api_row_other_class",
+        "rows of CUPTI_ACTIVITY_KIND_RUNTIME that are neither CUDA runtime nor driver calls "
+        "(e.g. CUDA backtraces); not imported",
+        c.api_other_class, DiagnosticSeverity::kInfo);
+  d.Add("nvtx_range_without_end",
+        "NVTX ranges still open when the capture stopped (no end time); dropped",
+        c.nvtx_without_end);
+  d.Add("nvtx_mark_ignored", "NVTX marks (instants); not imported", c.nvtx_marks,
+        DiagnosticSeverity::kInfo);
+  d.Add("nvtx_event_ignored",
+        "NVTX events that are not ranges or marks (categories, thread names, payloads); "
+        "not imported",
+        c.nvtx_other, DiagnosticSeverity::kInfo);
+  d.Add("nsys_unknown_string_id", "names whose id is missing from StringIds (shown as empty names)",
+        strings.unknown_ids());
+}
+
+void ReserveRows(const SqliteDb& db, TraceBuilder& builder) {
+  std::error_code ec;
+  const auto file_bytes = std::filesystem::file_size(db.path(), ec);
+  const int64_t max_rows = ec ? 0 : static_cast<int64_t>(file_bytes) / kMinBytesPerRow;
+  auto rows = [&](const char* table) { return EstimateRowCount(db, table, max_rows); };
+  builder.Reserve(rows(kNsysKernelTable), rows(kNsysMemcpyTable) + rows(kNsysMemsetTable),
+                  rows(kNsysRuntimeTable), rows(kNsysNvtxTable));
+}
+
+}  // namespace
+
+bool SniffNsysSqlite(std::string_view first_bytes) {
+  static constexpr std::string_view kSqliteMagic("SQLite format 3\0", 16);
+  return first_bytes.starts_with(kSqliteMagic);
+}
 
 StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) {
-  return UnimplementedError(path + ": importer not built yet");
+  ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::OpenReadOnly(path));
+  RETURN_IF_ERROR(CheckIsNsysExport(db));
+  ASSIGN_OR_RETURN(NsysExportInfo info, ReadExportInfo(db));
+  RETURN_IF_ERROR(CheckSchemaVersion(path, info));
+  RETURN_IF_ERROR(CheckHasCudaActivity(db));
+  RETURN_IF_ERROR(CheckHasStringIds(db));
+
+  TraceBuilder builder;
+  DescribeSource(path, info, builder);
+  ReserveRows(db, builder);
+  NsysEnums enums;
+  RETURN_IF_ERROR(enums.Load(db));
+  NsysStrings strings(db, builder);
+  RETURN_IF_ERROR(strings.Init());
+  NsysContext ctx{db, builder, strings, enums, {}, {}, {}};
+
+  RETURN_IF_ERROR(ReadLargeTables(ctx));
+  RETURN_IF_ERROR(CountNsysGraphTraces(ctx));
+  RETURN_IF_ERROR(ReadNsysDevices(ctx));
+  RETURN_IF_ERROR(ReadNsysProcessesAndThreads(ctx));
+  RETURN_IF_ERROR(strings.status());
+
+  Diagnostics& d = builder.diagnostics();
+  AddDropDiagnostics(ctx, strings, d);
+  if (!db.HasTable(kNsysKernelTable) && !db.HasTable(kNsysMemcpyTable) &&
+      !db.HasTable(kNsysMemsetTable)) {
+    d.Add("nsys_no_gpu_activity",
+          "the export has CUDA API calls but no kernels or memory operations: GPU activity was "
+          "not traced, or the capture ended before any GPU work. Only host-side analyses apply");
+  }
+  return builder.Finish();
 }
 
 }  // namespace sightline

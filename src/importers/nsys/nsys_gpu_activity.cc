@@ -1,0 +1,147 @@
+// GPU activity of an nsys export: kernels, memory copies and memory sets.
+//
+// CUPTI_ACTIVITY_KIND_KERNEL: start, end -> start_ns, end_ns; deviceId -> device; streamId ->
+// stream; correlationId -> correlation; globalPid -> pid (bits 24..47); demangledName -> name;
+// shortName -> short_name (both StringIds ids); grid*/block* -> grid/block; registersPerThread,
+// staticSharedMemory, dynamicSharedMemory. Other columns (context, launch type, local memory,
+// graph node) are not in the model.
+// CUPTI_ACTIVITY_KIND_MEMCPY: copyKind -> kind; srcKind/dstKind -> src_kind/dst_kind; bytes.
+// CUPTI_ACTIVITY_KIND_MEMSET: kind memset; memKind -> dst_kind; bytes.
+// CUPTI_ACTIVITY_KIND_GRAPH_TRACE (whole-graph launches) is counted, not imported.
+#include "importers/nsys/nsys_tables.h"
+
+namespace sightline {
+namespace {
+
+int32_t Pid(int64_t global_pid, NsysSeenIds& seen) {
+  if (global_pid < 0) return -1;  // NULL
+  seen.AddProcess(global_pid);
+  return NsysPidOf(global_pid);
+}
+
+}  // namespace
+
+StatusOr<NsysSelect> SelectNsysKernels(SqliteDb& db) {
+  static constexpr NsysColumn kColumns[] = {
+      {"start", true},
+      {"end", true},
+      {"deviceId", false, "0"},
+      {"streamId", false, "0"},
+      {"correlationId", false, "-1"},
+      {"globalPid", false, "-1"},
+      {"demangledName|shortName|mangledName", true, "-1"},
+      {"shortName", false, "-1"},  // -1: the builder derives it from the full name
+      {"gridX", false, "0"},
+      {"gridY", false, "0"},
+      {"gridZ", false, "0"},
+      {"blockX", false, "0"},
+      {"blockY", false, "0"},
+      {"blockZ", false, "0"},
+      {"registersPerThread", false, "-1"},
+      {"staticSharedMemory", false, "-1"},
+      {"dynamicSharedMemory", false, "-1"},
+  };
+  return BuildNsysSelect(db, kNsysKernelTable, kColumns);
+}
+
+void AddNsysKernelRows(NsysContext& ctx, const NsysChunk& chunk) {
+  KernelRow row;
+  for (size_t i = 0; i < chunk.rows; ++i) {
+    const int64_t* v = chunk.row(i);
+    row.start_ns = v[0];
+    row.end_ns = v[1];
+    row.device = static_cast<int32_t>(v[2]);
+    row.stream = static_cast<int32_t>(v[3]);
+    row.correlation = v[4];
+    row.pid = Pid(v[5], ctx.seen);
+    row.name = ctx.strings.Id(v[6]);
+    row.short_name = v[7] < 0 ? StringId{} : ctx.strings.Id(v[7]);
+    row.grid =
+        Dim3{static_cast<int32_t>(v[8]), static_cast<int32_t>(v[9]), static_cast<int32_t>(v[10])};
+    row.block =
+        Dim3{static_cast<int32_t>(v[11]), static_cast<int32_t>(v[12]), static_cast<int32_t>(v[13])};
+    row.registers_per_thread = static_cast<int32_t>(v[14]);
+    row.static_smem_bytes = static_cast<int32_t>(v[15]);
+    row.dynamic_smem_bytes = static_cast<int32_t>(v[16]);
+    ctx.builder.AddKernel(row);
+  }
+}
+
+StatusOr<NsysSelect> SelectNsysMemcpys(SqliteDb& db) {
+  static constexpr NsysColumn kColumns[] = {
+      {"start", true},
+      {"end", true},
+      {"deviceId", false, "0"},
+      {"streamId", false, "0"},
+      {"correlationId", false, "-1"},
+      {"globalPid", false, "-1"},
+      {"bytes", false, "0"},
+      {"copyKind", false, "-1"},
+      {"srcKind", false, "-1"},
+      {"dstKind", false, "-1"},
+  };
+  return BuildNsysSelect(db, kNsysMemcpyTable, kColumns);
+}
+
+void AddNsysMemcpyRows(NsysContext& ctx, const NsysChunk& chunk) {
+  MemOpRow row;
+  for (size_t i = 0; i < chunk.rows; ++i) {
+    const int64_t* v = chunk.row(i);
+    row.start_ns = v[0];
+    row.end_ns = v[1];
+    row.device = static_cast<int32_t>(v[2]);
+    row.stream = static_cast<int32_t>(v[3]);
+    row.correlation = v[4];
+    row.pid = Pid(v[5], ctx.seen);
+    row.size_bytes = v[6];
+    row.kind = ctx.enums.CopyKindOf(v[7]);
+    row.src_kind = ctx.enums.MemoryKindOf(v[8]);
+    row.dst_kind = ctx.enums.MemoryKindOf(v[9]);
+    ctx.builder.AddMemOp(row);
+  }
+}
+
+StatusOr<NsysSelect> SelectNsysMemsets(SqliteDb& db) {
+  static constexpr NsysColumn kColumns[] = {
+      {"start", true},
+      {"end", true},
+      {"deviceId", false, "0"},
+      {"streamId", false, "0"},
+      {"correlationId", false, "-1"},
+      {"globalPid", false, "-1"},
+      {"bytes", false, "0"},
+      {"memKind", false, "-1"},
+  };
+  return BuildNsysSelect(db, kNsysMemsetTable, kColumns);
+}
+
+void AddNsysMemsetRows(NsysContext& ctx, const NsysChunk& chunk) {
+  MemOpRow row;
+  row.kind = MemOpKind::kMemset;
+  for (size_t i = 0; i < chunk.rows; ++i) {
+    const int64_t* v = chunk.row(i);
+    row.start_ns = v[0];
+    row.end_ns = v[1];
+    row.device = static_cast<int32_t>(v[2]);
+    row.stream = static_cast<int32_t>(v[3]);
+    row.correlation = v[4];
+    row.pid = Pid(v[5], ctx.seen);
+    row.size_bytes = v[6];
+    row.dst_kind = ctx.enums.MemoryKindOf(v[7]);
+    ctx.builder.AddMemOp(row);
+  }
+}
+
+Status CountNsysGraphTraces(NsysContext& ctx) {
+  if (!ctx.db.HasTable(kNsysGraphTraceTable)) return Status::Ok();
+  ASSIGN_OR_RETURN(int64_t rows,
+                   ctx.db.QueryInt64("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 0));
+  ctx.builder.diagnostics().Add(
+      "nsys_graph_trace_not_imported",
+      "CUDA graph launches recorded as whole graphs (nsys --cuda-graph-trace=graph): their "
+      "kernels are not in the trace. Profile with --cuda-graph-trace=node to see them",
+      rows);
+  return Status::Ok();
+}
+
+}  // namespace sightline

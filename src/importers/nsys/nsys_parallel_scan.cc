@@ -1,0 +1,233 @@
+#include "importers/nsys/nsys_parallel_scan.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <cassert>
+#include <system_error>
+#include <utility>
+
+#include "importers/nsys/sqlite_db.h"
+
+namespace sightline {
+namespace {
+
+// Chunks queued at most: bounds memory (about 140 KiB per kernel chunk) while keeping workers busy.
+constexpr size_t kMaxQueuedChunks = 16;
+
+constexpr char kAggregateName[] = "sightline_rows";
+
+}  // namespace
+
+// What the aggregate's step function needs: the scan, the chunk being filled, and where it goes.
+struct NsysParallelScan::ScanState {
+  NsysParallelScan* self;
+  const Scan* spec;
+  const Consumer* inline_consume;  // null: chunks go to the queue
+  NsysChunk chunk;
+  bool stopped = false;  // the step function stopped the statement (cancelled, or consume failed)
+  Status consume_status;
+
+  // Hands the chunk on; false when the scan should stop.
+  bool Flush() {
+    if (chunk.rows == 0) return true;
+    if (inline_consume != nullptr) {
+      consume_status = (*inline_consume)(chunk);
+      chunk.rows = 0;
+      return consume_status.ok();
+    }
+    if (!self->Push(std::move(chunk))) return false;
+    chunk = self->TakeFreeChunk();
+    return true;
+  }
+};
+
+NsysParallelScan::~NsysParallelScan() { StopThreads(); }
+
+void NsysParallelScan::Add(int worker, int tag, std::string columns, std::string from,
+                           int column_count, uint64_t text_columns) {
+  assert(column_count > 0 && column_count <= NsysChunk::kMaxColumns);
+  if (worker >= static_cast<int>(workers_.size())) workers_.resize(worker + 1);
+  workers_[worker].push_back(
+      Scan{tag, std::move(columns), std::move(from), column_count, text_columns});
+}
+
+Status NsysParallelScan::Run(const Consumer& consume) {
+  if (!StartThreads()) {
+    // One scan after the other on this thread, each chunk consumed as soon as it is full.
+    for (const std::vector<Scan>& scans : workers_) {
+      for (const Scan& scan : scans) RETURN_IF_ERROR(RunScan(scan, &consume));
+    }
+    return Status::Ok();
+  }
+  NsysChunk chunk;
+  while (Pop(&chunk)) {
+    Status s = consume(chunk);
+    if (!s.ok()) {
+      StopThreads();
+      return s;
+    }
+  }
+  StopThreads();
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+bool NsysParallelScan::StartThreads() {
+  // Without thread-safe SQLite, two connections may not be used from two threads at once.
+  if (!use_threads_ || sqlite3_threadsafe() == 0) return false;
+  for (const std::vector<Scan>& scans : workers_) {
+    if (scans.empty()) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++running_;
+    }
+    try {
+      threads_.emplace_back([this, &scans] { RunWorker(scans); });
+    } catch (const std::system_error&) {
+      // No thread to be had: stop the ones started (nothing was consumed yet) and run inline.
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --running_;
+      }
+      StopThreads();
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.clear();
+      cancelled_ = false;
+      status_ = Status::Ok();
+      return false;
+    }
+  }
+  return true;
+}
+
+void NsysParallelScan::StopThreads() {
+  Cancel();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void NsysParallelScan::RunWorker(const std::vector<Scan>& scans) {
+  for (const Scan& scan : scans) {
+    Status s = RunScan(scan, nullptr);
+    if (!s.ok()) {
+      Fail(s);
+      break;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_) break;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  --running_;
+  ready_.notify_all();
+}
+
+Status NsysParallelScan::RunScan(const Scan& scan, const Consumer* inline_consume) {
+  ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::OpenReadOnly(path_));
+  ScanState state{this, &scan, inline_consume, TakeFreeChunk(), false, Status::Ok()};
+  const int rc = sqlite3_create_function_v2(db.handle(), kAggregateName, -1,
+                                            SQLITE_UTF8 | SQLITE_DETERMINISTIC, &state, nullptr,
+                                            &AggregateStep, &AggregateFinal, nullptr);
+  if (rc != SQLITE_OK) return db.ErrorFor(rc, "registering the row reader");
+  ASSIGN_OR_RETURN(SqliteStatement stmt, db.Prepare(fmt::format("SELECT {}({}){}", kAggregateName,
+                                                                scan.columns, scan.from)));
+  while (stmt.Step()) {
+  }
+  // A stop raised by the step function surfaces as an SQL error; report its cause instead.
+  if (state.stopped) return state.consume_status;
+  RETURN_IF_ERROR(stmt.status());
+  state.Flush();
+  return state.consume_status;
+}
+
+void NsysParallelScan::AggregateStep(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  ScanState& state = *static_cast<ScanState*>(sqlite3_user_data(ctx));
+  if (state.stopped) return;
+  NsysChunk& chunk = state.chunk;
+  const Scan& spec = *state.spec;
+  if (chunk.rows == 0) {
+    chunk.tag = spec.tag;
+    chunk.columns = spec.column_count;
+    chunk.values.clear();
+    chunk.texts.clear();
+    // One size for every scan: a recycled buffer never has to grow (which, at this size, would
+    // mean a fresh mmap and its page faults).
+    chunk.values.reserve(NsysChunk::kRowsPerChunk * NsysChunk::kMaxColumns);
+  }
+  if (spec.text_columns == 0) {
+    for (int c = 0; c < argc; ++c) chunk.values.push_back(sqlite3_value_int64(argv[c]));
+  } else {
+    for (int c = 0; c < argc; ++c) {
+      if ((spec.text_columns >> c & 1) == 0) {
+        chunk.values.push_back(sqlite3_value_int64(argv[c]));
+      } else if (sqlite3_value_type(argv[c]) == SQLITE_NULL) {
+        chunk.values.push_back(-1);
+      } else {
+        const unsigned char* text = sqlite3_value_text(argv[c]);
+        const int bytes = sqlite3_value_bytes(argv[c]);
+        chunk.values.push_back(static_cast<int64_t>(chunk.texts.size()));
+        chunk.texts.emplace_back(reinterpret_cast<const char*>(text), static_cast<size_t>(bytes));
+      }
+    }
+  }
+  if (++chunk.rows == NsysChunk::kRowsPerChunk && !state.Flush()) {
+    state.stopped = true;
+    sqlite3_result_error(ctx, "stopped", -1);  // ends the statement
+  }
+}
+
+void NsysParallelScan::AggregateFinal(sqlite3_context* ctx) { sqlite3_result_null(ctx); }
+
+NsysChunk NsysParallelScan::TakeFreeChunk() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (free_.empty()) return NsysChunk();
+  NsysChunk chunk = std::move(free_.back());
+  free_.pop_back();
+  chunk.rows = 0;
+  return chunk;
+}
+
+bool NsysParallelScan::Push(NsysChunk&& chunk) {
+  std::unique_lock<std::mutex> lock(mu_);
+  space_.wait(lock, [&] { return cancelled_ || queue_.size() < kMaxQueuedChunks; });
+  if (cancelled_) return false;
+  queue_.push_back(std::move(chunk));
+  ready_.notify_one();
+  return true;
+}
+
+bool NsysParallelScan::Pop(NsysChunk* chunk) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (chunk->values.capacity() > 0) free_.push_back(std::move(*chunk));  // recycle its buffers
+  *chunk = NsysChunk();
+  while (true) {
+    if (!status_.ok() || cancelled_) return false;
+    if (!queue_.empty()) {
+      *chunk = std::move(queue_.front());
+      queue_.pop_front();
+      space_.notify_one();
+      return true;
+    }
+    if (running_ == 0) return false;
+    ready_.wait(lock);
+  }
+}
+
+void NsysParallelScan::Fail(const Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.ok()) status_ = status;
+  }
+  Cancel();
+}
+
+void NsysParallelScan::Cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+  }
+  space_.notify_all();
+  ready_.notify_all();
+}
+
+}  // namespace sightline

@@ -1,0 +1,108 @@
+// Reads whole export tables on worker threads, each with its own read-only SQLite connection, and
+// hands their rows to the importing thread in chunks. SQLite's row decoding is most of an import's
+// CPU time; this lets it run beside the TraceBuilder's work, and the kernel table beside the API
+// table. Rows of one table arrive in table order, so the builder finds them already sorted.
+//
+// A scan does not step through result rows: it runs `SELECT sightline_rows(cols...) FROM t`, an
+// aggregate whose step function copies each row's values into the current chunk. That skips
+// SQLite's per-row result handoff and per-column API checks (about a third of the decoding cost
+// of a kernel row).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+
+struct sqlite3_context;
+struct sqlite3_value;
+
+namespace sightline {
+
+// Up to kRowsPerChunk rows of one scan: `columns` integers each, row-major. A text column holds
+// an index into `texts`, or -1 for NULL. Integer columns should have no NULLs (select them through
+// ifnull()); a NULL reads as 0.
+struct NsysChunk {
+  static constexpr size_t kRowsPerChunk = 1024;
+  static constexpr int kMaxColumns = 32;  // buffers are sized for this, so any scan can reuse them
+
+  int tag = -1;  // which scan, as passed to Add()
+  int columns = 0;
+  size_t rows = 0;
+  std::vector<int64_t> values;
+  std::vector<std::string> texts;
+
+  const int64_t* row(size_t i) const { return values.data() + i * columns; }
+  std::string_view text(int64_t index) const {
+    return index < 0 ? std::string_view() : std::string_view(texts[index]);
+  }
+};
+
+class NsysParallelScan {
+ public:
+  using Consumer = std::function<Status(const NsysChunk&)>;
+
+  explicit NsysParallelScan(std::string path) : path_(std::move(path)) {}
+  ~NsysParallelScan();  // stops the workers and waits for them
+  NsysParallelScan(const NsysParallelScan&) = delete;
+  NsysParallelScan& operator=(const NsysParallelScan&) = delete;
+
+  // Queues a scan of `SELECT <columns> <from>` (`column_count` result columns, at most
+  // NsysChunk::kMaxColumns; bit c of
+  // text_columns marks column c as text) on worker `worker`. Scans on one worker run one after
+  // the other, in the order added.
+  void Add(int worker, int tag, std::string columns, std::string from, int column_count,
+           uint64_t text_columns = 0);
+
+  // Tests: false runs the scans on the calling thread, as when threads are not available.
+  void set_use_threads(bool use_threads) { use_threads_ = use_threads; }
+
+  // Runs every scan, calling consume(chunk) on this thread for each chunk. Workers run on their
+  // own threads when SQLite is thread-safe and threads can be started; otherwise the scans run
+  // here, one after the other. Stops at the first error of a scan (naming the file) or of consume.
+  Status Run(const Consumer& consume);
+
+ private:
+  struct Scan {
+    int tag;
+    std::string columns, from;
+    int column_count;
+    uint64_t text_columns;
+  };
+  struct ScanState;
+
+  bool StartThreads();
+  void StopThreads();
+  void RunWorker(const std::vector<Scan>& scans);
+  Status RunScan(const Scan& scan, const Consumer* inline_consume);
+  static void AggregateStep(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+  static void AggregateFinal(sqlite3_context* ctx);
+  bool Push(NsysChunk&& chunk);  // false when cancelled
+  bool Pop(NsysChunk* chunk);    // false when every worker is done or cancelled
+  NsysChunk TakeFreeChunk();
+  void Fail(const Status& status);
+  void Cancel();
+
+  std::string path_;
+  std::vector<std::vector<Scan>> workers_;
+  std::vector<std::thread> threads_;
+  bool use_threads_ = true;
+
+  std::mutex mu_;
+  std::condition_variable ready_;  // a chunk was queued, or a worker finished
+  std::condition_variable space_;  // the queue has room, or cancelled
+  std::deque<NsysChunk> queue_;
+  std::vector<NsysChunk> free_;
+  int running_ = 0;
+  bool cancelled_ = false;
+  Status status_;
+};
+
+}  // namespace sightline

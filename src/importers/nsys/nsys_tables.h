@@ -1,0 +1,101 @@
+// The per-table mappings of the nsys importer (internal to src/importers/nsys). The large tables
+// (kernels, memory operations, API calls, NVTX) come in two halves: Select*() builds the SELECT
+// (checking columns first) that NsysParallelScan runs on a worker thread, and Add*Rows() maps the
+// resulting chunks into the TraceBuilder on the importing thread. The small tables are read
+// directly. Drops are counted in NsysCounts and become diagnostics. A table that is absent means
+// "no rows" (nsys creates tables only when they have rows) and is not an error.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "importers/nsys/nsys_enums.h"
+#include "importers/nsys/nsys_parallel_scan.h"
+#include "importers/nsys/nsys_schema.h"
+#include "importers/nsys/nsys_strings.h"
+#include "importers/nsys/sqlite_db.h"
+#include "model/trace_builder.h"
+
+namespace sightline {
+
+// Processes and threads that own at least one imported event. A system-wide capture lists every
+// process of the machine in PROCESSES and ThreadNames; the trace keeps only these.
+class NsysSeenIds {
+ public:
+  void AddProcess(int64_t global_pid) {
+    if (global_pid == last_pid_) return;  // rows come in runs from one process
+    last_pid_ = global_pid;
+    pids_.insert(NsysPidOf(global_pid));
+  }
+  void AddThread(int64_t global_tid) {
+    if (global_tid == last_tid_) return;
+    last_tid_ = global_tid;
+    pids_.insert(NsysPidOf(global_tid));
+    threads_.insert(Key(NsysPidOf(global_tid), NsysTidOf(global_tid)));
+  }
+  bool HasProcess(int32_t pid) const { return pids_.count(pid) > 0; }
+  bool HasThread(int32_t pid, int32_t tid) const { return threads_.count(Key(pid, tid)) > 0; }
+  const std::unordered_set<int32_t>& pids() const { return pids_; }
+  // (pid, tid) of every thread seen, sorted.
+  std::vector<std::pair<int32_t, int32_t>> Threads() const;
+
+ private:
+  static int64_t Key(int32_t pid, int32_t tid) {
+    return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
+  }
+  int64_t last_pid_ = -1, last_tid_ = -1;
+  std::unordered_set<int32_t> pids_;
+  std::unordered_set<int64_t> threads_;
+};
+
+// Rows read but not imported, reported as diagnostics at the end.
+struct NsysCounts {
+  int64_t api_other_class = 0;   // RUNTIME rows that are neither runtime nor driver calls
+  int64_t nvtx_without_end = 0;  // ranges still open when the capture stopped
+  int64_t nvtx_marks = 0;
+  int64_t nvtx_other = 0;  // categories, thread names, payload-only events, ...
+};
+
+struct NsysContext {
+  SqliteDb& db;
+  TraceBuilder& builder;
+  NsysStrings& strings;
+  const NsysEnums& enums;
+  NsysSeenIds seen;
+  NsysCounts counts;
+  std::map<std::pair<int32_t, int64_t>, StringId> nvtx_domains;  // (pid, domainId) -> name
+};
+
+// CUPTI_ACTIVITY_KIND_KERNEL -> kernels.
+StatusOr<NsysSelect> SelectNsysKernels(SqliteDb& db);
+void AddNsysKernelRows(NsysContext& ctx, const NsysChunk& chunk);
+// CUPTI_ACTIVITY_KIND_MEMCPY and _MEMSET -> memory operations.
+StatusOr<NsysSelect> SelectNsysMemcpys(SqliteDb& db);
+void AddNsysMemcpyRows(NsysContext& ctx, const NsysChunk& chunk);
+StatusOr<NsysSelect> SelectNsysMemsets(SqliteDb& db);
+void AddNsysMemsetRows(NsysContext& ctx, const NsysChunk& chunk);
+// CUPTI_ACTIVITY_KIND_RUNTIME -> runtime and driver API calls.
+StatusOr<NsysSelect> SelectNsysApiCalls(SqliteDb& db);
+void AddNsysApiCallRows(NsysContext& ctx, const NsysChunk& chunk);
+// NVTX_EVENTS -> push/pop and start/end ranges. The domain names (NvtxDomainCreate events) must
+// be added first: all their chunks before the first range chunk.
+inline constexpr uint64_t kNsysNvtxDomainTextColumns = 1u << 2;
+StatusOr<NsysSelect> SelectNsysNvtxDomains(SqliteDb& db);
+void AddNsysNvtxDomainRows(NsysContext& ctx, const NsysChunk& chunk);
+inline constexpr uint64_t kNsysNvtxTextColumns = 1u << 4;
+StatusOr<NsysSelect> SelectNsysNvtx(SqliteDb& db);
+void AddNsysNvtxRows(NsysContext& ctx, const NsysChunk& chunk);
+
+// CUPTI_ACTIVITY_KIND_GRAPH_TRACE: counted (whole-graph launches whose kernels are not recorded).
+Status CountNsysGraphTraces(NsysContext& ctx);
+// TARGET_INFO_GPU (or TARGET_INFO_CUDA_GPU) -> devices.
+Status ReadNsysDevices(NsysContext& ctx);
+// PROCESSES and ThreadNames -> processes and threads, for those in ctx.seen.
+Status ReadNsysProcessesAndThreads(NsysContext& ctx);
+
+}  // namespace sightline

@@ -1,0 +1,99 @@
+// A thin RAII layer over the SQLite C API for the nsys importer: a read-only connection, the
+// table/column catalogue (nsys creates a table only when it has rows, so every read checks first),
+// and prepared statements whose errors become a Status that names the file and says what to do.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace sightline {
+
+// One prepared statement. Read rows with `while (stmt.Step()) {...}` and then check status():
+// Step() returns false both at the end and on an error, so the row loop stays branch-light.
+class SqliteStatement {
+ public:
+  SqliteStatement() = default;
+  SqliteStatement(SqliteStatement&& other) noexcept;
+  SqliteStatement& operator=(SqliteStatement&& other) noexcept;
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+  ~SqliteStatement();
+
+  bool Step();
+  // OK after a clean end of rows; the SQLite error (naming the file) otherwise.
+  const Status& status() const { return status_; }
+  // Rewinds for another run with new bindings; clears the status.
+  void Reset();
+  void BindInt64(int index, int64_t value);  // index is 1-based, as in SQLite
+
+  bool IsNull(int col) const;
+  int64_t Int64(int col) const;
+  int32_t Int32(int col) const { return static_cast<int32_t>(Int64(col)); }
+  // Int64, or `fallback` when the value is NULL.
+  int64_t Int64Or(int col, int64_t fallback) const { return IsNull(col) ? fallback : Int64(col); }
+  // Valid until the next Step()/Reset(); empty for NULL.
+  std::string_view Text(int col) const;
+
+ private:
+  friend class SqliteDb;
+  SqliteStatement(sqlite3* db, std::string path, sqlite3_stmt* stmt)
+      : db_(db), path_(std::move(path)), stmt_(stmt) {}
+
+  sqlite3* db_ = nullptr;  // the connection, for error messages
+  std::string path_;
+  sqlite3_stmt* stmt_ = nullptr;
+  Status status_;
+};
+
+class SqliteDb {
+ public:
+  // Opens `path` read-only and loads the list of tables. NotFound when the file does not exist;
+  // InvalidInput when it is not a readable SQLite database (corrupt, truncated, encrypted).
+  static StatusOr<SqliteDb> OpenReadOnly(const std::string& path);
+
+  SqliteDb(SqliteDb&& other) noexcept;
+  SqliteDb& operator=(SqliteDb&& other) noexcept;
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+  ~SqliteDb();
+
+  const std::string& path() const { return path_; }
+  sqlite3* handle() const { return db_; }
+  bool HasTable(std::string_view table) const { return tables_.count(std::string(table)) > 0; }
+  const std::unordered_set<std::string>& tables() const { return tables_; }
+  // Column names of a table (PRAGMA table_info), cached. Empty when the table does not exist.
+  StatusOr<std::vector<std::string>> Columns(const std::string& table);
+
+  StatusOr<SqliteStatement> Prepare(std::string_view sql) const;
+  // Runs a query that yields one integer (e.g. SELECT max(rowid) ...); `fallback` for no row/NULL.
+  StatusOr<int64_t> QueryInt64(std::string_view sql, int64_t fallback) const;
+
+  Status ErrorFor(int rc, std::string_view what) const;
+
+ private:
+  SqliteDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::unordered_set<std::string> tables_;
+  std::unordered_map<std::string, std::vector<std::string>> columns_;
+};
+
+// The Status for SQLite result code `rc` on connection `db` (may be null), naming the file and
+// saying what to do.
+Status SqliteError(sqlite3* db, const std::string& path, int rc, std::string_view what);
+
+// Quotes an SQL identifier: "name" with inner quotes doubled.
+std::string QuoteIdentifier(std::string_view name);
+
+}  // namespace sightline
