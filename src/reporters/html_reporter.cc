@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "report/value_format.h"
 #include "reporters/html/html_util.h"
 #include "reporters/reporter.h"
 
@@ -96,7 +97,7 @@ void RenderFacts(std::string& out, const std::vector<Fact>& facts) {
     fmt::format_to(std::back_inserter(out),
                    "<div class=\"fact\"><span>{}</span><span{}>{}</span></div>", Escape(f.label),
                    f.unit == Unit::kText ? "" : " class=\"n\"",
-                   Escape(html::FormatValue(f.value, f.unit)));
+                   Escape(FormatValue(f.value, f.unit)));
   }
   out += "</div>";
 }
@@ -117,10 +118,10 @@ void RenderTable(std::string& out, const Table& t) {
       const Value v = c < row.size() ? row[c] : Value();
       if (t.columns[c].unit == Unit::kText) {
         fmt::format_to(std::back_inserter(out), "<td class=\"txt\">{}</td>",
-                       Escape(html::FormatValue(v, Unit::kText)));
+                       Escape(FormatValue(v, Unit::kText)));
       } else {
         fmt::format_to(std::back_inserter(out), "<td class=\"num\" data-v=\"{}\">{}</td>",
-                       html::SortKey(v), Escape(html::FormatValue(v, t.columns[c].unit)));
+                       html::SortKey(v), Escape(FormatValue(v, t.columns[c].unit)));
       }
     }
     out += "</tr>";
@@ -158,7 +159,7 @@ double AsDouble(const Value& v) {
 
 std::string AsText(const Value& v) {
   return std::holds_alternative<std::string>(v) ? std::get<std::string>(v)
-                                                : html::FormatValue(v, Unit::kNumber);
+                                                : FormatValue(v, Unit::kNumber);
 }
 
 // Bars of `value_key` summed per `label_key` over a table's rows, largest first.
@@ -253,7 +254,7 @@ void RenderFindings(std::string& out, const Report& report) {
                    "</summary>",
                    Escape(sev), Escape(f.id), i < kOpenFindings ? " open" : "", Escape(sev), i + 1,
                    Escape(f.title),
-                   Escape(html::FormatValue(Value(f.estimated_savings_ns), Unit::kDurationNs)));
+                   Escape(FormatValue(Value(f.estimated_savings_ns), Unit::kDurationNs)));
     if (!f.where.empty()) {
       fmt::format_to(std::back_inserter(out), "<div class=\"note\">where: {}</div>",
                      Escape(f.where));
@@ -283,7 +284,7 @@ void RenderDiagnostics(std::string& out, const Report& report) {
       fmt::format_to(std::back_inserter(out),
                      "<tr><td class=\"num\" data-v=\"{}\">{}</td><td class=\"txt{}\">{}</td>"
                      "<td class=\"txt\">{}</td><td class=\"txt\">{}</td></tr>",
-                     d.count, Escape(html::FormatValue(Value(d.count), Unit::kCount)),
+                     d.count, Escape(FormatValue(Value(d.count), Unit::kCount)),
                      warn ? " warn" : "", warn ? "warning" : "info", Escape(d.message),
                      Escape(d.code));
     }

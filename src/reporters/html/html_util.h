@@ -13,9 +13,6 @@ namespace sightline::html {
 // Escapes &, <, >, " and ' so that text is safe in element content and in quoted attributes.
 std::string Escape(std::string_view s);
 
-// A value as the text reporter shows it (durations "1.23 ms", bytes "4.0 MiB", percent "12.3%").
-std::string FormatValue(const Value& v, Unit unit);
-
 // The value to sort a cell by: numbers as themselves, text as itself, empty for no value.
 std::string SortKey(const Value& v);
 
