@@ -19,7 +19,7 @@
 #   PY_MAX_MB [auto: min(1000, MemAvailable / 8)] skip the Python comparison above this JSON size
 #     (json.load peaks at ~6x the file and runs at a few MB/s)
 #   PROFILE [1] perf-profile the largest file of each format (when perf works)
-#   THP_ROW [1] add a diagnostic row: the largest nsys file with glibc.malloc.hugetlb=1
+#   NO_HUGEPAGES_ROW [1] add a diagnostic row: the largest nsys file with SIGHTLINE_NO_HUGEPAGES=1
 #   GBENCH [1] run sightline_bench   KEEP_DATA [1] 0 deletes the generated traces at the end
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ KINETO_SIZES=${KINETO_SIZES-"100000 500000 1000000"}
 GBENCH=${GBENCH:-1}
 NSYS_ONE_CORE=${NSYS_ONE_CORE:-1}
 PROFILE=${PROFILE:-1}
-THP_ROW=${THP_ROW:-1}
+NO_HUGEPAGES_ROW=${NO_HUGEPAGES_ROW:-1}
 KEEP_DATA=${KEEP_DATA:-1}
 MEM_AVAIL_MB=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
 PY_MAX_MB=${PY_MAX_MB:-$((MEM_AVAIL_MB / 8 < 1000 ? MEM_AVAIL_MB / 8 : 1000))}
@@ -144,16 +144,16 @@ for n in $NSYS_SIZES; do
   fi
   measure "compare.$row" all sqlite3 -csv -header "$f" ".read bench/nsys_kern_sum.sql"
 done
-# Diagnostic (not a product figure): the largest nsys file again with glibc's malloc asking for
-# transparent huge pages, to show how much of the time is page faults on this VM.
+# Diagnostic (not a product figure): the largest nsys file again without the huge-page malloc that
+# sightline asks glibc for at start-up (src/cli/main.cc), to show what 4 KiB page faults cost here.
 n=$(echo $NSYS_SIZES | awk '{print $NF}')
-if [ "$THP_ROW" = 1 ] && [ -n "$n" ]; then
+if [ "$NO_HUGEPAGES_ROW" = 1 ] && [ -n "$n" ]; then
   row=nsys_$n.sqlite
   sz=$(stat -c %s "$DATA_DIR/$row")
-  echo "$row@thp $row $sz $sz $n sqlite3 $row all" >>"$RESULTS/files.tsv"
-  log "$row with GLIBC_TUNABLES=glibc.malloc.hugetlb=1"
-  measure "sightline.$row@thp" all env GLIBC_TUNABLES=glibc.malloc.hugetlb=1 "$SIGHTLINE" analyze \
-    "$DATA_DIR/$row" --format json -o "$RESULTS/report.$row@thp.json"
+  echo "$row@nohp $row $sz $sz $n sqlite3 $row all" >>"$RESULTS/files.tsv"
+  log "$row with SIGHTLINE_NO_HUGEPAGES=1"
+  measure "sightline.$row@nohp" all env SIGHTLINE_NO_HUGEPAGES=1 "$SIGHTLINE" analyze \
+    "$DATA_DIR/$row" --format json -o "$RESULTS/report.$row@nohp.json"
 fi
 # Kineto: everything on one core (the target is per core).
 for n in $KINETO_SIZES; do
@@ -182,7 +182,10 @@ rm -f "$RESULTS/time.tmp"
 # --- Google Benchmark breakdown --------------------------------------------------------------
 if [ "$GBENCH" = 1 ]; then
   log "sightline_bench (Google Benchmark; traces of 10^5 and 10^6 kernels)"
-  SIGHTLINE_BENCH_DATA=$DATA_DIR "$BUILD_DIR/bench/sightline_bench" \
+  # The same malloc setting the sightline binary gives itself at start-up (src/cli/main.cc).
+  tunables=${GLIBC_TUNABLES-glibc.malloc.hugetlb=1}
+  [ -n "${SIGHTLINE_NO_HUGEPAGES:-}" ] && tunables=${GLIBC_TUNABLES-}
+  GLIBC_TUNABLES=$tunables SIGHTLINE_BENCH_DATA=$DATA_DIR "$BUILD_DIR/bench/sightline_bench" \
     --benchmark_out="$RESULTS/gbench.json" --benchmark_out_format=json \
     2>"$RESULTS/gbench.stderr" | tee "$RESULTS/gbench.txt" >&2 || log "sightline_bench failed"
 fi
@@ -268,7 +271,7 @@ for line in open(f"{res}/files.tsv"):
     fmt = lambda v, p: "—" if v is None else f"{v:,.{p}f}"
     mbps = None if s is None else usize / 1e6 / s
     size_txt = f"{size / 1e6:,.0f}" + (f" ({usize / 1e6:,.0f} unz.)" if usize != size else "")
-    shown = name.split("@")[0] + (" (THP malloc)" if name.endswith("@thp") else "")
+    shown = name.split("@")[0] + (" (no huge pages)" if name.endswith("@nohp") else "")
     print(f"| {shown} | {cores} | {size_txt} | {int(kernels):,} | {fmt(s, 2)} | {fmt(scpu, 2)} | {fmt(mbps, 0)} | {fmt(rss, 0)} "
           f"| {fmt(None if rss is None else rss * 1e6 / usize, 2)} "
           f"| {label[cmp]} | {fmt(c, 2)} | {fmt(ccpu, 2)} | {fmt(crss, 0)} "
@@ -305,9 +308,9 @@ print("cores: 1 = pinned with taskset to one core, all = free to use every core 
       "importer reads tables on worker threads; sqlite3, gzip and python use one core). "
       "The comparison runs under the same pinning as the sightline row it belongs to, except "
       "that the nsys rows share one sqlite3 measurement made on all cores.  ")
-if any(l.split()[0].endswith("@thp") for l in open(f"{res}/files.tsv")):
-  print("(THP malloc): a diagnostic row, the same run with GLIBC_TUNABLES=glibc.malloc.hugetlb=1 "
-        "(malloc asks for transparent huge pages), to show the cost of page faults.  ")
+if any(l.split()[0].endswith("@nohp") for l in open(f"{res}/files.tsv")):
+    print("(no huge pages): a diagnostic row, the same run with SIGHTLINE_NO_HUGEPAGES=1 (glibc's "
+          "malloc left on 4 KiB pages), to show the cost of page faults.  ")
 print("Medians of each figure over the runs in runs.tsv (wall time; CPU s = user + sys). "
       "MB = 10^6 bytes; MB/s = uncompressed input (the JSON for .json.gz) / sightline wall s; "
       "RSS / input = peak RSS / uncompressed input size.")
