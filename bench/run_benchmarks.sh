@@ -203,13 +203,15 @@ if [ "$PROFILE" = 1 ] && perf stat -e task-clock true >/dev/null 2>&1; then
       -o "$RESULTS/profile.report.json" >/dev/null 2>&1 || { log "perf record failed"; return; }
     {
       echo "== $label: $(basename "$f"), cores: $cores"
-      perf report -i "$RESULTS/perf.data" --comm sightline --children -g none --stdio 2>/dev/null |
+      # comm: "exe" after sightline re-executes itself through /proc/self/exe (src/cli/main.cc).
+      perf report -i "$RESULTS/perf.data" --comm sightline,exe --children -g none --stdio \
+        2>/dev/null |
         grep -E "^ +[0-9.]+% +[0-9.]+% .*\[k\] (asm_exc_page_fault|entry_SYSCALL_64_after_hwframe)$" |
-        awk '{print "  " $1 " of samples under " $NF " (incl. children)"}'
+        awk '{print "  " $1 " of samples under " $NF " (incl. children; comm " $3 ")"}' || true
       echo "  top symbols (self):"
-      perf report -i "$RESULTS/perf.data" --comm sightline --no-children -g none --percent-limit 1 \
-        --stdio 2>/dev/null |
-        grep -E "^ +[0-9]" | cut -c1-150 | head -25
+      perf report -i "$RESULTS/perf.data" --comm sightline,exe --no-children -g none \
+        --percent-limit 1 --stdio 2>/dev/null |
+        grep -E "^ +[0-9]" | cut -c1-150 | head -25 || true
       echo
     } >>"$RESULTS/profile.txt"
     rm -f "$RESULTS/perf.data" "$RESULTS/profile.report.json"
