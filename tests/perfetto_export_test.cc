@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
+#include "analyses/findings/findings.h"
+#include "analyses/iterations.h"
 #include "exporters/perfetto_json.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
@@ -108,6 +113,82 @@ INSTANTIATE_TEST_SUITE_P(Samples, PerfettoSample,
                          ::testing::Values("llama_decode_h100.nsys.sqlite",
                                            "llama_decode_h100.pytorch.json.gz"));
 
+// Iteration markers and findings: every iteration appears on its process's track and on each GPU
+// it used; every finding gets a track with a slice per span (one over the trace without spans).
+TEST(PerfettoExport, IterationsAndFindingsAnnotate) {
+  StatusOr<Trace> trace = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +
+                                      "/examples/samples/llama_decode_h100.nsys.sqlite");
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  StatusOr<IterationsResult> iterations = ComputeIterations(*trace, IterationsOptions{});
+  ASSERT_TRUE(iterations.ok());
+  StatusOr<std::vector<Finding>> findings = ComputeFindings(*trace, AnalyzeOptions{});
+  ASSERT_TRUE(findings.ok());
+  ASSERT_FALSE(iterations->sets.empty());
+  ASSERT_FALSE(findings->empty());
+
+  PerfettoExportOptions options;
+  options.iterations = &*iterations;
+  options.findings = &*findings;
+  PerfettoExportCounts counts;
+  Parsed p = Parse(ExportPerfettoJson(*trace, &counts, options));
+  ASSERT_TRUE(p.ok);
+
+  int64_t iteration_slices = 0, iterations_total = 0;
+  for (const IterationSet& set : iterations->sets) {
+    std::set<int32_t> gpus(trace->kernels.device.begin(), trace->kernels.device.end());
+    int64_t tracks = set.pid >= 0 ? 1 : 0;
+    for (int32_t d : gpus) {
+      tracks += set.devices.empty() ||
+                std::find(set.devices.begin(), set.devices.end(), d) != set.devices.end();
+    }
+    iteration_slices += tracks * static_cast<int64_t>(set.iterations.size());
+    iterations_total += static_cast<int64_t>(set.iterations.size());
+  }
+  EXPECT_EQ(p.slices_by_cat["iteration"], iteration_slices);
+  EXPECT_EQ(counts.iterations, iterations_total);
+  int64_t spans = 0;
+  for (const Finding& f : *findings) {
+    EXPECT_LE(f.spans.size(), Finding::kMaxSpans);
+    EXPECT_TRUE(std::is_sorted(f.spans.begin(), f.spans.end(), [](const auto& a, const auto& b) {
+      return a.start_ns < b.start_ns;
+    }));
+    spans += f.spans.empty() ? 1 : static_cast<int64_t>(f.spans.size());
+  }
+  EXPECT_EQ(counts.findings, static_cast<int64_t>(findings->size()));
+  EXPECT_EQ(p.slices_by_cat["finding"], spans);
+  EXPECT_EQ(counts.finding_spans, spans);
+  // The launch-bound finding points at the iterations it found launch-bound.
+  auto launch = std::find_if(findings->begin(), findings->end(),
+                             [](const Finding& f) { return f.id == "launch_bound"; });
+  ASSERT_NE(launch, findings->end());
+  EXPECT_GT(launch->spans.size(), 1u);
+}
+
+// The export is handed out in chunks; a failing sink stops it and its error comes back.
+TEST(PerfettoExport, StreamsInChunksAndStopsOnSinkError) {
+  StatusOr<Trace> trace = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +
+                                      "/examples/samples/llama_decode_h100.nsys.sqlite");
+  ASSERT_TRUE(trace.ok());
+  std::string joined;
+  int chunks = 0;
+  Status s = WritePerfettoJson(*trace, {}, [&](std::string_view c) {
+    ++chunks;
+    joined.append(c);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(s.ok());
+  EXPECT_GT(chunks, 1);
+  EXPECT_EQ(joined, ExportPerfettoJson(*trace));
+  int calls = 0;
+  s = WritePerfettoJson(*trace, {}, [&](std::string_view) {
+    ++calls;
+    return IoError("disk full");
+  });
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("disk full"), std::string::npos);
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(PerfettoExport, EmptyTraceIsValid) {
   Trace t;
   Parsed p = Parse(ExportPerfettoJson(t));
@@ -126,7 +207,22 @@ TEST(PerfettoExport, Cli) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   EXPECT_EQ(parser.load(out).get(doc), simdjson::SUCCESS);
+  EXPECT_NE(r.err.find("findings"), std::string::npos);
   EXPECT_EQ(testing::RunSightline("export x.json").exit_code, 2);  // no format chosen
+  // An unwritable output: exit 2, nothing left behind.
+  testing::CliResult bad = testing::RunSightline(
+      "export --perfetto -o '" + dir + "/no/such/dir/out.json' '" + SIGHTLINE_SOURCE_DIR +
+      "/examples/samples/llama_decode_h100.nsys.sqlite'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("cannot write"), std::string::npos) << bad.err;
+  // A bad iteration regex is a usage error.
+  EXPECT_EQ(testing::RunSightline("export --perfetto --iterations '(' -o '" + dir + "/x.json' '" +
+                                  SIGHTLINE_SOURCE_DIR +
+                                  "/examples/samples/llama_decode_h100.nsys.sqlite'")
+                .exit_code,
+            2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.json"));
+  EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
 }
 
 }  // namespace

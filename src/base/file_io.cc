@@ -137,4 +137,53 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   return Status::Ok();
 }
 
+StatusOr<AtomicFileWriter> AtomicFileWriter::Open(const std::string& path) {
+  std::FILE* f = std::fopen((path + ".tmp").c_str(), "wb");
+  if (f == nullptr) {
+    return IoError(
+        fmt::format("cannot write {}: {}; check that the directory exists and is writable", path,
+                    std::strerror(errno)));
+  }
+  return AtomicFileWriter(path, f);
+}
+
+AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
+    : path_(std::move(other.path_)), file_(other.file_) {
+  other.file_ = nullptr;
+}
+
+AtomicFileWriter::~AtomicFileWriter() { Abandon(); }
+
+void AtomicFileWriter::Abandon() {
+  if (file_ == nullptr) return;
+  std::fclose(file_);
+  file_ = nullptr;
+  std::remove((path_ + ".tmp").c_str());
+}
+
+Status AtomicFileWriter::Append(std::string_view bytes) {
+  if (file_ == nullptr) return IoError(fmt::format("cannot write {}: already closed", path_));
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    const int err = errno;
+    Abandon();
+    return IoError(fmt::format("cannot write {}: {}", path_, std::strerror(err)));
+  }
+  return Status::Ok();
+}
+
+Status AtomicFileWriter::Commit() {
+  if (file_ == nullptr) return IoError(fmt::format("cannot write {}: already closed", path_));
+  const bool flushed = std::fflush(file_) == 0;
+  const int flush_err = errno;
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  const std::string tmp = path_ + ".tmp";
+  if (!flushed || !closed || std::rename(tmp.c_str(), path_.c_str()) != 0) {
+    const int err = !flushed ? flush_err : errno;
+    std::remove(tmp.c_str());
+    return IoError(fmt::format("cannot write {}: {}", path_, std::strerror(err)));
+  }
+  return Status::Ok();
+}
+
 }  // namespace sightline

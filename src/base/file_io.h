@@ -2,6 +2,7 @@
 // for the CLI (a file appears complete or not at all).
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -23,5 +24,26 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
 
 // Writes to path.tmp then renames, so a failed run leaves no partial file.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+// The same for output produced piece by piece: Append() writes to path.tmp, Commit() renames it
+// into place; a writer destroyed without Commit() removes path.tmp, so a failed run leaves nothing.
+class AtomicFileWriter {
+ public:
+  static StatusOr<AtomicFileWriter> Open(const std::string& path);
+  AtomicFileWriter(AtomicFileWriter&& other) noexcept;
+  AtomicFileWriter& operator=(AtomicFileWriter&&) = delete;
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+
+  Status Append(std::string_view bytes);
+  Status Commit();
+
+ private:
+  AtomicFileWriter(std::string path, std::FILE* file) : path_(std::move(path)), file_(file) {}
+  void Abandon();
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
 
 }  // namespace sightline

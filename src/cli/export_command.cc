@@ -1,7 +1,12 @@
 // `sightline export TRACE --perfetto -o out.json`: converts any trace Sightline reads into
-// Chrome/Perfetto JSON trace events for ui.perfetto.dev. docs/formats/perfetto.md.
+// Chrome/Perfetto JSON trace events for ui.perfetto.dev, with iteration markers and findings as
+// annotations. docs/formats/perfetto.md.
+#include <fmt/format.h>
+
 #include <cstdio>
 
+#include "analyses/findings/findings.h"
+#include "analyses/iterations.h"
 #include "base/file_io.h"
 #include "cli/commands.h"
 #include "exporters/perfetto_json.h"
@@ -14,6 +19,8 @@ struct ExportArgs {
   std::string trace;
   std::string output;
   bool perfetto = false;
+  std::string iterations_regex;
+  bool no_annotations = false;
 };
 
 int RunExport(const ExportArgs& args) {
@@ -23,20 +30,53 @@ int RunExport(const ExportArgs& args) {
   }
   StatusOr<Trace> trace = ImportTrace(args.trace);
   if (!trace.ok()) return ReportError(trace.status());
-  PerfettoExportCounts counts;
-  const std::string out = ExportPerfettoJson(*trace, &counts);
-  if (args.output.empty() || args.output == "-") {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return kExitOk;
+
+  // Annotations: the iterations and findings `sightline analyze` would report.
+  PerfettoExportOptions options;
+  IterationsResult iterations;
+  std::vector<Finding> findings;
+  if (!args.no_annotations) {
+    AnalyzeOptions analyze;
+    analyze.iterations_regex = args.iterations_regex;
+    IterationsOptions it_options;
+    it_options.name_regex = args.iterations_regex;
+    StatusOr<IterationsResult> it = ComputeIterations(*trace, it_options);
+    if (!it.ok()) return ReportError(it.status());
+    iterations = std::move(*it);
+    StatusOr<std::vector<Finding>> f = ComputeFindings(*trace, analyze);
+    if (!f.ok()) return ReportError(f.status());
+    findings = std::move(*f);
+    options.iterations = &iterations;
+    options.findings = &findings;
   }
-  Status s = WriteFileAtomically(args.output, out);
+
+  PerfettoExportCounts counts;
+  if (args.output.empty() || args.output == "-") {
+    Status s = WritePerfettoJson(
+        *trace, options,
+        [](std::string_view chunk) {
+          if (std::fwrite(chunk.data(), 1, chunk.size(), stdout) != chunk.size()) {
+            return IoError("cannot write to standard output");
+          }
+          return Status::Ok();
+        },
+        &counts);
+    return s.ok() ? kExitOk : ReportError(s);
+  }
+  StatusOr<AtomicFileWriter> file = AtomicFileWriter::Open(args.output);
+  if (!file.ok()) return ReportError(file.status());
+  Status s = WritePerfettoJson(
+      *trace, options, [&file](std::string_view chunk) { return file->Append(chunk); }, &counts);
+  if (s.ok()) s = file->Commit();
   if (!s.ok()) return ReportError(s);
-  std::fprintf(stderr,
-               "sightline: wrote %s: %lld kernels, %lld memory operations, %lld API calls, %lld "
-               "ranges, %lld launch flows\n",
-               args.output.c_str(), static_cast<long long>(counts.kernels),
-               static_cast<long long>(counts.memops), static_cast<long long>(counts.api_calls),
-               static_cast<long long>(counts.ranges), static_cast<long long>(counts.flows));
+  std::fprintf(stderr, "%s",
+               fmt::format("sightline: wrote {}: {} kernels, {} memory operations, {} API calls, "
+                           "{} ranges, {} launch flows, {} iterations, {} findings ({} marked "
+                           "spans)\n",
+                           args.output, counts.kernels, counts.memops, counts.api_calls,
+                           counts.ranges, counts.flows, counts.iterations, counts.findings,
+                           counts.finding_spans)
+                   .c_str());
   return kExitOk;
 }
 
@@ -47,11 +87,17 @@ void AddExportCommand(CLI::App& app, CommandRunner& runner) {
   CLI::App* cmd = app.add_subcommand(
       "export",
       "Convert a trace (nsys SQLite export, PyTorch profiler JSON[.gz]) for another viewer: "
-      "--perfetto writes Chrome/Perfetto JSON trace events (open in ui.perfetto.dev).");
+      "--perfetto writes Chrome/Perfetto JSON trace events (open in ui.perfetto.dev), with "
+      "iteration markers and the findings of `sightline analyze` as annotation tracks.");
   cmd->add_option("trace", args->trace, "Trace file; the format is recognised from the content")
       ->required();
   cmd->add_flag("--perfetto", args->perfetto, "Write Chrome/Perfetto JSON trace events");
   cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
+  cmd->add_option("--iterations", args->iterations_regex,
+                  "Regex (ECMAScript, whole name) of the ranges that are iterations; default: "
+                  "ProfilerStep#N, iteration/step/decode_step... names (docs/metrics.md)");
+  cmd->add_flag("--no-annotations", args->no_annotations,
+                "Leave out the iteration markers and findings (the raw timeline only)");
   cmd->callback([&runner, args] { runner = [args] { return RunExport(*args); }; });
 }
 

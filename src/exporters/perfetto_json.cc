@@ -2,23 +2,30 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "base/json_writer.h"
+#include "base/time_units.h"
 
 namespace sightline {
 namespace {
 
+constexpr size_t kChunkBytes = size_t{1} << 20;
+
 class EventWriter {
  public:
-  explicit EventWriter(TimeNs origin) : origin_(origin) {
+  EventWriter(TimeNs origin, const ChunkSink& sink) : origin_(origin), sink_(sink) {
+    out_.reserve(kChunkBytes + 64 * 1024);
     out_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   }
 
   // Starts an event: {"ph":..,"pid":..,"tid":..,"ts":.. ; the caller adds fields and calls End.
+  // Hands full chunks to the sink between events; after a sink error, writes go nowhere.
   std::string& Begin(char ph, int64_t pid, int64_t tid, TimeNs ts) {
+    if (out_.size() >= kChunkBytes) Flush();
     if (!first_) out_ += ",\n";
     first_ = false;
     fmt::format_to(std::back_inserter(out_), "{{\"ph\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{}", ph,
@@ -52,12 +59,29 @@ class EventWriter {
     fmt::format_to(std::back_inserter(out_),
                    ",\"name\":\"process_sort_index\",\"args\":{{\"sort_index\":{}}}}}", index);
   }
-
-  std::string Take() {
-    out_ += "\n]}\n";
-    return std::move(out_);
+  void ThreadSortIndex(int64_t pid, int64_t tid, int64_t index) {
+    Begin('M', pid, tid, origin_);
+    fmt::format_to(std::back_inserter(out_),
+                   ",\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}", index);
+  }
+  // ,"key":<exact µs>: a duration as microseconds with 3 decimals.
+  void MicrosField(std::string_view key, DurationNs d) {
+    fmt::format_to(std::back_inserter(out_), ",\"{}\":{}", key, Micros(origin_ + d));
   }
 
+  Status Finish() {
+    out_ += "\n]}\n";
+    Flush();
+    return status_;
+  }
+
+ private:
+  void Flush() {
+    if (status_.ok() && !out_.empty()) status_ = sink_(out_);
+    out_.clear();
+  }
+
+ public:
  private:
   // ns -> µs with 3 decimals, exact (no floating point).
   std::string Micros(TimeNs t) const {
@@ -67,15 +91,95 @@ class EventWriter {
   }
 
   TimeNs origin_;
+  const ChunkSink& sink_;
+  Status status_ = Status::Ok();
   std::string out_;
   bool first_ = true;
 };
 
+
+// Iteration markers: each set's iterations as slices on a track of their process and, so that the
+// boundaries line up with the kernels, on a track at the top of every GPU process.
+void WriteIterations(const Trace& trace, const IterationsResult& result,
+                     const std::set<int32_t>& gpus, EventWriter& w, PerfettoExportCounts& c) {
+  for (size_t si = 0; si < result.sets.size(); ++si) {
+    const IterationSet& set = result.sets[si];
+    const int64_t tid = kIterationTidBase + static_cast<int64_t>(si);
+    const std::string track = fmt::format("Iterations: {}", set.pattern);
+    std::vector<int64_t> pids;
+    if (set.pid >= 0) pids.push_back(set.pid);
+    for (int32_t d : gpus) {
+      if (set.devices.empty() ||
+          std::find(set.devices.begin(), set.devices.end(), d) != set.devices.end()) {
+        pids.push_back(kGpuPidBase + d);
+      }
+    }
+    for (int64_t pid : pids) {
+      w.Metadata("thread_name", pid, tid, track);
+      w.ThreadSortIndex(pid, tid, -1000 + static_cast<int64_t>(si));
+      for (const Iteration& it : set.iterations) {
+        w.Begin('X', pid, tid, it.start_ns);
+        w.Name(it.outlier ? fmt::format("{} (outlier)", trace.str(it.name)) : trace.str(it.name));
+        w.Field("cat", "iteration");
+        w.Dur(it.wall_ns());
+        std::string& o = w.out();
+        fmt::format_to(std::back_inserter(o),
+                       ",\"args\":{{\"index\":{},\"outlier\":{},\"kernels\":{}", it.index,
+                       it.outlier ? "true" : "false", it.launched.kernel_count);
+        w.MicrosField("wall_us", it.wall_ns());
+        w.MicrosField("gpu_busy_us", it.gpu_busy_in_window_ns);
+        w.MicrosField("kernel_time_us", it.launched.kernel_time_ns);
+        w.out() += '}';
+        w.End();
+      }
+    }
+    c.iterations += static_cast<int64_t>(set.iterations.size());
+  }
+}
+
+// Findings: a process at the top with one track per finding (in rank order) and a slice per span;
+// a finding without spans gets one slice over the whole trace.
+void WriteFindings(const Trace& trace, const std::vector<Finding>& findings, EventWriter& w,
+                   PerfettoExportCounts& c) {
+  if (findings.empty()) return;
+  w.Metadata("process_name", kFindingsPid, 0, "Sightline findings");
+  w.SortIndex(kFindingsPid, -1);
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
+    const int64_t tid = static_cast<int64_t>(i) + 1;
+    w.Metadata("thread_name", kFindingsPid, tid,
+               fmt::format("#{} [{}] {} (saves ~{})", tid, SeverityName(f.severity), f.id,
+                           FormatDuration(f.estimated_savings_ns)));
+    w.ThreadSortIndex(kFindingsPid, tid, tid);
+    std::vector<FindingSpan> spans = f.spans;
+    if (spans.empty()) spans.push_back({trace.begin_ns(), trace.end_ns(), -1});
+    for (const FindingSpan& span : spans) {
+      w.Begin('X', kFindingsPid, tid, span.start_ns);
+      w.Name(f.title);
+      w.Field("cat", "finding");
+      w.Dur(span.end_ns - span.start_ns);
+      std::string& o = w.out();
+      fmt::format_to(std::back_inserter(o),
+                     ",\"args\":{{\"rank\":{},\"id\":\"{}\",\"severity\":\"{}\",\"device\":{},"
+                     "\"estimated_savings_ns\":{},\"where\":",
+                     tid, f.id, SeverityName(f.severity), span.device, f.estimated_savings_ns);
+      JsonWriter::AppendEscaped(o, f.where);
+      o += ",\"recommendation\":";
+      JsonWriter::AppendEscaped(o, f.recommendation);
+      o += '}';
+      w.End();
+      ++c.finding_spans;
+    }
+    ++c.findings;
+  }
+}
+
 }  // namespace
 
-std::string ExportPerfettoJson(const Trace& trace, PerfettoExportCounts* counts) {
+Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& options,
+                         const ChunkSink& sink, PerfettoExportCounts* counts) {
   PerfettoExportCounts c;
-  EventWriter w(trace.begin_ns());
+  EventWriter w(trace.begin_ns(), sink);
 
   // Names and order: GPUs first, then host processes; threads named where the trace knows them.
   std::set<int32_t> gpus;
@@ -190,8 +294,24 @@ std::string ExportPerfettoJson(const Trace& trace, PerfettoExportCounts* counts)
     }
     ++c.ranges;
   }
+  if (options.iterations != nullptr) WriteIterations(trace, *options.iterations, gpus, w, c);
+  if (options.findings != nullptr) WriteFindings(trace, *options.findings, w, c);
   if (counts != nullptr) *counts = c;
-  return w.Take();
+  return w.Finish();
+}
+
+std::string ExportPerfettoJson(const Trace& trace, PerfettoExportCounts* counts,
+                               const PerfettoExportOptions& options) {
+  std::string out;
+  const Status s = WritePerfettoJson(
+      trace, options,
+      [&out](std::string_view chunk) {
+        out.append(chunk);
+        return Status::Ok();
+      },
+      counts);
+  (void)s;  // appending to a string cannot fail
+  return out;
 }
 
 }  // namespace sightline

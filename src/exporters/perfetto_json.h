@@ -3,24 +3,52 @@
 //
 // One process per GPU ("GPU N: name") with a thread per stream holding every kernel and memory
 // operation; host processes and threads with CUDA API calls and ranges (NVTX, PyTorch annotations,
-// CPU ops); flow arrows from each launching API call to its kernel or memory operation.
+// CPU ops); flow arrows from each launching API call to its kernel or memory operation; iteration
+// markers (a track per iteration set, in its process and in every GPU process it used) and
+// findings (a process with a track per finding, a slice per place it points at).
 // Timestamps are microseconds (3 decimals, i.e. ns precision) from the trace's first event.
+// The output goes out in chunks, so a trace of 10^7 kernels never sits in memory as one string.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "analyses/iterations.h"
+#include "base/status.h"
 #include "model/trace.h"
+#include "report/report.h"
 
 namespace sightline {
 
 struct PerfettoExportCounts {  // what was written, for tests and the CLI's summary line
   int64_t kernels = 0, memops = 0, api_calls = 0, ranges = 0, flows = 0;
+  int64_t iterations = 0;    // iteration slices (each iteration once, however many tracks show it)
+  int64_t findings = 0;      // finding tracks
+  int64_t finding_spans = 0; // finding slices
 };
 
-// GPU processes get pid kGpuPidBase + device, so they never collide with host pids.
-inline constexpr int64_t kGpuPidBase = 1'000'000'000;
+struct PerfettoExportOptions {
+  const IterationsResult* iterations = nullptr;   // iteration markers; null: none
+  const std::vector<Finding>* findings = nullptr;  // annotations, in rank order; null: none
+};
 
-std::string ExportPerfettoJson(const Trace& trace, PerfettoExportCounts* counts = nullptr);
+// GPU processes get pid kGpuPidBase + device, so they never collide with host pids; the findings
+// process is kFindingsPid. Iteration tracks are threads kIterationTidBase + set index.
+inline constexpr int64_t kGpuPidBase = 1'000'000'000;
+inline constexpr int64_t kFindingsPid = kGpuPidBase - 1;
+inline constexpr int64_t kIterationTidBase = 2'000'000'000;
+
+// Receives the export in consecutive chunks (about 1 MiB each); an error stops the export.
+using ChunkSink = std::function<Status(std::string_view chunk)>;
+
+Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& options,
+                         const ChunkSink& sink, PerfettoExportCounts* counts = nullptr);
+
+// The whole export as one string (tests, small traces).
+std::string ExportPerfettoJson(const Trace& trace, PerfettoExportCounts* counts = nullptr,
+                               const PerfettoExportOptions& options = {});
 
 }  // namespace sightline

@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include <algorithm>
+
 namespace sightline {
 
 Fact& Section::AddFact(std::string key, std::string label, Value value, Unit unit) {
@@ -24,6 +26,25 @@ const char* SeverityName(Severity s) {
       return "high";
   }
   return "medium";
+}
+
+void Finding::AddSpan(TimeNs start_ns, TimeNs end_ns, int32_t device) {
+  if (end_ns < start_ns) return;
+  const FindingSpan span{start_ns, end_ns, device};
+  if (spans.size() < kMaxSpans) {
+    spans.push_back(span);
+    return;
+  }
+  auto shortest = std::min_element(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+    return a.end_ns - a.start_ns < b.end_ns - b.start_ns;
+  });
+  if (shortest->end_ns - shortest->start_ns < end_ns - start_ns) *shortest = span;
+}
+
+void Finding::SortSpans() {
+  std::sort(spans.begin(), spans.end(), [](const FindingSpan& a, const FindingSpan& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns < b.end_ns;
+  });
 }
 
 Section& Report::AddSection(std::string key, std::string title, int input) {

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/time_units.h"
 #include "model/diagnostics.h"
 
 namespace sightline {
@@ -81,7 +82,15 @@ struct Section {
 enum class Severity { kLow, kMedium, kHigh };
 const char* SeverityName(Severity s);
 
+// A stretch of the timeline a finding points at (timeline annotations in the Perfetto export).
+struct FindingSpan {
+  TimeNs start_ns = 0, end_ns = 0;
+  int32_t device = -1;  // -1: not tied to one device
+};
+
 struct Finding {
+  static constexpr size_t kMaxSpans = 64;  // the largest ones are kept; docs/formats/perfetto.md
+
   std::string id;  // rule id, e.g. "launch_bound"
   Severity severity = Severity::kMedium;
   std::string title;
@@ -90,6 +99,11 @@ struct Finding {
   std::string recommendation;
   int64_t estimated_savings_ns = 0;
   int input = -1;
+  std::vector<FindingSpan> spans;  // where in the timeline, in time order; at most kMaxSpans
+
+  // Adds a span; past kMaxSpans the shortest is dropped. Call SortSpans() once all are added.
+  void AddSpan(TimeNs start_ns, TimeNs end_ns, int32_t device = -1);
+  void SortSpans();
 };
 
 struct ReportInput {

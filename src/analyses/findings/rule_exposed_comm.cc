@@ -20,6 +20,7 @@ struct DeviceComm {
   int64_t comm_kernels = 0;
   std::map<std::string_view, DurationNs> exposed_by_name;
   std::map<int32_t, DurationNs> exposed_by_stream;
+  std::vector<FindingSpan> exposed_kernels;  // collectives with exposed time (annotations)
 };
 
 }  // namespace
@@ -61,6 +62,7 @@ Status RuleExposedComm(const Trace& trace, const FindingsContext& c, std::vector
     if (exposed > 0) {
       d.exposed_by_name[trace.str(k.short_name[i])] += exposed;
       d.exposed_by_stream[k.stream[i]] += exposed;
+      d.exposed_kernels.push_back({k.start_ns[i], k.end_ns[i], k.device[i]});
     }
   }
 
@@ -106,6 +108,8 @@ Status RuleExposedComm(const Trace& trace, const FindingsContext& c, std::vector
     // Upper bound: collectives that depend on the compute before them (TP all-reduce between
     // layers) only hide behind other work once the schedule provides it.
     f.estimated_savings_ns = d.exposed_ns;
+    for (const FindingSpan& s : d.exposed_kernels) f.AddSpan(s.start_ns, s.end_ns, s.device);
+    f.SortSpans();
     out.push_back(std::move(f));
   }
   return Status::Ok();

@@ -26,6 +26,7 @@ struct KindStats {
   int64_t bytes = 0;
   std::vector<int64_t> windows;  // windows with at least one call (ascending)
   int64_t first_row = -1;
+  std::vector<FindingSpan> spans;  // each call and the GPU idle right after it
 };
 
 }  // namespace
@@ -72,6 +73,7 @@ Status RuleHostSync(const Trace& trace, const FindingsContext& c, std::vector<Fi
     const TimeNs end = api.end_ns[r];
     // Past a millisecond the host was doing something else than reacting to the call.
     const DurationNs bubble = std::min(kMaxBubbleNs, IdleAfter(c.Busy(c.windows[w].device), end));
+    s.spans.push_back({api.start_ns[r], end + std::max<DurationNs>(bubble, 0), c.windows[w].device});
     if (bubble > 0 && end + bubble != last_bubble_end) {
       s.bubble_ns += bubble;
       last_bubble_end = end + bubble;
@@ -148,6 +150,8 @@ Status RuleHostSync(const Trace& trace, const FindingsContext& c, std::vector<Fi
         FormatDuration(api.start_ns[s.first_row] - trace.begin_ns()),
         c.WindowLabel(trace, c.windows[w0]), api.pid[s.first_row], api.tid[s.first_row]);
     f.estimated_savings_ns = s.bubble_ns;
+    for (const FindingSpan& span : s.spans) f.AddSpan(span.start_ns, span.end_ns, span.device);
+    f.SortSpans();
     out.push_back(std::move(f));
   }
   return Status::Ok();

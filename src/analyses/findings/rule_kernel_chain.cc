@@ -19,6 +19,7 @@ constexpr DurationNs kMaxGapNs = 50'000;
 constexpr int64_t kMinCount = 10;
 constexpr double kMinShare = 0.01;  // of all kernel time (the saving)
 constexpr size_t kMaxFindings = 3;
+constexpr size_t kSpans = 16;  // occurrences annotated per chain (memory grows with distinct chains)
 
 using Key = std::array<uint32_t, kLen>;
 struct KeyHash {
@@ -35,6 +36,7 @@ struct ChainStats {
   DurationNs gap_ns = 0;      // summed gaps between members
   int64_t first_row = -1;     // first member of the first occurrence
   int32_t device = 0, stream = 0;
+  std::vector<FindingSpan> first;  // the first kSpans occurrences (timeline annotations)
 };
 struct StreamState {
   std::array<uint32_t, kLen> rows{};  // ring of the run's last kernel rows
@@ -76,6 +78,9 @@ Status RuleKernelChain(const Trace& trace, const FindingsContext& c, std::vector
       cs.first_row = s.rows[s.head % kLen];
       cs.device = k.device[i];
       cs.stream = k.stream[i];
+    }
+    if (cs.first.size() < kSpans) {
+      cs.first.push_back({k.start_ns[s.rows[s.head % kLen]], k.end_ns[i], k.device[i]});
     }
     cs.kernel_ns += sum;
     cs.longest_ns += longest;
@@ -135,6 +140,8 @@ Status RuleKernelChain(const Trace& trace, const FindingsContext& c, std::vector
         "quantization kernels): one pass over the data instead of one per kernel, and fewer "
         "launches.";
     f.estimated_savings_ns = saving;
+    for (const FindingSpan& span : cs->first) f.AddSpan(span.start_ns, span.end_ns, span.device);
+    f.SortSpans();
     out.push_back(std::move(f));
   }
   return Status::Ok();

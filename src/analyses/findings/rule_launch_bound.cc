@@ -138,6 +138,8 @@ Status RuleLaunchBound(const Trace& trace, const FindingsContext& c, std::vector
   for (size_t w = 0; w < stats.size(); ++w) {
     if (stats[w].recoverable_ns > 0) order.push_back(w);
   }
+  for (size_t w : order) f.AddSpan(c.windows[w].start_ns, c.windows[w].end_ns, c.windows[w].device);
+  f.SortSpans();
   const size_t top = std::min<size_t>(3, order.size());
   std::partial_sort(order.begin(), order.begin() + top, order.end(), [&](size_t a, size_t b) {
     return stats[a].recoverable_ns > stats[b].recoverable_ns;

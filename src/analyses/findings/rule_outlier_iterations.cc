@@ -144,6 +144,8 @@ Status RuleOutlierIterations(const Trace& trace, const FindingsContext& c,
       "gc.disable() in the loop), host-side scheduling or synchronization; kernels that grew "
       "point at changed shapes or batch composition.";
   f.estimated_savings_ns = excess;
+  for (const Iteration* it : outliers) f.AddSpan(it->start_ns, it->end_ns);
+  f.SortSpans();
   out.push_back(std::move(f));
   return Status::Ok();
 }

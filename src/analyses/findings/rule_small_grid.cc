@@ -18,6 +18,7 @@ constexpr DurationNs kMinMeanNs = 10'000;  // shorter kernels: launch-bound, not
 constexpr double kMinShare = 0.01;         // of all kernel time
 constexpr double kSplitEfficiency = 0.5;   // share of the idle-SM time a wider grid recovers
 constexpr size_t kMaxFindings = 5;
+constexpr size_t kSpans = 16;
 
 struct Config {
   int32_t device;
@@ -42,6 +43,7 @@ struct Group {
   DurationNs total_ns = 0;
   int64_t first_row = -1;
   int32_t static_smem = 0, dynamic_smem = 0;
+  std::vector<FindingSpan> first;  // the first kSpans launches (timeline annotations)
 };
 
 }  // namespace
@@ -66,6 +68,7 @@ Status RuleSmallGrid(const Trace& trace, const FindingsContext& c, std::vector<F
       g.dynamic_smem = ds;
     }
     g.total_ns += k.dur_ns(i);
+    if (g.first.size() < kSpans) g.first.push_back({k.start_ns[i], k.end_ns[i], k.device[i]});
   }
 
   std::vector<Finding> found;
@@ -128,6 +131,8 @@ Status RuleSmallGrid(const Trace& trace, const FindingsContext& c, std::vector<F
               "so that more blocks are resident to hide latency, or fuse the kernel with "
               "neighbours that run concurrently.";
     f.estimated_savings_ns = saving;
+    for (const FindingSpan& span : g.first) f.AddSpan(span.start_ns, span.end_ns, span.device);
+    f.SortSpans();
     found.push_back(std::move(f));
   }
   std::sort(found.begin(), found.end(), [](const Finding& a, const Finding& b) {
