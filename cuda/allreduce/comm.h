@@ -1,0 +1,57 @@
+// What the all-reduce kernels see of the group: each rank's peer-visible buffer (CUDA IPC) and the
+// flag protocol's layout. Shared by the host harness and the kernels (cuda/allreduce/).
+//
+// Each rank owns one IPC allocation:
+//   [flags: kMaxBlocks x kMaxRanks uint32, written by peers]
+//   [calls: kMaxBlocks uint32, this rank's per-block call counters, read and written only here]
+//   [parity 0: slot 0 .. slot world-1 (cap bytes each) | result (cap bytes)] [parity 1: same]
+// Push kernels (the default) write their input into slot `rank` of each peer's buffer, meet the
+// peers at a flag barrier and then read only local memory; pull kernels (--pull) copy their input
+// into their own slot 0 and read the peers' after the barrier. Parity alternates per call, so a
+// rank can start call k+1 while a slow peer still reads call k's data: overwriting parity k%2 again
+// (call k+2) needs a barrier of call k+1, which the slow peer reaches only after it finished call
+// k. All per-call state (call counter, flag values) lives in device memory, so back-to-back
+// launches and CUDA graph replay need nothing from the host.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sightline::allreduce {
+
+inline constexpr int kMaxRanks = 8;
+inline constexpr int kMaxBlocks = 256;
+inline constexpr size_t kHeaderBytes = 16384;  // flags + calls, rounded up
+static_assert(kMaxBlocks * kMaxRanks * 4 + kMaxBlocks * 4 <= kHeaderBytes);
+
+enum class Dtype { kBf16, kFp16, kFp32 };
+inline int DtypeBytes(Dtype d) { return d == Dtype::kFp32 ? 4 : 2; }
+inline const char* DtypeName(Dtype d) {
+  return d == Dtype::kBf16 ? "bf16" : d == Dtype::kFp16 ? "fp16" : "fp32";
+}
+
+// Written by a device spin loop that gave up (mapped pinned host memory, read by the host after a
+// sync or by the watchdog while a kernel still runs).
+struct DeviceError {
+  volatile int code;  // 0 = none, 1 = flag wait timed out
+  volatile int missing_rank;
+  volatile int block;
+  volatile uint32_t expected;
+  volatile uint32_t seen;
+};
+
+struct DeviceComm {
+  int rank = 0;
+  int world = 1;
+  char* base[kMaxRanks] = {};  // each rank's IPC allocation, mapped here
+  int64_t cap_bytes = 0;       // stage and result size per parity
+  uint64_t timeout_ns = 0;     // a flag wait longer than this is an error
+  bool push = true;            // push kernels (remote stores) or pull kernels (remote loads)
+  DeviceError* error = nullptr;
+};
+
+inline size_t CommAllocBytes(int64_t cap_bytes, int world) {
+  return kHeaderBytes + 2 * static_cast<size_t>(world + 1) * static_cast<size_t>(cap_bytes);
+}
+
+}  // namespace sightline::allreduce

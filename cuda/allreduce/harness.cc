@@ -1,0 +1,540 @@
+// sightline-allreduce-bench: the nccl-tests-shaped harness around the all-reduce kernels. One
+// process per GPU (mpirun / srun); ranks meet through bootstrap.h, share their staging buffers with
+// CUDA IPC and run every configuration in the same order. Each configuration is verified (exact
+// sums, cross-rank identical bits) before and after it is timed; a wrong result ends the run.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap.h"
+#include "kernels.h"
+#include "options.h"
+#include "watchdog.h"
+
+namespace sightline::allreduce {
+namespace {
+
+// Bus bandwidth as nccl-tests defines it for all-reduce: the busiest link's share.
+double BusBandwidth(double algbw, int world) {
+  return world > 1 ? algbw * 2.0 * (world - 1) / world : 0.0;
+}
+
+struct Run {
+  Options opt;
+  int rank = 0, world = 1, device = 0;
+  std::unique_ptr<Bootstrap> boot;
+  std::unique_ptr<Watchdog> watchdog;
+  DeviceComm comm;
+  DeviceError* host_error = nullptr;
+  ncclComm_t nccl = nullptr;
+  cudaStream_t stream = nullptr;
+  void* comm_alloc = nullptr;
+  void* in[2] = {};
+  void* out[2] = {};
+  void* resout[2] = {};
+  void* sum = nullptr;
+  void* residual = nullptr;
+  void* gamma = nullptr;
+  CheckResult* check = nullptr;  // device, 2 entries
+  std::string csv;
+};
+Run* g_run = nullptr;
+
+[[noreturn]] void Fatal(const std::string& msg) {
+  const int rank = g_run ? g_run->rank : 0;
+  std::fprintf(stderr, "rank %d: error: %s\n", rank, msg.c_str());
+  if (g_run != nullptr && rank == 0 && !g_run->opt.output.empty() && !g_run->csv.empty()) {
+    const std::string partial = g_run->opt.output + ".partial";
+    if (FILE* f = std::fopen(partial.c_str(), "w")) {
+      std::fputs(g_run->csv.c_str(), f);
+      std::fclose(f);
+      std::fprintf(stderr, "rank 0: rows measured so far are in %s\n", partial.c_str());
+    }
+  }
+  std::fflush(stderr);
+  if (g_run != nullptr) g_run->boot.reset();  // rank 0 removes the rendezvous segment
+  std::exit(1);
+}
+
+void CudaCheck(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) Fatal(std::string(what) + ": " + cudaGetErrorString(e));
+}
+void NcclCheck(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess) Fatal(std::string(what) + ": " + ncclGetErrorString(r));
+}
+
+void CheckDeviceError(Run& r) {
+  if (r.host_error->code != 0) {
+    Fatal("device flag wait timed out after " + std::to_string(static_cast<int>(r.opt.timeout_s)) +
+          " s: rank " + std::to_string(r.host_error->missing_rank) + " did not arrive (block " +
+          std::to_string(r.host_error->block) + ", expected flag " +
+          std::to_string(r.host_error->expected) + ", saw " + std::to_string(r.host_error->seen) +
+          ")");
+  }
+}
+
+void Sync(Run& r, const char* what) {
+  CudaCheck(cudaStreamSynchronize(r.stream), what);
+  CheckDeviceError(r);
+}
+
+void AllGather(Run& r, const void* mine, size_t bytes, std::vector<char>* all) {
+  std::string err;
+  if (!r.boot->AllGather(mine, bytes, all, &err)) Fatal(err);
+}
+
+ncclDataType_t NcclType(Dtype d) {
+  return d == Dtype::kBf16 ? ncclBfloat16 : d == Dtype::kFp16 ? ncclFloat16 : ncclFloat32;
+}
+
+std::string Describe(const Config& c) {
+  char buf[160];
+  if (c.tokens > 0) {
+    std::snprintf(buf, sizeof(buf), "%s hidden=%lld tokens=%lld %s %s %s", DtypeName(c.dtype),
+                  static_cast<long long>(c.hidden), static_cast<long long>(c.tokens),
+                  StrategyName(c.strategy), FusionName(c.fusion), ModeName(c.mode));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%s size=%lld %s %s %s", DtypeName(c.dtype),
+                  static_cast<long long>(c.bytes()), StrategyName(c.strategy), FusionName(c.fusion),
+                  ModeName(c.mode));
+  }
+  return buf;
+}
+
+// Why this configuration is skipped, or "".
+std::string SkipReason(const Run& r, const Config& c) {
+  if (c.strategy == Strategy::kOneShot && c.bytes() > r.opt.one_shot_max_bytes)
+    return "one-shot above --one-shot-max";
+  if (c.fusion == Fusion::kResidualRmsNorm) {
+    const std::string why = FusedLimit(r.comm, c.dtype, c.tokens, c.hidden);
+    if (!why.empty()) return why;
+    return "";
+  }
+  if (c.strategy == Strategy::kOneShot) return OneShotLimit(r.comm, c.dtype, c.count);
+  if (c.strategy == Strategy::kTwoShot) return TwoShotLimit(r.comm, c.dtype, c.count);
+  return "";
+}
+
+FusedArgs FusedFor(const Run& r, const Config& c, int k) {
+  FusedArgs a;
+  a.x = r.in[k];
+  a.residual = r.residual;
+  a.gamma = r.gamma;
+  a.out = r.out[k];
+  a.residual_out = r.resout[k];
+  a.tokens = c.tokens;
+  a.hidden = c.hidden;
+  return a;
+}
+
+// Enqueues one call of the configuration on input/output pair k.
+void Enqueue(Run& r, const Config& c, int k) {
+  const bool fused = c.fusion == Fusion::kResidualRmsNorm;
+  cudaError_t e = cudaSuccess;
+  switch (c.strategy) {
+    case Strategy::kNccl:
+      NcclCheck(ncclAllReduce(r.in[k], fused ? r.sum : r.out[k], c.count, NcclType(c.dtype),
+                              ncclSum, r.nccl, r.stream),
+                "ncclAllReduce");
+      if (fused) {
+        FusedArgs a = FusedFor(r, c, k);
+        a.x = r.sum;
+        e = LaunchResidualRmsNorm(c.dtype, a, r.stream);
+      }
+      break;
+    case Strategy::kOneShot:
+    case Strategy::kTwoShot: {
+      const bool two = c.strategy == Strategy::kTwoShot;
+      if (fused) {
+        e = LaunchFusedRmsNorm(r.comm, c.dtype, two, FusedFor(r, c, k), r.opt.max_blocks, r.stream);
+      } else if (two) {
+        e = LaunchTwoShot(r.comm, c.dtype, r.in[k], r.out[k], c.count, r.opt.max_blocks, r.stream);
+      } else {
+        e = LaunchOneShot(r.comm, c.dtype, r.in[k], r.out[k], c.count, r.opt.max_blocks, r.stream);
+      }
+      break;
+    }
+  }
+  CudaCheck(e, "kernel launch");
+}
+
+// Checks out[0] (seed) and out[1] (seed + 1) on every rank and compares the ranks' output hashes.
+void Verify(Run& r, const Config& c, uint32_t seed, const char* when) {
+  CudaCheck(cudaMemsetAsync(r.check, 0, 2 * sizeof(CheckResult), r.stream), "memset");
+  for (int k = 0; k < 2; ++k) {
+    cudaError_t e;
+    if (c.fusion == Fusion::kResidualRmsNorm) {
+      e = LaunchCheckFused(c.dtype, FusedFor(r, c, k), r.world, seed + k, r.check + k, r.stream);
+    } else {
+      e = LaunchCheckSum(c.dtype, r.out[k], c.count, r.world, seed + k, r.check + k, r.stream);
+    }
+    CudaCheck(e, "check launch");
+  }
+  CheckResult res[2];
+  CudaCheck(cudaMemcpyAsync(res, r.check, sizeof(res), cudaMemcpyDeviceToHost, r.stream), "memcpy");
+  Sync(r, "verify");
+  std::vector<char> all;
+  AllGather(r, res, sizeof(res), &all);
+  const CheckResult* rs = reinterpret_cast<const CheckResult*>(all.data());
+  for (int p = 0; p < r.world; ++p) {
+    for (int k = 0; k < 2; ++k) {
+      const CheckResult& x = rs[p * 2 + k];
+      if (x.mismatches != 0) {
+        Fatal("wrong result " + std::string(when) + " for " + Describe(c) + ": rank " +
+              std::to_string(p) + " output " + std::to_string(k) + " has " +
+              std::to_string(x.mismatches) + " bad elements, e.g. element " +
+              std::to_string(x.first_bad) + " = " + std::to_string(x.got) + ", expected " +
+              std::to_string(x.want));
+      }
+      if (x.hash != rs[k].hash) {
+        Fatal("ranks disagree " + std::string(when) + " for " + Describe(c) + ": rank " +
+              std::to_string(p) + "'s output " + std::to_string(k) +
+              " differs in its bits from rank 0's");
+      }
+    }
+  }
+}
+
+// Sets up inputs and outputs, runs the calls to verify (eager: two back-to-back calls on different
+// inputs; graph: one launch of the timing graph), verifies, then times. Returns the median time per
+// call in microseconds (0 when --check-only).
+double RunConfig(Run& r, const Config& c, uint32_t seed) {
+  const bool fused = c.fusion == Fusion::kResidualRmsNorm;
+  for (int k = 0; k < 2; ++k) {
+    CudaCheck(LaunchFillInput(c.dtype, r.in[k], c.count, r.rank, seed + k, r.stream), "fill");
+    CudaCheck(cudaMemsetAsync(r.out[k], 0xff, c.bytes(), r.stream), "memset");
+    if (fused) CudaCheck(cudaMemsetAsync(r.resout[k], 0xff, c.bytes(), r.stream), "memset");
+  }
+  if (fused) {
+    CudaCheck(LaunchFillResidualGamma(c.dtype, r.residual, r.gamma, c.tokens, c.hidden, r.stream),
+              "fill");
+  }
+  const int batch = std::max(2, r.opt.batch);
+  cudaGraphExec_t exec = nullptr;
+  if (c.mode == Mode::kGraph) {
+    Sync(r, "fill");
+    cudaGraph_t graph;
+    CudaCheck(cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeThreadLocal), "capture");
+    for (int j = 0; j < batch; ++j) Enqueue(r, c, j % 2);
+    CudaCheck(cudaStreamEndCapture(r.stream, &graph), "capture");
+    CudaCheck(cudaGraphInstantiate(&exec, graph, 0), "graph instantiate");
+    CudaCheck(cudaGraphDestroy(graph), "graph destroy");
+    CudaCheck(cudaGraphLaunch(exec, r.stream), "graph launch");
+  } else {
+    Enqueue(r, c, 0);
+    Enqueue(r, c, 1);
+  }
+  Verify(r, c, seed, "before timing");
+  double median_us = 0;
+  if (!r.opt.check_only) {
+    auto sample = [&]() {
+      if (exec != nullptr) {
+        CudaCheck(cudaGraphLaunch(exec, r.stream), "graph launch");
+      } else {
+        for (int j = 0; j < batch; ++j) Enqueue(r, c, j % 2);
+      }
+    };
+    for (int w = 0; w < (r.opt.warmup + batch - 1) / batch; ++w) sample();
+    Sync(r, "warm-up");
+    std::string err;
+    if (!r.boot->Barrier(&err)) Fatal(err);
+    // A pilot sample decides how many samples fit the budget; every rank takes the largest count's
+    // minimum so that all ranks run the same number of calls.
+    cudaEvent_t e0, e1;
+    CudaCheck(cudaEventCreate(&e0), "event");
+    CudaCheck(cudaEventCreate(&e1), "event");
+    CudaCheck(cudaEventRecord(e0, r.stream), "event");
+    sample();
+    CudaCheck(cudaEventRecord(e1, r.stream), "event");
+    Sync(r, "pilot");
+    float pilot_ms = 0;
+    CudaCheck(cudaEventElapsedTime(&pilot_ms, e0, e1), "event");
+    std::vector<char> all;
+    AllGather(r, &pilot_ms, sizeof(pilot_ms), &all);
+    float slowest = 0;
+    for (int p = 0; p < r.world; ++p)
+      slowest = std::max(slowest, reinterpret_cast<const float*>(all.data())[p]);
+    int samples = static_cast<int>(r.opt.budget_ms / std::max(slowest, 1e-3f));
+    samples = std::clamp(samples, 3, std::max(3, r.opt.iters / batch));
+    std::vector<cudaEvent_t> ev(2 * samples);
+    for (auto& e : ev) CudaCheck(cudaEventCreate(&e), "event");
+    for (int s = 0; s < samples; ++s) {
+      CudaCheck(cudaEventRecord(ev[2 * s], r.stream), "event");
+      sample();
+      CudaCheck(cudaEventRecord(ev[2 * s + 1], r.stream), "event");
+    }
+    Sync(r, "timing");
+    std::vector<double> per_call;
+    for (int s = 0; s < samples; ++s) {
+      float ms = 0;
+      CudaCheck(cudaEventElapsedTime(&ms, ev[2 * s], ev[2 * s + 1]), "event");
+      per_call.push_back(ms * 1000.0 / batch);
+    }
+    for (auto& e : ev) cudaEventDestroy(e);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    std::sort(per_call.begin(), per_call.end());
+    const size_t n = per_call.size();
+    median_us = n % 2 ? per_call[n / 2] : 0.5 * (per_call[n / 2 - 1] + per_call[n / 2]);
+    // Rank 0 reports; take the slowest rank's median so that a straggler shows.
+    std::vector<char> meds;
+    AllGather(r, &median_us, sizeof(median_us), &meds);
+    for (int p = 0; p < r.world; ++p)
+      median_us = std::max(median_us, reinterpret_cast<const double*>(meds.data())[p]);
+    Verify(r, c, seed, "after timing");
+  }
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  return median_us;
+}
+
+void MeasurePeerBandwidth(Run& r) {
+  if (r.world < 2) {
+    if (r.rank == 0) std::fprintf(stderr, "peer bandwidth: needs at least 2 ranks, skipped\n");
+    return;
+  }
+  std::string err;
+  const size_t bytes = std::min<size_t>(4 * static_cast<size_t>(r.comm.cap_bytes), 1ull << 30);
+  for (int dir = 0; r.rank == 0 && dir < 2; ++dir) {
+    // dir 0: rank 0 reads rank 1's memory; dir 1: rank 0 writes it.
+    char* local = static_cast<char*>(r.comm_alloc) + kHeaderBytes;
+    char* remote = r.comm.base[1] + kHeaderBytes;
+    char* dst = dir == 0 ? local : remote;
+    const char* src = dir == 0 ? remote : local;
+    cudaEvent_t e0, e1;
+    CudaCheck(cudaEventCreate(&e0), "event");
+    CudaCheck(cudaEventCreate(&e1), "event");
+    std::vector<double> gbps;
+    for (int i = 0; i < 7; ++i) {
+      CudaCheck(cudaEventRecord(e0, r.stream), "event");
+      CudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, r.stream), "peer copy");
+      CudaCheck(cudaEventRecord(e1, r.stream), "event");
+      Sync(r, "peer copy");
+      float ms = 0;
+      CudaCheck(cudaEventElapsedTime(&ms, e0, e1), "event");
+      if (i >= 2) gbps.push_back(bytes / (ms * 1e-3) / 1e9);
+    }
+    std::sort(gbps.begin(), gbps.end());
+    std::fprintf(stderr, "peer_copy: rank 0 %s rank 1, %zu bytes, %.1f GB/s (median of %zu)\n",
+                 dir == 0 ? "reads" : "writes", bytes, gbps[gbps.size() / 2], gbps.size());
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
+  if (!r.boot->Barrier(&err)) Fatal(err);
+}
+
+void SetUp(Run& r, int64_t cap) {
+  CudaCheck(cudaSetDevice(r.device), "cudaSetDevice");
+  // Flag barriers need every block of a grid resident at once: each kernel fits one block per
+  // multiprocessor (__launch_bounds__), so the grid may not exceed the multiprocessor count.
+  int sms = 0;
+  CudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r.device), "attribute");
+  r.opt.max_blocks = std::min(r.opt.max_blocks, sms);
+  CudaCheck(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking), "stream");
+  CudaCheck(cudaHostAlloc(&r.host_error, sizeof(DeviceError), cudaHostAllocMapped), "host alloc");
+  std::memset(static_cast<void*>(r.host_error), 0, sizeof(DeviceError));
+  DeviceError* dev_error = nullptr;
+  CudaCheck(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_error), r.host_error, 0),
+            "mapped pointer");
+  r.watchdog = std::make_unique<Watchdog>(r.rank, r.boot.get(), r.host_error);
+  r.watchdog->Arm("setup (IPC and NCCL)", 3 * r.opt.timeout_s + 60);
+
+  const size_t bytes = static_cast<size_t>(cap);
+  CudaCheck(cudaMalloc(&r.comm_alloc, CommAllocBytes(cap, r.world)), "cudaMalloc (IPC buffer)");
+  CudaCheck(cudaMemset(r.comm_alloc, 0, kHeaderBytes), "memset");
+  for (int k = 0; k < 2; ++k) {
+    CudaCheck(cudaMalloc(&r.in[k], bytes), "cudaMalloc");
+    CudaCheck(cudaMalloc(&r.out[k], bytes), "cudaMalloc");
+    CudaCheck(cudaMalloc(&r.resout[k], bytes), "cudaMalloc");
+  }
+  CudaCheck(cudaMalloc(&r.sum, bytes), "cudaMalloc");
+  CudaCheck(cudaMalloc(&r.residual, bytes), "cudaMalloc");
+  CudaCheck(cudaMalloc(&r.gamma, 4 * std::max<int64_t>(r.opt.hidden_max, 16)), "cudaMalloc");
+  CudaCheck(cudaMalloc(&r.check, 2 * sizeof(CheckResult)), "cudaMalloc");
+  CudaCheck(cudaDeviceSynchronize(), "setup");
+
+  // Exchange IPC handles and the NCCL id (all ranks zeroed their flags before this rendezvous).
+  struct Hello {
+    cudaIpcMemHandle_t handle;
+    ncclUniqueId id;
+    int device;
+  } hello{};
+  CudaCheck(cudaIpcGetMemHandle(&hello.handle, r.comm_alloc), "cudaIpcGetMemHandle");
+  if (r.rank == 0) NcclCheck(ncclGetUniqueId(&hello.id), "ncclGetUniqueId");
+  hello.device = r.device;
+  std::vector<char> all;
+  AllGather(r, &hello, sizeof(hello), &all);
+  const Hello* hs = reinterpret_cast<const Hello*>(all.data());
+  r.comm.rank = r.rank;
+  r.comm.world = r.world;
+  r.comm.cap_bytes = cap;
+  r.comm.timeout_ns = static_cast<uint64_t>(r.opt.timeout_s * 1e9);
+  r.comm.error = dev_error;
+  r.comm.push = !r.opt.pull;
+  for (int p = 0; p < r.world; ++p) {
+    if (p == r.rank) {
+      r.comm.base[p] = static_cast<char*>(r.comm_alloc);
+      continue;
+    }
+    if (hs[p].device == r.device)
+      Fatal("ranks " + std::to_string(p) + " and " + std::to_string(r.rank) + " share GPU " +
+            std::to_string(r.device));
+    int can = 0;
+    CudaCheck(cudaDeviceCanAccessPeer(&can, r.device, hs[p].device), "cudaDeviceCanAccessPeer");
+    if (!can)
+      Fatal("GPU " + std::to_string(r.device) + " cannot access GPU " +
+            std::to_string(hs[p].device) + " as a peer (no NVLink/P2P)");
+    void* ptr = nullptr;
+    CudaCheck(cudaIpcOpenMemHandle(&ptr, hs[p].handle, cudaIpcMemLazyEnablePeerAccess),
+              "cudaIpcOpenMemHandle");
+    r.comm.base[p] = static_cast<char*>(ptr);
+  }
+  setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast stays off on shared hosts
+  NcclCheck(ncclCommInitRank(&r.nccl, r.world, hs[0].id, r.rank), "ncclCommInitRank");
+  std::string err;
+  if (!r.boot->Barrier(&err)) Fatal(err);
+  r.watchdog->Disarm();
+}
+
+int Main(int argc, char** argv) {
+  Options opt;
+  const std::string usage_error = ParseOptions(argc, argv, &opt);
+  if (opt.help) {
+    std::fputs(UsageText().c_str(), stdout);
+    return 0;
+  }
+  if (!usage_error.empty()) {
+    std::fprintf(stderr, "error: %s\n", usage_error.c_str());
+    return 2;
+  }
+  LaunchEnv env = ReadLaunchEnv();
+  if (!env.found && !opt.single) {
+    std::fprintf(stderr,
+                 "error: no MPI environment: launch one process per GPU with `mpirun -n N "
+                 "sightline-allreduce-bench ...` (or srun / a PMI launcher), or pass --single to "
+                 "run as world size 1\n");
+    return 2;
+  }
+  if (env.world > kMaxRanks) {
+    std::fprintf(stderr, "error: world size %d: at most %d ranks are supported\n", env.world,
+                 kMaxRanks);
+    return 2;
+  }
+  if (env.local_world != env.world) {
+    std::fprintf(stderr,
+                 "error: %d ranks but %d on this host: all ranks must share one host (CUDA IPC)\n",
+                 env.world, env.local_world);
+    return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::fprintf(stderr, "rank %d: error: no CUDA device visible\n", env.rank);
+    return 2;
+  }
+  if (env.world > ndev) {
+    std::fprintf(stderr,
+                 "rank %d: error: world size %d but only %d GPU(s) visible: run at most %d ranks "
+                 "(one per GPU)\n",
+                 env.rank, env.world, ndev, ndev);
+    return 2;
+  }
+  std::string job = !opt.job_id.empty() ? opt.job_id : env.job_id;
+  if (job.empty()) {
+    if (env.world > 1) {
+      std::fprintf(stderr,
+                   "error: the launcher set no job id (PMIX_NAMESPACE, OMPI_MCA_orte_hnp_uri, "
+                   "SLURM_JOB_ID); pass the same --job-id to every rank\n");
+      return 2;
+    }
+    job = "single-" + std::to_string(getpid());
+  }
+
+  Run r;
+  g_run = &r;
+  r.opt = opt;
+  r.rank = env.rank;
+  r.world = env.world;
+  r.device = env.local_rank;
+  std::string err;
+  r.boot.reset(Bootstrap::Open(job, r.rank, r.world, opt.timeout_s + 30, &err));
+  if (!r.boot) Fatal(err);
+
+  const std::vector<Config> configs = MakeConfigs(opt);
+  const int64_t cap = (MaxBytes(configs) + 255) / 256 * 256;
+  SetUp(r, cap);
+  if (r.rank == 0) {
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, r.device);
+    int nccl_version = 0;
+    ncclGetVersion(&nccl_version);
+    std::fprintf(stderr, "allreduce bench: world size %d (%s), %s, NCCL %d, %zu configurations\n",
+                 r.world, env.found ? env.source.c_str() : "--single", prop.name, nccl_version,
+                 configs.size());
+  }
+  if (opt.peer_bw) MeasurePeerBandwidth(r);
+
+  r.csv =
+      "world_size,dtype,size_bytes,num_tokens,hidden_size,strategy,fusion,mode,time_us,"
+      "algbw_gbps,busbw_gbps\n";
+  int skipped = 0;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const Config& c = configs[i];
+    const std::string skip = SkipReason(r, c);
+    if (!skip.empty()) {
+      ++skipped;
+      if (r.rank == 0) std::fprintf(stderr, "skip: %s (%s)\n", Describe(c).c_str(), skip.c_str());
+      continue;
+    }
+    r.watchdog->Arm(Describe(c), 2 * opt.timeout_s + 30 + opt.budget_ms * 1e-3 * 4);
+    const double us = RunConfig(r, c, static_cast<uint32_t>(2 * i + 1));
+    r.watchdog->Disarm();
+    if (r.rank == 0) {
+      const double algbw = us > 0 ? c.bytes() / (us * 1e-6) / 1e9 : 0;
+      char line[256];
+      std::snprintf(line, sizeof(line), "%d,%s,%lld,%lld,%lld,%s,%s,%s,%.3f,%.3f,%.3f\n", r.world,
+                    DtypeName(c.dtype), static_cast<long long>(c.bytes()),
+                    static_cast<long long>(c.tokens), static_cast<long long>(c.hidden),
+                    StrategyName(c.strategy), FusionName(c.fusion), ModeName(c.mode), us, algbw,
+                    BusBandwidth(algbw, r.world));
+      if (!opt.check_only) r.csv += line;
+      std::fprintf(stderr, "[%zu/%zu] %s: %s\n", i + 1, configs.size(), Describe(c).c_str(),
+                   opt.check_only ? "verified"
+                                  : (std::to_string(us) + " us, busbw " +
+                                     std::to_string(BusBandwidth(algbw, r.world)) + " GB/s")
+                                        .c_str());
+    }
+  }
+  if (!r.boot->Barrier(&err)) Fatal(err);
+  if (r.rank == 0) {
+    std::fprintf(stderr, "done: %zu configurations verified%s, %d skipped\n",
+                 configs.size() - skipped, opt.check_only ? "" : " and timed", skipped);
+    if (opt.output.empty()) {
+      std::fputs(r.csv.c_str(), stdout);
+    } else if (!opt.check_only) {
+      const std::string tmp = opt.output + ".tmp";
+      FILE* f = std::fopen(tmp.c_str(), "w");
+      if (f == nullptr || std::fputs(r.csv.c_str(), f) < 0 || std::fclose(f) != 0 ||
+          std::rename(tmp.c_str(), opt.output.c_str()) != 0) {
+        Fatal("cannot write " + opt.output + ": " + std::strerror(errno));
+      }
+    }
+  }
+  ncclCommDestroy(r.nccl);
+  for (int p = 0; p < r.world; ++p)
+    if (p != r.rank) cudaIpcCloseMemHandle(r.comm.base[p]);
+  r.watchdog.reset();
+  r.boot.reset();
+  g_run = nullptr;
+  return 0;
+}
+
+}  // namespace
+}  // namespace sightline::allreduce
+
+int main(int argc, char** argv) { return sightline::allreduce::Main(argc, argv); }

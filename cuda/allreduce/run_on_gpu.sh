@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The all-reduce run on a GPU machine, in one go: build (standalone CMake, CUDA toolkit + NCCL),
+# verify every strategy x dtype x fusion x mode at a few shapes, measure the NVLink peer copy
+# bandwidth, then the size sweep (1K..256M, all dtypes) and the 2-D sweep (hidden x tokens, bf16,
+# both fusions), both in eager and CUDA-graph mode. Stops at the first failing stage.
+# Usage (repository root): cuda/allreduce/run_on_gpu.sh OUT_DIR
+# Environment: NP (ranks, default: all GPUs), STAGES (default "check size pull grid"), BIN (a prebuilt
+# sightline-allreduce-bench to use if it runs here), SIZE_ARGS / GRID_ARGS (extra flags).
+set -u -o pipefail
+out=${1:?usage: run_on_gpu.sh OUT_DIR}
+mkdir -p "$out"
+log="$out/log.txt"
+np=${NP:-$(nvidia-smi -L | wc -l)}
+stages=${STAGES:-check size pull grid}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+say() { echo "== $*" | tee -a "$log"; }
+
+{
+  date -u
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
+  nvidia-smi topo -m
+  mpirun --version | head -1
+  grep -m1 -E '#define NCCL_(MAJOR|VERSION_CODE)' /usr/include/nccl.h
+} 2>&1 | tee -a "$log"
+
+bin=${BIN:-}
+if [ -z "$bin" ] || ! "$bin" --help > /dev/null 2>&1; then
+  say "build (cmake -S cuda -B /tmp/bg)"
+  start=$(date +%s)
+  cmake -S cuda -B /tmp/bg -G Ninja -DCMAKE_BUILD_TYPE=Release > /tmp/bg-cmake.log 2>&1 &&
+    cmake --build /tmp/bg 2>&1 | tail -3 | tee -a "$log" || { cat /tmp/bg-cmake.log | tee -a "$log"; exit 1; }
+  echo "built in $(( $(date +%s) - start )) s" | tee -a "$log"
+  bin=/tmp/bg/allreduce/sightline-allreduce-bench
+fi
+
+mpi() {  # mpi SECONDS ARGS...: one rank per GPU
+  local secs=$1; shift
+  timeout "$secs" mpirun --allow-run-as-root -n "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 \
+    "$bin" "$@"
+}
+
+if [[ " $stages " == *" check "* ]]; then
+  say "check: $np ranks, all strategies x dtypes x modes, sizes 1K..32M (x8), then fused shapes"
+  mpi 150 --check-only --dtype bf16,fp16,fp32 -b 1K -e 32M -f 8 2>&1 | tee -a "$log" ||
+    { say "check FAILED"; exit 1; }
+  mpi 150 --check-only --pull --dtype bf16,fp16,fp32 -b 1K -e 32M -f 8 2>&1 | grep -v '^\[' |
+    tee -a "$log" || { say "pull check FAILED"; exit 1; }
+  mpi 150 --check-only --pull --grid --dtype bf16 --hidden 128:8192 --tokens 1:64 2>&1 |
+    grep -v '^\[' | tee -a "$log" || { say "pull fused check FAILED"; exit 1; }
+  mpi 150 --check-only --grid --dtype bf16,fp16,fp32 --hidden 128:8192 --tokens 1:16 2>&1 |
+    grep -v '^\[' | tee -a "$log" || { say "fused check FAILED"; exit 1; }
+  # Odd shapes: sizes that do not split evenly over the ranks, many rows.
+  mpi 150 --check-only --grid --dtype bf16 --hidden 1024:1024 --tokens 1024:8192 2>&1 |
+    grep -v '^\[' | tee -a "$log" || { say "row check FAILED"; exit 1; }
+fi
+if [[ " $stages " == *" size "* ]]; then
+  say "size sweep: -b 1K -e 256M -f 2, bf16/fp16/fp32, eager + graph"
+  mpi 240 -b 1K -e 256M -f 2 --dtype bf16,fp16,fp32 --budget-ms 25 --peer-bw ${SIZE_ARGS:-} \
+    -o "$out/sizes_w$np.csv" 2>&1 | tee "$out/sizes_w$np.log" | grep -E -v '^\[' | tee -a "$log" ||
+    { say "size sweep FAILED"; tail -5 "$out/sizes_w$np.log"; exit 1; }
+fi
+if [[ " $stages " == *" pull "* ]]; then
+  say "size sweep with the pull kernels (--pull), bf16, for comparison (not for the tuner)"
+  mpi 120 --pull -b 1K -e 256M -f 2 --strategy oneshot,twoshot --budget-ms 25 \
+    -o "$out/sizes_w${np}_pull.csv" 2>&1 | grep -E -v '^\[' | tee -a "$log" ||
+    { say "pull sweep FAILED"; exit 1; }
+fi
+if [[ " $stages " == *" grid "* ]]; then
+  say "2-D sweep: hidden 128..8192 x tokens 1..16384, bf16, none + residual_rmsnorm, eager + graph"
+  mpi 420 --grid --budget-ms 20 ${GRID_ARGS:-} -o "$out/grid_w$np.csv" 2>&1 |
+    tee "$out/grid_w$np.log" | grep -E -v '^\[' | tee -a "$log" ||
+    { say "2-D sweep FAILED"; tail -5 "$out/grid_w$np.log"; exit 1; }
+fi
+
+for csv in "$out/sizes_w$np.csv" "$out/sizes_w${np}_pull.csv"; do
+  [ -f "$csv" ] || continue
+  say "summary of $(basename "$csv"): bf16 all-reduce, time per call, busbw"
+  awk -F, 'NR > 1 && $2 == "bf16" && ($3 == 1024 || $3 == 262144 || $3 == 4194304 ||
+           $3 == 67108864 || $3 == 268435456) {
+             printf "%10d %-8s %-6s %9.2f us %8.1f GB/s\n", $3, $6, $8, $9, $11 }' "$csv" |
+    tee -a "$log"
+done
