@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   sightline::cli::AddOccupancyCommand(app, runner);
   sightline::cli::AddNcuCommand(app, runner);
   sightline::cli::AddExportCommand(app, runner);
+  sightline::cli::AddAllReduceCommand(app, runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

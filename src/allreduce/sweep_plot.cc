@@ -1,0 +1,281 @@
+#include "allreduce/sweep_plot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "allreduce/svg_heatmap.h"
+#include "allreduce/svg_line_chart.h"
+#include "allreduce/sweep_grid.h"
+#include "reporters/html/html_util.h"
+
+namespace sightline {
+namespace {
+
+using arplot::HeatCell;
+using arplot::Heatmap;
+using html::Escape;
+
+std::string Prefix(const SweepKey& k) {
+  return fmt::format("w{}_{}_{}_{}", k.world_size, k.dtype, ArFusionName(k.fusion),
+                     ArModeName(k.mode));
+}
+
+std::string Subtitle(const SweepKey& k) {
+  return fmt::format("world size {} | {} | fusion {} | {} mode", k.world_size, k.dtype,
+                     ArFusionName(k.fusion), ArModeName(k.mode));
+}
+
+// Rows top to bottom: the largest hidden size first, so that size grows upwards.
+size_t HiddenIndex(const SweepGrid& g, size_t row) { return g.hidden.size() - 1 - row; }
+
+Heatmap GridFrame(const SweepGrid& g) {
+  Heatmap m;
+  m.x_title = "tokens";
+  m.y_title = "hidden size";
+  for (int64_t t : g.tokens) m.columns.push_back(arplot::FormatGridValue(t));
+  for (size_t r = 0; r < g.hidden.size(); ++r) {
+    m.rows.push_back(arplot::FormatGridValue(g.hidden[HiddenIndex(g, r)]));
+  }
+  m.cells.resize(g.hidden.size() * g.tokens.size());
+  return m;
+}
+
+std::string CellPlace(const SweepGrid& g, size_t h, size_t t) {
+  return fmt::format("hidden {}, {} tokens", g.hidden[h], g.tokens[t]);
+}
+
+// Positions of log-scale ticks on [lo, hi] for a colour bar; the ends when too few fit.
+std::vector<std::pair<double, std::string>> BarTicks(double lo, double hi,
+                                                     const std::vector<arplot::Tick>& ticks,
+                                                     double (*pos)(double, double, double)) {
+  std::vector<std::pair<double, std::string>> out;
+  for (const arplot::Tick& t : ticks) out.emplace_back(pos(t.value, lo, hi), t.label);
+  if (out.size() < 2) {
+    out = {{0.0, arplot::FormatCompact(lo)}, {1.0, arplot::FormatCompact(hi)}};
+  }
+  return out;
+}
+
+double LogPos(double v, double lo, double hi) {
+  return hi > lo ? (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) : 0.5;
+}
+
+// The % slower scale compresses large values so that 1% and 5% stay apart next to 300%.
+double SlowPos(double pct, double, double cap) { return std::log1p(pct) / std::log1p(cap); }
+
+std::vector<std::string> Stops(std::string (*scale)(double)) {
+  std::vector<std::string> s;
+  for (int i = 0; i <= 8; ++i) s.push_back(scale(i / 8.0));
+  return s;
+}
+
+bool AnyMeasured(const SweepGrid& g, ArStrategy s) {
+  const std::vector<double>& v = g.time_us[static_cast<int>(s)];
+  return std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
+}
+
+std::string TimesTooltip(const SweepGrid& g, size_t h, size_t t) {
+  std::string out = CellPlace(g, h, t) + ":";
+  for (ArStrategy s : kArStrategies) {
+    const double v = g.Time(s, h, t);
+    if (!std::isnan(v))
+      out += fmt::format(" {} {} µs;", ArStrategyLabel(s), arplot::FormatCompact(v));
+  }
+  out.pop_back();
+  return out;
+}
+
+std::string TimeMap(const SweepGrid& g, ArStrategy s) {
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const auto& v : g.time_us) {
+    for (double x : v) {
+      if (std::isnan(x)) continue;
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  }
+  Heatmap m = GridFrame(g);
+  m.title = fmt::format("{} all-reduce time (µs)", ArStrategyLabel(s));
+  m.subtitle = Subtitle(g.key) + " | log colour scale shared by the strategies | outlined: fastest";
+  for (size_t r = 0; r < g.hidden.size(); ++r) {
+    const size_t h = HiddenIndex(g, r);
+    for (size_t t = 0; t < g.tokens.size(); ++t) {
+      const double v = g.Time(s, h, t);
+      if (std::isnan(v)) continue;
+      HeatCell& c = m.cells[r * g.tokens.size() + t];
+      c.present = true;
+      c.fill = arplot::Viridis(LogPos(v, lo, hi));
+      c.text = arplot::FormatCompact(v);
+      c.tooltip = TimesTooltip(g, h, t);
+      c.outline = g.Best(h, t) == s;
+    }
+  }
+  m.bar.label = "time (µs)";
+  m.bar.stops = Stops(arplot::Viridis);
+  m.bar.ticks = BarTicks(lo, hi, arplot::LogTicks(lo, hi, arplot::FormatTick), LogPos);
+  return arplot::HeatmapSvg(m);
+}
+
+std::string BestMap(const SweepGrid& g) {
+  Heatmap m = GridFrame(g);
+  m.title = "Fastest all-reduce strategy";
+  m.subtitle = Subtitle(g.key) + " | second line: how much slower the runner-up is";
+  for (size_t r = 0; r < g.hidden.size(); ++r) {
+    const size_t h = HiddenIndex(g, r);
+    for (size_t t = 0; t < g.tokens.size(); ++t) {
+      const std::optional<ArStrategy> best = g.Best(h, t);
+      if (!best) continue;
+      HeatCell& c = m.cells[r * g.tokens.size() + t];
+      c.present = true;
+      c.fill = arplot::StrategyColour(static_cast<int>(*best));
+      c.text = std::string(ArStrategyLabel(*best));
+      const double second = g.RunnerUpTime(h, t);
+      c.sub = std::isnan(second)
+                  ? "only one"
+                  : "2nd +" + arplot::FormatPercent((second / g.Time(*best, h, t) - 1) * 100);
+      c.tooltip = TimesTooltip(g, h, t);
+    }
+  }
+  for (ArStrategy s : kArStrategies) {
+    m.legend.push_back(
+        {arplot::StrategyColour(static_cast<int>(s)), std::string(ArStrategyLabel(s))});
+  }
+  return arplot::HeatmapSvg(m);
+}
+
+double SlowerPct(const SweepGrid& g, ArStrategy s, size_t h, size_t t) {
+  const std::optional<ArStrategy> best = g.Best(h, t);
+  const double v = g.Time(s, h, t);
+  if (!best || std::isnan(v)) return std::numeric_limits<double>::quiet_NaN();
+  return (v / g.Time(*best, h, t) - 1) * 100;
+}
+
+std::string SlowerMap(const SweepGrid& g, ArStrategy s) {
+  double cap = 10;  // one scale for every strategy of the grid, at least 0..10%
+  for (ArStrategy o : kArStrategies) {
+    for (size_t h = 0; h < g.hidden.size(); ++h) {
+      for (size_t t = 0; t < g.tokens.size(); ++t) {
+        const double p = SlowerPct(g, o, h, t);
+        if (!std::isnan(p)) cap = std::max(cap, p);
+      }
+    }
+  }
+  Heatmap m = GridFrame(g);
+  m.title = fmt::format("{}: % slower than the fastest strategy", ArStrategyLabel(s));
+  m.subtitle = Subtitle(g.key) + " | outlined: this strategy is the fastest";
+  for (size_t r = 0; r < g.hidden.size(); ++r) {
+    const size_t h = HiddenIndex(g, r);
+    for (size_t t = 0; t < g.tokens.size(); ++t) {
+      const double p = SlowerPct(g, s, h, t);
+      if (std::isnan(p)) continue;
+      HeatCell& c = m.cells[r * g.tokens.size() + t];
+      c.present = true;
+      c.fill = arplot::HeatRed(SlowPos(p, 0, cap));
+      const bool best = g.Best(h, t) == s;
+      c.text = best ? "best" : arplot::FormatPercent(p);
+      c.outline = best;
+      c.tooltip = TimesTooltip(g, h, t);
+    }
+  }
+  m.bar.label = "% slower";
+  m.bar.stops = Stops(arplot::HeatRed);
+  for (double v : {0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0}) {
+    if (v <= cap) m.bar.ticks.emplace_back(SlowPos(v, 0, cap), fmt::format("{:g}%", v));
+  }
+  m.bar.ticks.emplace_back(1.0, arplot::FormatPercent(cap));
+  if (m.bar.ticks.size() >= 2 &&
+      m.bar.ticks.back().first - m.bar.ticks[m.bar.ticks.size() - 2].first < 0.08) {
+    m.bar.ticks.erase(m.bar.ticks.end() - 2);  // keep the end label readable
+  }
+  return arplot::HeatmapSvg(m);
+}
+
+std::string SizeChart(const SizeSweep& s, bool busbw) {
+  arplot::LineChart c;
+  c.title = busbw ? "All-reduce bus bandwidth vs message size" : "All-reduce time vs message size";
+  c.subtitle = Subtitle(s.key) + (busbw ? " | busbw = algbw x 2(n-1)/n" : "");
+  c.x_title = "message size (bytes)";
+  c.y_title = busbw ? "bus bandwidth (GB/s)" : "time (µs, log scale)";
+  c.log_y = !busbw;
+  c.y_format = busbw ? arplot::FormatCompact : arplot::FormatTick;
+  for (ArStrategy st : kArStrategies) {
+    const auto& ys = (busbw ? s.busbw_gbps : s.time_us)[static_cast<int>(st)];
+    if (std::all_of(ys.begin(), ys.end(), [](double v) { return std::isnan(v); })) continue;
+    arplot::Line l;
+    l.label = std::string(ArStrategyLabel(st));
+    l.colour = arplot::StrategyColour(static_cast<int>(st));
+    for (int64_t b : s.sizes) l.x.push_back(static_cast<double>(b));
+    l.y = ys;
+    c.lines.push_back(std::move(l));
+  }
+  return arplot::LineChartSvg(c);
+}
+
+void Figure(std::string& html, const std::string& file, const std::string& caption) {
+  fmt::format_to(std::back_inserter(html),
+                 "<figure><a href=\"{0}\"><img src=\"{0}\" alt=\"{1}\"></a><figcaption>{1}"
+                 "</figcaption></figure>\n",
+                 Escape(file), Escape(caption));
+}
+
+}  // namespace
+
+StatusOr<std::vector<PlotFile>> PlotSweep(const std::vector<SweepRow>& rows,
+                                          const std::vector<std::string>& sources) {
+  const std::vector<SweepGrid> grids = BuildSweepGrids(rows);
+  const std::vector<SizeSweep> sweeps = BuildSizeSweeps(rows);
+  if (grids.empty() && sweeps.empty()) {
+    return InvalidInputError("the sweep has a header but no rows: nothing to plot");
+  }
+  std::vector<PlotFile> files;
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<title>All-reduce sweep</title>\n<style>body{font-family:Helvetica,Arial,sans-serif;"
+      "margin:24px;color:#222}h2{margin-top:36px;border-bottom:1px solid #ccc}"
+      "figure{display:inline-block;margin:8px;vertical-align:top}img{max-width:100%;"
+      "border:1px solid #ddd}figcaption{font-size:13px;color:#555}</style>\n</head><body>\n"
+      "<h1>All-reduce sweep</h1>\n<p>Sources:";
+  for (const std::string& s : sources) {
+    html += " <code>" + Escape(std::filesystem::path(s).filename().string()) + "</code>";
+  }
+  html +=
+      ". Generated by <code>sightline allreduce plot</code>; docs/allreduce.md explains the "
+      "plots.</p>\n";
+  for (const SweepGrid& g : grids) {
+    const std::string p = Prefix(g.key);
+    fmt::format_to(std::back_inserter(html), "<h2>{}</h2>\n", Escape(Subtitle(g.key)));
+    files.push_back({p + "_best.svg", BestMap(g)});
+    Figure(html, files.back().name, "fastest strategy per cell");
+    html += "<h3>Time per strategy</h3>\n";
+    for (ArStrategy s : kArStrategies) {
+      if (!AnyMeasured(g, s)) continue;
+      files.push_back({fmt::format("{}_time_{}.svg", p, ArStrategyName(s)), TimeMap(g, s)});
+      Figure(html, files.back().name, fmt::format("{} time (µs)", ArStrategyLabel(s)));
+    }
+    html += "<h3>% slower than the fastest</h3>\n";
+    for (ArStrategy s : kArStrategies) {
+      if (!AnyMeasured(g, s)) continue;
+      files.push_back({fmt::format("{}_slower_{}.svg", p, ArStrategyName(s)), SlowerMap(g, s)});
+      Figure(html, files.back().name,
+             fmt::format("{} % slower than the fastest", ArStrategyLabel(s)));
+    }
+  }
+  for (const SizeSweep& s : sweeps) {
+    const std::string p =
+        fmt::format("w{}_{}_{}_size", s.key.world_size, s.key.dtype, ArModeName(s.key.mode));
+    fmt::format_to(std::back_inserter(html), "<h2>Size sweep: {}</h2>\n", Escape(Subtitle(s.key)));
+    files.push_back({p + "_time.svg", SizeChart(s, false)});
+    Figure(html, files.back().name, "time vs message size");
+    files.push_back({p + "_busbw.svg", SizeChart(s, true)});
+    Figure(html, files.back().name, "bus bandwidth vs message size");
+  }
+  html += "</body></html>\n";
+  files.push_back({"index.html", std::move(html)});
+  return files;
+}
+
+}  // namespace sightline

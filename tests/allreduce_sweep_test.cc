@@ -1,0 +1,143 @@
+// The all-reduce sweep CSV reader (line-numbered errors) and the grid arrangement and lookup rule
+// shared by tune and plot.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "allreduce/sweep_csv.h"
+#include "allreduce/sweep_grid.h"
+
+namespace sightline {
+namespace {
+
+const std::string kHeader = std::string(kSweepCsvHeader) + "\n";
+
+TEST(SweepCsv, ReadsGridAndSizeRows) {
+  const std::string csv = kHeader +
+                          "2,bf16,1024,0,0,nccl,none,eager,30.5,0.03,0.03\r\n"
+                          "\n"
+                          "# a comment\n"
+                          "2,bf16,8192,4,1024,oneshot,residual_rmsnorm,graph,7.25,1.1,1.1\n";
+  StatusOr<std::vector<SweepRow>> rows = ParseSweepCsv(csv, "s.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_FALSE((*rows)[0].is_grid());
+  EXPECT_EQ((*rows)[0].size_bytes, 1024);
+  EXPECT_DOUBLE_EQ((*rows)[0].time_us, 30.5);
+  EXPECT_EQ((*rows)[0].where, "s.csv:2");
+  const SweepRow& g = (*rows)[1];
+  EXPECT_TRUE(g.is_grid());
+  EXPECT_EQ(g.strategy, ArStrategy::kOneShot);
+  EXPECT_EQ(g.fusion, ArFusion::kResidualRmsNorm);
+  EXPECT_EQ(g.mode, ArMode::kGraph);
+  EXPECT_EQ(g.hidden_size, 1024);
+  EXPECT_EQ(g.num_tokens, 4);
+  EXPECT_EQ(g.where, "s.csv:5");
+}
+
+struct BadRow {
+  const char* name;
+  std::string body;
+  std::string expect;  // must appear in the message, with the line number
+};
+
+class SweepCsvBad : public ::testing::TestWithParam<BadRow> {};
+
+TEST_P(SweepCsvBad, NamesLineAndProblem) {
+  const BadRow& c = GetParam();
+  StatusOr<std::vector<SweepRow>> rows =
+      ParseSweepCsv(kHeader + "2,bf16,1024,0,0,nccl,none,eager,30,1,1\n" + c.body, "s.csv");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_EQ(rows.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(rows.status().message().find("s.csv:3"), std::string::npos) << rows.status().message();
+  EXPECT_NE(rows.status().message().find(c.expect), std::string::npos) << rows.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, SweepCsvBad,
+    ::testing::Values(
+        BadRow{"columns", "2,bf16,1024,0,0,nccl,none,eager,30,1\n", "10 columns, expected 11"},
+        BadRow{"strategy", "2,bf16,2048,0,0,threeshot,none,eager,30,1,1\n",
+               "unknown strategy 'threeshot'"},
+        BadRow{"fusion", "2,bf16,2048,0,0,nccl,layernorm,eager,30,1,1\n", "unknown fusion"},
+        BadRow{"mode", "2,bf16,2048,0,0,nccl,none,lazy,30,1,1\n", "unknown mode"},
+        BadRow{"dtype", "2,int8,2048,0,0,nccl,none,eager,30,1,1\n", "unknown dtype"},
+        BadRow{"nonnumeric", "2,bf16,2048,0,0,nccl,none,eager,fast,1,1\n",
+               "(time_us): 'fast' is not a finite number"},
+        BadRow{"negative_time", "2,bf16,2048,0,0,nccl,none,eager,-3,1,1\n", "must be > 0"},
+        BadRow{"nan_time", "2,bf16,2048,0,0,nccl,none,eager,nan,1,1\n", "not a finite number"},
+        BadRow{"fraction", "2.5,bf16,2048,0,0,nccl,none,eager,3,1,1\n", "not an integer"},
+        BadRow{"half_grid", "2,bf16,2048,4,0,nccl,none,eager,3,1,1\n", "both be 0"},
+        BadRow{"size_mismatch", "2,bf16,4096,4,1024,nccl,none,eager,3,1,1\n",
+               "4 tokens x 1024 hidden x 2 bytes (bf16) = 8192"},
+        BadRow{"fused_1d", "2,bf16,2048,0,0,nccl,residual_rmsnorm,eager,3,1,1\n",
+               "fused row needs"},
+        BadRow{"duplicate", "2,bf16,1024,0,0,nccl,none,eager,31,1,1\n", "duplicate cell"}),
+    [](const ::testing::TestParamInfo<BadRow>& info) { return std::string(info.param.name); });
+
+TEST(SweepCsv, DuplicateNamesBothLines) {
+  StatusOr<std::vector<SweepRow>> rows =
+      ParseSweepCsv(kHeader +
+                        "2,bf16,1024,0,0,nccl,none,eager,30,1,1\n"
+                        "2,bf16,1024,0,0,nccl,none,graph,30,1,1\n"
+                        "2,bf16,1024,0,0,nccl,none,eager,31,1,1\n",
+                    "s.csv");
+  ASSERT_FALSE(rows.ok());
+  EXPECT_NE(rows.status().message().find("s.csv:4: duplicate"), std::string::npos);
+  EXPECT_NE(rows.status().message().find("already measured at s.csv:2"), std::string::npos);
+}
+
+TEST(SweepCsv, WrongHeaderAndEmpty) {
+  StatusOr<std::vector<SweepRow>> bad = ParseSweepCsv("a,b,c\n1,2,3\n", "x.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("x.csv:1: not an all-reduce sweep CSV"), std::string::npos);
+  EXPECT_FALSE(ParseSweepCsv("", "x.csv").ok());
+  EXPECT_TRUE(ParseSweepCsv(kHeader, "x.csv").ok());  // a header alone is a valid, empty sweep
+}
+
+TEST(SweepGrid, ArrangesCellsAndFindsBest) {
+  StatusOr<std::vector<SweepRow>> rows =
+      ParseSweepCsv(kHeader +
+                        "2,bf16,256,1,128,nccl,none,graph,30,0,0\n"
+                        "2,bf16,256,1,128,oneshot,none,graph,8,0,0\n"
+                        "2,bf16,256,1,128,twoshot,none,graph,9,0,0\n"
+                        "2,bf16,1024,1,512,nccl,none,graph,30,0,0\n"
+                        "2,bf16,4096,4,512,twoshot,none,graph,12,0,0\n"
+                        "2,bf16,1024,0,0,nccl,none,graph,30,1,2\n",
+                    "s.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  const std::vector<SweepGrid> grids = BuildSweepGrids(*rows);
+  ASSERT_EQ(grids.size(), 1u);
+  const SweepGrid& g = grids[0];
+  EXPECT_EQ(g.hidden, (std::vector<int64_t>{128, 512}));
+  EXPECT_EQ(g.tokens, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(g.Best(0, 0), ArStrategy::kOneShot);
+  EXPECT_DOUBLE_EQ(g.RunnerUpTime(0, 0), 9);
+  EXPECT_EQ(g.Best(1, 0), ArStrategy::kNccl);
+  EXPECT_TRUE(std::isnan(g.RunnerUpTime(1, 0)));
+  EXPECT_EQ(g.Best(1, 1), ArStrategy::kTwoShot);
+  EXPECT_FALSE(g.Best(0, 1).has_value());  // hidden 128 x 4 tokens was not measured
+  const std::vector<SizeSweep> sweeps = BuildSizeSweeps(*rows);
+  ASSERT_EQ(sweeps.size(), 1u);
+  EXPECT_EQ(sweeps[0].sizes, (std::vector<int64_t>{1024}));
+  EXPECT_DOUBLE_EQ(sweeps[0].busbw_gbps[0][0], 2);
+}
+
+TEST(SweepGrid, NearestInLog2Space) {
+  const std::vector<int64_t> grid = {1, 4, 16, 1024};
+  EXPECT_EQ(NearestLog2Index(grid, 0), -1);
+  EXPECT_EQ(NearestLog2Index(grid, 1), 0);
+  EXPECT_EQ(NearestLog2Index(grid, 2), 0);  // geometric mean of 1 and 4: the tie goes down
+  EXPECT_EQ(NearestLog2Index(grid, 3), 1);
+  EXPECT_EQ(NearestLog2Index(grid, 8), 1);  // the tie between 4 and 16
+  EXPECT_EQ(NearestLog2Index(grid, 9), 2);
+  EXPECT_EQ(NearestLog2Index(grid, 128), 2);  // sqrt(16 * 1024) = 128
+  EXPECT_EQ(NearestLog2Index(grid, 129), 3);
+  EXPECT_EQ(NearestLog2Index(grid, 1024), 3);
+  EXPECT_EQ(NearestLog2Index(grid, 1025), -1);
+  EXPECT_EQ(NearestLog2Index({}, 5), -1);
+  EXPECT_EQ(NearestLog2Index({64}, 64), 0);
+}
+
+}  // namespace
+}  // namespace sightline
