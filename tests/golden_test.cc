@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,6 +21,7 @@ struct GoldenCase {
   const char* name;  // golden file stem
   const char* file;  // input file name
   bool shared;       // in ../shared/traces (else relative to the source dir)
+  const char* file2 = nullptr;  // a second input analysed together with `file` (ranks of a job)
 };
 
 const GoldenCase kCases[] = {
@@ -35,6 +37,8 @@ const GoldenCase kCases[] = {
     {"kineto_hta_nccl_a100_rank0", "kineto_hta_nccl_a100_rank0.json.gz", true},
     {"kineto_hta_diff_control", "kineto_hta_diff_control.json.gz", true},
     {"kineto_hta_diff_test", "kineto_hta_diff_test.json.gz", true},
+    {"kineto_hta_sampled_ranks01", "kineto_hta_sampled_rank0.json.gz", true,
+     "kineto_hta_sampled_rank1.json.gz"},
 };
 
 std::string ReadAll(const std::string& path) {
@@ -61,10 +65,14 @@ TEST_P(Golden, JsonReportMatches) {
   }
   AnalyzeOptions options;
   options.top_n = 100;  // what `--format json` keeps
-  StatusOr<Report> report = AnalyzeFiles({path}, options);
+  std::vector<std::string> paths = {path};
+  if (c.file2 != nullptr) paths.push_back(path.substr(0, path.size() - strlen(c.file)) + c.file2);
+  StatusOr<Report> report = AnalyzeFiles(paths, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   // The path differs between machines; pin a stable one.
-  for (ReportInput& in : report->inputs) in.path = c.file;
+  for (size_t i = 0; i < report->inputs.size(); ++i) {
+    report->inputs[i].path = i == 0 || c.file2 == nullptr ? c.file : c.file2;
+  }
   const std::string json = RenderJsonReport(*report);
 
   const std::string golden =

@@ -3,6 +3,7 @@
 // entry that turns its result into a report section. Analyses never render.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,16 @@
 
 namespace sightline {
 
+struct IterationLog;  // analyses/iteration_log.h
+
 // Options the CLI passes to every analysis; each analysis reads the fields it needs.
 struct AnalyzeOptions {
   std::string iterations_regex;   // empty: the default iteration names (docs/metrics.md)
   DurationNs min_gap_ns = 2'000;  // idle gaps shorter than this are launch jitter
   int top_n = 15;                 // rows kept in long tables (the CLI picks it per format)
+  bool findings = true;           // run the findings rules (--no-findings leaves them out)
+  // --iteration-log: joined to each trace's iterations (analyses/iteration_log_join.h); may be null.
+  std::shared_ptr<const IterationLog> iteration_log;
 };
 
 struct AnalysisEntry {

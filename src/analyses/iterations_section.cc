@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyses/iteration_log_join.h"
 #include "analyses/iterations.h"
 
 namespace sightline {
@@ -31,6 +32,10 @@ Status RunIterationsSection(const Trace& trace, int input, const AnalyzeOptions&
               "ProfilerStep#N, iteration N, step N, *_step N, [Executor] _forward_step N, "
               "execute_context_...); name your loop's ranges so, or pass --iterations REGEX"
             : fmt::format("no range name fully matches --iterations '{}'", r.regex));
+    if (options.iteration_log) {  // no ranges: the log joins by timestamp
+      AddIterationLogToSection(trace, JoinIterationLog(trace, r, *options.iteration_log),
+                               std::max(options.top_n, 0), s);
+    }
     return Status::Ok();
   }
 
@@ -180,6 +185,9 @@ Status RunIterationsSection(const Trace& trace, int input, const AnalyzeOptions&
              [](const Iteration& it) { return it.gpu_busy_in_window_ns; });
   if (r.default_regex) {
     s.notes.push_back("iterations found by name; pass --iterations REGEX to choose others");
+  }
+  if (options.iteration_log) {
+    AddIterationLogToSection(trace, JoinIterationLog(trace, r, *options.iteration_log), top_n, s);
   }
   return Status::Ok();
 }

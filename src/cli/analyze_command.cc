@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "analyses/analysis.h"
+#include "analyses/iteration_log.h"
 #include "base/file_io.h"
 #include "cli/commands.h"
 #include "pipeline/pipeline.h"
@@ -15,6 +16,7 @@ namespace {
 
 struct AnalyzeArgs {
   std::vector<std::string> traces;
+  std::string iteration_log;  // --iteration-log
   std::string output;
   std::string format = "text";
   bool list = false;
@@ -32,6 +34,11 @@ int RunAnalyze(const AnalyzeArgs& args) {
     return ReportError(InvalidArgumentError("no trace given; usage: sightline analyze TRACE..."));
   }
   AnalyzeOptions options = args.options;
+  if (!args.iteration_log.empty()) {  // read first: a bad log fails before any trace is imported
+    StatusOr<IterationLog> log = ReadIterationLog(args.iteration_log);
+    if (!log.ok()) return ReportError(log.status());
+    options.iteration_log = std::make_shared<const IterationLog>(std::move(*log));
+  }
   options.min_gap_ns = static_cast<DurationNs>(args.min_gap_us * 1000.0);
   // A terminal wants the top rows; JSON feeds tools and diffs, so it keeps more.
   options.top_n = args.top_n > 0 ? args.top_n
@@ -82,6 +89,10 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--iterations", args->options.iterations_regex,
                   "Regex (ECMAScript, full match) naming the NVTX/record_function ranges that are "
                   "iterations; default finds iteration*, step*, ProfilerStep#N");
+  cmd->add_option("--iteration-log", args->iteration_log,
+                  "JSON-lines log of the Sightline instrument library (SIGHTLINE_ITERATION_LOG); "
+                  "its per-iteration fields join the iterations section "
+                  "(docs/formats/iteration-log.md)");
   cmd->add_option("--min-gap-us", args->min_gap_us,
                   "Idle gaps shorter than this many microseconds are ignored")
       ->check(CLI::NonNegativeNumber)
@@ -90,6 +101,8 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "Rows kept in each long table (kernels, API calls, gaps, ...); default 15 for "
                   "text, 50 for HTML, 100 for JSON")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag_function("--no-findings", [args](int64_t) { args->options.findings = false; },
+                "Leave out the findings (ranked advice); the analyses' sections stay");
   cmd->add_flag("--list", args->list, "List the analyses and exit");
   cmd->callback([&runner, args] { runner = [args] { return RunAnalyze(*args); }; });
 }

@@ -21,6 +21,8 @@ void AddOccupancyCommand(CLI::App& app, CommandRunner& runner);
 void AddNcuCommand(CLI::App& app, CommandRunner& runner);
 void AddExportCommand(CLI::App& app, CommandRunner& runner);
 void AddAllReduceCommand(CLI::App& app, CommandRunner& runner);
+void AddRecordCommand(CLI::App& app, CommandRunner& runner);
+void AddDiffCommand(CLI::App& app, CommandRunner& runner);
 
 // Prints "sightline: error: ..." to stderr and returns the exit code for the status.
 int ReportError(const Status& status);

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "cli/commands.h"
 
@@ -18,6 +19,12 @@ namespace {
 void ReexecWithHugePageMalloc(char** argv) {
   if (std::getenv("GLIBC_TUNABLES") != nullptr ||
       std::getenv("SIGHTLINE_NO_HUGEPAGES") != nullptr) {
+    return;
+  }
+  // `record` and `allreduce bench` run other programs, which must inherit the user's environment
+  // unchanged.
+  if (argv[1] != nullptr &&
+      (std::string_view(argv[1]) == "record" || std::string_view(argv[1]) == "allreduce")) {
     return;
   }
   if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 0) != 0) return;
@@ -41,6 +48,8 @@ int main(int argc, char** argv) {
   sightline::cli::AddNcuCommand(app, runner);
   sightline::cli::AddExportCommand(app, runner);
   sightline::cli::AddAllReduceCommand(app, runner);
+  sightline::cli::AddRecordCommand(app, runner);
+  sightline::cli::AddDiffCommand(app, runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -5,6 +5,7 @@
 #include "base/file_io.h"
 #include "importers/kineto/kineto_importer.h"
 #include "importers/nsys/nsys_importer.h"
+#include "importers/recorder/recorder_importer.h"
 
 namespace sightline {
 
@@ -14,6 +15,8 @@ const std::vector<ImporterEntry>& Importers() {
        &ImportNsysSqlite},
       {"kineto-json", "PyTorch profiler (Kineto) Chrome-trace JSON, plain or gzip'd",
        &SniffKinetoJson, &ImportKinetoJson},
+      {"sightline-recorder", "sightline record file (.slrec)", &SniffRecorderFile,
+       &ImportRecorderFile},
   };
   return kImporters;
 }

@@ -221,6 +221,25 @@ void RenderCharts(std::string& out, const Report& report, const Section& s) {
       out += html::BarChartSvg(bars, Unit::kDurationNs);
     }
   }
+  // Ranks side by side: communication time and waiting per rank (docs/analyses/ranks.md).
+  if (const Table* t = FindTable(s, "ranks"); t != nullptr && s.key == "ranks") {
+    const int rank = ColumnIndex(*t, "rank");
+    for (const auto& [key, title] : {std::pair{"comm_ns", "Communication time per rank"},
+                                     std::pair{"wait_ns", "Waiting in collectives per rank"}}) {
+      const int v = ColumnIndex(*t, key);
+      if (rank < 0 || v < 0) continue;
+      std::vector<html::Bar> bars;
+      bool any = false;
+      for (const auto& row : t->rows) {
+        if (static_cast<size_t>(std::max(rank, v)) >= row.size()) continue;
+        bars.push_back({"rank " + AsText(row[rank]), AsDouble(row[v])});
+        any |= AsDouble(row[v]) > 0;
+      }
+      if (!any) continue;
+      RenderChartTitle(out, title);
+      out += html::BarChartSvg(bars, Unit::kDurationNs);
+    }
+  }
   // Every series: time-like x as a step line, anything else as columns.
   for (const Series& se : s.series) {
     if (se.x.empty()) continue;

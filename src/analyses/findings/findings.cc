@@ -17,6 +17,8 @@ const std::vector<FindingRule>& FindingRules() {
       {"small_grid", "long kernels whose grid cannot fill the GPU", &RuleSmallGrid},
       {"kernel_chain", "recurring chains of short kernels: fusion candidates", &RuleKernelChain},
       {"exposed_comm", "communication kernels not overlapped with compute", &RuleExposedComm},
+      {"low_utilization", "stretches where a GPU is mostly idle, and what the host did",
+       &RuleLowUtilization},
   };
   return kRules;
 }

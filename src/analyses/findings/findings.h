@@ -11,6 +11,7 @@
 #include "analyses/idle_gaps.h"
 #include "analyses/intervals.h"
 #include "analyses/iterations.h"
+#include "analyses/ranks.h"
 #include "base/status.h"
 #include "model/trace.h"
 #include "report/report.h"
@@ -83,6 +84,10 @@ Status RuleKernelChain(const Trace& trace, const FindingsContext& context,
                        std::vector<Finding>& out);
 Status RuleExposedComm(const Trace& trace, const FindingsContext& context,
                        std::vector<Finding>& out);
+Status RuleLowUtilization(const Trace& trace, const FindingsContext& context,
+                          std::vector<Finding>& out);
+// Multi-rank rule: runs once over all inputs (AnalyzeFiles), on the ranks analysis.
+Status RuleStraggler(const RanksResult& ranks, std::vector<Finding>& out);
 
 // Helpers the rules share.
 // The part of [a, b) that `merged` (disjoint, sorted) leaves idle.

@@ -1,0 +1,353 @@
+// libsightline_recorder.so entry points: InitializeInjection (CUDA_INJECTION64_PATH, called by the
+// driver inside cuInit) and InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH, called at the first
+// NVTX call, which may come before CUDA's). Either one starts the recorder once: it reads the
+// SIGHTLINE_RECORD_* settings (include/sightline/recorder_env.h), opens the output file, registers
+// the CUPTI buffer callbacks and enables activity now (capture range none) or between
+// cu/cudaProfilerStart and Stop (capture range cudaProfilerApi). A process whose rank is not
+// selected returns at once and leaves CUDA and NVTX untouched.
+#include <cupti.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cupti_check.h"
+#include "sightline/recorder_env.h"
+#include "sightline/recorder_format.h"
+#include "writer.h"
+
+namespace sightline::recorder {
+namespace {
+
+constexpr size_t kDefaultBufferBytes = 8 << 20;
+constexpr size_t kMaxQueuedBuffers = 64;  // with 8 MiB buffers: 512 MiB before records are dropped
+
+struct State {
+  std::once_flag once;
+  bool active = false;  // recording in this process
+  Writer* writer = nullptr;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
+  bool query_calls = false;  // record state-query API calls too
+
+  // Capture range (cudaProfilerApi).
+  std::mutex window_mu;
+  bool profiler_api = false;
+  int repeat = 0;  // 0: one window; N: N windows; -1: every window
+  bool window_open = false;
+  uint32_t windows = 0;
+  int64_t window_start_ns = 0;
+};
+
+State& S() {
+  static State* s = new State;  // never destroyed: atexit handlers and CUPTI threads use it late
+  return *s;
+}
+
+int64_t ClockNs(clockid_t id) {
+  timespec t;
+  clock_gettime(id, &t);
+  return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
+}
+
+int64_t CuptiNow() {
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  return static_cast<int64_t>(ts);
+}
+
+const CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_MARKER,
+};
+
+// Calls that only query state, made many times per kernel by frameworks (PyTorch asks for the
+// current device and the last error around every op). Leaving them out keeps the API table to calls
+// that do work and trims the recorder's per-call cost; --all-api-calls keeps them.
+const CUpti_CallbackId kRuntimeQueryCalls[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPointByVersion_v12050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,
+};
+const CUpti_CallbackId kDriverQueryCalls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetStreamPriorityRange,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
+    CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
+};
+
+void EnableActivities(bool enable) {
+  for (CUpti_ActivityKind kind : kKinds) {
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !S().driver_api) continue;
+    if (enable) {
+      CUPTI_CALL(cuptiActivityEnable(kind));
+    } else {
+      CUPTI_CALL(cuptiActivityDisable(kind));
+    }
+  }
+  if (enable && !S().query_calls) {
+    for (CUpti_CallbackId cbid : kRuntimeQueryCalls) cuptiActivityEnableRuntimeApi(cbid, 0);
+    if (S().driver_api) {
+      for (CUpti_CallbackId cbid : kDriverQueryCalls) cuptiActivityEnableDriverApi(cbid, 0);
+    }
+  }
+}
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  *buffer = S().writer->AcquireBuffer(size);
+  if (*buffer == nullptr) *size = 0;
+}
+
+void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t size,
+                              size_t valid_size) {
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+    S().writer->AddCuptiDropped(dropped);
+  }
+  S().writer->Post(buffer, valid_size);
+}
+
+void OpenWindow() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.window_mu);
+  if (s.window_open) return;
+  const bool allowed =
+      s.repeat < 0 || (s.repeat == 0 ? s.windows < 1 : s.windows < static_cast<uint32_t>(s.repeat));
+  if (!allowed) return;
+  EnableActivities(true);
+  s.window_open = true;
+  s.window_start_ns = CuptiNow();
+}
+
+void CloseWindow() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.window_mu);
+  if (!s.window_open) return;
+  recfmt::CaptureWindowBody w{};
+  w.start_ns = s.window_start_ns;
+  w.end_ns = CuptiNow();
+  w.index = s.windows;
+  EnableActivities(false);
+  s.window_open = false;
+  ++s.windows;
+  s.writer->PostRecord(recfmt::RecordType::kCaptureWindow, &w, sizeof w);
+}
+
+// Profiler start opens the window once the call has returned; stop closes it on entry, so the
+// start/stop calls themselves are never part of a window. cudaProfilerStart calls cuProfilerStart;
+// both are watched, and the window state makes the second one a no-op.
+void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                               const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  const bool start =
+      (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+      (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+  const bool stop =
+      (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
+      (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  if (start && info->callbackSite == CUPTI_API_EXIT) OpenWindow();
+  if (stop && info->callbackSite == CUPTI_API_ENTER) CloseWindow();
+}
+
+void AtExit() {
+  State& s = S();
+  if (!s.active) return;
+  CloseWindow();
+  CUPTI_CALL(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  s.writer->Finish(s.windows);
+  s.active = false;
+}
+
+size_t EnvSize(const char* name, size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  return (*end == '\0' && n >= (64u << 10) && n <= (1ull << 30)) ? static_cast<size_t>(n)
+                                                                 : fallback;
+}
+
+std::string ReadLink(const char* path) {
+  char buf[4096];
+  const ssize_t n = readlink(path, buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+void StartOnce() {
+  State& s = S();
+  const int rank = recenv::DetectRank();
+  if (const char* ranks = std::getenv(recenv::kRanksEnv); ranks != nullptr && *ranks != '\0') {
+    std::vector<recenv::RankRange> list;
+    const std::string err = recenv::ParseRankList(ranks, &list);
+    if (!err.empty()) {
+      std::fprintf(stderr, "sightline-recorder: %s=%s: %s; not recording\n", recenv::kRanksEnv,
+                   ranks, err.c_str());
+      return;
+    }
+    if (!recenv::RankSelected(list, rank)) return;  // not ours to record: touch nothing
+  }
+  const char* capture = std::getenv(recenv::kCaptureRangeEnv);
+  s.profiler_api = capture != nullptr && std::strcmp(capture, "cudaProfilerApi") == 0;
+  if (capture != nullptr && *capture != '\0' && !s.profiler_api && std::strcmp(capture, "none")) {
+    std::fprintf(stderr, "sightline-recorder: unknown capture range '%s'; recording everything\n",
+                 capture);
+  }
+  if (const char* end = std::getenv(recenv::kCaptureEndEnv); end != nullptr && *end != '\0') {
+    const std::string err = recenv::ParseCaptureRangeEnd(end, &s.repeat);
+    if (!err.empty()) {
+      std::fprintf(stderr, "sightline-recorder: %s; using stop\n", err.c_str());
+      s.repeat = 0;
+    }
+  }
+  const char* driver = std::getenv(recenv::kDriverApiEnv);
+  s.driver_api = driver != nullptr && std::strcmp(driver, "1") == 0;
+  const char* query = std::getenv(recenv::kQueryCallsEnv);
+  s.query_calls = query != nullptr && std::strcmp(query, "1") == 0;
+
+  const char* pattern = std::getenv(recenv::kOutputEnv);
+  const std::string path = recenv::ExpandOutputPattern(
+      pattern && *pattern ? pattern : recenv::kDefaultOutputPattern, getpid(), rank);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr, "sightline-recorder: cannot create %s: %s; not recording\n", path.c_str(),
+                 std::strerror(errno));
+    return;
+  }
+  if (const char* manifest = std::getenv(recenv::kManifestEnv); manifest && *manifest) {
+    const int m = open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (m >= 0) {
+      const std::string line = path + "\n";  // one write with O_APPEND: lines never interleave
+      (void)!write(m, line.data(), line.size());
+      close(m);
+    }
+  }
+
+  s.writer =
+      new Writer(fd, EnvSize(recenv::kBufferBytesEnv, kDefaultBufferBytes), kMaxQueuedBuffers);
+  CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  if (!CUPTI_CALL(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted))) {
+    std::fprintf(stderr, "sightline-recorder: CUPTI cannot trace this process; not recording\n");
+    s.writer->Finish(0);
+    return;
+  }
+
+  recfmt::ProcessBody p{};
+  p.pid = getpid();
+  p.start_cupti_ns = CuptiNow();
+  p.start_realtime_ns = ClockNs(CLOCK_REALTIME);
+  p.start_monotonic_ns = ClockNs(CLOCK_MONOTONIC);
+  p.rank = rank;
+  p.world_size = recenv::DetectWorldSize();
+  p.capture_range = s.profiler_api ? 1 : 0;
+  p.capture_repeat = s.repeat;
+  uint32_t cupti_version = 0;
+  cuptiGetVersion(&cupti_version);
+  p.cupti_version = cupti_version;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  s.writer->PostRecord(
+      recfmt::RecordType::kProcess, &p, sizeof p,
+      {{offsetof(recfmt::ProcessBody, executable_string), ReadLink("/proc/self/exe")},
+       {offsetof(recfmt::ProcessBody, hostname_string), host}});
+  s.writer->Start();
+
+  // One record per device, whatever the capture range (used for device names and limits).
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  if (s.profiler_api) {
+    if (CUPTI_CALL(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr))) {
+      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
+      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000));
+      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                     CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
+      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                     CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+    }
+  } else {
+    EnableActivities(true);
+  }
+  // Completed buffers reach the file at least every second, so a crash loses little.
+  CUPTI_CALL(cuptiActivityFlushPeriod(1000));
+  s.active = true;
+  std::atexit(AtExit);
+}
+
+bool Start() {
+  std::call_once(S().once, StartOnce);
+  return S().active;
+}
+
+}  // namespace
+}  // namespace sightline::recorder
+
+extern "C" {
+
+// Called by the CUDA driver (CUDA_INJECTION64_PATH). Returns 1 on success, as the driver expects.
+__attribute__((visibility("default"))) int InitializeInjection(void) {
+  sightline::recorder::Start();
+  return 1;
+}
+
+// Called by NVTX (NVTX_INJECTION64_PATH). CUPTI implements the NVTX side; this forwards to it after
+// starting the recorder. Returning 0 leaves NVTX calls as no-ops (not recording in this process).
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
+  if (!sightline::recorder::Start()) return 0;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return 0;
+  }
+  void* cupti = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (cupti == nullptr) return 0;
+  using InitFn = int (*)(const void*);
+  auto init = reinterpret_cast<InitFn>(dlsym(cupti, "InitializeInjectionNvtx2"));
+  if (init == nullptr) {
+    std::fprintf(stderr, "sightline-recorder: this CUPTI has no NVTX support; NVTX not recorded\n");
+    return 0;
+  }
+  return init(get_export_table);
+}
+
+}  // extern "C"

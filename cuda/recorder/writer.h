@@ -1,0 +1,103 @@
+// The recorder's writer: CUPTI hands completed activity buffers to Post() on its own thread; a
+// writer thread translates them into recorder-format records (include/sightline/recorder_format.h)
+// and appends chunks to the output file, so the application's threads never format or write.
+// The queue between them is bounded: when it is full a buffer's records are counted as dropped.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "sightline/recorder_format.h"
+
+namespace sightline::recorder {
+
+class Writer {
+ public:
+  // Takes ownership of fd (open for writing, file header not yet written).
+  Writer(int fd, size_t buffer_bytes, size_t max_queued_buffers);
+
+  // CUPTI buffer management (any thread).
+  uint8_t* AcquireBuffer(size_t* size);
+  // A completed buffer; Post takes it back (to the queue, or to the pool when dropped).
+  void Post(uint8_t* buffer, size_t valid_bytes);
+  void AddCuptiDropped(uint64_t n);
+
+  // A record made outside CUPTI buffers (process info, capture windows); strings are interned by
+  // the writer thread: `strings` lists (field offset in body, text) pairs to fill in.
+  struct StringField {
+    size_t offset;
+    std::string text;
+  };
+  void PostRecord(recfmt::RecordType type, const void* body, size_t n,
+                  std::vector<StringField> strings = {});
+
+  void Start();
+  // Drains the queue, writes the drop counts and the end record, closes the file. Idempotent.
+  void Finish(uint32_t capture_windows);
+
+  uint64_t records_written() const { return records_written_; }
+
+ private:
+  struct Item {
+    uint8_t* buffer = nullptr;
+    size_t valid = 0;
+    std::string record;  // a ready record body when buffer == nullptr
+    recfmt::RecordType type{};
+    std::vector<StringField> strings;
+  };
+  void AppendPosted(Item& item);
+  void CloseMarker(const void* marker);
+
+  void Run();
+  void Translate(uint8_t* buffer, size_t valid);
+  void TranslateOne(const void* record);
+  uint32_t Intern(const char* s, bool demangle);
+  uint32_t InternKernelName(const char* s);
+  uint32_t InternApiName(uint32_t domain, uint32_t cbid);
+  void WriteChunk();
+  void WriteDrops();
+  void ReleaseBuffer(uint8_t* buffer);
+
+  int fd_;
+  const size_t buffer_bytes_;
+  const size_t max_queued_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  std::vector<uint8_t*> pool_;
+  bool stopping_ = false;
+  bool finished_ = false;
+  std::thread thread_;
+
+  // Owned by the writer thread.
+  recfmt::ChunkBuilder chunk_;
+  uint64_t records_written_ = 0;
+  int64_t last_write_ns_ = 0;
+  std::unordered_map<std::string, uint32_t> strings_;
+  // Kernel names are pointers CUPTI shares between records of one kernel: a cheap first lookup,
+  // checked against the text in case an unloaded module's memory was reused.
+  std::unordered_map<const char*, uint32_t> kernel_name_ptrs_;
+  std::vector<const std::string*> texts_;             // by string id, pointing into strings_' keys
+  std::unordered_map<uint64_t, uint32_t> api_names_;  // (domain << 32 | cbid) -> string id
+  struct OpenRange {
+    recfmt::RangeBody body;
+  };
+  std::unordered_map<uint32_t, OpenRange> open_ranges_;                // by CUPTI marker id
+  std::unordered_map<uint32_t, std::vector<uint32_t>> thread_stacks_;  // tid -> open marker ids
+  uint32_t next_string_ = 1;
+  uint64_t unpaired_ranges_ = 0, unknown_records_ = 0;
+
+  // Any thread.
+  std::mutex drop_mu_;
+  uint64_t cupti_dropped_ = 0, queue_dropped_ = 0;
+  bool drops_changed_ = false;
+};
+
+}  // namespace sightline::recorder

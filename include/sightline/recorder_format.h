@@ -1,0 +1,374 @@
+// The recorder file format (.slrec, docs/formats/recorder.md): what libsightline_recorder.so writes
+// and src/importers/recorder reads. Header-only, standard library only, so the CUPTI library, the
+// CLI and tests all share one writer and one reader.
+//
+// Layout: a 16-byte file header, then chunks. Each chunk is a 16-byte chunk header (magic, payload
+// size, record count, CRC-32 of the payload) followed by its records. A chunk is written with one
+// write(2), so a crash leaves the earlier chunks whole; the reader stops at the first incomplete or
+// damaged chunk and counts it. Each record is a 8-byte record header (type, body size) and a body
+// of little-endian fixed-size fields; readers ignore unknown types and fields past what they know,
+// so later versions can append fields.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace sightline::recfmt {
+
+inline constexpr char kFileMagic[8] = {'S', 'L', 'R', 'E', 'C', 'O', 'R', 'D'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kChunkMagic = 0x4b4e4843;  // "CHNK" in a little-endian file
+inline constexpr size_t kFileHeaderBytes = 16;
+inline constexpr size_t kChunkHeaderBytes = 16;
+inline constexpr size_t kRecordHeaderBytes = 8;
+inline constexpr uint32_t kMaxChunkPayloadBytes = 256u << 20;  // larger sizes mean a damaged header
+
+enum class RecordType : uint16_t {
+  kProcess = 1,
+  kString = 2,
+  kDevice = 3,
+  kKernel = 4,
+  kMemcpy = 5,
+  kMemset = 6,
+  kApi = 7,
+  kSync = 8,
+  kRange = 9,
+  kCaptureWindow = 10,
+  kDrops = 11,
+  kEnd = 12,
+};
+
+inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string; ids start at 1
+
+// Bodies. Fields are ordered by size so that no struct has padding; sizes are fixed by
+// static_assert.
+struct ProcessBody {
+  int64_t pid;
+  int64_t start_cupti_ns;     // cuptiGetTimestamp() at start-up: the clock of every record
+  int64_t start_realtime_ns;  // CLOCK_REALTIME read right after it (for wall-clock alignment)
+  int64_t start_monotonic_ns;
+  int32_t rank;                // -1 unknown
+  int32_t world_size;          // 0 unknown
+  uint32_t capture_range;      // 0 none, 1 cudaProfilerApi
+  int32_t capture_repeat;      // 0 stop after the first window, N>0 at most N windows, -1 no limit
+  uint32_t executable_string;  // /proc/self/exe
+  uint32_t hostname_string;
+  uint32_t cupti_version;
+  uint32_t reserved;
+};
+static_assert(sizeof(ProcessBody) == 64);
+
+struct DeviceBody {
+  int64_t total_memory_bytes;
+  int64_t clock_rate_hz;
+  int64_t memory_bandwidth_bytes_per_s;
+  int64_t shared_memory_per_sm_bytes;
+  int64_t shared_memory_per_block_optin_bytes;
+  int64_t l2_cache_bytes;
+  int32_t id;
+  int32_t sm_count;
+  int32_t cc_major, cc_minor;
+  int32_t max_threads_per_sm;
+  int32_t max_blocks_per_sm;
+  int32_t registers_per_sm;
+  uint32_t name_string;
+};
+static_assert(sizeof(DeviceBody) == 80);
+
+struct KernelBody {
+  int64_t start_ns, end_ns;
+  uint64_t graph_node_id;  // 0 when not launched from a CUDA graph
+  uint32_t device, context, stream,
+      correlation;  // graph kernels: the cudaGraphLaunch's correlation
+  int32_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
+  int32_t registers_per_thread, static_smem_bytes, dynamic_smem_bytes;
+  uint32_t name_string;  // demangled
+  uint32_t graph_id;     // 0 when not launched from a CUDA graph
+  uint32_t launch_type;  // CUpti_ActivityLaunchType
+};
+static_assert(sizeof(KernelBody) == 88);
+
+struct MemcpyBody {
+  int64_t start_ns, end_ns;
+  uint64_t bytes;
+  uint64_t graph_node_id;
+  uint32_t device, context, stream, correlation;
+  uint32_t graph_id;
+  uint32_t src_device, dst_device;  // peer copies; otherwise both are `device`
+  uint8_t copy_kind;                // CUpti_ActivityMemcpyKind
+  uint8_t src_kind, dst_kind;       // CUpti_ActivityMemoryKind
+  uint8_t flags;                    // CUpti_ActivityFlag (bit 0: async)
+};
+static_assert(sizeof(MemcpyBody) == 64);
+
+struct MemsetBody {
+  int64_t start_ns, end_ns;
+  uint64_t bytes;
+  uint64_t graph_node_id;
+  uint32_t device, context, stream, correlation;
+  uint32_t graph_id;
+  uint32_t value;
+  uint16_t memory_kind;  // CUpti_ActivityMemoryKind
+  uint16_t flags;
+  uint32_t reserved;
+};
+static_assert(sizeof(MemsetBody) == 64);
+
+enum class ApiDomain : uint32_t { kRuntime = 1, kDriver = 2 };
+
+struct ApiBody {
+  int64_t start_ns, end_ns;
+  uint32_t pid, tid;  // system thread id
+  uint32_t correlation;
+  uint32_t cbid;         // CUPTI callback id in its domain
+  uint32_t domain;       // ApiDomain
+  uint32_t name_string;  // "cudaLaunchKernel"
+  uint32_t return_value;
+  uint32_t reserved;
+};
+static_assert(sizeof(ApiBody) == 48);
+
+struct SyncBody {
+  int64_t start_ns, end_ns;
+  uint32_t correlation;  // of the API call that synchronized
+  uint32_t context, stream;
+  uint32_t type;  // CUpti_ActivitySynchronizationType
+  uint32_t cuda_event_id;
+  uint32_t reserved;
+};
+static_assert(sizeof(SyncBody) == 40);
+
+enum class RangeKind : uint32_t { kPushPop = 0, kStartEnd = 1, kMark = 2 };
+
+struct RangeBody {
+  int64_t start_ns, end_ns;             // kMark: end == start
+  uint32_t pid, tid;                    // thread that opened it
+  uint32_t name_string, domain_string;  // domain: kNoString for the default domain
+  uint32_t kind;                        // RangeKind
+  uint32_t end_tid;                     // start/end ranges may end on another thread
+};
+static_assert(sizeof(RangeBody) == 40);
+
+struct CaptureWindowBody {
+  int64_t start_ns, end_ns;  // cuProfilerStart .. cuProfilerStop on the CUPTI clock
+  uint32_t index;            // 0, 1, ...
+  uint32_t reserved;
+};
+static_assert(sizeof(CaptureWindowBody) == 24);
+
+// Cumulative counts; a later record replaces an earlier one.
+struct DropsBody {
+  uint64_t
+      cupti_dropped_records;  // CUPTI could not get a buffer (cuptiActivityGetNumDroppedRecords)
+  uint64_t queue_dropped_records;  // the writer queue was full; the buffer's records were discarded
+  uint64_t unpaired_ranges;        // NVTX range ends without a start, or starts never ended
+  uint64_t unknown_records;        // CUPTI records of kinds the recorder does not map
+};
+static_assert(sizeof(DropsBody) == 32);
+
+struct EndBody {
+  int64_t end_cupti_ns, end_realtime_ns, end_monotonic_ns;
+  uint64_t records_written;  // all records before this one
+  uint32_t capture_windows;
+  uint32_t reserved;
+};
+static_assert(sizeof(EndBody) == 40);
+
+// ---- CRC-32 (IEEE, as zlib)
+// ----------------------------------------------------------------------
+
+inline const std::array<uint32_t, 256>& Crc32Table() {
+  static const std::array<uint32_t, 256> table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  return table;
+}
+
+inline uint32_t Crc32(const char* data, size_t n) {
+  const std::array<uint32_t, 256>& t = Crc32Table();
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; ++i) c = t[(c ^ static_cast<uint8_t>(data[i])) & 0xff] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+
+// ---- Writing
+// -------------------------------------------------------------------------------------
+
+inline void PutU32(std::string& out, uint32_t v) {
+  char b[4];
+  std::memcpy(b, &v, 4);  // the format is little-endian, as every CUDA host is
+  out.append(b, 4);
+}
+
+inline std::string FileHeaderBytes() {
+  std::string out(kFileMagic, sizeof kFileMagic);
+  PutU32(out, kFormatVersion);
+  PutU32(out, static_cast<uint32_t>(kFileHeaderBytes));
+  return out;
+}
+
+// Collects records for one chunk; Finish() returns chunk header + payload, ready for one write(2).
+class ChunkBuilder {
+ public:
+  ChunkBuilder() { buf_.resize(kChunkHeaderBytes); }
+
+  template <typename Body>
+  void Add(RecordType type, const Body& body) {
+    static_assert(std::is_trivially_copyable_v<Body>);
+    AddRaw(type, &body, sizeof body);
+  }
+  void AddString(uint32_t id, std::string_view s) {
+    const uint32_t n = static_cast<uint32_t>(s.size());
+    AppendRecordHeader(RecordType::kString, 8 + n);
+    PutU32(buf_, id);
+    PutU32(buf_, n);
+    buf_.append(s.data(), s.size());
+    Pad();
+  }
+  void AddRaw(RecordType type, const void* body, size_t n) {
+    AppendRecordHeader(type, static_cast<uint32_t>(n));
+    buf_.append(static_cast<const char*>(body), n);
+    Pad();
+  }
+
+  uint32_t record_count() const { return records_; }
+  size_t payload_bytes() const { return buf_.size() - kChunkHeaderBytes; }
+  bool empty() const { return records_ == 0; }
+
+  // The whole chunk; the builder is empty afterwards.
+  std::string Finish() {
+    const uint32_t payload = static_cast<uint32_t>(payload_bytes());
+    const uint32_t header[4] = {kChunkMagic, payload, records_,
+                                Crc32(buf_.data() + kChunkHeaderBytes, payload)};
+    std::memcpy(buf_.data(), header, sizeof header);
+    std::string out;
+    out.swap(buf_);
+    buf_.resize(kChunkHeaderBytes);
+    records_ = 0;
+    return out;
+  }
+
+ private:
+  void AppendRecordHeader(RecordType type, uint32_t body_bytes) {
+    const uint16_t t = static_cast<uint16_t>(type), flags = 0;
+    char h[kRecordHeaderBytes];
+    std::memcpy(h, &t, 2);
+    std::memcpy(h + 2, &flags, 2);
+    std::memcpy(h + 4, &body_bytes, 4);
+    buf_.append(h, sizeof h);
+    ++records_;
+  }
+  void Pad() { buf_.append((8 - buf_.size() % 8) % 8, '\0'); }  // keeps record headers 8-aligned
+
+  std::string buf_;
+  uint32_t records_ = 0;
+};
+
+// ---- Reading
+// -------------------------------------------------------------------------------------
+
+// Copies a record body into a struct: missing trailing fields (an older writer) read as zero, extra
+// ones (a newer writer) are ignored.
+template <typename Body>
+Body DecodeBody(std::string_view body) {
+  static_assert(std::is_trivially_copyable_v<Body>);
+  Body b;
+  std::memset(&b, 0, sizeof b);
+  std::memcpy(&b, body.data(), body.size() < sizeof b ? body.size() : sizeof b);
+  return b;
+}
+
+// A string record: id and text.
+inline bool DecodeString(std::string_view body, uint32_t* id, std::string_view* text) {
+  if (body.size() < 8) return false;
+  uint32_t n;
+  std::memcpy(id, body.data(), 4);
+  std::memcpy(&n, body.data() + 4, 4);
+  if (n > body.size() - 8) return false;
+  *text = body.substr(8, n);
+  return true;
+}
+
+struct ReadSummary {
+  uint32_t version = 0;
+  uint64_t complete_chunks = 0;
+  uint64_t records = 0;
+  uint64_t bad_chunks = 0;    // the first chunk that was cut short or failed its checksum (0 or 1)
+  uint64_t unread_bytes = 0;  // bytes from that chunk to the end of the file, not read
+  uint64_t malformed_records = 0;  // record headers that overrun their chunk (the rest is skipped)
+};
+
+inline bool HasFileMagic(std::string_view bytes) {
+  return bytes.size() >= sizeof kFileMagic && std::memcmp(bytes.data(), kFileMagic, 8) == 0;
+}
+
+// Reads a whole file's bytes and calls visit(RecordType, body) for every record of every complete
+// chunk, in file order. Returns "" on success (a truncated tail is not an error: it is counted in
+// summary), or a message when the file header itself is unusable.
+template <typename Visitor>
+std::string ReadRecords(std::string_view file, ReadSummary* summary, Visitor&& visit) {
+  *summary = ReadSummary{};
+  if (file.size() < kFileHeaderBytes || !HasFileMagic(file)) {
+    return "not a Sightline recording (the file does not start with the SLRECORD magic)";
+  }
+  uint32_t version, header_bytes;
+  std::memcpy(&version, file.data() + 8, 4);
+  std::memcpy(&header_bytes, file.data() + 12, 4);
+  summary->version = version;
+  if (version == 0 || version > kFormatVersion) {
+    return "recording format version " + std::to_string(version) +
+           " is not supported (this build reads versions 1.." + std::to_string(kFormatVersion) +
+           "); use a newer sightline";
+  }
+  if (header_bytes < kFileHeaderBytes || header_bytes > file.size()) {
+    return "damaged file header (header size " + std::to_string(header_bytes) + ")";
+  }
+  size_t pos = header_bytes;
+  while (pos < file.size()) {
+    uint32_t h[4];
+    const size_t left = file.size() - pos;
+    bool good = left >= kChunkHeaderBytes;
+    if (good) {
+      std::memcpy(h, file.data() + pos, sizeof h);
+      good = h[0] == kChunkMagic && h[1] <= kMaxChunkPayloadBytes &&
+             h[1] <= left - kChunkHeaderBytes &&
+             Crc32(file.data() + pos + kChunkHeaderBytes, h[1]) == h[3];
+    }
+    if (!good) {
+      summary->bad_chunks = 1;
+      summary->unread_bytes = left;
+      break;
+    }
+    std::string_view payload = file.substr(pos + kChunkHeaderBytes, h[1]);
+    size_t p = 0;
+    while (p + kRecordHeaderBytes <= payload.size()) {
+      uint16_t type;
+      uint32_t n;
+      std::memcpy(&type, payload.data() + p, 2);
+      std::memcpy(&n, payload.data() + p + 4, 4);
+      if (n > payload.size() - p - kRecordHeaderBytes) {
+        ++summary->malformed_records;
+        break;
+      }
+      visit(static_cast<RecordType>(type), payload.substr(p + kRecordHeaderBytes, n));
+      ++summary->records;
+      p += kRecordHeaderBytes + n;
+      p += (8 - p % 8) % 8;
+    }
+    ++summary->complete_chunks;
+    pos += kChunkHeaderBytes + h[1];
+  }
+  return "";
+}
+
+}  // namespace sightline::recfmt

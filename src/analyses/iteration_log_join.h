@@ -1,0 +1,49 @@
+// Joins an iteration log (analyses/iteration_log.h) to one trace: by iteration counter when the
+// trace has iteration ranges (the number in "iteration 12", "ProfilerStep#12", ...), else by
+// timestamp, and adds the per-iteration log fields to the "iterations" section.
+// Rules: docs/formats/iteration-log.md, "Joining a log to a trace".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyses/iteration_log.h"
+#include "analyses/iterations.h"
+#include "model/trace.h"
+#include "report/report.h"
+
+namespace sightline {
+
+enum class IterationLogJoinMethod {
+  kIterationCounter,  // the trace's iteration ranges carry the counter in their names
+  kRealtime,          // no iteration ranges; the log's timestamp_ns falls in the trace's span
+  kMonotonic,         // no iteration ranges; begin/end_monotonic_ns fall in the trace's span
+  kNone,              // nothing to join on
+};
+const char* IterationLogJoinMethodName(IterationLogJoinMethod method);
+
+struct IterationLogRow {
+  const IterationLogEntry* entry = nullptr;
+  int64_t trace_index = -1;         // Iteration::index in the main set (counter join)
+  TimeNs start_ns = 0, end_ns = 0;  // on the trace's clock
+  int64_t kernels = -1;             // kernels that start inside [start_ns, end_ns) (timestamp join)
+};
+
+struct IterationLogJoin {
+  IterationLogJoinMethod method = IterationLogJoinMethod::kNone;
+  int64_t log_entries = 0;            // entries of the log considered (of the trace's process)
+  int64_t unmatched_trace = 0;        // trace iterations without a log line (counter join)
+  std::vector<IterationLogRow> rows;  // matched, in trace (or log) order
+  std::string note;                   // why nothing or only part matched; empty when all did
+};
+
+// `iterations` may have no sets (then the timestamp join is tried).
+IterationLogJoin JoinIterationLog(const Trace& trace, const IterationsResult& iterations,
+                                  const IterationLog& log);
+
+// Adds facts and an "iteration_log" table (at most `top_n` rows) to `section`.
+void AddIterationLogToSection(const Trace& trace, const IterationLogJoin& join, int64_t top_n,
+                              Section& section);
+
+}  // namespace sightline

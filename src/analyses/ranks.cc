@@ -1,0 +1,465 @@
+#include "analyses/ranks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "analyses/intervals.h"
+#include "analyses/kernel_category.h"
+
+namespace sightline {
+namespace {
+
+// Appends [s, e) to a merged list built from intervals in non-decreasing start order.
+void AddSorted(std::vector<Interval>& v, TimeNs s, TimeNs e) {
+  if (e <= s) return;
+  if (!v.empty() && s <= v.back().end_ns) {
+    v.back().end_ns = std::max(v.back().end_ns, e);
+  } else {
+    v.push_back({s, e});
+  }
+}
+
+// Length of the intersection of two disjoint sorted interval lists.
+DurationNs IntersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  DurationNs total = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const TimeNs s = std::max(a[i].start_ns, b[j].start_ns);
+    const TimeNs e = std::min(a[i].end_ns, b[j].end_ns);
+    if (e > s) total += e - s;
+    if (a[i].end_ns < b[j].end_ns) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return total;
+}
+
+template <typename T>
+T Median(std::vector<T> v) {
+  if (v.empty()) return T{};
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Reads digits at s[i..]; -1 when there are none.
+int32_t DigitsAt(const std::string& s, size_t i) {
+  int64_t v = -1;
+  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+    v = (v < 0 ? 0 : v) * 10 + (s[i] - '0');
+    if (v > INT32_MAX) return -1;
+  }
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+const char* RankSourceName(RankSource source) {
+  switch (source) {
+    case RankSource::kTrace:
+      return "trace";
+    case RankSource::kFileName:
+      return "file name";
+    case RankSource::kOrder:
+      return "order";
+  }
+  return "order";
+}
+
+int32_t RankFromFileName(const std::string& file_name) {
+  std::string s;
+  for (char ch : file_name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  // "rank3", "rank_3", "rank-3", "rank.3": the last such mention wins (directories come first).
+  int32_t rank = -1;
+  for (size_t p = s.find("rank"); p != std::string::npos; p = s.find("rank", p + 1)) {
+    size_t i = p + 4;
+    if (i < s.size() && (s[i] == '_' || s[i] == '-' || s[i] == '.')) ++i;
+    const int32_t r = DigitsAt(s, i);
+    if (r >= 0) rank = r;
+  }
+  if (rank >= 0) return rank;
+  // "-r3" / "_r3" / ".r3" followed by a separator or the end: short forms some launchers write.
+  for (size_t p = 0; p + 2 < s.size(); ++p) {
+    if ((s[p] != '-' && s[p] != '_' && s[p] != '.') || s[p + 1] != 'r') continue;
+    size_t i = p + 2;
+    const int32_t r = DigitsAt(s, i);
+    if (r < 0) continue;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == s.size() || s[i] == '.' || s[i] == '_' || s[i] == '-') rank = r;
+  }
+  return rank;
+}
+
+StatusOr<RankProfile> ComputeRankProfile(const Trace& trace, const std::string& label, int input) {
+  RankProfile p;
+  p.label = label;
+  p.input = input;
+  p.trace_rank = trace.source.rank;
+  p.world_size = trace.source.world_size;
+  const KernelTable& k = trace.kernels;
+
+  int32_t max_device = -1;
+  for (int32_t d : k.device) max_device = std::max(max_device, d);
+  for (int32_t d : trace.memops.device) max_device = std::max(max_device, d);
+  for (int32_t d = 0; d <= max_device; ++d) {
+    const std::vector<Interval> busy = MergedGpuIntervals(trace, d);
+    if (busy.empty()) continue;
+    p.busy_ns += TotalLength(busy);
+    p.span_ns += busy.back().end_ns - busy.front().start_ns;
+  }
+
+  // Classify each distinct name once; -1 not yet, else index into comm_names (or -2: compute).
+  std::unordered_map<uint32_t, int32_t> name_index;
+  std::vector<std::vector<Interval>> comm(max_device + 1), compute(max_device + 1);
+  // (name, device, stream) -> slot: assigned after the scan, by (device, stream) order per name.
+  std::vector<std::pair<int32_t, int32_t>> kernel_dev_stream;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.device[i] < 0) continue;
+    auto [it, inserted] = name_index.try_emplace(k.name[i].value, -2);
+    if (inserted && ClassifyKernel(trace.str(k.name[i])) == KernelCategory::kCommunication) {
+      it->second = static_cast<int32_t>(p.comm_names.size());
+      p.comm_names.emplace_back(trace.str(k.short_name[i]));
+    }
+    if (it->second >= 0) {
+      AddSorted(comm[k.device[i]], k.start_ns[i], k.end_ns[i]);
+      p.comm.push_back({it->second, 0, k.start_ns[i], k.end_ns[i]});
+      kernel_dev_stream.push_back({k.device[i], k.stream[i]});
+      ++p.comm_kernels;
+    } else {
+      AddSorted(compute[k.device[i]], k.start_ns[i], k.end_ns[i]);
+    }
+  }
+  for (int32_t d = 0; d <= max_device; ++d) {
+    p.comm_ns += TotalLength(comm[d]);
+    p.compute_ns += TotalLength(compute[d]);
+    p.overlap_ns += IntersectionLength(comm[d], compute[d]);
+  }
+  // Slots: per name, its distinct (device, stream) pairs in increasing order. Stream ids are
+  // created in the same order on every rank of a job, device ids often differ (one GPU per rank).
+  std::vector<std::set<std::pair<int32_t, int32_t>>> pairs(p.comm_names.size());
+  for (size_t c = 0; c < p.comm.size(); ++c) pairs[p.comm[c].name].insert(kernel_dev_stream[c]);
+  for (size_t c = 0; c < p.comm.size(); ++c) {
+    const auto& s = pairs[p.comm[c].name];
+    p.comm[c].slot = static_cast<int32_t>(std::distance(s.begin(), s.find(kernel_dev_stream[c])));
+  }
+  return p;
+}
+
+StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
+                                   const std::vector<std::string>& file_names) {
+  RanksResult r;
+  const size_t n = profiles.size();
+  if (n == 0) return r;
+  if (file_names.size() != n) {
+    return InvalidArgumentError("ComputeRanks: one file name per profile expected");
+  }
+
+  // Rank numbers: all from the trace if distinct, else all from file names if distinct, else the
+  // order given.
+  auto distinct = [](const std::vector<int32_t>& v) {
+    std::set<int32_t> s;
+    for (int32_t x : v) {
+      if (x < 0 || !s.insert(x).second) return false;
+    }
+    return true;
+  };
+  std::vector<int32_t> from_trace(n), from_file(n), numbers(n);
+  for (size_t i = 0; i < n; ++i) {
+    from_trace[i] = profiles[i].trace_rank;
+    from_file[i] = RankFromFileName(file_names[i]);
+  }
+  RankSource source = RankSource::kOrder;
+  if (distinct(from_trace)) {
+    source = RankSource::kTrace, numbers = from_trace;
+  } else if (distinct(from_file)) {
+    source = RankSource::kFileName, numbers = from_file;
+  } else {
+    for (size_t i = 0; i < n; ++i) numbers[i] = static_cast<int32_t>(i);
+  }
+  if (source != RankSource::kTrace &&
+      std::any_of(from_trace.begin(), from_trace.end(), [](int32_t x) { return x >= 0; })) {
+    r.notes.push_back(
+        "the traces' own rank numbers are missing or repeat, so ranks come from the " +
+        std::string(RankSourceName(source)));
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return numbers[a] < numbers[b]; });
+  for (size_t i : order) {
+    RankStats& s = r.ranks.emplace_back();
+    s.rank = numbers[i];
+    s.source = source;
+    s.profile = &profiles[i];
+  }
+  if (n < 2) return r;
+
+  // Collective names across ranks; per rank, per (name, slot), its kernels in start order.
+  std::map<std::string, int32_t> global;
+  using Key = std::pair<int32_t, int32_t>;  // (global name, slot)
+  std::vector<std::map<Key, std::vector<const CommKernel*>>> lists(n);
+  for (size_t ri = 0; ri < n; ++ri) {
+    const RankProfile& p = *r.ranks[ri].profile;
+    std::vector<int32_t> to_global(p.comm_names.size());
+    for (size_t c = 0; c < p.comm_names.size(); ++c) {
+      auto [it, inserted] =
+          global.try_emplace(p.comm_names[c], static_cast<int32_t>(r.names.size()));
+      if (inserted) r.names.push_back(p.comm_names[c]);
+      to_global[c] = it->second;
+    }
+    for (const CommKernel& c : p.comm) lists[ri][{to_global[c.name], c.slot}].push_back(&c);
+  }
+  std::set<Key> keys;
+  for (const auto& l : lists) {
+    for (const auto& [key, v] : l) keys.insert(key);
+  }
+
+  // Match the k-th kernel of every (name, slot) across ranks; counts that differ leave the tail
+  // unmatched (a profiler window that starts or stops at a different step on some rank).
+  struct Match {
+    Key key;
+    int64_t k;
+    std::vector<const CommKernel*> at;  // per rank
+  };
+  std::vector<Match> matches;
+  for (const Key& key : keys) {
+    size_t lo = SIZE_MAX, hi = 0;
+    for (size_t ri = 0; ri < n; ++ri) {
+      auto it = lists[ri].find(key);
+      const size_t count = it == lists[ri].end() ? 0 : it->second.size();
+      lo = std::min(lo, count);
+      hi = std::max(hi, count);
+    }
+    if (lo != hi) {
+      std::string counts;
+      for (size_t ri = 0; ri < n; ++ri) {
+        auto it = lists[ri].find(key);
+        const size_t count = it == lists[ri].end() ? 0 : it->second.size();
+        r.unmatched += static_cast<int64_t>(count - lo);
+        counts += fmt::format("{}rank {}: {}", ri ? ", " : "", r.ranks[ri].rank, count);
+      }
+      r.unmatched_notes.push_back(fmt::format("{} (stream slot {}): {}; the first {} matched",
+                                              r.names[key.first], key.second, counts, lo));
+    }
+    for (size_t k = 0; k < lo; ++k) {
+      Match& m = matches.emplace_back();
+      m.key = key;
+      m.k = static_cast<int64_t>(k);
+      for (size_t ri = 0; ri < n; ++ri) m.at.push_back(lists[ri][key][k]);
+    }
+  }
+  if (matches.empty()) {
+    r.notes.push_back(
+        "no collective runs on every rank the same number of times: clocks are not aligned and "
+        "waiting is not separated from transfer");
+    return r;
+  }
+
+  // Clock alignment: the ranks of a collective finish it nearly together (none can finish before
+  // the last one's data arrives), so each rank's offset to the reference (lowest) rank is the
+  // median difference of matched end times; what is left is the residual.
+  r.aligned = true;
+  for (size_t ri = 1; ri < n; ++ri) {
+    std::vector<DurationNs> d;
+    d.reserve(matches.size());
+    for (const Match& m : matches) d.push_back(m.at[ri]->end_ns - m.at[0]->end_ns);
+    const DurationNs offset = Median(d);
+    std::vector<DurationNs> raw = d;
+    for (DurationNs& x : raw) x = std::abs(x);
+    for (DurationNs& x : d) x = std::abs(x - offset);
+    RankStats& s = r.ranks[ri];
+    s.estimated_offset_ns = offset;
+    s.residual_ns = Median(d);
+    // An offset the end times cannot tell from zero is not applied: the clocks are taken as
+    // comparable (ranks on one host share a clock), which keeps their own skew.
+    if (std::abs(offset) > s.residual_ns) {
+      s.offset_ns = offset;
+    } else {
+      s.residual_ns = Median(raw);
+    }
+  }
+
+  // Waiting: a rank that starts a collective before the last rank arrives waits for it.
+  for (Match& m : matches) {
+    MatchedCollective& c = r.collectives.emplace_back();
+    c.name = m.key.first;
+    c.slot = m.key.second;
+    c.ordinal = m.k;
+    TimeNs latest = INT64_MIN, earliest = INT64_MAX;
+    for (size_t ri = 0; ri < n; ++ri) {
+      const TimeNs s = m.at[ri]->start_ns - r.ranks[ri].offset_ns;
+      if (s > latest) latest = s, c.last = static_cast<int>(ri);
+      earliest = std::min(earliest, s);
+    }
+    c.aligned_start_ns = earliest;
+    c.skew_ns = latest - earliest;
+    DurationNs others = 0;
+    for (size_t ri = 0; ri < n; ++ri) {
+      RankStats& s = r.ranks[ri];
+      const DurationNs dur = m.at[ri]->end_ns - m.at[ri]->start_ns;
+      const DurationNs wait =
+          std::clamp<DurationNs>(latest - (m.at[ri]->start_ns - s.offset_ns), 0, dur);
+      ++s.collectives;
+      s.collective_ns += dur;
+      s.wait_ns += wait;
+      s.transfer_ns += dur - wait;
+      c.max_wait_ns = std::max(c.max_wait_ns, wait);
+      if (static_cast<int>(ri) != c.last) others += wait;
+    }
+    ++r.ranks[c.last].last_count;
+    r.ranks[c.last].caused_wait_ns += others;
+  }
+  std::stable_sort(r.collectives.begin(), r.collectives.end(),
+                   [](const MatchedCollective& a, const MatchedCollective& b) {
+                     return a.aligned_start_ns < b.aligned_start_ns;
+                   });
+  DurationNs best = 0;
+  for (size_t ri = 0; ri < n; ++ri) {
+    if (r.ranks[ri].caused_wait_ns > best) best = r.ranks[ri].caused_wait_ns, r.straggler = ri;
+  }
+  return r;
+}
+
+void AddRanksSection(const RanksResult& result, Report& report) {
+  Section& s = report.AddSection("ranks", "Ranks", -1);
+  const size_t n = result.ranks.size();
+  s.AddFact("ranks", "Ranks given", static_cast<int64_t>(n), Unit::kCount);
+  if (n == 0) return;
+  s.AddFact("rank_source", "Rank numbers from",
+            std::string(RankSourceName(result.ranks[0].source)));
+  int32_t world = 0;
+  for (const RankStats& r : result.ranks) world = std::max(world, r.profile->world_size);
+  if (world > 0)
+    s.AddFact("world_size", "World size (from the trace)", int64_t{world}, Unit::kCount);
+  DurationNs total_wait = 0, total_collective = 0;
+  for (const RankStats& r : result.ranks) {
+    total_wait += r.wait_ns;
+    total_collective += r.collective_ns;
+  }
+  if (n >= 2) {
+    s.AddFact("matched_collectives", "Collectives matched on every rank",
+              static_cast<int64_t>(result.collectives.size()), Unit::kCount);
+    s.AddFact("unmatched_comm_kernels", "Communication kernels not matched", result.unmatched,
+              Unit::kCount);
+    s.AddFact("clock_alignment", "Clock alignment",
+              std::string(result.aligned ? "median end-time difference of matched collectives"
+                                         : "none (no matched collectives)"));
+    if (result.straggler >= 0) {
+      s.AddFact("straggler_rank", "Straggler rank", int64_t{result.ranks[result.straggler].rank},
+                Unit::kCount);
+    } else {
+      s.AddFact("straggler_rank", "Straggler rank", Value(), Unit::kCount);
+    }
+    s.AddFact("total_wait_ns", "Waiting in collectives, all ranks", total_wait, Unit::kDurationNs);
+    s.AddFact("wait_pct_of_collective", "Waiting share of collective time",
+              total_collective > 0 ? 100.0 * total_wait / total_collective : 0.0, Unit::kPercent);
+  }
+
+  Table& t = s.AddTable("ranks", "Per rank",
+                        {{"rank", "Rank", Unit::kCount},
+                         {"input", "Input", Unit::kText, true},
+                         {"gpu_busy_ns", "GPU busy", Unit::kDurationNs},
+                         {"gpu_busy_pct", "Busy %", Unit::kPercent},
+                         {"comm_ns", "Comm", Unit::kDurationNs},
+                         {"comm_pct", "Comm % of busy", Unit::kPercent},
+                         {"overlap_ns", "Comm ∩ compute", Unit::kDurationNs},
+                         {"overlap_pct", "Overlap % of comm", Unit::kPercent},
+                         {"exposed_comm_ns", "Comm alone", Unit::kDurationNs},
+                         {"collectives", "Matched", Unit::kCount},
+                         {"wait_ns", "Wait", Unit::kDurationNs},
+                         {"transfer_ns", "Transfer", Unit::kDurationNs},
+                         {"wait_pct", "Wait %", Unit::kPercent},
+                         {"last_count", "Last", Unit::kCount},
+                         {"caused_wait_ns", "Others waited", Unit::kDurationNs},
+                         {"clock_offset_ns", "Clock offset", Unit::kDurationNs, true},
+                         {"clock_residual_ns", "Residual", Unit::kDurationNs, true}});
+  for (const RankStats& r : result.ranks) {
+    const RankProfile& p = *r.profile;
+    auto pct = [](double a, double b) { return b > 0 ? Value(100.0 * a / b) : Value(); };
+    t.rows.push_back({int64_t{r.rank}, p.label, p.busy_ns, pct(p.busy_ns, p.span_ns), p.comm_ns,
+                      pct(p.comm_ns, p.busy_ns), p.overlap_ns, pct(p.overlap_ns, p.comm_ns),
+                      p.comm_ns - p.overlap_ns, r.collectives, r.wait_ns, r.transfer_ns,
+                      pct(r.wait_ns, r.collective_ns), r.last_count, r.caused_wait_ns, r.offset_ns,
+                      r.residual_ns});
+  }
+  t.note =
+      "Comm: time a communication kernel runs (union per device); Wait: inside matched "
+      "collectives, before the last rank arrived; Transfer: the rest; Last: collectives this rank "
+      "arrived last at; Others waited: what that cost the other ranks.";
+
+  if (n < 2) {
+    const RankStats& r = result.ranks[0];
+    s.notes.push_back(fmt::format(
+        "one rank given (rank {}{}): per-rank communication only; skew, waiting and the "
+        "straggler need the traces of two or more ranks (sightline analyze r0 r1 ...)",
+        r.rank, world > 0 ? fmt::format(" of {}", world) : std::string()));
+  }
+
+  if (!result.collectives.empty()) {
+    std::vector<const MatchedCollective*> top;
+    for (const MatchedCollective& c : result.collectives) top.push_back(&c);
+    const size_t keep = std::min<size_t>(top.size(), 15);
+    std::partial_sort(top.begin(), top.begin() + keep, top.end(),
+                      [](const MatchedCollective* a, const MatchedCollective* b) {
+                        return a->skew_ns > b->skew_ns;
+                      });
+    TimeNs first = result.collectives.front().aligned_start_ns;
+    Table& c = s.AddTable("collectives", "Matched collectives with the most skew",
+                          {{"name", "Collective", Unit::kText},
+                           {"stream_slot", "Slot", Unit::kCount},
+                           {"ordinal", "#", Unit::kCount},
+                           {"start_ns", "Start (ref. clock)", Unit::kDurationNs},
+                           {"last_rank", "Last rank", Unit::kCount},
+                           {"skew_ns", "Skew", Unit::kDurationNs},
+                           {"max_wait_ns", "Longest wait", Unit::kDurationNs}});
+    for (size_t i = 0; i < keep; ++i) {
+      const MatchedCollective& m = *top[i];
+      c.rows.push_back({result.names[m.name], int64_t{m.slot}, m.ordinal,
+                        m.aligned_start_ns - first, int64_t{result.ranks[m.last].rank}, m.skew_ns,
+                        m.max_wait_ns});
+    }
+    c.total_rows = static_cast<int64_t>(result.collectives.size());
+    c.note =
+        "Skew: latest minus earliest start across ranks after clock alignment; Start: since the "
+        "first matched collective, on the lowest rank's clock; #: the k-th kernel of that name on "
+        "that stream slot.";
+  }
+  if (result.aligned) {
+    for (size_t i = 1; i < n; ++i) {
+      const RankStats& r = result.ranks[i];
+      s.notes.push_back(fmt::format(
+          "rank {}: estimated clock offset to rank {} {} ± {}: {}", r.rank, result.ranks[0].rank,
+          FormatDuration(r.estimated_offset_ns), FormatDuration(r.residual_ns),
+          r.offset_ns != 0 ? "applied" : "not applied (not distinguishable from 0)"));
+    }
+    DurationNs worst = 0;
+    for (const RankStats& r : result.ranks) worst = std::max(worst, r.residual_ns);
+    DurationNs med_dur = 0;
+    {
+      std::vector<DurationNs> d;
+      for (const RankStats& r : result.ranks) {
+        if (r.collectives > 0) d.push_back(r.collective_ns / r.collectives);
+      }
+      med_dur = Median(d);
+    }
+    s.notes.push_back(fmt::format(
+        "clocks checked on the end times of {} matched collectives (ranks finish a collective "
+        "nearly together); the end times left after alignment differ by a median of up to {} "
+        "per rank ({} of a mean collective): {}",
+        result.collectives.size(), FormatDuration(worst),
+        med_dur > 0 ? fmt::format("{:.0f}%", 100.0 * worst / med_dur) : "n/a",
+        worst * 10 <= med_dur ? "waits are well resolved"
+                              : "waits are rough (the collectives do not end together, e.g. "
+                                "point-to-point send/recv)"));
+  }
+  for (const std::string& u : result.unmatched_notes) s.notes.push_back("not matched: " + u);
+  for (const std::string& note : result.notes) s.notes.push_back(note);
+}
+
+}  // namespace sightline

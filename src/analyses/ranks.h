@@ -1,0 +1,105 @@
+// Multi-rank analysis: several traces given together are the ranks of one job. Per rank: GPU
+// busy, communication time and share, compute/communication overlap; across ranks: collectives
+// matched by order, clocks aligned on their end times, and the time each rank waits inside
+// collectives for the last-arriving (straggler) rank. Input: one RankProfile per trace (built
+// while the pipeline has the trace, so the traces need not stay in memory). docs/analyses/ranks.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/time_units.h"
+#include "model/trace.h"
+#include "report/report.h"
+
+namespace sightline {
+
+// Where a rank number came from, in order of trust.
+enum class RankSource : uint8_t {
+  kTrace,     // the trace says (Kineto distributedInfo.rank, or NCCL annotations)
+  kFileName,  // "rank0", "rank_1", "rank-2", "-r3" / "_r3" in the file name
+  kOrder,     // the order the files were given in
+};
+const char* RankSourceName(RankSource source);  // "trace", "file name", "order"
+
+// The rank number in a file name: "...rank3...", "rank_3", "rank-3", "...-r3." / "_r3_"; -1 none.
+int32_t RankFromFileName(const std::string& file_name);
+
+// One communication kernel of a rank.
+struct CommKernel {
+  int32_t name = 0;  // index into RankProfile::comm_names
+  int32_t slot = 0;  // which (device, stream) of this rank, among those running this name
+  TimeNs start_ns = 0, end_ns = 0;
+};
+
+// What the ranks analysis needs from one trace.
+struct RankProfile {
+  std::string label;        // the input's label (file name)
+  int input = -1;           // index into Report::inputs
+  int32_t trace_rank = -1;  // Trace::source.rank
+  int32_t world_size = 0;
+  // GPU time summed over the trace's devices (each device's union counted once).
+  DurationNs span_ns = 0;     // Σ per device (last GPU event end − first start)
+  DurationNs busy_ns = 0;     // Σ per device union of kernels and memory operations
+  DurationNs comm_ns = 0;     // Σ per device union of communication kernels
+  DurationNs compute_ns = 0;  // Σ per device union of other kernels
+  DurationNs overlap_ns = 0;  // Σ per device |comm ∩ compute|
+  int64_t comm_kernels = 0;
+  std::vector<std::string> comm_names;  // short names of the communication kernels
+  std::vector<CommKernel> comm;         // sorted by start
+};
+
+// Builds a rank's profile: kernel categories decide what communication is (kernel_category.h).
+StatusOr<RankProfile> ComputeRankProfile(const Trace& trace, const std::string& label, int input);
+
+struct RankStats {
+  int32_t rank = -1;
+  RankSource source = RankSource::kOrder;
+  const RankProfile* profile = nullptr;
+  // Clock alignment: this rank's timestamps minus offset_ns are on the reference rank's clock.
+  DurationNs offset_ns = 0;
+  // The offset the end times suggest; applied (offset_ns) only when larger than its residual.
+  DurationNs estimated_offset_ns = 0;
+  DurationNs residual_ns = 0;  // median |end difference| left with offset_ns
+  // Inside matched collectives.
+  int64_t collectives = 0;
+  DurationNs collective_ns = 0;   // Σ durations of this rank's matched collective kernels
+  DurationNs wait_ns = 0;         // Σ waiting for the last rank to arrive
+  DurationNs transfer_ns = 0;     // Σ (duration − wait)
+  int64_t last_count = 0;         // collectives this rank arrived last at
+  DurationNs caused_wait_ns = 0;  // Σ other ranks' waits at the collectives it was last at
+};
+
+// One collective matched across every rank: the k-th kernel of a name on a slot.
+struct MatchedCollective {
+  int32_t name = 0;  // index into RanksResult::names
+  int32_t slot = 0;
+  int64_t ordinal = 0;          // k
+  int last = 0;                 // index into RanksResult::ranks of the last-arriving rank
+  TimeNs aligned_start_ns = 0;  // earliest start, on the reference clock
+  DurationNs skew_ns = 0;       // latest − earliest aligned start
+  DurationNs max_wait_ns = 0;   // the longest wait of a rank at this collective
+};
+
+struct RanksResult {
+  std::vector<RankStats> ranks;  // by rank number
+  std::vector<std::string> names;
+  std::vector<MatchedCollective> collectives;  // in start order on the reference clock
+  int64_t unmatched = 0;  // communication kernels left out: counts differ between ranks
+  std::vector<std::string> unmatched_notes;  // "ncclAllReduce (slot 0): rank 0 has 12, ..."
+  bool aligned = false;                      // clocks aligned from matched collectives
+  int straggler = -1;                        // index into ranks; -1 when no rank made others wait
+  std::vector<std::string> notes;
+};
+
+// Ranks the profiles (rank numbers from the trace, else file names, else order; `file_names`
+// parallel to `profiles`), matches collectives, aligns clocks and splits waiting from transfer.
+StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
+                                   const std::vector<std::string>& file_names);
+
+// Section "ranks" (input -1): one row per rank, the matched collectives with the most skew, notes.
+void AddRanksSection(const RanksResult& result, Report& report);
+
+}  // namespace sightline

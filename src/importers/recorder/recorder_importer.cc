@@ -1,0 +1,320 @@
+#include "importers/recorder/recorder_importer.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "base/file_io.h"
+#include "model/trace_builder.h"
+#include "sightline/recorder_format.h"
+
+namespace sightline {
+namespace {
+
+using recfmt::RecordType;
+
+// CUpti_ActivityMemcpyKind -> MemOpKind (arrays count as device memory).
+MemOpKind CopyKind(uint8_t k) {
+  switch (k) {
+    case 1:  // HTOD
+    case 3:  // HTOA
+      return MemOpKind::kHtoD;
+    case 2:  // DTOH
+    case 4:  // ATOH
+      return MemOpKind::kDtoH;
+    case 5:  // ATOA
+    case 6:  // ATOD
+    case 7:  // DTOA
+    case 8:  // DTOD
+      return MemOpKind::kDtoD;
+    case 9:
+      return MemOpKind::kHtoH;
+    case 10:
+      return MemOpKind::kPtoP;
+    default:
+      return MemOpKind::kOther;
+  }
+}
+
+// CUpti_ActivityMemoryKind -> MemoryKind.
+MemoryKind MemKind(uint32_t k) {
+  switch (k) {
+    case 1:
+      return MemoryKind::kPageable;
+    case 2:
+      return MemoryKind::kPinned;
+    case 3:
+    case 6:  // device static
+      return MemoryKind::kDevice;
+    case 4:
+      return MemoryKind::kArray;
+    case 5:
+    case 7:  // managed static
+      return MemoryKind::kManaged;
+    default:
+      return MemoryKind::kUnknown;
+  }
+}
+
+class RecorderMapper {
+ public:
+  explicit RecorderMapper(TraceBuilder& b) : b_(b) {}
+
+  void Visit(RecordType type, std::string_view body) {
+    switch (type) {
+      case RecordType::kString: {
+        uint32_t id;
+        std::string_view text;
+        if (!recfmt::DecodeString(body, &id, &text)) {
+          ++malformed_;
+          return;
+        }
+        if (id >= texts_.size()) {
+          texts_.resize(id + 1);
+          ids_.resize(id + 1);
+        }
+        texts_[id] = text;
+        ids_[id] = b_.Intern(text);
+        return;
+      }
+      case RecordType::kProcess: {
+        const auto p = recfmt::DecodeBody<recfmt::ProcessBody>(body);
+        pid_ = static_cast<int32_t>(p.pid);
+        process_ = p;
+        have_process_ = true;
+        ProcessInfo info;
+        info.pid = pid_;
+        std::string exe(Text(p.executable_string));
+        const size_t slash = exe.rfind('/');
+        info.name = slash == std::string::npos ? exe : exe.substr(slash + 1);
+        b_.AddProcess(info);
+        return;
+      }
+      case RecordType::kDevice: {
+        const auto d = recfmt::DecodeBody<recfmt::DeviceBody>(body);
+        DeviceInfo info;
+        info.id = d.id;
+        info.name = std::string(Text(d.name_string));
+        info.sm_count = d.sm_count;
+        info.cc_major = d.cc_major;
+        info.cc_minor = d.cc_minor;
+        info.total_memory_bytes = d.total_memory_bytes;
+        info.max_threads_per_sm = d.max_threads_per_sm;
+        info.max_blocks_per_sm = d.max_blocks_per_sm;
+        info.registers_per_sm = d.registers_per_sm;
+        info.shared_memory_per_sm_bytes = d.shared_memory_per_sm_bytes;
+        info.shared_memory_per_block_optin_bytes = d.shared_memory_per_block_optin_bytes;
+        info.l2_cache_bytes = d.l2_cache_bytes;
+        info.clock_rate_hz = d.clock_rate_hz;
+        info.memory_bandwidth_bytes_per_s = d.memory_bandwidth_bytes_per_s;
+        b_.AddDevice(info);
+        return;
+      }
+      case RecordType::kKernel: {
+        const auto k = recfmt::DecodeBody<recfmt::KernelBody>(body);
+        KernelRow row;
+        row.start_ns = k.start_ns;
+        row.end_ns = k.end_ns;
+        row.device = static_cast<int32_t>(k.device);
+        row.stream = static_cast<int32_t>(k.stream);
+        row.pid = pid_;
+        row.name = Id(k.name_string, "<unnamed kernel>");
+        row.correlation = k.correlation;
+        row.grid = {k.grid_x, k.grid_y, k.grid_z};
+        row.block = {k.block_x, k.block_y, k.block_z};
+        row.registers_per_thread = k.registers_per_thread;
+        row.static_smem_bytes = k.static_smem_bytes;
+        row.dynamic_smem_bytes = k.dynamic_smem_bytes;
+        b_.AddKernel(row);
+        if (k.graph_id != 0) ++graph_kernels_;
+        return;
+      }
+      case RecordType::kMemcpy: {
+        const auto m = recfmt::DecodeBody<recfmt::MemcpyBody>(body);
+        MemOpRow row;
+        row.start_ns = m.start_ns;
+        row.end_ns = m.end_ns;
+        row.device = static_cast<int32_t>(m.device);
+        row.stream = static_cast<int32_t>(m.stream);
+        row.pid = pid_;
+        row.kind = CopyKind(m.copy_kind);
+        row.src_kind = MemKind(m.src_kind);
+        row.dst_kind = MemKind(m.dst_kind);
+        row.size_bytes = static_cast<int64_t>(m.bytes);
+        row.correlation = m.correlation;
+        b_.AddMemOp(row);
+        return;
+      }
+      case RecordType::kMemset: {
+        const auto m = recfmt::DecodeBody<recfmt::MemsetBody>(body);
+        MemOpRow row;
+        row.start_ns = m.start_ns;
+        row.end_ns = m.end_ns;
+        row.device = static_cast<int32_t>(m.device);
+        row.stream = static_cast<int32_t>(m.stream);
+        row.pid = pid_;
+        row.kind = MemOpKind::kMemset;
+        row.dst_kind = MemKind(m.memory_kind);
+        row.size_bytes = static_cast<int64_t>(m.bytes);
+        row.correlation = m.correlation;
+        b_.AddMemOp(row);
+        return;
+      }
+      case RecordType::kApi: {
+        const auto a = recfmt::DecodeBody<recfmt::ApiBody>(body);
+        ApiCallRow row;
+        row.start_ns = a.start_ns;
+        row.end_ns = a.end_ns;
+        row.pid = static_cast<int32_t>(a.pid);
+        row.tid = static_cast<int32_t>(a.tid);
+        row.name = Text(a.name_string);
+        if (row.name.empty()) row.name = "<unknown API call>";
+        row.kind = a.domain == static_cast<uint32_t>(recfmt::ApiDomain::kDriver)
+                       ? ApiKind::kDriver
+                       : ApiKind::kRuntime;
+        row.correlation = a.correlation;
+        b_.AddApiCall(row);
+        return;
+      }
+      case RecordType::kRange: {
+        const auto r = recfmt::DecodeBody<recfmt::RangeBody>(body);
+        RangeRow row;
+        row.start_ns = r.start_ns;
+        row.end_ns = r.end_ns;
+        row.pid = static_cast<int32_t>(r.pid);
+        row.tid = static_cast<int32_t>(r.tid);
+        row.name = Id(r.name_string, "");
+        row.domain = r.domain_string == recfmt::kNoString ? StringId{} : Id(r.domain_string, "");
+        row.kind = r.kind == static_cast<uint32_t>(recfmt::RangeKind::kPushPop)
+                       ? RangeKind::kNvtxPushPop
+                       : RangeKind::kNvtxStartEnd;
+        b_.AddRange(row);
+        return;
+      }
+      case RecordType::kSync:
+        ++sync_records_;
+        return;
+      case RecordType::kCaptureWindow:
+        ++windows_;
+        return;
+      case RecordType::kDrops:
+        drops_ = recfmt::DecodeBody<recfmt::DropsBody>(body);  // cumulative: the last one counts
+        return;
+      case RecordType::kEnd:
+        end_ = recfmt::DecodeBody<recfmt::EndBody>(body);
+        have_end_ = true;
+        return;
+    }
+    ++unknown_types_;
+  }
+
+  void Finish(const std::string& path, const recfmt::ReadSummary& summary) {
+    TraceSource& src = b_.source();
+    src.path = path;
+    src.format = "sightline-recorder";
+    src.format_version = std::to_string(summary.version);
+    src.producer = "sightline record (CUPTI)";
+    if (have_process_) {
+      src.rank = process_.rank;
+      src.world_size = process_.world_size;
+      src.producer =
+          fmt::format("sightline record (CUPTI API {}), capture range {}", process_.cupti_version,
+                      process_.capture_range == 1 ? "cudaProfilerApi" : "none");
+      if (process_.capture_range == 1) src.producer += fmt::format(", {} window(s)", windows_);
+    }
+    Diagnostics& d = b_.diagnostics();
+    const int64_t dropped =
+        static_cast<int64_t>(drops_.cupti_dropped_records + drops_.queue_dropped_records);
+    if (dropped > 0) {
+      d.Add("recorder_dropped_records",
+            fmt::format("activity records lost while recording ({} CUPTI had no buffer for, {} the "
+                        "writer could not keep up with); raise `sightline record --buffer-size`",
+                        drops_.cupti_dropped_records, drops_.queue_dropped_records),
+            dropped);
+    }
+    if (summary.bad_chunks > 0) {
+      d.Add("recorder_truncated_chunks",
+            fmt::format("the recording ends in a cut-off or damaged chunk ({} bytes not read): the "
+                        "process probably died while recording; everything before it was imported",
+                        summary.unread_bytes),
+            static_cast<int64_t>(summary.bad_chunks));
+    } else if (!have_end_) {
+      d.Add("recorder_not_finished",
+            "the recording has no end record: the process exited without running its exit "
+            "handlers (crash, kill or _exit); up to the last second of activity may be missing");
+    }
+    if (summary.malformed_records + malformed_ > 0) {
+      d.Add("recorder_malformed_records", "records whose size overruns their chunk; skipped",
+            static_cast<int64_t>(summary.malformed_records + malformed_));
+    }
+    if (drops_.unpaired_ranges > 0) {
+      d.Add("recorder_unpaired_ranges",
+            "NVTX ranges whose start or end fell outside the recording (or the capture window)",
+            static_cast<int64_t>(drops_.unpaired_ranges), DiagnosticSeverity::kInfo);
+    }
+    if (drops_.unknown_records + unknown_types_ > 0) {
+      d.Add("recorder_unknown_records", "records of kinds this version does not map; skipped",
+            static_cast<int64_t>(drops_.unknown_records + unknown_types_),
+            DiagnosticSeverity::kInfo);
+    }
+    if (missing_strings_ > 0) {
+      d.Add("recorder_missing_strings", "names that refer to a string the file does not hold",
+            missing_strings_);
+    }
+    if (sync_records_ > 0) {
+      d.Add("recorder_sync_records",
+            "CUPTI synchronization records, not mapped: the host-side synchronize calls are in the "
+            "API table",
+            sync_records_, DiagnosticSeverity::kInfo);
+    }
+  }
+
+ private:
+  std::string_view Text(uint32_t id) const {
+    return id < texts_.size() ? texts_[id] : std::string_view();
+  }
+  StringId Id(uint32_t id, std::string_view fallback) {
+    if (id != recfmt::kNoString && id < ids_.size() && !texts_[id].empty()) return ids_[id];
+    if (id != recfmt::kNoString) ++missing_strings_;
+    return b_.Intern(fallback);
+  }
+
+  TraceBuilder& b_;
+  std::vector<std::string_view> texts_;  // by file string id; views into the file's bytes
+  std::vector<StringId> ids_;
+  int32_t pid_ = -1;
+  recfmt::ProcessBody process_{};
+  bool have_process_ = false;
+  recfmt::DropsBody drops_{};
+  recfmt::EndBody end_{};
+  bool have_end_ = false;
+  int64_t sync_records_ = 0, windows_ = 0, graph_kernels_ = 0, missing_strings_ = 0;
+  uint64_t malformed_ = 0, unknown_types_ = 0;
+};
+
+}  // namespace
+
+bool SniffRecorderFile(std::string_view first_bytes) { return recfmt::HasFileMagic(first_bytes); }
+
+StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& path) {
+  TraceBuilder builder;
+  RecorderMapper mapper(builder);
+  recfmt::ReadSummary summary;
+  const std::string error = recfmt::ReadRecords(
+      bytes, &summary, [&](RecordType type, std::string_view body) { mapper.Visit(type, body); });
+  if (!error.empty()) {
+    return InvalidInputError(fmt::format(
+        "{}: {}. Recordings come from `sightline record`; re-record if the file was damaged.", path,
+        error));
+  }
+  mapper.Finish(path, summary);
+  return builder.Finish();
+}
+
+StatusOr<Trace> ImportRecorderFile(const std::string& path, const ImportOptions&) {
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  return ImportRecorderBytes(bytes, path);
+}
+
+}  // namespace sightline

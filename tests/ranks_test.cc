@@ -1,0 +1,217 @@
+// Tests for the multi-rank analysis (analyses/ranks.h), the straggler and low_utilization finding
+// rules, and trace path expansion (directories, globs) in the pipeline.
+#include "analyses/ranks.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "analyses/findings/findings.h"
+#include "pipeline/pipeline.h"
+#include "testing/trace_fixtures.h"
+
+namespace sightline {
+namespace {
+
+using testing::TraceFixture;
+using testing::Where;
+
+constexpr const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgs)";
+constexpr const char* kGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+
+// One rank: `n` steps of 1 ms; each runs a 600 us GEMM on stream 7, then an all-reduce on stream 9
+// that starts `arrive_ns` after the GEMM ends and ends at the step's fixed end (the collective
+// finishes when the last rank has arrived). `clock_ns` shifts every timestamp (another host).
+Trace RankTrace(int n, DurationNs arrive_ns, TimeNs clock_ns, int device = 0, int extra = 0) {
+  TraceFixture f;
+  f.Device(device);
+  for (int i = 0; i < n + extra; ++i) {
+    const TimeNs t0 = clock_ns + 1'000'000 + i * 1'000'000;
+    f.Kernel(kGemm, t0, t0 + 600'000, Where{device, 7});
+    f.Kernel(kAllReduce, t0 + 600'000 + arrive_ns, t0 + 900'000, Where{device, 9});
+  }
+  return f.Build();
+}
+
+RankProfile Profile(const Trace& t, int input) {
+  StatusOr<RankProfile> p = ComputeRankProfile(t, "in" + std::to_string(input), input);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return p.ok() ? std::move(p).value() : RankProfile{};
+}
+
+TEST(Ranks, RankFromFileName) {
+  EXPECT_EQ(RankFromFileName("trace_rank0.json"), 0);
+  EXPECT_EQ(RankFromFileName("rank_12.pt.trace.json.gz"), 12);
+  EXPECT_EQ(RankFromFileName("host1-Rank-3.json"), 3);
+  EXPECT_EQ(RankFromFileName("job-r7.json"), 7);
+  EXPECT_EQ(RankFromFileName("runs/rank3/worker_rank1.json"), 1);
+  EXPECT_EQ(RankFromFileName("llama_decode.json"), -1);
+  EXPECT_EQ(RankFromFileName("fp8-run2x.json"), -1);  // "-run2x": no "-r<digits>" + separator
+}
+
+TEST(Ranks, ProfileSplitsCommunicationAndOverlap) {
+  TraceFixture f;
+  f.Device(0);
+  f.Kernel(kGemm, 0, 1'000, Where{0, 7});
+  f.Kernel(kAllReduce, 500, 2'000, Where{0, 9});  // overlaps the GEMM for 500 ns
+  const Trace t = f.Build();
+  const RankProfile p = Profile(t, 0);
+  EXPECT_EQ(p.busy_ns, 2'000);
+  EXPECT_EQ(p.comm_ns, 1'500);
+  EXPECT_EQ(p.compute_ns, 1'000);
+  EXPECT_EQ(p.overlap_ns, 500);
+  EXPECT_EQ(p.comm_kernels, 1);
+}
+
+TEST(Ranks, StragglerWaitsAndClockOffset) {
+  // Rank 1 arrives 200 us after its GEMM, rank 0 at once; rank 1's clock is 3 s ahead.
+  Trace r0 = RankTrace(10, 0, 0), r1 = RankTrace(10, 200'000, 3'000'000'000, 1);
+  r0.source.rank = 0;
+  r1.source.rank = 1;
+  const std::vector<RankProfile> profiles = {Profile(r1, 0), Profile(r0, 1)};
+  StatusOr<RanksResult> r = ComputeRanks(profiles, {"a.json", "b.json"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->ranks.size(), 2u);
+  EXPECT_EQ(r->ranks[0].rank, 0);  // sorted by rank, not input order
+  EXPECT_EQ(r->ranks[0].source, RankSource::kTrace);
+  EXPECT_TRUE(r->aligned);
+  EXPECT_EQ(r->ranks[1].offset_ns, 3'000'000'000);
+  EXPECT_EQ(r->ranks[1].residual_ns, 0);
+  EXPECT_EQ(r->collectives.size(), 10u);
+  EXPECT_EQ(r->unmatched, 0);
+  ASSERT_EQ(r->straggler, 1);
+  EXPECT_EQ(r->ranks[1].last_count, 10);
+  EXPECT_EQ(r->ranks[0].wait_ns, 10 * 200'000);
+  EXPECT_EQ(r->ranks[0].transfer_ns, 10 * 100'000);
+  EXPECT_EQ(r->ranks[1].wait_ns, 0);
+  EXPECT_EQ(r->ranks[1].transfer_ns, 10 * 100'000);
+
+  std::vector<Finding> out;
+  ASSERT_TRUE(RuleStraggler(*r, out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "straggler");
+  EXPECT_EQ(out[0].estimated_savings_ns, 10 * 200'000);
+  EXPECT_NE(out[0].title.find("Rank 1"), std::string::npos);
+
+  Report report;
+  AddRanksSection(*r, report);
+  ASSERT_EQ(report.sections.size(), 1u);
+  const Section& s = report.sections[0];
+  EXPECT_EQ(s.input, -1);
+  bool straggler_fact = false;
+  for (const Fact& fact : s.facts) {
+    if (fact.key == "straggler_rank") {
+      straggler_fact = true;
+      EXPECT_EQ(std::get<int64_t>(fact.value), 1);
+    }
+  }
+  EXPECT_TRUE(straggler_fact);
+  EXPECT_EQ(s.tables.front().rows.size(), 2u);
+}
+
+TEST(Ranks, BalancedRanksHaveNoStraggler) {
+  // Both arrive at once: no waiting, no finding.
+  Trace r0 = RankTrace(10, 0, 0), r1 = RankTrace(10, 0, 500'000'000);
+  const std::vector<RankProfile> profiles = {Profile(r0, 0), Profile(r1, 1)};
+  StatusOr<RanksResult> r = ComputeRanks(profiles, {"x_rank0.json", "x_rank1.json"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->ranks[0].source, RankSource::kFileName);
+  EXPECT_EQ(r->ranks[0].wait_ns + r->ranks[1].wait_ns, 0);
+  std::vector<Finding> out;
+  ASSERT_TRUE(RuleStraggler(*r, out).ok());
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(Ranks, DifferentCountsAreUnmatched) {
+  Trace r0 = RankTrace(5, 0, 0), r1 = RankTrace(5, 100'000, 0, 0, /*extra=*/2);
+  const std::vector<RankProfile> profiles = {Profile(r0, 0), Profile(r1, 1)};
+  StatusOr<RanksResult> r = ComputeRanks(profiles, {"a", "b"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->ranks[1].source, RankSource::kOrder);
+  EXPECT_EQ(r->collectives.size(), 5u);
+  EXPECT_EQ(r->unmatched, 2);
+  ASSERT_EQ(r->unmatched_notes.size(), 1u);
+  EXPECT_NE(r->unmatched_notes[0].find("rank 1: 7"), std::string::npos);
+}
+
+TEST(Ranks, OneRankSaysSo) {
+  Trace t = RankTrace(3, 0, 0);
+  t.source.rank = 0;
+  t.source.world_size = 8;
+  const std::vector<RankProfile> profiles = {Profile(t, 0)};
+  StatusOr<RanksResult> r = ComputeRanks(profiles, {"vllm.json"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->straggler, -1);
+  Report report;
+  AddRanksSection(*r, report);
+  ASSERT_FALSE(report.sections[0].notes.empty());
+  EXPECT_NE(report.sections[0].notes[0].find("one rank given (rank 0 of 8)"), std::string::npos);
+}
+
+TEST(Ranks, ExpandTracePaths) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("sightline_ranks_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"b_rank1.json.gz", "a_rank0.json", "notes.txt", "c.sqlite"}) {
+    std::ofstream(dir / name) << "x";
+  }
+  StatusOr<std::vector<std::string>> d = ExpandTracePaths({dir.string()});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->size(), 3u);  // notes.txt left out, sorted by name
+  EXPECT_EQ(std::filesystem::path((*d)[0]).filename(), "a_rank0.json");
+  StatusOr<std::vector<std::string>> g = ExpandTracePaths({(dir / "*_rank*").string()});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->size(), 2u);
+  EXPECT_FALSE(ExpandTracePaths({(dir / "*.nothing").string()}).ok());
+  std::filesystem::remove_all(dir);
+}
+
+// A GPU kept busy for 8 ms, then 12 ms where kernels come every 3 ms while the host sits in a
+// synchronize call: the low-utilization stretch.
+TEST(LowUtilization, FiresOnIdleStretchAndNamesHostActivity) {
+  TraceFixture f;
+  f.Device(0);
+  for (int i = 0; i < 80; ++i) f.Kernel(kGemm, i * 100'000, i * 100'000 + 95'000);
+  for (int i = 0; i < 4; ++i) {
+    const TimeNs t = 8'000'000 + i * 3'000'000;
+    f.Api("cudaStreamSynchronize", t + 50'000, t + 2'950'000);
+    f.Kernel(kGemm, t + 2'950'000, t + 3'000'000);
+  }
+  const Trace t = f.Build();
+  StatusOr<std::vector<Finding>> r = ComputeFindings(t, AnalyzeOptions{});
+  ASSERT_TRUE(r.ok());
+  const Finding* low = nullptr;
+  for (const Finding& x : *r) {
+    if (x.id == "low_utilization") low = &x;
+  }
+  ASSERT_NE(low, nullptr);
+  // Gaps of 2.955 ms and 3 x 2.95 ms: each beyond its first 1 ms counts (the first ms is
+  // launch_bound's or host_sync's).
+  EXPECT_EQ(low->estimated_savings_ns, 1'955'000 + 3 * 1'950'000);
+  EXPECT_NE(low->where.find("cudaStreamSynchronize"), std::string::npos) << low->where;
+}
+
+TEST(LowUtilization, QuietWhenBusy) {
+  TraceFixture f;
+  f.Device(0);
+  for (int i = 0; i < 200; ++i) f.Kernel(kGemm, i * 100'000, i * 100'000 + 90'000);
+  const Trace t = f.Build();
+  StatusOr<std::vector<Finding>> r = ComputeFindings(t, AnalyzeOptions{});
+  ASSERT_TRUE(r.ok());
+  for (const Finding& x : *r) EXPECT_NE(x.id, "low_utilization");
+}
+
+TEST(LowUtilization, QuietWhenGapsAreShort) {
+  // Mostly idle, but in gaps under 1 ms: launch overhead, which launch_bound owns.
+  TraceFixture f;
+  f.Device(0);
+  for (int i = 0; i < 400; ++i) f.Kernel(kGemm, i * 50'000, i * 50'000 + 5'000);
+  const Trace t = f.Build();
+  StatusOr<std::vector<Finding>> r = ComputeFindings(t, AnalyzeOptions{});
+  ASSERT_TRUE(r.ok());
+  for (const Finding& x : *r) EXPECT_NE(x.id, "low_utilization");
+}
+
+}  // namespace
+}  // namespace sightline

@@ -1,0 +1,110 @@
+// `sightline record` without a GPU: the program's exit code, signals and environment pass through,
+// a program that never uses CUDA gives a note and no file, and bad options, a missing program or an
+// unwritable output directory are clear errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+using testing::CliResult;
+using testing::RunSightline;
+
+class RecordCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir();
+    // These programs never load CUDA, so any readable file stands in for the injection library
+    // (the real one may not be built where these tests run).
+    const std::string lib = dir_ + "/libsightline_recorder.so";
+    std::ofstream(lib) << "not loaded";
+    setenv("SIGHTLINE_RECORDER_LIB", lib.c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("SIGHTLINE_RECORDER_LIB");
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Out() const { return "-o '" + dir_ + "/r-%p.slrec' "; }
+
+  std::string dir_;
+};
+
+TEST_F(RecordCommand, ProgramWithoutCudaGivesNoteAndExitZero) {
+  CliResult r = RunSightline("record " + Out() + "-- /bin/true");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("never initialised CUDA"), std::string::npos) << r.err;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().extension(), ".so") << "unexpected file " << e.path();
+  }
+}
+
+TEST_F(RecordCommand, ExitCodeAndOutputPassThrough) {
+  CliResult r = RunSightline("record " + Out() + "-- sh -c 'echo hello; exit 7'");
+  EXPECT_EQ(r.exit_code, 7);
+  EXPECT_EQ(r.out, "hello\n");
+  // After `--` options that look like sightline's are the program's.
+  EXPECT_EQ(RunSightline("record " + Out() + "-- sh -c 'exit 3' -o x").exit_code, 3);
+  // Without `--` they are sightline's, and unknown ones are a usage error.
+  EXPECT_EQ(RunSightline("record " + Out() + "sh -c 'exit 3'").exit_code, 2);
+}
+
+TEST_F(RecordCommand, SignalBecomes128PlusSignal) {
+  EXPECT_EQ(RunSightline("record " + Out() + "-- sh -c 'kill -TERM $$'").exit_code, 128 + 15);
+}
+
+TEST_F(RecordCommand, EnvironmentIsKeptAndInjectionIsSet) {
+  setenv("SIGHTLINE_TEST_VALUE", "kept", 1);
+  CliResult r = RunSightline(
+      "record --capture-range cudaProfilerApi --capture-range-end repeat:2 " + Out() +
+      "-- sh -c 'test \"$SIGHTLINE_TEST_VALUE\" = kept && test -z \"$GLIBC_TUNABLES\" && "
+      "test -n \"$CUDA_INJECTION64_PATH\" && test -n \"$NVTX_INJECTION64_PATH\" && "
+      "test \"$SIGHTLINE_RECORD_CAPTURE_RANGE\" = cudaProfilerApi && "
+      "test \"$SIGHTLINE_RECORD_CAPTURE_RANGE_END\" = repeat:2'");
+  unsetenv("SIGHTLINE_TEST_VALUE");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(RecordCommand, MissingProgramIs127) {
+  CliResult r = RunSightline("record " + Out() + "-- /nonexistent/program --flag");
+  EXPECT_EQ(r.exit_code, 127);
+  EXPECT_NE(r.err.find("/nonexistent/program"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("command not found"), std::string::npos) << r.err;
+}
+
+TEST_F(RecordCommand, BadOptionsAreUsageErrors) {
+  for (const char* bad :
+       {"--capture-range sometimes -- /bin/true", "--capture-range-end repeat:0 -- /bin/true",
+        "--capture-range-end forever -- /bin/true", "--ranks 1,x -- /bin/true",
+        "--buffer-size 3 -- /bin/true", "--buffer-size lots -- /bin/true", ""}) {
+    CliResult r = RunSightline(std::string("record ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_FALSE(r.err.empty()) << bad;
+  }
+}
+
+TEST_F(RecordCommand, UnwritableOutputDirectoryFailsBeforeStarting) {
+  const std::string marker = dir_ + "/ran";
+  CliResult r = RunSightline("record -o /nonexistent/dir/r.slrec -- touch '" + marker + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/dir"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the program must not have started";
+}
+
+TEST_F(RecordCommand, UnselectedRankRunsWithoutInjection) {
+  setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+  CliResult r = RunSightline("record --ranks 1 " + Out() +
+                             "-- sh -c 'test -z \"$CUDA_INJECTION64_PATH\" && exit 5'");
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_EQ(r.err.find("sightline record:"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sightline

@@ -1,0 +1,318 @@
+// Recorder file importer: files written with the shared format writer
+// (include/sightline/recorder_format.h) import with launch links, graph kernels, memops, API kinds,
+// NVTX ranges, devices and drop diagnostics; a cut-off or damaged last chunk keeps the chunks
+// before it; a bad header or version is a clear error.
+#include "importers/recorder/recorder_importer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "importers/importer.h"
+#include "sightline/recorder_format.h"
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+using recfmt::RecordType;
+
+recfmt::ApiBody Api(int64_t start, int64_t end, uint32_t corr, uint32_t name, recfmt::ApiDomain d) {
+  recfmt::ApiBody a{};
+  a.start_ns = start;
+  a.end_ns = end;
+  a.pid = 4242;
+  a.tid = 7;
+  a.correlation = corr;
+  a.domain = static_cast<uint32_t>(d);
+  a.name_string = name;
+  return a;
+}
+
+recfmt::KernelBody Kernel(int64_t start, int64_t end, uint32_t corr, uint32_t name,
+                          uint32_t graph_id) {
+  recfmt::KernelBody k{};
+  k.start_ns = start;
+  k.end_ns = end;
+  k.stream = 13;
+  k.correlation = corr;
+  k.grid_x = 132;
+  k.grid_y = k.grid_z = 1;
+  k.block_x = 256;
+  k.block_y = k.block_z = 1;
+  k.registers_per_thread = 32;
+  k.static_smem_bytes = 1024;
+  k.dynamic_smem_bytes = 2048;
+  k.name_string = name;
+  k.graph_id = graph_id;
+  k.graph_node_id = graph_id ? 100 + corr : 0;
+  return k;
+}
+
+// First chunk: process, device, strings, a kernel launch, a graph launch of two kernels, copies.
+// Second chunk: NVTX ranges, a driver call, drops, the end record.
+std::string FirstChunk() {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "/usr/bin/decode");
+  c.AddString(2, "gpu-host");
+  c.AddString(3, "NVIDIA H100 80GB HBM3");
+  c.AddString(4, "void gemm<float>(float*, int)");
+  c.AddString(5, "cudaLaunchKernel");
+  c.AddString(6, "cudaGraphLaunch");
+  c.AddString(7, "graph_kernel_a");
+  c.AddString(8, "cudaMemcpyAsync");
+  recfmt::ProcessBody p{};
+  p.pid = 4242;
+  p.rank = 1;
+  p.world_size = 2;
+  p.executable_string = 1;
+  p.hostname_string = 2;
+  c.Add(RecordType::kProcess, p);
+  recfmt::DeviceBody d{};
+  d.id = 0;
+  d.sm_count = 132;
+  d.cc_major = 9;
+  d.name_string = 3;
+  c.Add(RecordType::kDevice, d);
+  c.Add(RecordType::kApi, Api(1000, 1100, 10, 5, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kKernel, Kernel(1200, 1700, 10, 4, 0));
+  c.Add(RecordType::kApi, Api(2000, 2100, 11, 6, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kKernel, Kernel(2200, 2300, 11, 7, 5));
+  c.Add(RecordType::kKernel, Kernel(2300, 2450, 11, 7, 5));
+  c.Add(RecordType::kApi, Api(3000, 3050, 12, 8, recfmt::ApiDomain::kRuntime));
+  recfmt::MemcpyBody m{};
+  m.start_ns = 3100;
+  m.end_ns = 3200;
+  m.bytes = 4096;
+  m.correlation = 12;
+  m.copy_kind = 1;  // HtoD
+  m.src_kind = 2;   // pinned
+  m.dst_kind = 3;   // device
+  c.Add(RecordType::kMemcpy, m);
+  recfmt::MemsetBody s{};
+  s.start_ns = 3300;
+  s.end_ns = 3310;
+  s.bytes = 4;
+  s.correlation = 99;  // its call was not recorded
+  s.memory_kind = 3;
+  c.Add(RecordType::kMemset, s);
+  return c.Finish();
+}
+
+std::string SecondChunk(bool with_end) {
+  recfmt::ChunkBuilder c;
+  c.AddString(9, "iteration 0");
+  c.AddString(10, "cuCtxSynchronize");
+  c.AddString(11, "sightline");
+  recfmt::RangeBody r{};
+  r.start_ns = 900;
+  r.end_ns = 3500;
+  r.pid = 4242;
+  r.tid = r.end_tid = 7;
+  r.name_string = 9;
+  r.domain_string = 11;
+  r.kind = static_cast<uint32_t>(recfmt::RangeKind::kPushPop);
+  c.Add(RecordType::kRange, r);
+  c.Add(RecordType::kApi, Api(3600, 3900, 13, 10, recfmt::ApiDomain::kDriver));
+  recfmt::SyncBody sync{};
+  sync.start_ns = 3600;
+  sync.end_ns = 3900;
+  sync.correlation = 13;
+  c.Add(RecordType::kSync, sync);
+  recfmt::DropsBody drops{};
+  drops.cupti_dropped_records = 3;
+  drops.queue_dropped_records = 2;
+  drops.unpaired_ranges = 1;
+  c.Add(RecordType::kDrops, drops);
+  if (with_end) {
+    recfmt::EndBody end{};
+    end.records_written = 20;
+    c.Add(RecordType::kEnd, end);
+  }
+  return c.Finish();
+}
+
+std::string WholeFile() { return recfmt::FileHeaderBytes() + FirstChunk() + SecondChunk(true); }
+
+const Diagnostic* FindDiag(const Trace& t, const std::string& code) {
+  for (const Diagnostic& d : t.diagnostics.items()) {
+    if (d.code == code) return &d;
+  }
+  return nullptr;
+}
+
+TEST(RecorderFormat, Crc32MatchesZlib) {
+  EXPECT_EQ(recfmt::Crc32("123456789", 9), 0xcbf43926u);  // the standard check value
+}
+
+TEST(RecorderImporter, ImportsAllRecordKinds) {
+  StatusOr<Trace> t = ImportRecorderBytes(WholeFile(), "x.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->source.format, "sightline-recorder");
+  EXPECT_EQ(t->source.rank, 1);
+  EXPECT_EQ(t->source.world_size, 2);
+  ASSERT_EQ(t->kernels.size(), 3u);
+  EXPECT_EQ(t->str(t->kernels.name[0]), "void gemm<float>(float*, int)");
+  EXPECT_EQ(t->str(t->kernels.short_name[0]), "gemm");
+  EXPECT_EQ(t->kernels.grid[0], (Dim3{132, 1, 1}));
+  EXPECT_EQ(t->kernels.block[0], (Dim3{256, 1, 1}));
+  EXPECT_EQ(t->kernels.registers_per_thread[0], 32);
+  EXPECT_EQ(t->kernels.static_smem_bytes[0], 1024);
+  EXPECT_EQ(t->kernels.dynamic_smem_bytes[0], 2048);
+  EXPECT_EQ(t->kernels.stream[0], 13);
+  EXPECT_EQ(t->kernels.pid[0], 4242);
+  // Both graph kernels link to the one cudaGraphLaunch call.
+  for (size_t i = 1; i < 3; ++i) {
+    ASSERT_NE(t->kernels.launch_call[i], kNoRow);
+    EXPECT_EQ(t->str(t->api_calls.name[t->kernels.launch_call[i]]), "cudaGraphLaunch");
+  }
+  ASSERT_EQ(t->memops.size(), 2u);
+  EXPECT_EQ(t->memops.kind[0], MemOpKind::kHtoD);
+  EXPECT_EQ(t->memops.src_kind[0], MemoryKind::kPinned);
+  EXPECT_EQ(t->memops.dst_kind[0], MemoryKind::kDevice);
+  EXPECT_EQ(t->memops.size_bytes[0], 4096);
+  EXPECT_NE(t->memops.launch_call[0], kNoRow);
+  EXPECT_EQ(t->memops.kind[1], MemOpKind::kMemset);
+  ASSERT_EQ(t->api_calls.size(), 4u);
+  EXPECT_EQ(t->api_calls.kind[3], ApiKind::kDriver);
+  EXPECT_EQ(t->api_calls.api_class[3], ApiClass::kSync);
+  EXPECT_EQ(t->api_calls.api_class[0], ApiClass::kLaunch);
+  ASSERT_EQ(t->ranges.size(), 1u);
+  EXPECT_EQ(t->str(t->ranges.name[0]), "iteration 0");
+  EXPECT_EQ(t->str(t->ranges.domain[0]), "sightline");
+  EXPECT_EQ(t->ranges.kind[0], RangeKind::kNvtxPushPop);
+  ASSERT_EQ(t->devices.size(), 1u);
+  EXPECT_EQ(t->devices[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(t->devices[0].sm_count, 132);
+  ASSERT_EQ(t->processes.size(), 1u);
+  EXPECT_EQ(t->processes[0].name, "decode");
+  const Diagnostic* dropped = FindDiag(*t, "recorder_dropped_records");
+  ASSERT_NE(dropped, nullptr);
+  EXPECT_EQ(dropped->count, 5);
+  EXPECT_EQ(t->diagnostics.Count("recorder_unpaired_ranges"), 1);
+  EXPECT_EQ(t->diagnostics.Count("recorder_sync_records"), 1);
+  EXPECT_EQ(t->diagnostics.Count("recorder_truncated_chunks"), 0);
+  EXPECT_EQ(t->diagnostics.Count("recorder_not_finished"), 0);
+}
+
+TEST(RecorderImporter, TruncatedLastChunkKeepsEarlierChunks) {
+  const std::string whole = WholeFile();
+  const size_t second = recfmt::FileHeaderBytes().size() + FirstChunk().size();
+  for (size_t cut : {second + 5, second + 40, whole.size() - 1}) {
+    StatusOr<Trace> t = ImportRecorderBytes(std::string_view(whole).substr(0, cut), "cut.slrec");
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_EQ(t->kernels.size(), 3u) << cut;
+    EXPECT_EQ(t->ranges.size(), 0u) << cut;
+    EXPECT_EQ(t->diagnostics.Count("recorder_truncated_chunks"), 1) << cut;
+  }
+}
+
+TEST(RecorderImporter, DamagedChunkStopsReading) {
+  std::string bytes = WholeFile();
+  bytes[recfmt::FileHeaderBytes().size() + FirstChunk().size() + 40] ^= 0x5a;  // in chunk 2
+  StatusOr<Trace> t = ImportRecorderBytes(bytes, "bad.slrec");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->kernels.size(), 3u);
+  EXPECT_EQ(t->api_calls.size(), 3u);
+  EXPECT_EQ(t->diagnostics.Count("recorder_truncated_chunks"), 1);
+}
+
+TEST(RecorderImporter, MissingEndRecordIsReported) {
+  StatusOr<Trace> t = ImportRecorderBytes(
+      recfmt::FileHeaderBytes() + FirstChunk() + SecondChunk(false), "noend.slrec");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->diagnostics.Count("recorder_not_finished"), 1);
+}
+
+TEST(RecorderImporter, UnknownRecordTypesAndLongerBodiesAreSkipped) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "k");
+  const char future[24] = {1, 2, 3};
+  c.AddRaw(static_cast<RecordType>(999), future, sizeof future);
+  // A kernel body from a newer writer with extra trailing fields.
+  std::string longer(sizeof(recfmt::KernelBody) + 16, '\0');
+  const recfmt::KernelBody k = Kernel(10, 20, 1, 1, 0);
+  std::memcpy(longer.data(), &k, sizeof k);
+  c.AddRaw(RecordType::kKernel, longer.data(), longer.size());
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "new.slrec");
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->kernels.size(), 1u);
+  EXPECT_EQ(t->kernels.dur_ns(0), 10);
+  EXPECT_EQ(t->diagnostics.Count("recorder_unknown_records"), 1);
+}
+
+TEST(RecorderImporter, BadHeaderAndVersionAreClearErrors) {
+  std::string bytes = WholeFile();
+  bytes[8] = 99;  // version 99
+  StatusOr<Trace> t = ImportRecorderBytes(bytes, "v99.slrec");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(t.status().message().find("v99.slrec"), std::string::npos);
+  EXPECT_NE(t.status().message().find("version 99"), std::string::npos);
+
+  StatusOr<Trace> short_file = ImportRecorderBytes("SLRECORD\x01", "short.slrec");
+  ASSERT_FALSE(short_file.ok());
+  EXPECT_NE(short_file.status().message().find("short.slrec"), std::string::npos);
+}
+
+TEST(RecorderImporter, RegistrySniffsTheMagic) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/trace.bin";  // the name does not matter, the bytes do
+  std::ofstream(path, std::ios::binary) << WholeFile();
+  StatusOr<Trace> t = ImportTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->source.format, "sightline-recorder");
+  EXPECT_EQ(t->kernels.size(), 3u);
+
+  std::string corrupt = WholeFile();
+  corrupt[0] = 'X';  // no longer the magic: no importer claims it
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << corrupt;
+  StatusOr<Trace> bad = ImportTrace(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not a trace format"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RecorderImporter, AnalyzeShowsDropDiagnostics) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/run.slrec";
+  std::ofstream(path, std::ios::binary) << WholeFile();
+  testing::CliResult r = testing::RunSightline("analyze --format json '" + path + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("recorder_dropped_records"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// A real recording of cuda/recorder/test/recorder_test_app (200 iterations on an H100, recorded by
+// run_on_gpu.sh): 5 kernels per iteration, 2 of them from a CUDA graph, every one linked to its
+// call.
+TEST(RecorderImporter, RealH100Recording) {
+  StatusOr<Trace> t = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +
+                                  "/cuda/recorder/results/recorder_test_app_h100.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->kernels.size(), 1000u);
+  int graph_kernels = 0;
+  for (size_t i = 0; i < t->kernels.size(); ++i) {
+    ASSERT_NE(t->kernels.launch_call[i], kNoRow) << i;
+    const std::string_view call = t->str(t->api_calls.name[t->kernels.launch_call[i]]);
+    if (call == "cudaGraphLaunch") ++graph_kernels;
+  }
+  EXPECT_EQ(graph_kernels, 400);
+  EXPECT_EQ(t->memops.size(), 401u);  // a copy and a memset per iteration, one memset before
+  ASSERT_EQ(t->devices.size(), 1u);
+  EXPECT_EQ(t->devices[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(t->devices[0].sm_count, 132);
+  int iterations = 0;
+  for (size_t i = 0; i < t->ranges.size(); ++i) {
+    if (t->str(t->ranges.name[i]).starts_with("iteration ")) ++iterations;
+  }
+  EXPECT_EQ(iterations, 200);
+  EXPECT_TRUE(t->diagnostics.items().empty() ||
+              t->diagnostics.Count("recorder_dropped_records") == 0);
+}
+
+}  // namespace
+}  // namespace sightline
