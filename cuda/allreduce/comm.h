@@ -25,6 +25,16 @@ inline constexpr size_t kHeaderBytes = 16384;  // flags + calls, rounded up
 static_assert(kMaxBlocks * kMaxRanks * 4 + kMaxBlocks * 4 <= kHeaderBytes);
 
 enum class Dtype { kBf16, kFp16, kFp32 };
+
+// The order in which a block visits the peers in the phases that talk to one peer at a time (the
+// two-shot reduce-scatter sends and the gathers that read owners' results; PeerAt in
+// device_common.cuh). Only the transfer order changes: every sum is still taken in rank order.
+enum class PeerOrder {
+  kSpread,  // rank r, block b starts with peer r+1+b (mod): each rank's blocks cover all peers
+  kRank,    // rank r starts with peer r+1, every block alike
+  kFixed,   // rank order 0, 1, ... on every rank (all senders start with the same receiver)
+};
+
 inline int DtypeBytes(Dtype d) { return d == Dtype::kFp32 ? 4 : 2; }
 inline const char* DtypeName(Dtype d) {
   return d == Dtype::kBf16 ? "bf16" : d == Dtype::kFp16 ? "fp16" : "fp32";
@@ -47,6 +57,7 @@ struct DeviceComm {
   int64_t cap_bytes = 0;       // stage and result size per parity
   uint64_t timeout_ns = 0;     // a flag wait longer than this is an error
   bool push = true;            // push kernels (remote stores) or pull kernels (remote loads)
+  PeerOrder peer_order = PeerOrder::kSpread;
   DeviceError* error = nullptr;
 };
 

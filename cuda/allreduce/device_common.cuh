@@ -37,6 +37,28 @@ __device__ inline void PushToPeers(const DeviceComm& c, int parity, int64_t i, c
   }
 }
 
+// The j-th peer (0 <= j < world-1) this block visits when it talks to one peer at a time. In
+// rank order every rank starts with rank 0 (rank 0 with rank 1), so all senders hit one receiver
+// while the others idle; rank-staggered, step j is a permutation (rank r -> r+1+j) as long as
+// the ranks keep pace; spread (the default) also offsets by the block index, so that at every
+// moment each rank's blocks send to (or read from) all peers evenly, whatever the ranks' pace.
+__device__ inline int PeerAt(const DeviceComm& c, int j) {
+  switch (c.peer_order) {
+    case PeerOrder::kFixed:
+      return j < c.rank ? j : j + 1;
+    case PeerOrder::kRank:
+      return (c.rank + 1 + j) % c.world;
+    case PeerOrder::kSpread:
+      break;
+  }
+  return (c.rank + 1 + (j + static_cast<int>(blockIdx.x)) % (c.world - 1)) % c.world;
+}
+// The j-th rank (0 <= j < world) of a loop over all ranks: the peers in PeerAt's order, this rank
+// last.
+__device__ inline int RankAt(const DeviceComm& c, int j) {
+  return j + 1 < c.world ? PeerAt(c, j) : c.rank;
+}
+
 __device__ inline void StoreRelease(uint32_t* p, uint32_t v) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }

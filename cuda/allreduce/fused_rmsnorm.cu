@@ -5,7 +5,8 @@
 // - two-shot: rows are split into `world` segments; each rank sums its segment, and after a second
 //   barrier every rank has each row's sum from its owner and applies the epilogue to all rows. The
 //   epilogue is deterministic, so outputs match on every rank.
-// Push (default) and pull (--pull) move the data as in oneshot.cu and twoshot.cu.
+// Push (default) and pull (--pull) move the data as in oneshot.cu and twoshot.cu, and two-shot
+// visits the owners in the same order (PeerAt).
 // Rows are handled whole, by groups of threads (rmsnorm_epilogue.cuh), up to
 // kRowBlockThreads x kRowMaxVecPerThread 16-byte vectors long.
 #include <string>
@@ -106,8 +107,8 @@ __global__ void __launch_bounds__(kRowBlockThreads)
   const uint32_t call = BeginCall(c);
   const int parity = call & 1;
   const RowGroup g = MakeRowGroup(tpr);
-  for (int s = 0; s < c.world; ++s) {
-    if (s == c.rank) continue;
+  for (int j = 0; j + 1 < c.world; ++j) {
+    const int s = PeerAt(c, j);
     const int64_t e = RowSegBegin(a.tokens, c.world, s + 1);
     SIGHTLINE_FOR_ROWS(row, RowSegBegin(a.tokens, c.world, s), e, g) {
       if (row < e) SendRow<kPush, K>(c, a, g, parity, row, s);
@@ -136,7 +137,8 @@ __global__ void __launch_bounds__(kRowBlockThreads)
     }
   }
   PeerBarrier(c, 2 * call);
-  for (int s = 0; s < c.world; ++s) {
+  for (int j = 0; j < c.world; ++j) {
+    const int s = RankAt(c, j);
     const uint4* src = reinterpret_cast<const uint4*>(ResultOf(c, kPush ? c.rank : s, parity));
     const int64_t e = RowSegBegin(a.tokens, c.world, s + 1);
     SIGHTLINE_FOR_ROWS(row, RowSegBegin(a.tokens, c.world, s), e, g) {

@@ -377,6 +377,7 @@ void SetUp(Run& r, int64_t cap) {
   r.comm.timeout_ns = static_cast<uint64_t>(r.opt.timeout_s * 1e9);
   r.comm.error = dev_error;
   r.comm.push = !r.opt.pull;
+  r.comm.peer_order = r.opt.peer_order;
   for (int p = 0; p < r.world; ++p) {
     if (p == r.rank) {
       r.comm.base[p] = static_cast<char*>(r.comm_alloc);
@@ -473,9 +474,11 @@ int Main(int argc, char** argv) {
     cudaGetDeviceProperties(&prop, r.device);
     int nccl_version = 0;
     ncclGetVersion(&nccl_version);
-    std::fprintf(stderr, "allreduce bench: world size %d (%s), %s, NCCL %d, %zu configurations\n",
+    std::fprintf(stderr,
+                 "allreduce bench: world size %d (%s), %s, NCCL %d, %s kernels, peer order %s, "
+                 "%zu configurations\n",
                  r.world, env.found ? env.source.c_str() : "--single", prop.name, nccl_version,
-                 configs.size());
+                 opt.pull ? "pull" : "push", PeerOrderName(opt.peer_order), configs.size());
   }
   if (opt.peer_bw) MeasurePeerBandwidth(r);
 

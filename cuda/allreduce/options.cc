@@ -12,6 +12,9 @@ const char* StrategyName(Strategy s) {
 }
 const char* FusionName(Fusion f) { return f == Fusion::kNone ? "none" : "residual_rmsnorm"; }
 const char* ModeName(Mode m) { return m == Mode::kEager ? "eager" : "graph"; }
+const char* PeerOrderName(PeerOrder o) {
+  return o == PeerOrder::kSpread ? "spread" : o == PeerOrder::kRank ? "rank" : "fixed";
+}
 
 namespace {
 
@@ -82,6 +85,9 @@ Kernels and safety:
   --peer-bw                first measure the peer copy bandwidth (rank 0 reads, then writes
                            rank 1's memory; one large cudaMemcpy each way)
   --pull                   custom kernels read peers' buffers (default: they write into them)
+  --peer-order ORDER       order in which two-shot blocks visit the peers: spread (default:
+                           rank r's block b starts with peer r+1+b), rank (rank r starts with
+                           r+1) or fixed (0, 1, ... on every rank); sums stay in rank order
 Output:
   -o FILE                  CSV on rank 0 (default stdout): world_size,dtype,size_bytes,
                            num_tokens,hidden_size,strategy,fusion,mode,time_us,algbw_gbps,busbw_gbps
@@ -119,6 +125,16 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
       o->peer_bw = true;
     } else if (a == "--pull") {
       o->pull = true;
+    } else if (a == "--peer-order") {
+      if (!value(&v)) return "missing value after " + a;
+      if (v == "spread")
+        o->peer_order = PeerOrder::kSpread;
+      else if (v == "rank")
+        o->peer_order = PeerOrder::kRank;
+      else if (v == "fixed")
+        o->peer_order = PeerOrder::kFixed;
+      else
+        return bad("orders are spread, rank, fixed");
     } else if (a == "-b" || a == "-e" || a == "--one-shot-max") {
       if (!value(&v)) return "missing value after " + a;
       const int64_t s = ParseSize(v);

@@ -17,6 +17,7 @@ enum class Mode { kEager, kGraph };
 const char* StrategyName(Strategy s);
 const char* FusionName(Fusion f);
 const char* ModeName(Mode m);
+const char* PeerOrderName(PeerOrder o);
 
 struct Options {
   bool help = false;
@@ -38,8 +39,9 @@ struct Options {
   double timeout_s = 20;                     // device flag waits and host rendezvous
   bool check_only = false;                   // verify every configuration, time nothing
   bool peer_bw = false;                      // measure the peer copy bandwidth first
-  bool pull = false;   // pull kernels (remote loads) instead of push (remote stores)
-  std::string output;  // CSV path (rank 0); "" = stdout
+  bool pull = false;  // pull kernels (remote loads) instead of push (remote stores)
+  PeerOrder peer_order = PeerOrder::kSpread;  // two-shot's order of visiting peers
+  std::string output;                         // CSV path (rank 0); "" = stdout
   std::string job_id;
 };
 

@@ -4,8 +4,11 @@
 # bandwidth, then the size sweep (1K..256M, all dtypes) and the 2-D sweep (hidden x tokens, bf16,
 # both fusions), both in eager and CUDA-graph mode. Stops at the first failing stage.
 # Usage (repository root): cuda/allreduce/run_on_gpu.sh OUT_DIR
-# Environment: NP (ranks, default: all GPUs), STAGES (default "check size pull grid"), BIN (a prebuilt
-# sightline-allreduce-bench to use if it runs here), SIZE_ARGS / GRID_ARGS (extra flags).
+# Environment: NP (ranks, default: all GPUs), STAGES (default "check size pull grid"; "order" adds
+# the two-shot peer-order comparison), BIN (a prebuilt sightline-allreduce-bench to use if it runs
+# here), SIZE_DTYPES (default bf16,fp16,fp32), SIZE_ARGS / GRID_ARGS (extra flags), DEADLINE (epoch
+# seconds: a stage that would start with less than MIN_STAGE_S (default 30; the 2-D sweep:
+# MIN_GRID_S) left is skipped, and every mpirun is cut off at the deadline).
 set -u -o pipefail
 out=${1:?usage: run_on_gpu.sh OUT_DIR}
 mkdir -p "$out"
@@ -33,13 +36,24 @@ if [ -z "$bin" ] || ! "$bin" --help > /dev/null 2>&1; then
   bin=/tmp/bg/allreduce/sightline-allreduce-bench
 fi
 
+left() {  # seconds to the deadline (a large number without one)
+  if [ -n "${DEADLINE:-}" ]; then echo $(( DEADLINE - $(date +%s) )); else echo 100000; fi
+}
 mpi() {  # mpi SECONDS ARGS...: one rank per GPU
   local secs=$1; shift
+  local l; l=$(left)
+  [ "$l" -lt "$secs" ] && secs=$(( l > 1 ? l : 1 ))
   timeout "$secs" mpirun --allow-run-as-root -n "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 \
-    "$bin" "$@"
+    ${LD_LIBRARY_PATH:+-x LD_LIBRARY_PATH} "$bin" "$@"
+}
+stage() {  # stage NAME: whether to run it (listed in STAGES, and time left)
+  [[ " $stages " == *" $1 "* ]] || return 1
+  local need=${MIN_STAGE_S:-30}
+  [ "$1" = grid ] && need=${MIN_GRID_S:-$need}
+  if [ "$(left)" -lt "$need" ]; then say "$1 (world $np): skipped, deadline"; return 1; fi
 }
 
-if [[ " $stages " == *" check "* ]]; then
+if stage check; then
   say "check: $np ranks, all strategies x dtypes x modes, sizes 1K..32M (x8), then fused shapes"
   mpi 150 --check-only --dtype bf16,fp16,fp32 -b 1K -e 32M -f 8 2>&1 | tee -a "$log" ||
     { say "check FAILED"; exit 1; }
@@ -53,26 +67,45 @@ if [[ " $stages " == *" check "* ]]; then
   mpi 150 --check-only --grid --dtype bf16 --hidden 1024:1024 --tokens 1024:8192 2>&1 |
     grep -v '^\[' | tee -a "$log" || { say "row check FAILED"; exit 1; }
 fi
-if [[ " $stages " == *" size "* ]]; then
-  say "size sweep: -b 1K -e 256M -f 2, bf16/fp16/fp32, eager + graph"
-  mpi 240 -b 1K -e 256M -f 2 --dtype bf16,fp16,fp32 --budget-ms 25 --peer-bw ${SIZE_ARGS:-} \
+if stage size; then
+  say "size sweep: -b 1K -e 256M -f 2, ${SIZE_DTYPES:-bf16,fp16,fp32}, eager + graph"
+  mpi 240 -b 1K -e 256M -f 2 --dtype "${SIZE_DTYPES:-bf16,fp16,fp32}" --budget-ms 25 --peer-bw \
+    ${SIZE_ARGS:-} \
     -o "$out/sizes_w$np.csv" 2>&1 | tee "$out/sizes_w$np.log" | grep -E -v '^\[' | tee -a "$log" ||
     { say "size sweep FAILED"; tail -5 "$out/sizes_w$np.log"; exit 1; }
 fi
-if [[ " $stages " == *" pull "* ]]; then
+if stage pull; then
   say "size sweep with the pull kernels (--pull), bf16, for comparison (not for the tuner)"
   mpi 120 --pull -b 1K -e 256M -f 2 --strategy oneshot,twoshot --budget-ms 25 \
     -o "$out/sizes_w${np}_pull.csv" 2>&1 | grep -E -v '^\[' | tee -a "$log" ||
     { say "pull sweep FAILED"; exit 1; }
 fi
-if [[ " $stages " == *" grid "* ]]; then
+if stage order; then
+  # The default is --peer-order spread; the same two-shot sweeps with the other orders, so that
+  # one run shows what the order does (not for the tuner).
+  say "peer order: two-shot bf16 size sweep with --peer-order fixed and rank (push), fixed (pull)"
+  for ord in fixed rank; do
+    mpi 90 --peer-order $ord --strategy twoshot -b 1K -e 256M -f 2 --budget-ms 25 \
+      -o "$out/sizes_w${np}_order_$ord.csv" 2>&1 | grep -E -v '^\[' | tee -a "$log" ||
+      { say "order $ord sweep FAILED"; exit 1; }
+  done
+  mpi 90 --pull --peer-order fixed --strategy twoshot -b 1K -e 256M -f 2 --budget-ms 25 \
+    -o "$out/sizes_w${np}_pull_order_fixed.csv" 2>&1 | grep -E -v '^\[' | tee -a "$log" ||
+    { say "pull order fixed sweep FAILED"; exit 1; }
+  say "peer order: fused + plain two-shot, hidden 1024..8192 x tokens 256..16384, --peer-order fixed"
+  mpi 120 --grid --peer-order fixed --strategy twoshot --hidden 1024:8192 --tokens 256:16384 \
+    --budget-ms 20 -o "$out/grid_w${np}_order_fixed.csv" 2>&1 | grep -E -v '^\[' |
+    tee -a "$log" || { say "order grid FAILED"; exit 1; }
+fi
+if stage grid; then
   say "2-D sweep: hidden 128..8192 x tokens 1..16384, bf16, none + residual_rmsnorm, eager + graph"
   mpi 420 --grid --budget-ms 20 ${GRID_ARGS:-} -o "$out/grid_w$np.csv" 2>&1 |
     tee "$out/grid_w$np.log" | grep -E -v '^\[' | tee -a "$log" ||
     { say "2-D sweep FAILED"; tail -5 "$out/grid_w$np.log"; exit 1; }
 fi
 
-for csv in "$out/sizes_w$np.csv" "$out/sizes_w${np}_pull.csv"; do
+for csv in "$out/sizes_w$np.csv" "$out/sizes_w${np}_pull.csv" "$out/sizes_w${np}_order_fixed.csv" \
+  "$out/sizes_w${np}_order_rank.csv" "$out/sizes_w${np}_pull_order_fixed.csv"; do
   [ -f "$csv" ] || continue
   say "summary of $(basename "$csv"): bf16 all-reduce, time per call, busbw"
   awk -F, 'NR > 1 && $2 == "bf16" && ($3 == 1024 || $3 == 262144 || $3 == 4194304 ||

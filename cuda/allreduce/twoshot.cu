@@ -2,6 +2,9 @@
 // rank r reduces segment r (in rank order) and, after a second barrier, every rank has every
 // segment's sum from its owner. 2 (world-1)/world x size bytes cross NVLink per rank: the choice
 // for large messages. Results are the owner's bits everywhere, so identical on every rank.
+// The phases that talk to one peer at a time visit the peers in PeerAt's order (staggered by rank
+// and block by default, so that the ranks do not all send to, or read from, the same owner at
+// once); the sums are taken in rank order whatever that order is.
 // - push (default): ranks store segment s of their input into owner s's slot `rank`; the owner
 //   reduces from local memory and stores the sum into every rank's result buffer; the gather is a
 //   local copy.
@@ -26,9 +29,9 @@ __global__ void __launch_bounds__(kElemThreads)
   const int parity = call & 1;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  // Block b sends the vectors that block b of each owner reduces.
-  for (int s = 0; s < c.world; ++s) {
-    if (s == c.rank) continue;
+  // Block b sends the vectors that block b of each owner reduces, one owner after the other.
+  for (int j = 0; j + 1 < c.world; ++j) {
+    const int s = PeerAt(c, j);
     uint4* dst = reinterpret_cast<uint4*>(SlotOf(c, s, parity, c.rank));
     const int64_t e = SegBegin(nvec, c.world, s + 1);
     for (int64_t i = SegBegin(nvec, c.world, s) + first; i < e; i += stride) dst[i] = in[i];
@@ -49,8 +52,8 @@ __global__ void __launch_bounds__(kElemThreads)
   }
   PeerBarrier(c, 2 * call);
   const uint4* result = reinterpret_cast<const uint4*>(ResultOf(c, c.rank, parity));
-  for (int s = 0; s < c.world; ++s) {
-    if (s == c.rank) continue;
+  for (int j = 0; j + 1 < c.world; ++j) {
+    const int s = PeerAt(c, j);
     const int64_t e = SegBegin(nvec, c.world, s + 1);
     for (int64_t i = SegBegin(nvec, c.world, s) + first; i < e; i += stride)
       out[i] = __ldcg(result + i);
@@ -67,8 +70,8 @@ __global__ void __launch_bounds__(kElemThreads)
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   // Stage the segments that peers reduce (block b stages the vectors peers' block b reads).
   uint4* stage = reinterpret_cast<uint4*>(StageOf(c, c.rank, parity));
-  for (int s = 0; s < c.world; ++s) {
-    if (s == c.rank) continue;
+  for (int j = 0; j + 1 < c.world; ++j) {
+    const int s = PeerAt(c, j);
     const int64_t e = SegBegin(nvec, c.world, s + 1);
     for (int64_t i = SegBegin(nvec, c.world, s) + first; i < e; i += stride) stage[i] = in[i];
   }
@@ -85,8 +88,8 @@ __global__ void __launch_bounds__(kElemThreads)
     }
   }
   PeerBarrier(c, 2 * call);
-  for (int s = 0; s < c.world; ++s) {
-    if (s == c.rank) continue;
+  for (int j = 0; j + 1 < c.world; ++j) {
+    const int s = PeerAt(c, j);
     const uint4* src = reinterpret_cast<const uint4*>(ResultOf(c, s, parity));
     const int64_t e = SegBegin(nvec, c.world, s + 1);
     for (int64_t i = SegBegin(nvec, c.world, s) + first; i < e; i += stride)
