@@ -24,6 +24,19 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_NE(help.out.find("--iterations"), std::string::npos);
 }
 
+// --no-findings drops the findings and keeps the sections.
+TEST(Cli, NoFindingsLeavesOutFindingsOnly) {
+  const std::string sample =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/llama_decode_h100.nsys.sqlite";
+  testing::CliResult with = RunSightline("analyze --format json '" + sample + "'");
+  testing::CliResult without = RunSightline("analyze --no-findings --format json '" + sample + "'");
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_NE(with.out.find("\"estimated_savings_ns\""), std::string::npos);
+  EXPECT_EQ(without.out.find("\"estimated_savings_ns\""), std::string::npos);
+  EXPECT_NE(without.out.find("\"kernel_summary\""), std::string::npos);
+}
+
 TEST(Cli, BadOptionIsUsageError) {
   testing::CliResult r = RunSightline("analyze --format xml x.json");
   EXPECT_EQ(r.exit_code, 2);
