@@ -65,7 +65,7 @@ Parsed Parse(const std::string& json) {
 class PerfettoSample : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PerfettoSample, CountsMatchTheTrace) {
-  const std::string path = std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/" + GetParam();
+  const std::string path = std::string(SIGHTLINE_SOURCE_DIR) + "/" + GetParam();
   StatusOr<Trace> trace = ImportTrace(path);
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   PerfettoExportCounts counts;
@@ -109,9 +109,11 @@ TEST_P(PerfettoSample, CountsMatchTheTrace) {
   EXPECT_EQ(p.kernel_names, expected);
 }
 
+// Every input format: nsys, PyTorch, and a recording of `sightline record` made on an H100.
 INSTANTIATE_TEST_SUITE_P(Samples, PerfettoSample,
-                         ::testing::Values("llama_decode_h100.nsys.sqlite",
-                                           "llama_decode_h100.pytorch.json.gz"));
+                         ::testing::Values("examples/samples/llama_decode_h100.nsys.sqlite",
+                                           "examples/samples/llama_decode_h100.pytorch.json.gz",
+                                           "cuda/recorder/results/recorder_test_app_h100.slrec"));
 
 // Iteration markers and findings: every iteration appears on its process's track and on each GPU
 // it used; every finding gets a track with a slice per span (one over the trace without spans).
