@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -28,8 +29,13 @@
 namespace sightline::recorder {
 namespace {
 
-constexpr size_t kDefaultBufferBytes = 8 << 20;
-constexpr size_t kMaxQueuedBuffers = 64;  // with 8 MiB buffers: 512 MiB before records are dropped
+// CUPTI fills a buffer on the application's threads and hands it over when full (or at the
+// periodic flush). Large buffers make that hand-over rare: 16 MiB hold about 100k kernel/API
+// records, several seconds of a launch-bound decode loop.
+constexpr size_t kDefaultBufferBytes = 16 << 20;
+constexpr size_t kMaxQueuedBuffers = 32;  // with 16 MiB buffers: 512 MiB before records are dropped
+constexpr size_t kPrefaultedBuffers =
+    2;  // touched at start so no page faults hit launching threads
 
 struct State {
   std::once_flag once;
@@ -38,6 +44,7 @@ struct State {
   CUpti_SubscriberHandle subscriber = nullptr;
   bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
   bool query_calls = false;  // record state-query API calls too
+  std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
 
   // Capture range (cudaProfilerApi).
   std::mutex window_mu;
@@ -117,13 +124,16 @@ const CUpti_CallbackId kDriverQueryCalls[] = {
 void EnableActivities(bool enable) {
   for (CUpti_ActivityKind kind : kKinds) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !S().driver_api) continue;
+    if (std::find(S().skip.begin(), S().skip.end(), kind) != S().skip.end()) continue;
     if (enable) {
       CUPTI_CALL(cuptiActivityEnable(kind));
     } else {
       CUPTI_CALL(cuptiActivityDisable(kind));
     }
   }
-  if (enable && !S().query_calls) {
+  const bool runtime_on =
+      std::find(S().skip.begin(), S().skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == S().skip.end();
+  if (enable && !S().query_calls && runtime_on) {
     for (CUpti_CallbackId cbid : kRuntimeQueryCalls) cuptiActivityEnableRuntimeApi(cbid, 0);
     if (S().driver_api) {
       for (CUpti_CallbackId cbid : kDriverQueryCalls) cuptiActivityEnableDriverApi(cbid, 0);
@@ -208,6 +218,39 @@ size_t EnvSize(const char* name, size_t fallback) {
                                                                  : fallback;
 }
 
+// SIGHTLINE_RECORD_SKIP: activity kinds to leave out, to see what each one costs.
+void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out) {
+  const struct {
+    const char* name;
+    std::vector<CUpti_ActivityKind> kinds;
+  } kNames[] = {
+      {"kernel", {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}},
+      {"runtime", {CUPTI_ACTIVITY_KIND_RUNTIME}},
+      {"sync", {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}},
+      {"memcpy", {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2}},
+      {"memset", {CUPTI_ACTIVITY_KIND_MEMSET}},
+      {"nvtx", {CUPTI_ACTIVITY_KIND_MARKER}},
+  };
+  std::string list = text;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string item = list.substr(pos, comma - pos);
+    bool known = item.empty();
+    for (const auto& n : kNames) {
+      if (item == n.name) {
+        out->insert(out->end(), n.kinds.begin(), n.kinds.end());
+        known = true;
+      }
+    }
+    if (!known) {
+      std::fprintf(stderr, "sightline-recorder: %s: unknown kind '%s' (ignored)\n",
+                   recenv::kSkipEnv, item.c_str());
+    }
+    pos = comma + 1;
+  }
+}
+
 std::string ReadLink(const char* path) {
   char buf[4096];
   const ssize_t n = readlink(path, buf, sizeof buf - 1);
@@ -244,6 +287,11 @@ void StartOnce() {
   s.driver_api = driver != nullptr && std::strcmp(driver, "1") == 0;
   const char* query = std::getenv(recenv::kQueryCallsEnv);
   s.query_calls = query != nullptr && std::strcmp(query, "1") == 0;
+  if (const char* skip = std::getenv(recenv::kSkipEnv); skip != nullptr && *skip != '\0') {
+    ParseSkip(skip, &s.skip);
+    std::fprintf(stderr, "sightline-recorder: %s=%s: diagnostic run, those records are left out\n",
+                 recenv::kSkipEnv, skip);
+  }
 
   const char* pattern = std::getenv(recenv::kOutputEnv);
   const std::string path = recenv::ExpandOutputPattern(
@@ -263,9 +311,12 @@ void StartOnce() {
     }
   }
 
-  s.writer =
-      new Writer(fd, EnvSize(recenv::kBufferBytesEnv, kDefaultBufferBytes), kMaxQueuedBuffers);
+  s.writer = new Writer(fd, EnvSize(recenv::kBufferBytesEnv, kDefaultBufferBytes),
+                        kMaxQueuedBuffers, kPrefaultedBuffers);
   CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
+  // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
+  CUPTI_CALL(cuptiActivityEnableLatencyTimestamps(0));
   if (!CUPTI_CALL(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted))) {
     std::fprintf(stderr, "sightline-recorder: CUPTI cannot trace this process; not recording\n");
     s.writer->Finish(0);

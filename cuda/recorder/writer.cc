@@ -41,8 +41,14 @@ bool WriteAll(int fd, const char* data, size_t n) {
 
 }  // namespace
 
-Writer::Writer(int fd, size_t buffer_bytes, size_t max_queued_buffers)
+Writer::Writer(int fd, size_t buffer_bytes, size_t max_queued_buffers, size_t prefaulted_buffers)
     : fd_(fd), buffer_bytes_(buffer_bytes), max_queued_(max_queued_buffers) {
+  for (size_t i = 0; i < prefaulted_buffers; ++i) {
+    auto* b = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes_));
+    if (b == nullptr) break;
+    std::memset(b, 0, buffer_bytes_);
+    pool_.push_back(b);
+  }
   const std::string header = recfmt::FileHeaderBytes();
   if (!WriteAll(fd_, header.data(), header.size())) {
     std::fprintf(stderr, "sightline-recorder: cannot write the recording: %s\n",

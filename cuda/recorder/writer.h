@@ -19,8 +19,10 @@ namespace sightline::recorder {
 
 class Writer {
  public:
-  // Takes ownership of fd (open for writing, file header not yet written).
-  Writer(int fd, size_t buffer_bytes, size_t max_queued_buffers);
+  // Takes ownership of fd (open for writing, file header not yet written). `prefaulted_buffers`
+  // buffers are allocated and touched now, on the starting thread, so that CUPTI filling them later
+  // on the application's threads takes no first-touch page faults.
+  Writer(int fd, size_t buffer_bytes, size_t max_queued_buffers, size_t prefaulted_buffers = 0);
 
   // CUPTI buffer management (any thread).
   uint8_t* AcquireBuffer(size_t* size);

@@ -22,6 +22,9 @@ inline constexpr char kManifestEnv[] =
 inline constexpr char kDriverApiEnv[] = "SIGHTLINE_RECORD_DRIVER_API";  // 1, or 0 (default)
 inline constexpr char kQueryCallsEnv[] =
     "SIGHTLINE_RECORD_QUERY_CALLS";  // 1: keep cudaGetDevice...
+// Diagnostic only (what costs what): activity left out, a comma list of
+// kernel,runtime,sync,memcpy,memset,nvtx. A recording made with it lacks those records.
+inline constexpr char kSkipEnv[] = "SIGHTLINE_RECORD_SKIP";
 
 inline constexpr char kDefaultOutputPattern[] = "sightline-%p.slrec";
 

@@ -307,7 +307,7 @@ void AddRecordCommand(CLI::App& app, CommandRunner& runner) {
                   "Output path; %p is the process id, %r the rank (0 when unknown)")
       ->capture_default_str();
   cmd->add_option("--buffer-size", args->buffer_size,
-                  "CUPTI activity buffer size (default 8M); raise it when records are dropped");
+                  "CUPTI activity buffer size (default 16M); raise it when records are dropped");
   cmd->add_flag("--driver-api", args->driver_api,
                 "Also record CUDA driver API calls (costly in PyTorch: the runtime makes several "
                 "per kernel); runtime API calls are always recorded");

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""The recorder's overhead benchmark on the GPU machine (called by run_overhead.sh after the build).
+
+For each workload, runs are interleaved: no profiler / `sightline record` / `nsys profile -t
+cuda,nvtx`, the order rotated every repetition (A B C, B C A, C A B, ...) so that drift (clocks,
+page cache, a noisy neighbour) falls on every mode alike. Each run prints its own median iteration
+time (warm-up excluded); the table gives, per mode, the median over runs of those medians, the
+lowest and highest run, and the overhead against no profiler two ways: from the medians, and as the
+median of the per-repetition ratios (each run against the no-profiler run of the same repetition).
+
+Environment: SL, DL, NSYS, OUT, BUDGET_S (seconds for the whole benchmark; a repetition starts only
+when it fits), REPS (default 5), WORKLOADS (names to run; default all: the PyTorch loop first, then
+the four decode_loop configurations), DIAG_MODES (diagnostic modes on the small eager loop; default
+sl_no_runtime sl_kernel_only: SIGHTLINE_RECORD_SKIP, see docs/formats/recorder.md).
+Writes $OUT/overhead.json and $OUT/overhead_log.txt; prints a table last.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.environ.get("OUT", "/tmp/recorder-out")
+SL, DL, NSYS = os.environ["SL"], os.environ["DL"], os.environ.get("NSYS", "")
+BUDGET = float(os.environ.get("BUDGET_S", "400"))
+REPS = int(os.environ.get("REPS", "5"))
+T0 = time.time()
+TMP = "/tmp/overhead"
+os.makedirs(TMP, exist_ok=True)
+LOG = open(os.path.join(OUT, "overhead_log.txt"), "a")
+
+DL_PAT = r"median_iteration_us=([0-9.]+)"
+TORCH_PAT = r"median_itl_ms=([0-9.]+)"
+SMALL = "--hidden 1024 --context 128 --layers 4"
+MODES = ["none", "sightline", "nsys"]
+# Diagnostic modes (SIGHTLINE_RECORD_SKIP): what each activity kind costs on a launch-bound loop.
+DIAG = {"sl_no_runtime": "runtime", "sl_kernel_only": "runtime,sync,memcpy,memset,nvtx"}
+# (name, command, pattern, unit, modes). The small configuration is launch-bound (a few us of GPU
+# work per kernel), so it shows a tracer's per-launch cost; the default one is GPU-bound.
+DL_WORKLOADS = [
+    ("decode_loop_small_eager", f"{DL} {SMALL} --iterations 2000 --warmup 200", DL_PAT, "us",
+     MODES + os.environ.get("DIAG_MODES", " ".join(DIAG)).split()),
+    ("decode_loop_small_graph", f"{DL} {SMALL} --iterations 2000 --warmup 200 --cuda-graph", DL_PAT,
+     "us", MODES),
+    ("decode_loop_default_eager", f"{DL} --iterations 400 --warmup 50", DL_PAT, "us", MODES),
+    ("decode_loop_default_graph", f"{DL} --iterations 400 --warmup 50 --cuda-graph", DL_PAT, "us",
+     MODES),
+]
+TORCH_WORKLOADS = [
+    ("torch_llama_decode_b8",
+     f"python3 {HERE}/torch_decode_bench.py --mode none --steps 250 --warmup 20", TORCH_PAT, "ms",
+     MODES),
+]
+# WORKLOADS="name name ...": run only these (each PyTorch run costs about 20 s of start-up).
+if os.environ.get("WORKLOADS"):
+    _keep = os.environ["WORKLOADS"].split()
+    DL_WORKLOADS = [w for w in DL_WORKLOADS if w[0] in _keep]
+    TORCH_WORKLOADS = [w for w in TORCH_WORKLOADS if w[0] in _keep]
+
+
+def log(msg):
+    print(msg, flush=True)
+    LOG.write(msg + "\n")
+    LOG.flush()
+
+
+def run(cmd, timeout=120):
+    t = time.time()
+    try:
+        p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True, errors="replace")
+        rc, out = p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        rc, out = 124, (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+    LOG.write(f"$ {cmd}   [rc={rc}, {time.time() - t:.1f}s]\n{out[-3000:]}\n")
+    LOG.flush()
+    return rc, out
+
+
+def one(mode, name, cmd, pattern, rep):
+    if mode == "none":
+        rc, out = run(cmd)
+    elif mode == "sightline" or mode in DIAG:
+        path = f"{TMP}/{name}_{mode}_{rep}.slrec"
+        env = f"SIGHTLINE_RECORD_SKIP={DIAG[mode]} " if mode in DIAG else ""
+        rc, out = run(f"{env}{SL} record -o {path} -- {cmd}")
+        line = [l for l in out.splitlines() if l.startswith("sightline record:")]
+        if line:
+            log(f"    {line[-1]}")
+        if rep > 0 and os.path.exists(path):
+            os.remove(path)  # keep only the first repetition's recording
+    else:
+        base = f"{TMP}/{name}_nsys"
+        rc, out = run(f"{NSYS} profile -t cuda,nvtx -s none --cpuctxsw none --cuda-graph-trace=node "
+                      f"--force-overwrite true -o {base} {cmd}")
+    m = re.findall(pattern, out)
+    return rc, (float(m[-1]) if m else None)
+
+
+def bench(workloads, reps, results):
+    vals = {w[0]: {m: [None] * reps for m in w[4]} for w in workloads}
+    rep_time = None
+    for rep in range(reps):
+        t = time.time()
+        left = BUDGET - (t - T0)
+        if (rep_time is None and left < 60) or (rep_time is not None and left < rep_time * 1.1):
+            log(f"  (budget: {left:.0f} s left, a repetition takes {rep_time} s; stopping at {rep})")
+            break
+        for name, cmd, pattern, _, modes in workloads:
+            order = modes[rep % len(modes):] + modes[:rep % len(modes)]
+            for mode in order:
+                rc, v = one(mode, name, cmd, pattern, rep)
+                vals[name][mode][rep] = v
+                log(f"  rep {rep} {name:28s} {mode:9s} rc={rc} median={v}")
+        rep_time = time.time() - t
+    for name, _, _, unit, modes in workloads:
+        res = {"unit": unit, "modes": {}}
+        base_runs = vals[name]["none"]
+        base = statistics.median([v for v in base_runs if v is not None] or [float("nan")])
+        for mode in modes:
+            runs = vals[name][mode]
+            ok = [v for v in runs if v is not None]
+            if not ok:
+                continue
+            ratios = [v / b - 1 for v, b in zip(runs, base_runs) if v is not None and b]
+            med = statistics.median(ok)
+            res["modes"][mode] = {
+                "runs": runs, "median": med, "min": min(ok), "max": max(ok),
+                "overhead_pct": (med / base - 1) * 100,
+                "paired_overhead_pct": statistics.median(ratios) * 100 if ratios else None,
+                "paired_min_pct": min(ratios) * 100 if ratios else None,
+                "paired_max_pct": max(ratios) * 100 if ratios else None,
+            }
+        results[name] = res
+
+
+def table(results):
+    log("\n==== overhead: median of per-run medians [lowest run, highest run]; overhead vs none "
+        "from the medians; paired = median (min..max) of per-repetition ratios ====")
+    for name, res in results.items():
+        n = len([v for v in res["modes"].get("none", {}).get("runs", []) if v is not None])
+        log(f"-- {name} ({n} runs per mode, {res['unit']})")
+        for mode, r in res["modes"].items():
+            pct = "" if mode == "none" else (
+                f"{r['overhead_pct']:+6.1f}%  paired {r['paired_overhead_pct']:+6.1f}% "
+                f"({r['paired_min_pct']:+.1f}..{r['paired_max_pct']:+.1f})")
+            log(f"   {mode:14s} {r['median']:10.3f} [{r['min']:.3f}, {r['max']:.3f}]  {pct}")
+
+
+def main():
+    results = {}
+    try:
+        if TORCH_WORKLOADS:
+            bench(TORCH_WORKLOADS, REPS, results)
+        if DL_WORKLOADS:
+            bench(DL_WORKLOADS, REPS, results)
+        # The CPU binary reads a recording made here.
+        kept = f"{TMP}/decode_loop_small_eager_sightline_0.slrec"
+        if os.path.exists(kept):
+            rc, out = run(f"{SL} analyze {kept}")
+            log(f"analyze {kept}: rc={rc}\n" + "\n".join(out.splitlines()[:25]))
+            if os.path.getsize(kept) < (12 << 20):
+                subprocess.run(["cp", kept, OUT])
+    finally:
+        with open(os.path.join(OUT, "overhead.json"), "w") as f:
+            json.dump(results, f, indent=1)
+        table(results)
+        log(f"total {time.time() - T0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
