@@ -166,7 +166,7 @@ std::string ExpandLogPath(std::string_view pattern, int64_t pid, int rank) {
         continue;
       }
       if (c == 'r') {
-        out += rank >= 0 ? std::to_string(rank) : std::string("norank");
+        out += std::to_string(rank >= 0 ? rank : 0);  // as sightline record's -o does
         ++i;
         continue;
       }

@@ -35,7 +35,7 @@ bool ParseNvtxLevel(std::string_view text, int* level);
 using GetEnvFn = const char* (*)(const char*);
 int RankFromEnvironment(GetEnvFn getenv_fn);
 
-// Replaces %p by `pid`, %r by `rank` (or "norank" when rank < 0) and %% by %.
+// Replaces %p by `pid`, %r by `rank` (0 when rank < 0, as `sightline record -o` does) and %% by %.
 std::string ExpandLogPath(std::string_view pattern, int64_t pid, int rank);
 
 }  // namespace sightline::instrument

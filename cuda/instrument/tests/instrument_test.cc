@@ -99,7 +99,7 @@ TEST(InstrumentRank, TakesTheFirstValidVariableInOrder) {
 
 TEST(InstrumentLogPath, ExpandsPidAndRank) {
   EXPECT_EQ(ExpandLogPath("/tmp/it-%p-%r.jsonl", 42, 3), "/tmp/it-42-3.jsonl");
-  EXPECT_EQ(ExpandLogPath("a%%r-%r", 1, -1), "a%r-norank");
+  EXPECT_EQ(ExpandLogPath("a%%r-%r", 1, -1), "a%r-0");
   EXPECT_EQ(ExpandLogPath("end%", 1, 0), "end%");
 }
 
