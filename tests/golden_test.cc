@@ -18,9 +18,9 @@ namespace sightline {
 namespace {
 
 struct GoldenCase {
-  const char* name;  // golden file stem
-  const char* file;  // input file name
-  bool shared;       // in ../shared/traces (else relative to the source dir)
+  const char* name;             // golden file stem
+  const char* file;             // input file name
+  bool shared;                  // in ../shared/traces (else relative to the source dir)
   const char* file2 = nullptr;  // a second input analysed together with `file` (ranks of a job)
 };
 

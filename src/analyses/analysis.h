@@ -22,7 +22,8 @@ struct AnalyzeOptions {
   DurationNs min_gap_ns = 2'000;  // idle gaps shorter than this are launch jitter
   int top_n = 15;                 // rows kept in long tables (the CLI picks it per format)
   bool findings = true;           // run the findings rules (--no-findings leaves them out)
-  // --iteration-log: joined to each trace's iterations (analyses/iteration_log_join.h); may be null.
+  // --iteration-log: joined to each trace's iterations (analyses/iteration_log_join.h); may be
+  // null.
   std::shared_ptr<const IterationLog> iteration_log;
 };
 

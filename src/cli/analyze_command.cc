@@ -101,8 +101,9 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "Rows kept in each long table (kernels, API calls, gaps, ...); default 15 for "
                   "text, 50 for HTML, 100 for JSON")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag_function("--no-findings", [args](int64_t) { args->options.findings = false; },
-                "Leave out the findings (ranked advice); the analyses' sections stay");
+  cmd->add_flag_function(
+      "--no-findings", [args](int64_t) { args->options.findings = false; },
+      "Leave out the findings (ranked advice); the analyses' sections stay");
   cmd->add_flag("--list", args->list, "List the analyses and exit");
   cmd->callback([&runner, args] { runner = [args] { return RunAnalyze(*args); }; });
 }

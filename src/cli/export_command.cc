@@ -69,14 +69,14 @@ int RunExport(const ExportArgs& args) {
       *trace, options, [&file](std::string_view chunk) { return file->Append(chunk); }, &counts);
   if (s.ok()) s = file->Commit();
   if (!s.ok()) return ReportError(s);
-  std::fprintf(stderr, "%s",
-               fmt::format("sightline: wrote {}: {} kernels, {} memory operations, {} API calls, "
-                           "{} ranges, {} launch flows, {} iterations, {} findings ({} marked "
-                           "spans)\n",
-                           args.output, counts.kernels, counts.memops, counts.api_calls,
-                           counts.ranges, counts.flows, counts.iterations, counts.findings,
-                           counts.finding_spans)
-                   .c_str());
+  std::fprintf(
+      stderr, "%s",
+      fmt::format("sightline: wrote {}: {} kernels, {} memory operations, {} API calls, "
+                  "{} ranges, {} launch flows, {} iterations, {} findings ({} marked "
+                  "spans)\n",
+                  args.output, counts.kernels, counts.memops, counts.api_calls, counts.ranges,
+                  counts.flows, counts.iterations, counts.findings, counts.finding_spans)
+          .c_str());
   return kExitOk;
 }
 

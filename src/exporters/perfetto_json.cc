@@ -97,7 +97,6 @@ class EventWriter {
   bool first_ = true;
 };
 
-
 // Iteration markers: each set's iterations as slices on a track of their process and, so that the
 // boundaries line up with the kernels, on a track at the top of every GPU process.
 void WriteIterations(const Trace& trace, const IterationsResult& result,

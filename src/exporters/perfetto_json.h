@@ -25,13 +25,13 @@ namespace sightline {
 
 struct PerfettoExportCounts {  // what was written, for tests and the CLI's summary line
   int64_t kernels = 0, memops = 0, api_calls = 0, ranges = 0, flows = 0;
-  int64_t iterations = 0;    // iteration slices (each iteration once, however many tracks show it)
-  int64_t findings = 0;      // finding tracks
-  int64_t finding_spans = 0; // finding slices
+  int64_t iterations = 0;     // iteration slices (each iteration once, however many tracks show it)
+  int64_t findings = 0;       // finding tracks
+  int64_t finding_spans = 0;  // finding slices
 };
 
 struct PerfettoExportOptions {
-  const IterationsResult* iterations = nullptr;   // iteration markers; null: none
+  const IterationsResult* iterations = nullptr;    // iteration markers; null: none
   const std::vector<Finding>* findings = nullptr;  // annotations, in rank order; null: none
 };
 

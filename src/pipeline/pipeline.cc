@@ -1,7 +1,6 @@
 #include "pipeline/pipeline.h"
 
 #include <fmt/format.h>
-
 #include <glob.h>
 
 #include <algorithm>
@@ -65,8 +64,8 @@ StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::strin
       }
       if (ec) return InvalidArgumentError(fmt::format("{}: cannot list: {}", path, ec.message()));
       if (files.empty()) {
-        return InvalidArgumentError(fmt::format(
-            "{}: directory holds no trace files (*.json, *.json.gz, *.sqlite)", path));
+        return InvalidArgumentError(
+            fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.sqlite)", path));
       }
       std::sort(files.begin(), files.end());
       out.insert(out.end(), files.begin(), files.end());

@@ -73,7 +73,8 @@ Status RuleHostSync(const Trace& trace, const FindingsContext& c, std::vector<Fi
     const TimeNs end = api.end_ns[r];
     // Past a millisecond the host was doing something else than reacting to the call.
     const DurationNs bubble = std::min(kMaxBubbleNs, IdleAfter(c.Busy(c.windows[w].device), end));
-    s.spans.push_back({api.start_ns[r], end + std::max<DurationNs>(bubble, 0), c.windows[w].device});
+    s.spans.push_back(
+        {api.start_ns[r], end + std::max<DurationNs>(bubble, 0), c.windows[w].device});
     if (bubble > 0 && end + bubble != last_bubble_end) {
       s.bubble_ns += bubble;
       last_bubble_end = end + bubble;

@@ -19,7 +19,8 @@ constexpr DurationNs kMaxGapNs = 50'000;
 constexpr int64_t kMinCount = 10;
 constexpr double kMinShare = 0.01;  // of all kernel time (the saving)
 constexpr size_t kMaxFindings = 3;
-constexpr size_t kSpans = 16;  // occurrences annotated per chain (memory grows with distinct chains)
+constexpr size_t kSpans =
+    16;  // occurrences annotated per chain (memory grows with distinct chains)
 
 using Key = std::array<uint32_t, kLen>;
 struct KeyHash {

@@ -173,11 +173,12 @@ Status RuleLowUtilization(const Trace& trace, const FindingsContext& c, std::vec
     f.evidence.push_back({"region_idle_ns", "GPU idle in them", region_idle, Unit::kDurationNs});
     f.evidence.push_back({"window_ns", "Window (1% of the active span)", bin, Unit::kDurationNs});
     f.evidence.push_back({"active_span_ns", "Device active span", span, Unit::kDurationNs});
-    f.evidence.push_back({"unclaimed_idle_ns", "Idle beyond 1 ms into each gap, counted",
-                          total, Unit::kDurationNs});
+    f.evidence.push_back(
+        {"unclaimed_idle_ns", "Idle beyond 1 ms into each gap, counted", total, Unit::kDurationNs});
     if (has_loop) {
-      f.evidence.push_back({"outside_loop_idle_ns", "Idle before/after the iteration loop (not counted)",
-                            outside_loop_idle, Unit::kDurationNs});
+      f.evidence.push_back({"outside_loop_idle_ns",
+                            "Idle before/after the iteration loop (not counted)", outside_loop_idle,
+                            Unit::kDurationNs});
     }
     std::string where;
     for (size_t i = 0; i < top; ++i) {
