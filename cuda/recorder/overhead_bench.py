@@ -11,7 +11,8 @@ median of the per-repetition ratios (each run against the no-profiler run of the
 Environment: SL, DL, NSYS, OUT, BUDGET_S (seconds for the whole benchmark; a repetition starts only
 when it fits), REPS (default 5), WORKLOADS (names to run; default all: the PyTorch loop first, then
 the four decode_loop configurations), DIAG_MODES (diagnostic modes on the small eager loop; default
-sl_no_runtime sl_kernel_only: SIGHTLINE_RECORD_SKIP, see docs/formats/recorder.md).
+sl_no_runtime sl_kernel_only: SIGHTLINE_RECORD_SKIP, see docs/formats/recorder.md), EXTRA_MODES
+(diagnostic modes run on every decode_loop workload; see DIAG).
 Writes $OUT/overhead.json and $OUT/overhead_log.txt; prints a table last.
 """
 import json
@@ -34,14 +35,18 @@ LOG = open(os.path.join(OUT, "overhead_log.txt"), "a")
 DL_PAT = r"median_iteration_us=([0-9.]+)"
 TORCH_PAT = r"median_itl_ms=([0-9.]+)"
 SMALL = "--hidden 1024 --context 128 --layers 4"
-MODES = ["none", "sightline", "nsys"]
-# Diagnostic modes (SIGHTLINE_RECORD_SKIP): what each activity kind costs on a launch-bound loop.
-DIAG = {"sl_no_runtime": "runtime", "sl_kernel_only": "runtime,sync,memcpy,memset,nvtx"}
+# Diagnostic modes: `sightline record` with these variables set (SIGHTLINE_RECORD_SKIP: what each
+# activity kind costs on a launch-bound loop). run6 also had sl_prev / sl_prev_api here, for
+# settings of a tried recorder change that was reverted (results/run6_tried_changes.diff).
+DIAG = {"sl_no_runtime": "SIGHTLINE_RECORD_SKIP=runtime",
+        "sl_kernel_only": "SIGHTLINE_RECORD_SKIP=runtime,sync,memcpy,memset,nvtx"}
+# EXTRA_MODES="sl_no_runtime ...": diagnostic modes run on every decode_loop workload (after sightline).
+MODES = ["none", "sightline"] + os.environ.get("EXTRA_MODES", "").split() + ["nsys"]
 # (name, command, pattern, unit, modes). The small configuration is launch-bound (a few us of GPU
 # work per kernel), so it shows a tracer's per-launch cost; the default one is GPU-bound.
 DL_WORKLOADS = [
     ("decode_loop_small_eager", f"{DL} {SMALL} --iterations 2000 --warmup 200", DL_PAT, "us",
-     MODES + os.environ.get("DIAG_MODES", " ".join(DIAG)).split()),
+     MODES + os.environ.get("DIAG_MODES", "sl_no_runtime sl_kernel_only").split()),
     ("decode_loop_small_graph", f"{DL} {SMALL} --iterations 2000 --warmup 200 --cuda-graph", DL_PAT,
      "us", MODES),
     ("decode_loop_default_eager", f"{DL} --iterations 400 --warmup 50", DL_PAT, "us", MODES),
@@ -84,7 +89,7 @@ def one(mode, name, cmd, pattern, rep):
         rc, out = run(cmd)
     elif mode == "sightline" or mode in DIAG:
         path = f"{TMP}/{name}_{mode}_{rep}.slrec"
-        env = f"SIGHTLINE_RECORD_SKIP={DIAG[mode]} " if mode in DIAG else ""
+        env = f"{DIAG[mode]} " if mode in DIAG else ""
         rc, out = run(f"{env}{SL} record -o {path} -- {cmd}")
         line = [l for l in out.splitlines() if l.startswith("sightline record:")]
         if line:
@@ -163,6 +168,20 @@ def main():
             log(f"analyze {kept}: rc={rc}\n" + "\n".join(out.splitlines()[:25]))
             if os.path.getsize(kept) < (12 << 20):
                 subprocess.run(["cp", kept, OUT])
+        # Record counts per mode (first repetition): what each recording holds.
+        for mode in ["sightline"] + list(DIAG):
+            f = f"{TMP}/decode_loop_small_eager_{mode}_0.slrec"
+            if not os.path.exists(f):
+                continue
+            rc, out = run(f"python3 {HERE}/slrec_summary.py {f}")
+            try:
+                summary = json.loads(out.strip().splitlines()[-1])
+                its = list(summary["iterations"].values())
+                log(f"records {mode}: {summary['records']} kernels={summary['kernels']} "
+                    f"drops={summary['drops']} ended={summary['ended_cleanly']} iterations={len(its)} "
+                    f"kernels/iteration min={min(its) if its else None} max={max(its) if its else None}")
+            except (ValueError, KeyError, IndexError):
+                log(f"records {mode}: slrec_summary rc={rc}: {out[-300:]}")
     finally:
         with open(os.path.join(OUT, "overhead.json"), "w") as f:
             json.dump(results, f, indent=1)
