@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <sightline/recorder_env.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -156,29 +158,8 @@ int RankFromEnvironment(GetEnvFn getenv_fn) {
 }
 
 std::string ExpandLogPath(std::string_view pattern, int64_t pid, int rank) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size()) {
-      const char c = pattern[i + 1];
-      if (c == 'p') {
-        out += std::to_string(pid);
-        ++i;
-        continue;
-      }
-      if (c == 'r') {
-        out += std::to_string(rank >= 0 ? rank : 0);  // as sightline record's -o does
-        ++i;
-        continue;
-      }
-      if (c == '%') {
-        out += '%';
-        ++i;
-        continue;
-      }
-    }
-    out += pattern[i];
-  }
-  return out;
+  // The same expansion as `sightline record -o`, so a log and a recording of one process pair up.
+  return recenv::ExpandOutputPattern(pattern, pid, rank);
 }
 
 }  // namespace sightline::instrument
