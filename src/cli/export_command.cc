@@ -33,20 +33,19 @@ int RunExport(const ExportArgs& args) {
 
   // Annotations: the iterations and findings `sightline analyze` would report.
   PerfettoExportOptions options;
-  IterationsResult iterations;
+  // One context serves both: the rules read its iterations, the export draws them.
+  AnalyzeOptions analyze;
+  analyze.iterations_regex = args.iterations_regex;
+  FindingsContext context;
   std::vector<Finding> findings;
   if (!args.no_annotations) {
-    AnalyzeOptions analyze;
-    analyze.iterations_regex = args.iterations_regex;
-    IterationsOptions it_options;
-    it_options.name_regex = args.iterations_regex;
-    StatusOr<IterationsResult> it = ComputeIterations(*trace, it_options);
-    if (!it.ok()) return ReportError(it.status());
-    iterations = std::move(*it);
-    StatusOr<std::vector<Finding>> f = ComputeFindings(*trace, analyze);
+    StatusOr<FindingsContext> c = BuildFindingsContext(*trace, analyze);
+    if (!c.ok()) return ReportError(c.status());
+    context = std::move(*c);
+    StatusOr<std::vector<Finding>> f = ComputeFindings(*trace, context);
     if (!f.ok()) return ReportError(f.status());
     findings = std::move(*f);
-    options.iterations = &iterations;
+    options.iterations = &context.iterations;
     options.findings = &findings;
   }
 

@@ -135,9 +135,14 @@ StatusOr<FindingsContext> BuildFindingsContext(const Trace& trace, const Analyze
 }
 
 StatusOr<std::vector<Finding>> ComputeFindings(const Trace& trace, const AnalyzeOptions& options) {
+  if (!trace.HasGpuWork()) return std::vector<Finding>();
+  ASSIGN_OR_RETURN(FindingsContext context, BuildFindingsContext(trace, options));
+  return ComputeFindings(trace, context);
+}
+
+StatusOr<std::vector<Finding>> ComputeFindings(const Trace& trace, const FindingsContext& context) {
   std::vector<Finding> out;
   if (!trace.HasGpuWork()) return out;
-  ASSIGN_OR_RETURN(FindingsContext context, BuildFindingsContext(trace, options));
   for (const FindingRule& rule : FindingRules()) {
     Status s = rule.run(trace, context, out);
     if (!s.ok()) return s.WithPrefix(fmt::format("finding rule {}", rule.id));

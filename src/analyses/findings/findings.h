@@ -73,6 +73,9 @@ StatusOr<FindingsContext> BuildFindingsContext(const Trace& trace, const Analyze
 // Runs every rule; findings sorted by estimated_savings_ns, largest first (Finding::input unset).
 StatusOr<std::vector<Finding>> ComputeFindings(const Trace& trace, const AnalyzeOptions& options);
 
+// The same on a context the caller built (and may use afterwards, e.g. for its iterations).
+StatusOr<std::vector<Finding>> ComputeFindings(const Trace& trace, const FindingsContext& context);
+
 // The rules (one file each).
 Status RuleLaunchBound(const Trace& trace, const FindingsContext& context,
                        std::vector<Finding>& out);
