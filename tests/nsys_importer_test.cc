@@ -281,7 +281,9 @@ std::string SharedTrace(const std::string& name) {
 
 // "examples/..." is in this repository; anything else is a file of ../shared/traces.
 std::string RealTrace(const std::string& name) {
-  if (name.starts_with("examples/")) return (fs::path(SIGHTLINE_SOURCE_DIR) / name).string();
+  if (name.starts_with("examples/") || name.starts_with("tests/")) {
+    return (fs::path(SIGHTLINE_SOURCE_DIR) / name).string();
+  }
   return SharedTrace(name);
 }
 
@@ -750,8 +752,10 @@ TEST_P(NsysRealFile, CountsMatchSql) {
   StatusOr<Trace> trace = ImportTrace(path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   Db db(path);
+  // Whole-graph runs (nsys --cuda-graph-trace=graph) are kernel rows too, one per run.
   EXPECT_EQ(static_cast<int64_t>(trace->kernels.size()),
-            db.Count("CUPTI_ACTIVITY_KIND_KERNEL", "end >= start"));
+            db.Count("CUPTI_ACTIVITY_KIND_KERNEL", "end >= start") +
+                db.Count("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "end >= start"));
   EXPECT_EQ(static_cast<int64_t>(trace->api_calls.size()),
             db.Count("CUPTI_ACTIVITY_KIND_RUNTIME", "eventClass IN (0, 1) AND end >= start"));
   const int64_t runtime =
@@ -850,11 +854,16 @@ TEST_P(NsysRealFile, KernelLaunchLinkingMatchesSql) {
     EXPECT_EQ(trace->kernels.size(), 0u);
     return;
   }
-  const int64_t expected_linked = db.Int(
-      "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k WHERE EXISTS (SELECT 1 FROM "
-      "CUPTI_ACTIVITY_KIND_RUNTIME AS r WHERE r.correlationId = k.correlationId AND "
-      "r.eventClass IN (0, 1) AND r.globalTid / 16777216 % 16777216 = "
-      "k.globalPid / 16777216 % 16777216)");
+  auto linked_in = [&](const std::string& table) {
+    if (!db.HasTable(table)) return int64_t{0};
+    return db.Int("SELECT count(*) FROM " + table +
+                  " AS k WHERE EXISTS (SELECT 1 FROM "
+                  "CUPTI_ACTIVITY_KIND_RUNTIME AS r WHERE r.correlationId = k.correlationId AND "
+                  "r.eventClass IN (0, 1) AND r.globalTid / 16777216 % 16777216 = "
+                  "k.globalPid / 16777216 % 16777216)");
+  };
+  const int64_t expected_linked =
+      linked_in("CUPTI_ACTIVITY_KIND_KERNEL") + linked_in("CUPTI_ACTIVITY_KIND_GRAPH_TRACE");
   const KernelTable& k = trace->kernels;
   int64_t linked = 0, linked_to_launch = 0;
   for (size_t i = 0; i < k.size(); ++i) {
@@ -911,9 +920,40 @@ TEST_P(NsysRealFile, NamesMatchStringIds) {
 
 INSTANTIATE_TEST_SUITE_P(RealTraces, NsysRealFile,
                          ::testing::Values("examples/samples/llama_decode_h100.nsys.sqlite",
+                                           "tests/data/nsys/decode_loop_graph_trace_h100.sqlite",
                                            "nsys_toy_llama_demo.sqlite",
                                            "nsys_toy_llama_inference_sim.sqlite",
                                            "nsys_2025_schema_3.20_small.sqlite"));
+
+// nsys's default --cuda-graph-trace=graph (decode_loop --cuda-graph on an H100, 20 iterations):
+// each graph run is one row named after its graph, on its stream, linked to its cudaGraphLaunch,
+// with the run's start and end; an info diagnostic counts them.
+TEST(NsysWholeGraphs, EachRunIsOneRowLinkedToItsLaunch) {
+  const std::string path = RealTrace("tests/data/nsys/decode_loop_graph_trace_h100.sqlite");
+  StatusOr<Trace> trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  Db db(path);
+  const auto runs = db.Rows(
+      "SELECT graphId, start, end, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE "
+      "ORDER BY start");
+  ASSERT_EQ(runs.size(), 20u);
+  EXPECT_EQ(trace->diagnostics.Count("whole_graph_runs"), 20);
+  const KernelTable& k = trace->kernels;
+  size_t next = 0;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (trace->str(k.name[i]).find("(whole graph)") == std::string_view::npos) continue;
+    ASSERT_LT(next, runs.size());
+    const auto& r = runs[next++];
+    EXPECT_EQ(trace->str(k.short_name[i]), "CUDA graph " + r[0] + " (whole graph)");
+    EXPECT_EQ(std::to_string(k.start_ns[i]), r[1]);
+    EXPECT_EQ(std::to_string(k.end_ns[i]), r[2]);
+    EXPECT_EQ(std::to_string(k.stream[i]), r[3]);
+    ASSERT_NE(k.launch_call[i], kNoRow);
+    EXPECT_EQ(std::to_string(trace->api_calls.correlation[k.launch_call[i]]), r[4]);
+    EXPECT_EQ(trace->str(trace->api_calls.name[k.launch_call[i]]), "cudaGraphLaunch");
+  }
+  EXPECT_EQ(next, runs.size());
+}
 
 // The 3.20 capture has two API calls and no GPU activity at all: imported, with a warning.
 TEST(NsysRealFileNoKernels, ImportsApiCallsAndWarns) {

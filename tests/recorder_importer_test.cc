@@ -198,6 +198,37 @@ TEST(RecorderImporter, ImportsAllRecordKinds) {
   EXPECT_EQ(t->diagnostics.Count("recorder_not_finished"), 0);
 }
 
+// --cuda-graph-trace graph: a graph's run is one record; it becomes one row on its stream, linked
+// to its cudaGraphLaunch, with GPU time for the analyses, and an info diagnostic says so.
+TEST(RecorderImporter, WholeGraphRunsBecomeOneRowEach) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "cudaGraphLaunch");
+  c.Add(RecordType::kApi, Api(1000, 1100, 21, 1, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kApi, Api(5000, 5100, 22, 1, recfmt::ApiDomain::kRuntime));
+  for (uint32_t corr : {21u, 22u}) {
+    recfmt::GraphBody g{};
+    g.start_ns = corr == 21 ? 1200 : 5200;
+    g.end_ns = g.start_ns + 3000;
+    g.stream = 7;
+    g.correlation = corr;
+    g.graph_id = 3;
+    c.Add(RecordType::kGraph, g);
+  }
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "g.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->kernels.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(t->str(t->kernels.short_name[i]), "CUDA graph 3 (whole graph)");
+    EXPECT_EQ(t->kernels.end_ns[i] - t->kernels.start_ns[i], 3000);
+    EXPECT_EQ(t->kernels.stream[i], 7);
+    ASSERT_NE(t->kernels.launch_call[i], kNoRow);
+    EXPECT_EQ(t->api_calls.correlation[t->kernels.launch_call[i]], i == 0 ? 21 : 22);
+  }
+  EXPECT_EQ(t->diagnostics.Count("whole_graph_runs"), 2);
+  EXPECT_EQ(t->diagnostics.Count("recorder_unknown_records"), 0);
+}
+
 TEST(RecorderImporter, TruncatedLastChunkKeepsEarlierChunks) {
   const std::string whole = WholeFile();
   const size_t second = recfmt::FileHeaderBytes().size() + FirstChunk().size();

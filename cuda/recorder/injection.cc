@@ -44,6 +44,7 @@ struct State {
   CUpti_SubscriberHandle subscriber = nullptr;
   bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
   bool query_calls = false;  // record state-query API calls too
+  bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
   std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
 
   // Capture range (cudaProfilerApi).
@@ -129,6 +130,13 @@ void EnableActivities(bool enable) {
       CUPTI_CALL(cuptiActivityEnable(kind));
     } else {
       CUPTI_CALL(cuptiActivityDisable(kind));
+    }
+  }
+  if (S().graph_trace) {
+    if (enable) {
+      CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+    } else {
+      CUPTI_CALL(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     }
   }
   const bool runtime_on =
@@ -251,6 +259,40 @@ void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out) {
   }
 }
 
+// CUPTI attributes set from SIGHTLINE_RECORD_* variables (recorder_env.h), for the overhead study.
+void SetCuptiAttributes() {
+  const struct {
+    const char* env;
+    CUpti_ActivityAttribute attribute;
+    bool is_size;  // size_t value; otherwise uint8_t
+  } kKnobs[] = {
+      {recenv::kCuptiPinnedEnv, CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, false},
+      {recenv::kDeviceBufferBytesEnv, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, true},
+      {recenv::kDeviceBuffersEnv, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, true},
+      {recenv::kPerThreadBuffersEnv, CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, false},
+      {recenv::kZeroedBuffersEnv, CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, false},
+  };
+  for (const auto& k : kKnobs) {
+    const char* v = std::getenv(k.env);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v, &end, 10);
+    if (*end != '\0') {
+      std::fprintf(stderr, "sightline-recorder: %s=%s is not a number (ignored)\n", k.env, v);
+      continue;
+    }
+    if (k.is_size) {
+      size_t value = static_cast<size_t>(n);
+      size_t bytes = sizeof value;
+      CUPTI_CALL(cuptiActivitySetAttribute(k.attribute, &bytes, &value));
+    } else {
+      uint8_t value = n != 0 ? 1 : 0;
+      size_t bytes = sizeof value;
+      CUPTI_CALL(cuptiActivitySetAttribute(k.attribute, &bytes, &value));
+    }
+  }
+}
+
 std::string ReadLink(const char* path) {
   char buf[4096];
   const ssize_t n = readlink(path, buf, sizeof buf - 1);
@@ -317,6 +359,10 @@ void StartOnce() {
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
   CUPTI_CALL(cuptiActivityEnableLatencyTimestamps(0));
+  SetCuptiAttributes();
+  if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr) {
+    s.graph_trace = std::strcmp(v, "graph") == 0;
+  }
   if (!CUPTI_CALL(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted))) {
     std::fprintf(stderr, "sightline-recorder: CUPTI cannot trace this process; not recording\n");
     s.writer->Finish(0);
@@ -360,7 +406,11 @@ void StartOnce() {
     EnableActivities(true);
   }
   // Completed buffers reach the file at least every second, so a crash loses little.
-  CUPTI_CALL(cuptiActivityFlushPeriod(1000));
+  uint32_t flush_ms = 1000;
+  if (const char* v = std::getenv(recenv::kFlushMsEnv); v != nullptr && *v != '\0') {
+    flush_ms = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+  }
+  CUPTI_CALL(cuptiActivityFlushPeriod(flush_ms));
   s.active = true;
   std::atexit(AtExit);
 }

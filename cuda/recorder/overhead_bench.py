@@ -40,6 +40,10 @@ SMALL = "--hidden 1024 --context 128 --layers 4"
 # settings of a tried recorder change that was reverted (results/run6_tried_changes.diff).
 DIAG = {"sl_no_runtime": "SIGHTLINE_RECORD_SKIP=runtime",
         "sl_kernel_only": "SIGHTLINE_RECORD_SKIP=runtime,sync,memcpy,memset,nvtx"}
+# Modes with other recorder or nsys options (EXTRA_MODES="sl_graph nsys_graph"): CUDA graphs traced
+# as whole graphs (sightline record --cuda-graph-trace graph; nsys --cuda-graph-trace=graph).
+SL_ARGS = {"sightline": "", "sl_graph": "--cuda-graph-trace graph"}
+NSYS_ARGS = {"nsys": "--cuda-graph-trace=node", "nsys_graph": "--cuda-graph-trace=graph"}
 # EXTRA_MODES="sl_no_runtime ...": diagnostic modes run on every decode_loop workload (after sightline).
 MODES = ["none", "sightline"] + os.environ.get("EXTRA_MODES", "").split() + ["nsys"]
 # (name, command, pattern, unit, modes). The small configuration is launch-bound (a few us of GPU
@@ -87,10 +91,10 @@ def run(cmd, timeout=120):
 def one(mode, name, cmd, pattern, rep):
     if mode == "none":
         rc, out = run(cmd)
-    elif mode == "sightline" or mode in DIAG:
+    elif mode in SL_ARGS or mode in DIAG:
         path = f"{TMP}/{name}_{mode}_{rep}.slrec"
         env = f"{DIAG[mode]} " if mode in DIAG else ""
-        rc, out = run(f"{env}{SL} record -o {path} -- {cmd}")
+        rc, out = run(f"{env}{SL} record {SL_ARGS.get(mode, '')} -o {path} -- {cmd}")
         line = [l for l in out.splitlines() if l.startswith("sightline record:")]
         if line:
             log(f"    {line[-1]}")
@@ -98,7 +102,7 @@ def one(mode, name, cmd, pattern, rep):
             os.remove(path)  # keep only the first repetition's recording
     else:
         base = f"{TMP}/{name}_nsys"
-        rc, out = run(f"{NSYS} profile -t cuda,nvtx -s none --cpuctxsw none --cuda-graph-trace=node "
+        rc, out = run(f"{NSYS} profile -t cuda,nvtx -s none --cpuctxsw none {NSYS_ARGS[mode]} "
                       f"--force-overwrite true -o {base} {cmd}")
     m = re.findall(pattern, out)
     return rc, (float(m[-1]) if m else None)

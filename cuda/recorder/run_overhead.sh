@@ -5,6 +5,7 @@
 # overhead_bench.py (interleaved runs: none / sightline record / nsys -t cuda,nvtx). Needs the CPU
 # sightline binary and its libraries in .device/recorder2/{bin,lib} (SL_DIR to change) and Nsight
 # Systems' helper in .device/device (see ../shared/device/README.md). Logs and JSON go to $OUT.
+# GRAPH_CHECK=1 first runs graph_trace_check.py; SCRIPT=overhead_diag.py runs the diagnostic instead.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/recorder-out}
@@ -25,5 +26,9 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   export SIGHTLINE_RECORDER_LIB=/tmp/bg/recorder/libsightline_recorder.so
   export DL=/tmp/bg/decode_loop/decode_loop
   $SL --version
-  python3 cuda/recorder/overhead_bench.py
+  if [ "${GRAPH_CHECK:-0}" = 1 ]; then
+    $NSYS profile --help 2>&1 | grep -A6 -e '--cuda-graph-trace' | head -8
+    python3 cuda/recorder/graph_trace_check.py
+  fi
+  python3 cuda/recorder/${SCRIPT:-overhead_bench.py}
 } 2>&1 | tee "$OUT/log.txt"

@@ -4,22 +4,25 @@
 Written from docs/formats/recorder.md alone (standard library only), so the GPU checks in
 run_on_gpu.sh test the format as documented and need no sightline build on the GPU machine.
 
-  slrec_summary.py FILE [--iteration-prefix "iteration "]
+  slrec_summary.py FILE [--iteration-prefix "iteration "] [--timing]
 
 Prints: record counts per type, kernel count and total kernel time (ns), capture windows, drops,
 whether the file ended cleanly, and the iterations (NVTX ranges named PREFIX<N>) with the number of
 kernels each launched (kernels whose launching API call, same correlation id, starts inside the range
-on the range's thread).
+on the range's thread). --timing adds medians that tell where a tracer's cost lands: the launching
+thread's API call durations and start-to-start intervals, kernel durations and the GPU gaps between
+consecutive kernels on a stream.
 """
 import argparse
 import bisect
 import json
+import statistics
 import struct
 import sys
 import zlib
 
 TYPES = {1: "process", 2: "string", 3: "device", 4: "kernel", 5: "memcpy", 6: "memset", 7: "api",
-         8: "sync", 9: "range", 10: "capture_window", 11: "drops", 12: "end"}
+         8: "sync", 9: "range", 10: "capture_window", 11: "drops", 12: "end", 13: "graph"}
 
 
 def records(data):
@@ -45,15 +48,46 @@ def records(data):
     return "complete"
 
 
+def timing(kernels, kstreams, calls, strings):
+    """Medians (ns) of the busiest API thread's calls and of kernels and GPU gaps."""
+    med = lambda v: statistics.median(v) if v else None
+    t = {"kernel_ns": med([e - s for s, e, _ in kernels])}
+    gaps = []
+    for spans in kstreams.values():
+        spans.sort()
+        gaps += [b[0] - a[1] for a, b in zip(spans, spans[1:]) if b[0] >= a[1]]
+    t["gpu_gap_ns"] = med(gaps)
+    if calls:
+        tid, mine = max(calls.items(), key=lambda kv: len(kv[1]))
+        mine.sort()
+        t["api_thread_calls"] = len(mine)
+        counts = {}
+        for per_tid in calls.values():
+            for _s, _e, n in per_tid:
+                counts[strings.get(n, str(n))] = counts.get(strings.get(n, str(n)), 0) + 1
+        t["api_counts"] = dict(sorted(counts.items(), key=lambda kv: -kv[1])[:8])
+        by_name = {}
+        for s, e, n in mine:
+            by_name.setdefault(strings.get(n, str(n)), []).append(e - s)
+        t["api_ns"] = {k: med(v) for k, v in sorted(by_name.items(), key=lambda kv: -len(kv[1]))[:6]}
+        launches = [c for c in mine if strings.get(c[2], "").startswith(("cudaLaunchKernel", "cuLaunchKernel"))]
+        t["launch_interval_ns"] = med([b[0] - a[0] for a, b in zip(launches, launches[1:])])
+        t["between_launches_ns"] = med([b[0] - a[1] for a, b in zip(launches, launches[1:])])
+    return t
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
     ap.add_argument("--iteration-prefix", default="iteration ")
+    ap.add_argument("--timing", action="store_true")
     args = ap.parse_args()
     data = open(args.file, "rb").read()
     counts = {}
     strings = {0: ""}
     kernels = []  # (start, end, correlation)
+    kstreams = {}  # stream -> [(start, end)] (--timing)
+    calls = {}     # tid -> [(start, end, name id)] (--timing)
     api = {}      # correlation -> (start, tid)
     ranges = []   # (start, end, tid, name)
     windows = []
@@ -74,10 +108,14 @@ def main():
             sid, n = struct.unpack_from("<II", body)
             strings[sid] = body[8:8 + n].decode("utf-8", "replace")
         elif rtype == 4:
-            start, end, _node, _dev, _ctx, _stream, corr = struct.unpack_from("<qqQIIII", body)
+            start, end, _node, _dev, _ctx, stream, corr = struct.unpack_from("<qqQIIII", body)
             kernels.append((start, end, corr))
+            if args.timing:
+                kstreams.setdefault(stream, []).append((start, end))
         elif rtype == 7:
             start, end, _pid, tid, corr = struct.unpack_from("<qqIII", body)
+            if args.timing:
+                calls.setdefault(tid, []).append((start, end, struct.unpack_from("<I", body, 36)[0]))
             # Graph kernels share the cudaGraphLaunch correlation: keep the runtime call.
             if corr not in api or struct.unpack_from("<I", body, 32)[0] == 1:
                 api[corr] = (start, tid)
@@ -122,6 +160,8 @@ def main():
         "ranges": len(ranges),
         "iterations": dict(sorted(iterations.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0)),
     }
+    if args.timing:
+        out["timing"] = timing(kernels, kstreams, calls, strings)
     json.dump(out, sys.stdout)
     print()
 

@@ -9,7 +9,16 @@ step is one NVTX range "iteration <i>" and ends in a host sync (the sampled toke
   --mode none    no profiler in the process (also used under `sightline record` and `nsys`)
   --mode torch   torch.profiler with CUDA activities only around the measured steps
 
-Prints `median_itl_ms=<float>` (median wall time of the measured decode steps).
+  --window-every N   measured steps alternate in blocks of N: out of a profiler window, then inside
+                     one (cudaProfilerStart before the block, cudaProfilerStop after it; both calls
+                     outside the timed steps). Under `sightline record --capture-range cudaProfilerApi
+                     --capture-range-end repeat` (or nsys -c cudaProfilerApi) this compares traced and
+                     untraced steps inside one process, free of the process-to-process spread; without
+                     a capture range the two halves must agree (a control). The first step of each
+                     block is left out (it pays the switch).
+
+Prints `median_itl_ms=<float>` (median wall time of the measured decode steps); with --window-every
+also `median_out_ms=`, `median_in_ms=` and `in_over_out_pct=`.
 """
 import argparse
 import statistics
@@ -25,6 +34,7 @@ def main():
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--window-every", type=int, default=0)
     args = p.parse_args()
 
     torch.backends.cuda.enable_cudnn_sdp(False)  # cuDNN SDPA rebuilds a graph per KV length
@@ -36,10 +46,16 @@ def main():
         model = LlamaForCausalLM(cfg).to(torch.bfloat16).eval()
     ids = torch.randint(3, cfg.vocab_size, (args.batch, 64), device="cuda")
 
+    n = args.window_every
+    inside, outside = [], []
+
     def run(steps, times):
         past = None
         inp = ids
         for i in range(steps):
+            block = (i - 1) // n if n and times is not None and i > 0 else -1
+            if block >= 0 and (i - 1) % n == 0:
+                (torch.cuda.profiler.start if block % 2 else torch.cuda.profiler.stop)()
             t0 = time.perf_counter()
             torch.cuda.nvtx.range_push(f"iteration {i}")
             out = model(input_ids=inp, past_key_values=past, use_cache=True)
@@ -49,6 +65,8 @@ def main():
             torch.cuda.nvtx.range_pop()
             if times is not None and i > 0:  # step 0 is the prefill
                 times.append(time.perf_counter() - t0)
+                if block >= 0 and (i - 1) % n != 0:
+                    (inside if block % 2 else outside).append(times[-1])
 
     with torch.inference_mode():
         run(args.warmup, None)
@@ -59,6 +77,12 @@ def main():
                 run(args.steps + 1, times)
         else:
             run(args.steps + 1, times)
+    if n:
+        torch.cuda.profiler.stop()
+        out_ms = statistics.median(outside) * 1e3
+        in_ms = statistics.median(inside) * 1e3
+        print(f"median_out_ms={out_ms:.4f} median_in_ms={in_ms:.4f} "
+              f"in_over_out_pct={(in_ms / out_ms - 1) * 100:.2f}", flush=True)
     print(f"median_itl_ms={statistics.median(times) * 1e3:.4f}", flush=True)
 
 

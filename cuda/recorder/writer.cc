@@ -2,6 +2,7 @@
 
 #include <cupti.h>
 #include <cxxabi.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,12 +40,28 @@ bool WriteAll(int fd, const char* data, size_t n) {
   return true;
 }
 
+// Activity buffers: 8-byte aligned by default; with SIGHTLINE_RECORD_HUGEPAGES=1 aligned to 2 MiB
+// and advised as transparent huge pages (the overhead study, results/README.md run8).
+uint8_t* NewBuffer(size_t bytes) {
+  static const bool huge = [] {
+    const char* v = std::getenv("SIGHTLINE_RECORD_HUGEPAGES");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  constexpr size_t kHuge = 2u << 20;
+  if (huge && bytes % kHuge == 0) {
+    void* p = std::aligned_alloc(kHuge, bytes);
+    if (p != nullptr) madvise(p, bytes, MADV_HUGEPAGE);
+    return static_cast<uint8_t*>(p);
+  }
+  return static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
+}
+
 }  // namespace
 
 Writer::Writer(int fd, size_t buffer_bytes, size_t max_queued_buffers, size_t prefaulted_buffers)
     : fd_(fd), buffer_bytes_(buffer_bytes), max_queued_(max_queued_buffers) {
   for (size_t i = 0; i < prefaulted_buffers; ++i) {
-    auto* b = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes_));
+    uint8_t* b = NewBuffer(buffer_bytes_);
     if (b == nullptr) break;
     std::memset(b, 0, buffer_bytes_);
     pool_.push_back(b);
@@ -66,10 +83,15 @@ uint8_t* Writer::AcquireBuffer(size_t* size) {
       return b;
     }
   }
-  return static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes_));
+  uint8_t* b = NewBuffer(buffer_bytes_);
+  if (b != nullptr) std::memset(b, 0, buffer_bytes_);
+  return b;
 }
 
-void Writer::ReleaseBuffer(uint8_t* buffer) {
+// Buffers go back to the pool zeroed (only the part CUPTI wrote), so CUPTI need not zero them on
+// the application's thread (SIGHTLINE_RECORD_ZEROED_BUFFERS).
+void Writer::ReleaseBuffer(uint8_t* buffer, size_t used) {
+  std::memset(buffer, 0, std::min(used, buffer_bytes_));
   std::lock_guard<std::mutex> lock(mu_);
   pool_.push_back(buffer);
 }
@@ -84,7 +106,7 @@ void Writer::AddCuptiDropped(uint64_t n) {
 void Writer::Post(uint8_t* buffer, size_t valid_bytes) {
   if (buffer == nullptr) return;
   if (valid_bytes == 0) {
-    ReleaseBuffer(buffer);
+    ReleaseBuffer(buffer, 0);
     return;
   }
   {
@@ -107,7 +129,7 @@ void Writer::Post(uint8_t* buffer, size_t valid_bytes) {
     queue_dropped_ += n;
     drops_changed_ = true;
   }
-  ReleaseBuffer(buffer);
+  ReleaseBuffer(buffer, valid_bytes);
 }
 
 void Writer::PostRecord(RecordType type, const void* body, size_t n,
@@ -138,7 +160,7 @@ void Writer::Run() {
       lock.unlock();
       if (item.buffer != nullptr) {
         Translate(item.buffer, item.valid);
-        ReleaseBuffer(item.buffer);
+        ReleaseBuffer(item.buffer, item.valid);
       } else {
         AppendPosted(item);
       }
@@ -308,6 +330,20 @@ void Writer::TranslateOne(const void* raw) {
       b.graph_id = k->graphId;
       b.launch_type = k->launchType;
       chunk_.Add(RecordType::kKernel, b);
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      const auto* g = static_cast<const CUpti_ActivityGraphTrace2*>(raw);
+      recfmt::GraphBody b{};
+      b.start_ns = static_cast<int64_t>(g->start);
+      b.end_ns = static_cast<int64_t>(g->end);
+      b.device = g->deviceId;
+      b.context = g->contextId;
+      b.stream = g->streamId;
+      b.correlation = g->correlationId;
+      b.graph_id = g->graphId;
+      b.end_device = g->endDeviceId;
+      chunk_.Add(RecordType::kGraph, b);
       return;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {

@@ -64,7 +64,7 @@ class Writer {
   uint32_t InternApiName(uint32_t domain, uint32_t cbid);
   void WriteChunk();
   void WriteDrops();
-  void ReleaseBuffer(uint8_t* buffer);
+  void ReleaseBuffer(uint8_t* buffer, size_t used);
 
   int fd_;
   const size_t buffer_bytes_;

@@ -25,6 +25,19 @@ inline constexpr char kQueryCallsEnv[] =
 // Diagnostic only (what costs what): activity left out, a comma list of
 // kernel,runtime,sync,memcpy,memset,nvtx. A recording made with it lacks those records.
 inline constexpr char kSkipEnv[] = "SIGHTLINE_RECORD_SKIP";
+// CUPTI tuning knobs studied for overhead (cuda/recorder/results/README.md, run7 and run8):
+// CUPTI's profiling buffers in pinned host memory (1) or device memory (0, CUPTI's default); the
+// periodic flush in ms (0: none; default 1000); CUPTI's device buffer size in bytes and how many
+// are allocated at start; per-thread activity buffers (CUPTI's default 1); whether CUPTI may
+// assume the buffers it is given are zeroed (1) or zeroes them itself on the application's thread
+// (0, CUPTI's default); graph-level tracing ("graph": one record per graph launch, not per node).
+inline constexpr char kCuptiPinnedEnv[] = "SIGHTLINE_RECORD_CUPTI_PINNED";
+inline constexpr char kFlushMsEnv[] = "SIGHTLINE_RECORD_FLUSH_MS";
+inline constexpr char kDeviceBufferBytesEnv[] = "SIGHTLINE_RECORD_DEVICE_BUFFER_BYTES";
+inline constexpr char kDeviceBuffersEnv[] = "SIGHTLINE_RECORD_DEVICE_BUFFERS";
+inline constexpr char kPerThreadBuffersEnv[] = "SIGHTLINE_RECORD_PER_THREAD_BUFFERS";
+inline constexpr char kZeroedBuffersEnv[] = "SIGHTLINE_RECORD_ZEROED_BUFFERS";
+inline constexpr char kGraphTraceEnv[] = "SIGHTLINE_RECORD_GRAPH_TRACE";
 
 inline constexpr char kDefaultOutputPattern[] = "sightline-%p.slrec";
 

@@ -40,6 +40,7 @@ enum class RecordType : uint16_t {
   kCaptureWindow = 10,
   kDrops = 11,
   kEnd = 12,
+  kGraph = 13,  // a whole CUDA graph's run (--cuda-graph-trace graph); readers before it skip it
 };
 
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string; ids start at 1
@@ -152,6 +153,17 @@ struct RangeBody {
   uint32_t end_tid;                     // start/end ranges may end on another thread
 };
 static_assert(sizeof(RangeBody) == 40);
+
+// One run of a CUDA graph recorded as a whole (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): its kernels have
+// no records of their own.
+struct GraphBody {
+  int64_t start_ns, end_ns;  // first node's start .. last node's end
+  uint32_t device, context, stream;
+  uint32_t correlation;  // the cudaGraphLaunch's
+  uint32_t graph_id;
+  uint32_t end_device;  // where the last node ran
+};
+static_assert(sizeof(GraphBody) == 40);
 
 struct CaptureWindowBody {
   int64_t start_ns, end_ns;  // cuProfilerStart .. cuProfilerStop on the CUPTI clock

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <string>
 #include <unordered_map>
 
 namespace sightline {
@@ -51,6 +52,20 @@ std::string_view StripApiVersionSuffix(std::string_view name) {
     if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
   }
   return name.substr(0, pos);
+}
+
+std::string WholeGraphName(int64_t graph_id) {
+  return "CUDA graph " + std::to_string(graph_id) + " (whole graph)";
+}
+
+void NoteWholeGraphRuns(Diagnostics& diagnostics, int64_t runs) {
+  if (runs <= 0) return;
+  diagnostics.Add(
+      "whole_graph_runs",
+      "CUDA graph runs traced as whole graphs: each is one row named 'CUDA graph N "
+      "(whole graph)' and its kernels are not in the trace; trace graphs per node to "
+      "see them (nsys --cuda-graph-trace=node, sightline record --cuda-graph-trace node)",
+      runs, DiagnosticSeverity::kInfo);
 }
 
 std::string ShortKernelName(std::string_view full) {

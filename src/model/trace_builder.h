@@ -83,6 +83,13 @@ class TraceBuilder {
 // arguments and parameter list removed; names that are not C++ signatures come back unchanged.
 std::string ShortKernelName(std::string_view full_name);
 
+// A CUDA graph run traced as a whole (nsys --cuda-graph-trace=graph, the default there; sightline
+// record --cuda-graph-trace graph) becomes one kernel row on its stream named
+// WholeGraphName(graph id), "CUDA graph 3 (whole graph)", so GPU time and idle gaps stay right;
+// importers report how many with NoteWholeGraphRuns (info diagnostic `whole_graph_runs`).
+std::string WholeGraphName(int64_t graph_id);
+void NoteWholeGraphRuns(Diagnostics& diagnostics, int64_t runs);
+
 // "cudaLaunchKernel" from "cudaLaunchKernel_v7000" (nsys appends the API version).
 std::string_view StripApiVersionSuffix(std::string_view name);
 

@@ -7,7 +7,11 @@
 // graph node) are not in the model.
 // CUPTI_ACTIVITY_KIND_MEMCPY: copyKind -> kind; srcKind/dstKind -> src_kind/dst_kind; bytes.
 // CUPTI_ACTIVITY_KIND_MEMSET: kind memset; memKind -> dst_kind; bytes.
-// CUPTI_ACTIVITY_KIND_GRAPH_TRACE (whole-graph launches) is counted, not imported.
+// CUPTI_ACTIVITY_KIND_GRAPH_TRACE (a graph run traced as a whole, nsys's default): one kernel row
+// named WholeGraphName(graphId) per run, with start, end, deviceId, streamId, correlationId (the
+// cudaGraphLaunch's) and globalPid as for kernels.
+#include <unordered_map>
+
 #include "importers/nsys/nsys_tables.h"
 
 namespace sightline {
@@ -132,15 +136,40 @@ void AddNsysMemsetRows(NsysContext& ctx, const NsysChunk& chunk) {
   }
 }
 
-Status CountNsysGraphTraces(NsysContext& ctx) {
+Status ImportNsysGraphTraces(NsysContext& ctx) {
   if (!ctx.db.HasTable(kNsysGraphTraceTable)) return Status::Ok();
-  ASSIGN_OR_RETURN(int64_t rows,
-                   ctx.db.QueryInt64("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 0));
-  ctx.builder.diagnostics().Add(
-      "nsys_graph_trace_not_imported",
-      "CUDA graph launches recorded as whole graphs (nsys --cuda-graph-trace=graph): their "
-      "kernels are not in the trace. Profile with --cuda-graph-trace=node to see them",
-      rows);
+  static constexpr NsysColumn kColumns[] = {
+      {"start", true},
+      {"end", true},
+      {"deviceId", false, "0"},
+      {"streamId", false, "0"},
+      {"correlationId", false, "-1"},
+      {"globalPid", false, "-1"},
+      {"graphId", false, "0"},
+  };
+  ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kNsysGraphTraceTable, kColumns));
+  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
+  std::unordered_map<int64_t, StringId> names;  // by graph id
+  int64_t runs = 0;
+  KernelRow row;
+  while (stmt.Step()) {
+    row.start_ns = stmt.Int64(0);
+    row.end_ns = stmt.Int64(1);
+    row.device = stmt.Int32(2);
+    row.stream = stmt.Int32(3);
+    row.correlation = stmt.Int64(4);
+    row.pid = Pid(stmt.Int64(5), ctx.seen);
+    const int64_t graph = stmt.Int64(6);
+    auto it = names.find(graph);
+    if (it == names.end()) {
+      it = names.emplace(graph, ctx.builder.Intern(WholeGraphName(graph))).first;
+    }
+    row.name = row.short_name = it->second;
+    ctx.builder.AddKernel(row);
+    ++runs;
+  }
+  RETURN_IF_ERROR(stmt.status());
+  NoteWholeGraphRuns(ctx.builder.diagnostics(), runs);
   return Status::Ok();
 }
 

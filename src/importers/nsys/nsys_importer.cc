@@ -160,7 +160,7 @@ StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) 
   NsysContext ctx{db, builder, strings, enums, {}, {}, {}};
 
   RETURN_IF_ERROR(ReadLargeTables(ctx));
-  RETURN_IF_ERROR(CountNsysGraphTraces(ctx));
+  RETURN_IF_ERROR(ImportNsysGraphTraces(ctx));
   RETURN_IF_ERROR(ReadNsysDevices(ctx));
   RETURN_IF_ERROR(ReadNsysProcessesAndThreads(ctx));
   RETURN_IF_ERROR(strings.status());
@@ -168,7 +168,7 @@ StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) 
   Diagnostics& d = builder.diagnostics();
   AddDropDiagnostics(ctx, strings, d);
   if (!db.HasTable(kNsysKernelTable) && !db.HasTable(kNsysMemcpyTable) &&
-      !db.HasTable(kNsysMemsetTable)) {
+      !db.HasTable(kNsysMemsetTable) && !db.HasTable(kNsysGraphTraceTable)) {
     d.Add("nsys_no_gpu_activity",
           "the export has CUDA API calls but no kernels or memory operations: GPU activity was "
           "not traced, or the capture ended before any GPU work. Only host-side analyses apply");

@@ -91,8 +91,8 @@ inline constexpr uint64_t kNsysNvtxTextColumns = 1u << 4;
 StatusOr<NsysSelect> SelectNsysNvtx(SqliteDb& db);
 void AddNsysNvtxRows(NsysContext& ctx, const NsysChunk& chunk);
 
-// CUPTI_ACTIVITY_KIND_GRAPH_TRACE: counted (whole-graph launches whose kernels are not recorded).
-Status CountNsysGraphTraces(NsysContext& ctx);
+// CUPTI_ACTIVITY_KIND_GRAPH_TRACE: one kernel row per whole-graph run (WholeGraphName).
+Status ImportNsysGraphTraces(NsysContext& ctx);
 // TARGET_INFO_GPU (or TARGET_INFO_CUDA_GPU) -> devices.
 Status ReadNsysDevices(NsysContext& ctx);
 // PROCESSES and ThreadNames -> processes and threads, for those in ctx.seen.

@@ -130,6 +130,23 @@ class RecorderMapper {
         if (k.graph_id != 0) ++graph_kernels_;
         return;
       }
+      case RecordType::kGraph: {
+        // A whole graph's run is one row on its stream, named after the graph, so GPU time,
+        // idle gaps and the link to cudaGraphLaunch stay right; its kernels were not recorded.
+        const auto g = recfmt::DecodeBody<recfmt::GraphBody>(body);
+        KernelRow row;
+        row.start_ns = g.start_ns;
+        row.end_ns = g.end_ns;
+        row.device = static_cast<int32_t>(g.device);
+        row.stream = static_cast<int32_t>(g.stream);
+        row.pid = pid_;
+        row.name = b_.Intern(WholeGraphName(g.graph_id));
+        row.short_name = row.name;  // keep "(whole graph)" in tables
+        row.correlation = g.correlation;
+        b_.AddKernel(row);
+        ++whole_graphs_;
+        return;
+      }
       case RecordType::kMemcpy: {
         const auto m = recfmt::DecodeBody<recfmt::MemcpyBody>(body);
         MemOpRow row;
@@ -262,6 +279,7 @@ class RecorderMapper {
       d.Add("recorder_missing_strings", "names that refer to a string the file does not hold",
             missing_strings_);
     }
+    NoteWholeGraphRuns(d, whole_graphs_);
     if (sync_records_ > 0) {
       d.Add("recorder_sync_records",
             "CUPTI synchronization records, not mapped: the host-side synchronize calls are in the "
@@ -291,6 +309,7 @@ class RecorderMapper {
   bool have_end_ = false;
   int64_t sync_records_ = 0, windows_ = 0, graph_kernels_ = 0, missing_strings_ = 0;
   uint64_t malformed_ = 0, unknown_types_ = 0;
+  int64_t whole_graphs_ = 0;
 };
 
 }  // namespace
