@@ -6,6 +6,8 @@ variants, and for every run also records:
   - where the application's threads ran: sampled every 20 ms from /proc/PID/task/*/stat (name, CPU,
     CPU time), with the share of samples in which another thread that used CPU in that interval sat
     on the launching thread's core (same CPU or its hyper-thread sibling);
+  - counters on the launching thread (perf_event_open from outside): page faults, task clock, CPU
+    migrations, and aperf/mperf where the machine exposes them (the H100 VM does not);
   - for recordings, medians from the recording itself (slrec_summary.py --timing): API call
     durations on the launching thread, start-to-start launch intervals, kernel durations, GPU gaps.
 
@@ -28,9 +30,11 @@ Modes (MODES, space separated; each a name from MODE_ENV, or with the suffix _pi
 Environment: SL, DL, OUT, REPS (default 8), WORKLOADS (names from WL below), MODES, BUDGET_S,
 PIN_CPU (default 2); MODES_<workload> and REPS_<workload> override MODES and REPS for one workload. Writes $OUT/diag.json and $OUT/diag_log.txt; prints a table last.
 """
+import ctypes
 import json
 import os
 import re
+import struct
 import statistics
 import subprocess
 import threading
@@ -145,6 +149,51 @@ def read_tasks(pid):
     return tasks
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _pmu_event(pmu, name):
+    """(type, config) of a sysfs PMU event such as msr/aperf, or None."""
+    try:
+        typ = int(open(f"/sys/bus/event_source/devices/{pmu}/type").read())
+        spec = open(f"/sys/bus/event_source/devices/{pmu}/events/{name}").read().strip()
+        return typ, int(spec.split("event=")[1].split(",")[0], 16)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+# Counters on the launching thread (perf_event_open; the VM exposes no hardware PMU, but the msr
+# PMU gives aperf/mperf/tsc: aperf/mperf is the thread's effective clock against the nominal one,
+# mperf/tsc the share of time its CPU was not idle) and software counters.
+COUNTERS = {"aperf": _pmu_event("msr", "aperf"), "mperf": _pmu_event("msr", "mperf"),
+            "tsc": _pmu_event("msr", "tsc"), "faults": (1, 2), "task_clock_ns": (1, 1),
+            "migrations": (1, 4)}
+
+
+def open_counters(tid):
+    fds = {}
+    for name, ev in COUNTERS.items():
+        if ev is None:
+            continue
+        attr = struct.pack("<IIQQQQQIIQ", ev[0], 64, ev[1], 0, 0, 0, 0, 0, 0, 0)
+        buf = ctypes.create_string_buffer(attr, 64)
+        fd = _LIBC.syscall(298, buf, tid, -1, -1, 0)  # __NR_perf_event_open on x86-64
+        if fd >= 0:
+            fds[name] = fd
+    return fds
+
+
+def read_counters(fds):
+    out = {}
+    for name, fd in fds.items():
+        try:
+            out[name] = struct.unpack("<Q", os.read(fd, 8))[0]
+        except OSError:
+            pass
+        os.close(fd)
+    return out
+
+
 class Watcher(threading.Thread):
     """Samples the application's threads; with pin=True also sets their affinity."""
 
@@ -164,6 +213,7 @@ class Watcher(threading.Thread):
         elif pin == "next":  # the other threads together on one neighbouring CPU
             self.other_set = {(PIN_CPU + 1) % len(allcpus)}
         self.switches = {}  # tid -> (voluntary, involuntary) context switches, last seen
+        self.fds = {}  # perf counters on the launching thread
 
     def run(self):
         app = None
@@ -174,6 +224,7 @@ class Watcher(threading.Thread):
                 time.sleep(0.005)
         if app is None:
             return
+        self.fds = open_counters(app)
         prev = {}
         while not self.stop:
             tasks = read_tasks(app)
@@ -213,8 +264,19 @@ class Watcher(threading.Thread):
     def summary(self):
         busy = sorted(((v[2] - v[1], v[0], sorted(v[3]), self.switches.get(tid, (0, 0)))
                        for tid, v in self.threads.items()), reverse=True)
+        c = read_counters(self.fds)
+        self.fds = {}
+        perf = {}
+        if c.get("mperf"):
+            perf["aperf_mperf"] = round(c.get("aperf", 0) / c["mperf"], 3)
+        if c.get("tsc"):
+            perf["busy"] = round(c.get("mperf", 0) / c["tsc"], 3)
+        for k in ("faults", "migrations", "task_clock_ns"):
+            if k in c:
+                perf[k] = c[k]
         return {"threads": [f"{n}:{t}t:{','.join(map(str, c[:6]))}:cs{sw[0]}/{sw[1]}"
                             for t, n, c, sw in busy[:6] if t > 0 or sw[0] > 100],
+                "perf": perf,
                 "shared_pct": round(100.0 * self.shared / self.samples, 1) if self.samples else None}
 
 
@@ -290,7 +352,7 @@ def main():
                 tm = info.get("timing") or {}
                 api = tm.get("api_ns", {}) if isinstance(tm, dict) else {}
                 log(f"  rep {rep} {name:13s} {mode:14s} rc={rc} median={v} shared={info['shared_pct']}% "
-                    f"in/out={info.get('in_over_out_pct')}% "
+                    f"in/out={info.get('in_over_out_pct')}% perf={info.get('perf')} "
                     f"threads={info['threads']} "
                     + (f"launch={api.get('cudaLaunchKernel')} interval={tm.get('launch_interval_ns')} "
                        f"between={tm.get('between_launches_ns')} kernel={tm.get('kernel_ns')} "
