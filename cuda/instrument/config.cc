@@ -145,18 +145,6 @@ bool ParseNvtxLevel(std::string_view text, int* level) {
   return true;
 }
 
-int RankFromEnvironment(GetEnvFn getenv_fn) {
-  static const char* const kVariables[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
-                                           "RANK", "LOCAL_RANK"};
-  for (const char* name : kVariables) {
-    const char* value = getenv_fn(name);
-    if (value == nullptr) continue;
-    int64_t rank = 0;
-    if (ParseNonNegative(Trim(value), &rank) && rank <= 1'000'000) return static_cast<int>(rank);
-  }
-  return -1;
-}
-
 std::string ExpandLogPath(std::string_view pattern, int64_t pid, int rank) {
   // The same expansion as `sightline record -o`, so a log and a recording of one process pair up.
   return recenv::ExpandOutputPattern(pattern, pid, rank);

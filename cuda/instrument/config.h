@@ -30,10 +30,8 @@ bool ParseRankList(std::string_view spec, std::vector<int>* ranks, bool* all, st
 // "0", "1", "2" (also "off", "basic", "verbose"). Returns false for anything else.
 bool ParseNvtxLevel(std::string_view text, int* level);
 
-// The rank from the first of OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK, LOCAL_RANK that is
-// set to a non-negative integer; -1 when none is. `getenv` is injectable for tests.
-using GetEnvFn = const char* (*)(const char*);
-int RankFromEnvironment(GetEnvFn getenv_fn);
+// The process's rank: recenv::DetectRank (include/sightline/recorder_env.h), shared with the
+// recorder.
 
 // Replaces %p by `pid`, %r by `rank` (0 when rank < 0, as `sightline record -o` does) and %% by %.
 std::string ExpandLogPath(std::string_view pattern, int64_t pid, int rank);

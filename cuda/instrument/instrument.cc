@@ -18,6 +18,7 @@
 #include "cuda_driver.h"
 #include "log_writer.h"
 #include "nvtx_ranges.h"
+#include "sightline/recorder_env.h"
 #include "testing.h"
 
 extern "C" {
@@ -128,7 +129,7 @@ void State::Configure() {
   set_mask_ = 0;
   user_count_ = 0;
   pid_ = static_cast<int64_t>(::getpid());
-  rank_ = RankFromEnvironment([](const char* name) -> const char* { return std::getenv(name); });
+  rank_ = recenv::DetectRank();
 
   int level = kDefaultNvtxLevel;
   if (const char* text = std::getenv("SIGHTLINE_NVTX_LEVEL"); text != nullptr) {

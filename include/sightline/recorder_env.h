@@ -41,13 +41,24 @@ inline constexpr char kGraphTraceEnv[] = "SIGHTLINE_RECORD_GRAPH_TRACE";
 
 inline constexpr char kDefaultOutputPattern[] = "sightline-%p.slrec";
 
-// The process's rank from the launcher's environment (Open MPI, PMI/MPICH, Slurm, torchrun), or -1.
-inline int DetectRank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"}) {
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0') continue;
+// Reads one environment variable; std::getenv unless a test substitutes its own.
+using GetEnvFn = const char* (*)(const char*);
+inline const char* StdGetEnv(const char* name) { return std::getenv(name); }
+
+// The process's rank from the launcher's environment, or -1: the first of OMPI_COMM_WORLD_RANK
+// (Open MPI), PMI_RANK (MPICH, Intel MPI), SLURM_PROCID (srun), RANK (torchrun), LOCAL_RANK that
+// holds a non-negative integer (surrounding blanks allowed). The recorder's --ranks and the
+// instrument library's SIGHTLINE_PROFILE_RANKS both use it, so they agree on a process's rank.
+inline int DetectRank(GetEnvFn getenv_fn = &StdGetEnv) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK", "LOCAL_RANK"}) {
+    const char* v = getenv_fn(name);
+    if (v == nullptr) continue;
+    while (*v == ' ' || *v == '\t') ++v;
+    if (*v < '0' || *v > '9') continue;
     char* end = nullptr;
     const long r = std::strtol(v, &end, 10);
+    while (*end == ' ' || *end == '\t' || *end == '\n') ++end;
     if (*end == '\0' && r >= 0 && r < (1L << 30)) return static_cast<int>(r);
   }
   return -1;

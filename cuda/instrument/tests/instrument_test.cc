@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config.h"
+#include "sightline/recorder_env.h"
 #include "testing.h"
 
 namespace sightline::instrument {
@@ -93,8 +94,14 @@ const char* FakeEnv(const char* name) {
 
 TEST(InstrumentRank, TakesTheFirstValidVariableInOrder) {
   // OMPI_COMM_WORLD_RANK unset, PMI_RANK not a number: SLURM_PROCID wins over RANK and LOCAL_RANK.
-  EXPECT_EQ(RankFromEnvironment(&FakeEnv), 5);
-  EXPECT_EQ(RankFromEnvironment([](const char*) -> const char* { return nullptr; }), -1);
+  EXPECT_EQ(recenv::DetectRank(&FakeEnv), 5);
+  EXPECT_EQ(recenv::DetectRank([](const char*) -> const char* { return nullptr; }), -1);
+  // Blanks around the number are allowed; anything else makes the variable not count.
+  EXPECT_EQ(
+      recenv::DetectRank([](const char* n) -> const char* {
+        return std::string(n) == "RANK" ? " 3 " : std::string(n) == "PMI_RANK" ? "2x" : nullptr;
+      }),
+      3);
 }
 
 TEST(InstrumentLogPath, ExpandsPidAndRank) {
