@@ -323,6 +323,9 @@ constexpr Case kCases[] = {
      "const*, float*, float const*, int, int, int)",
      kOther},
     {"", kOther},
+    // Whole-graph rows (nsys --cuda-graph-trace=graph, sightline record --cuda-graph-trace graph).
+    {"CUDA graph 3 (whole graph)", kCudaGraph},
+    {"CUDA graph kernel", kOther},
 };
 
 TEST(KernelCategory, RealWorldNames) {
@@ -335,6 +338,7 @@ TEST(KernelCategory, RealWorldNames) {
 TEST(KernelCategory, NamesAreStable) {
   EXPECT_STREQ(KernelCategoryName(kGemm), "GEMM");
   EXPECT_STREQ(KernelCategoryName(kCopyMemset), "copy/memset");
+  EXPECT_STREQ(KernelCategoryName(kCudaGraph), "CUDA graph");
   EXPECT_STREQ(KernelCategoryName(kOther), "other");
 }
 

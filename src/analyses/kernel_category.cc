@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <string>
 
+#include "model/trace_builder.h"
+
 namespace sightline {
 namespace {
 
@@ -372,6 +374,8 @@ const char* KernelCategoryName(KernelCategory category) {
       return "copy/memset";
     case KernelCategory::kQuantization:
       return "quantization";
+    case KernelCategory::kCudaGraph:
+      return "CUDA graph";
     case KernelCategory::kOther:
       return "other";
   }
@@ -396,6 +400,7 @@ std::vector<std::string_view> DecodeMyelinOps(std::string_view name) {
 
 KernelCategory ClassifyKernel(std::string_view name) {
   if (name.empty()) return KernelCategory::kOther;
+  if (IsWholeGraphName(name)) return KernelCategory::kCudaGraph;
   if (name.starts_with("__myl_")) return ClassifyMyelinOps(DecodeMyelinOps(name));
   const NameParts parts = SplitName(name);
   if (parts.ident.starts_with("triton_")) return ClassifyInductor(parts.ident);

@@ -18,12 +18,13 @@ enum class KernelCategory : uint8_t {
   kCommunication,  // NCCL and custom collectives (all-reduce, all-gather, ...)
   kCopyMemset,     // data movement on the GPU: copies, fills, cat, transpose, gather/scatter/index
   kQuantization,   // (de)quantization to/from FP8, FP4, INT8
+  kCudaGraph,      // a CUDA graph run traced as a whole (WholeGraphName): its kernels are unknown
   kOther,          // none of the rules matched
 };
-inline constexpr int kNumKernelCategories = 9;
+inline constexpr int kNumKernelCategories = 10;
 
 // "GEMM", "attention", "normalization", "elementwise", "reduction", "communication",
-// "copy/memset", "quantization", "other".
+// "copy/memset", "quantization", "CUDA graph", "other".
 const char* KernelCategoryName(KernelCategory category);
 
 // The category of a kernel from its full (demangled) name; also accepts short names.

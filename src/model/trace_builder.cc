@@ -58,6 +58,10 @@ std::string WholeGraphName(int64_t graph_id) {
   return "CUDA graph " + std::to_string(graph_id) + " (whole graph)";
 }
 
+bool IsWholeGraphName(std::string_view name) {
+  return name.starts_with("CUDA graph ") && name.ends_with(" (whole graph)");
+}
+
 void NoteWholeGraphRuns(Diagnostics& diagnostics, int64_t runs) {
   if (runs <= 0) return;
   diagnostics.Add(

@@ -88,6 +88,7 @@ std::string ShortKernelName(std::string_view full_name);
 // WholeGraphName(graph id), "CUDA graph 3 (whole graph)", so GPU time and idle gaps stay right;
 // importers report how many with NoteWholeGraphRuns (info diagnostic `whole_graph_runs`).
 std::string WholeGraphName(int64_t graph_id);
+bool IsWholeGraphName(std::string_view name);  // the kernel category "CUDA graph"
 void NoteWholeGraphRuns(Diagnostics& diagnostics, int64_t runs);
 
 // "cudaLaunchKernel" from "cudaLaunchKernel_v7000" (nsys appends the API version).
