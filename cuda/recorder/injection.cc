@@ -42,9 +42,10 @@ struct State {
   bool active = false;  // recording in this process
   Writer* writer = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
-  bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
-  bool query_calls = false;  // record state-query API calls too
-  bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
+  bool driver_api = false;      // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
+  bool query_calls = false;     // record state-query API calls too
+  bool graph_trace = false;     // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
+  bool driver_launches = true;  // driver launch calls recorded even without --driver-api
   std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
 
   // Capture range (cudaProfilerApi).
@@ -122,6 +123,24 @@ const CUpti_CallbackId kDriverQueryCalls[] = {
     CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
 };
 
+// Driver API calls that launch GPU work. Recorded even without --driver-api: libraries such as
+// cuBLAS launch their kernels with cuLaunchKernel(Ex), and without these records those kernels
+// link to no call (a third of decode_loop's kernels). The writer drops the ones nested in a
+// runtime call (cudaLaunchKernel -> cuLaunchKernel), which the runtime record already stands for.
+const CUpti_CallbackId kDriverLaunchCalls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
 void EnableActivities(bool enable) {
   for (CUpti_ActivityKind kind : kKinds) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !S().driver_api) continue;
@@ -141,6 +160,11 @@ void EnableActivities(bool enable) {
   }
   const bool runtime_on =
       std::find(S().skip.begin(), S().skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == S().skip.end();
+  if (!S().driver_api && S().driver_launches && runtime_on) {
+    for (CUpti_CallbackId cbid : kDriverLaunchCalls) {
+      cuptiActivityEnableDriverApi(cbid, enable ? 1 : 0);
+    }
+  }
   if (enable && !S().query_calls && runtime_on) {
     for (CUpti_CallbackId cbid : kRuntimeQueryCalls) cuptiActivityEnableRuntimeApi(cbid, 0);
     if (S().driver_api) {
@@ -327,6 +351,9 @@ void StartOnce() {
   }
   const char* driver = std::getenv(recenv::kDriverApiEnv);
   s.driver_api = driver != nullptr && std::strcmp(driver, "1") == 0;
+  if (const char* v = std::getenv(recenv::kDriverLaunchesEnv); v != nullptr) {
+    s.driver_launches = std::strcmp(v, "0") != 0;
+  }
   const char* query = std::getenv(recenv::kQueryCallsEnv);
   s.query_calls = query != nullptr && std::strcmp(query, "1") == 0;
   if (const char* skip = std::getenv(recenv::kSkipEnv); skip != nullptr && *skip != '\0') {
@@ -355,6 +382,9 @@ void StartOnce() {
 
   s.writer = new Writer(fd, EnvSize(recenv::kBufferBytesEnv, kDefaultBufferBytes),
                         kMaxQueuedBuffers, kPrefaultedBuffers);
+  const bool runtime_on =
+      std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == s.skip.end();
+  s.writer->DropNestedDriverLaunches(!s.driver_api && s.driver_launches && runtime_on);
   CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.

@@ -21,6 +21,7 @@ Modes (MODES, space separated; each a name from MODE_ENV, or with the suffix _pi
   sl_kernel_only               kernel records only (diagnostic)
   sl_huge                      activity buffers 2 MiB aligned, advised as transparent huge pages
   sl_noaslr                    sl under `setarch -R` (no address-space randomization)
+  sl_nodrv                     without the driver API's launch calls (the recorder before run15)
   sl_window                    --capture-range cudaProfilerApi --capture-range-end repeat (with the
                                PyTorch loop's --window-every: traced and untraced steps in one run)
   X_pin                        mode X with the launching thread pinned to CPU PIN_CPU and every
@@ -75,6 +76,7 @@ MODE_ENV = {
     "sl_window": {},
     "sl_huge": {"SIGHTLINE_RECORD_HUGEPAGES": "1"},
     "sl_noaslr": {},
+    "sl_nodrv": {"SIGHTLINE_RECORD_DRIVER_LAUNCHES": "0"},
 }
 # `sightline record` options per mode (default: none).
 MODE_ARGS = {"sl_window": "--capture-range cudaProfilerApi --capture-range-end repeat"}

@@ -301,6 +301,7 @@ void Writer::Translate(uint8_t* buffer, size_t valid) {
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     TranslateOne(record);
   }
+  nested_filter_.Flush([this](const recfmt::ApiBody& api) { chunk_.Add(RecordType::kApi, api); });
 }
 
 void Writer::TranslateOne(const void* raw) {
@@ -420,7 +421,12 @@ void Writer::TranslateOne(const void* raw) {
       b.domain = static_cast<uint32_t>(domain);
       b.name_string = InternApiName(b.domain, a->cbid);
       b.return_value = a->returnValue;
-      chunk_.Add(RecordType::kApi, b);
+      if (nested_driver_launches_) {
+        nested_filter_.Add(
+            b, [this](const recfmt::ApiBody& api) { chunk_.Add(RecordType::kApi, api); });
+      } else {
+        chunk_.Add(RecordType::kApi, b);
+      }
       return;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {

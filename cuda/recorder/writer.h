@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sightline/recorder_api_filter.h"
 #include "sightline/recorder_format.h"
 
 namespace sightline::recorder {
@@ -23,6 +24,10 @@ class Writer {
   // buffers are allocated and touched now, on the starting thread, so that CUPTI filling them later
   // on the application's threads takes no first-touch page faults.
   Writer(int fd, size_t buffer_bytes, size_t max_queued_buffers, size_t prefaulted_buffers = 0);
+
+  // Set before Start(): only the driver API's launch calls are recorded, so a driver record nested
+  // in a runtime call with the same correlation id is left out (the runtime record stands for it).
+  void DropNestedDriverLaunches(bool on) { nested_driver_launches_ = on; }
 
   // CUPTI buffer management (any thread).
   uint8_t* AcquireBuffer(size_t* size);
@@ -79,6 +84,8 @@ class Writer {
   std::thread thread_;
 
   // Owned by the writer thread.
+  bool nested_driver_launches_ = false;
+  recfmt::NestedDriverLaunchFilter nested_filter_;
   recfmt::ChunkBuilder chunk_;
   uint64_t records_written_ = 0;
   int64_t last_write_ns_ = 0;

@@ -20,6 +20,9 @@ inline constexpr char kBufferBytesEnv[] = "SIGHTLINE_RECORD_BUFFER_BYTES";  // C
 inline constexpr char kManifestEnv[] =
     "SIGHTLINE_RECORD_MANIFEST";  // file the library lists outputs in
 inline constexpr char kDriverApiEnv[] = "SIGHTLINE_RECORD_DRIVER_API";  // 1, or 0 (default)
+// 0: without the driver API, not even its launch calls (cuLaunchKernel...) are recorded
+// (diagnostic; kernels that libraries launch through the driver then link to no call).
+inline constexpr char kDriverLaunchesEnv[] = "SIGHTLINE_RECORD_DRIVER_LAUNCHES";
 inline constexpr char kQueryCallsEnv[] =
     "SIGHTLINE_RECORD_QUERY_CALLS";  // 1: keep cudaGetDevice...
 // Diagnostic only (what costs what): activity left out, a comma list of
