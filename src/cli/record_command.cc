@@ -312,9 +312,10 @@ void AddRecordCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--buffer-size", args->buffer_size,
                   "CUPTI activity buffer size (default 16M); raise it when records are dropped");
-  cmd->add_flag("--driver-api", args->driver_api,
-                "Also record every CUDA driver API call (costly in PyTorch: the runtime makes several "
-                "per kernel); runtime API calls and the driver's launch calls are always recorded");
+  cmd->add_flag(
+      "--driver-api", args->driver_api,
+      "Also record every CUDA driver API call (costly in PyTorch: the runtime makes several "
+      "per kernel); runtime API calls and the driver's launch calls are always recorded");
   cmd->add_flag("--all-api-calls", args->all_api_calls,
                 "Also record calls that only query state (cudaGetDevice, cudaGetLastError, "
                 "cuCtxGetCurrent, ...), left out by default");
