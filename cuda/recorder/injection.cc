@@ -46,6 +46,8 @@ struct State {
   bool query_calls = false;     // record state-query API calls too
   bool graph_trace = false;     // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
   bool driver_launches = true;  // driver launch calls recorded even without --driver-api
+  bool runtime_on = true;       // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
+  bool only_driver_launches = false;     // of the driver API, the launch calls alone (set at start)
   std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
 
   // Capture range (cudaProfilerApi).
@@ -158,14 +160,12 @@ void EnableActivities(bool enable) {
       CUPTI_CALL(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     }
   }
-  const bool runtime_on =
-      std::find(S().skip.begin(), S().skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == S().skip.end();
-  if (!S().driver_api && S().driver_launches && runtime_on) {
+  if (S().only_driver_launches) {
     for (CUpti_CallbackId cbid : kDriverLaunchCalls) {
       cuptiActivityEnableDriverApi(cbid, enable ? 1 : 0);
     }
   }
-  if (enable && !S().query_calls && runtime_on) {
+  if (enable && !S().query_calls && S().runtime_on) {
     for (CUpti_CallbackId cbid : kRuntimeQueryCalls) cuptiActivityEnableRuntimeApi(cbid, 0);
     if (S().driver_api) {
       for (CUpti_CallbackId cbid : kDriverQueryCalls) cuptiActivityEnableDriverApi(cbid, 0);
@@ -382,9 +382,10 @@ void StartOnce() {
 
   s.writer = new Writer(fd, EnvSize(recenv::kBufferBytesEnv, kDefaultBufferBytes),
                         kMaxQueuedBuffers, kPrefaultedBuffers);
-  const bool runtime_on =
+  s.runtime_on =
       std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == s.skip.end();
-  s.writer->DropNestedDriverLaunches(!s.driver_api && s.driver_launches && runtime_on);
+  s.only_driver_launches = !s.driver_api && s.driver_launches && s.runtime_on;
+  s.writer->DropNestedDriverLaunches(s.only_driver_launches);
   CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.

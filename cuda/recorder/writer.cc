@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "cupti_check.h"
+#include "sightline/recorder_env.h"
 
 namespace sightline::recorder {
 namespace {
@@ -41,10 +42,10 @@ bool WriteAll(int fd, const char* data, size_t n) {
 }
 
 // Activity buffers: 8-byte aligned by default; with SIGHTLINE_RECORD_HUGEPAGES=1 aligned to 2 MiB
-// and advised as transparent huge pages (the overhead study, results/README.md run8).
+// and advised as transparent huge pages (the overhead study, results/README.md run10).
 uint8_t* NewBuffer(size_t bytes) {
   static const bool huge = [] {
-    const char* v = std::getenv("SIGHTLINE_RECORD_HUGEPAGES");
+    const char* v = std::getenv(recenv::kHugePagesEnv);
     return v != nullptr && std::strcmp(v, "1") == 0;
   }();
   constexpr size_t kHuge = 2u << 20;

@@ -10,8 +10,6 @@
 // CUPTI_ACTIVITY_KIND_GRAPH_TRACE (a graph run traced as a whole, nsys's default): one kernel row
 // named WholeGraphName(graphId) per run, with start, end, deviceId, streamId, correlationId (the
 // cudaGraphLaunch's) and globalPid as for kernels.
-#include <unordered_map>
-
 #include "importers/nsys/nsys_tables.h"
 
 namespace sightline {
@@ -149,7 +147,6 @@ Status ImportNsysGraphTraces(NsysContext& ctx) {
   };
   ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kNsysGraphTraceTable, kColumns));
   ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
-  std::unordered_map<int64_t, StringId> names;  // by graph id
   int64_t runs = 0;
   KernelRow row;
   while (stmt.Step()) {
@@ -159,12 +156,7 @@ Status ImportNsysGraphTraces(NsysContext& ctx) {
     row.stream = stmt.Int32(3);
     row.correlation = stmt.Int64(4);
     row.pid = Pid(stmt.Int64(5), ctx.seen);
-    const int64_t graph = stmt.Int64(6);
-    auto it = names.find(graph);
-    if (it == names.end()) {
-      it = names.emplace(graph, ctx.builder.Intern(WholeGraphName(graph))).first;
-    }
-    row.name = row.short_name = it->second;
+    row.name = row.short_name = ctx.builder.Intern(WholeGraphName(stmt.Int64(6)));
     ctx.builder.AddKernel(row);
     ++runs;
   }
