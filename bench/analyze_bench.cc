@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analyses/analysis.h"
+#include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "importers/importer.h"
 #include "model/trace_builder.h"
@@ -137,7 +138,8 @@ const Trace* CachedTrace(Format format, int64_t kernels) {
   return slot.get();
 }
 
-// One registered analysis alone (e.g. kernel_summary) on an imported trace.
+// One registered analysis alone (e.g. kernel_summary) on an imported trace, with a fresh context
+// (so the facts it asks for are computed inside the measurement).
 void BM_Analysis(benchmark::State& state, Format format, const AnalysisEntry* analysis) {
   const int64_t kernels = state.range(0);
   const Trace* trace = CachedTrace(format, kernels);
@@ -146,7 +148,8 @@ void BM_Analysis(benchmark::State& state, Format format, const AnalysisEntry* an
   for (auto _ : state) {
     Report report;
     report.inputs.emplace_back();
-    Status s = analysis->run(*trace, 0, options, report);
+    AnalysisContext context(*trace, options);
+    Status s = analysis->run(context, 0, report);
     if (!s.ok()) return state.SkipWithError(s.message().c_str());
     benchmark::DoNotOptimize(report.sections.data());
   }
@@ -160,22 +163,26 @@ void BM_Findings(benchmark::State& state, Format format) {
   if (!trace) return state.SkipWithError("cannot import the trace (see stderr)");
   const AnalyzeOptions options;
   for (auto _ : state) {
-    StatusOr<std::vector<Finding>> findings = ComputeFindings(*trace, options);
+    StatusOr<std::vector<Finding>> findings =
+        ComputeFindings(*std::make_unique<AnalysisContext>(*trace, options));
     if (!findings.ok()) return state.SkipWithError(findings.status().message().c_str());
     benchmark::DoNotOptimize(findings->data());
   }
   state.SetItemsProcessed(state.iterations() * kernels);
 }
 
+// The facts the rules share, computed on a fresh context: iterations, busy unions, windows,
+// blocking calls.
 void BM_FindingsContext(benchmark::State& state, Format format) {
   const int64_t kernels = state.range(0);
   const Trace* trace = CachedTrace(format, kernels);
   if (!trace) return state.SkipWithError("cannot import the trace (see stderr)");
   const AnalyzeOptions options;
   for (auto _ : state) {
-    StatusOr<FindingsContext> context = BuildFindingsContext(*trace, options);
-    if (!context.ok()) return state.SkipWithError(context.status().message().c_str());
-    benchmark::DoNotOptimize(context->windows.data());
+    AnalysisContext context(*trace, options);
+    StatusOr<const IterationsResult*> iterations = context.Iterations();
+    if (!iterations.ok()) return state.SkipWithError(iterations.status().message().c_str());
+    benchmark::DoNotOptimize(context.Windows().data());
   }
   state.SetItemsProcessed(state.iterations() * kernels);
 }
@@ -186,11 +193,12 @@ void BM_FindingRule(benchmark::State& state, Format format, const FindingRule* r
   const Trace* trace = CachedTrace(format, kernels);
   if (!trace) return state.SkipWithError("cannot import the trace (see stderr)");
   const AnalyzeOptions options;
-  StatusOr<FindingsContext> context = BuildFindingsContext(*trace, options);
-  if (!context.ok()) return state.SkipWithError(context.status().message().c_str());
+  AnalysisContext context(*trace, options);
+  StatusOr<const IterationsResult*> iterations = context.Iterations();
+  if (!iterations.ok()) return state.SkipWithError(iterations.status().message().c_str());
   for (auto _ : state) {
     std::vector<Finding> out;
-    Status s = rule->run(*trace, *context, out);
+    Status s = rule->run(context, out);
     if (!s.ok()) return state.SkipWithError(s.message().c_str());
     benchmark::DoNotOptimize(out.data());
   }
@@ -202,7 +210,7 @@ void BM_RenderJson(benchmark::State& state, Format format) {
   const Trace* trace = CachedTrace(format, kernels);
   if (!trace) return state.SkipWithError("cannot import the trace (see stderr)");
   Report report;
-  Status s = AnalyzeTrace(*trace, "bench", AnalyzeOptions{}, report);
+  Status s = AnalyzeTrace(*std::make_unique<AnalysisContext>(*trace), "bench", report);
   if (!s.ok()) return state.SkipWithError(s.message().c_str());
   size_t bytes = 0;
   for (auto _ : state) {

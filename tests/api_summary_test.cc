@@ -7,6 +7,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::HostThread;
 using testing::TraceFixture;
 
@@ -23,7 +25,7 @@ Trace Calls() {
 
 TEST(ApiSummary, SummarizesRuntimeAndDriverCallsLikeNsys) {
   Trace t = Calls();
-  StatusOr<ApiSummaryResult> r = ComputeApiSummary(t, {});
+  StatusOr<ApiSummaryResult> r = ComputeApiSummary(*Ctx(t), {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->calls, 6);
   EXPECT_EQ(r->total_ns, 10 + 4 + 6 + 100 + 3 + 3);
@@ -57,13 +59,13 @@ TEST(ApiSummary, SelectsRuntimeOrDriver) {
   Trace t = Calls();
   ApiSummaryOptions options;
   options.driver = false;
-  StatusOr<ApiSummaryResult> r = ComputeApiSummary(t, options);
+  StatusOr<ApiSummaryResult> r = ComputeApiSummary(*Ctx(t), options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->calls, 4);
   EXPECT_EQ(r->rows.size(), 2u);
   options.driver = true;
   options.runtime = false;
-  r = ComputeApiSummary(t, options);
+  r = ComputeApiSummary(*Ctx(t), options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->calls, 2);
   ASSERT_EQ(r->rows.size(), 1u);
@@ -73,7 +75,7 @@ TEST(ApiSummary, SelectsRuntimeOrDriver) {
 TEST(ApiSummary, Section) {
   Trace t = Calls();
   Report report;
-  ASSERT_TRUE(RunApiSummarySection(t, 0, AnalyzeOptions{}, report).ok());
+  ASSERT_TRUE(RunApiSummarySection(*Ctx(t, AnalyzeOptions{}), 0, report).ok());
   ASSERT_EQ(report.sections.size(), 1u);
   const Section& s = report.sections[0];
   EXPECT_EQ(s.key, "api_summary");
@@ -86,7 +88,7 @@ TEST(ApiSummary, Section) {
 TEST(ApiSummary, EmptyTraceHasANote) {
   Trace t = TraceFixture().Build();
   Report report;
-  ASSERT_TRUE(RunApiSummarySection(t, 0, AnalyzeOptions{}, report).ok());
+  ASSERT_TRUE(RunApiSummarySection(*Ctx(t, AnalyzeOptions{}), 0, report).ok());
   EXPECT_TRUE(report.sections[0].tables.empty());
   EXPECT_EQ(report.sections[0].notes.size(), 1u);
 }

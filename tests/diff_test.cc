@@ -16,6 +16,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::TraceFixture;
 
 // A kernel name and how long each of its `calls` runs.
@@ -54,7 +56,7 @@ TraceDiffResult Diff(const Trace& b, const Trace& a, std::optional<double> gate 
   TraceDiffOptions options;
   options.fail_if_slower_pct = gate;
   options.min_share_pct = min_share;
-  StatusOr<TraceDiffResult> r = ComputeTraceDiff(b, a, options);
+  StatusOr<TraceDiffResult> r = ComputeTraceDiff(*Ctx(b), *Ctx(a), options);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return std::move(r).value();
 }
@@ -259,7 +261,7 @@ TEST(Diff, TraceWithoutGpuWorkIsAnError) {
   TraceFixture f;
   f.Range("step 0", 0, 10);
   const Trace without = f.Build();
-  StatusOr<TraceDiffResult> r = ComputeTraceDiff(with, without, {});
+  StatusOr<TraceDiffResult> r = ComputeTraceDiff(*Ctx(with), *Ctx(without), {});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("candidate"), std::string::npos);
   EXPECT_NE(r.status().message().find("no GPU kernels"), std::string::npos);
@@ -269,7 +271,9 @@ TEST(Diff, ReportHasTheSectionsAndFitsTheTerminal) {
   const Trace before = Build({{"gemm", 1000, 10}, {"norm", 500, 10}}, 2);
   const Trace after = Build({{"gemm", 1300, 10}, {"fused", 400, 10}}, 2);
   const TraceDiffResult r = Diff(before, after, 10.0);
-  const Report report = BuildDiffReport(before, after, r, 15);
+  Report report;
+  report.inputs.resize(2);  // baseline, candidate (the pipeline fills them from the traces)
+  AddDiffSections(r, 15, report);
   std::vector<std::string> keys;
   for (const Section& s : report.sections) keys.push_back(s.key);
   EXPECT_EQ(keys, (std::vector<std::string>{"diff_summary", "diff_gate", "diff_kernels",
@@ -316,9 +320,10 @@ TEST(DiffSamples, NsysAgainstPyTorchMatchesMostKernelTime) {
   // Over the whole traces every one of the 57 PyTorch kernel names matches an nsys name; nsys has
   // 7 more (random initialisation before the profiled window).
   const std::string empty_name_regex = "no iteration has this name";
-  TraceDiffOptions totals;
+  AnalyzeOptions totals;
   totals.iterations_regex = empty_name_regex;
-  StatusOr<TraceDiffResult> whole = ComputeTraceDiff(*nsys, *kineto, totals);
+  StatusOr<TraceDiffResult> whole =
+      ComputeTraceDiff(*Ctx(*nsys, totals), *Ctx(*kineto, totals), TraceDiffOptions{});
   ASSERT_TRUE(whole.ok());
   EXPECT_EQ(whole->basis, DiffBasis::kTotal);
   EXPECT_EQ(whole->kernels.size(), 57u);

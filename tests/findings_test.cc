@@ -12,10 +12,12 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::TraceFixture;
 
 std::vector<Finding> RunRules(const Trace& t) {
-  StatusOr<std::vector<Finding>> r = ComputeFindings(t, AnalyzeOptions{});
+  StatusOr<std::vector<Finding>> r = ComputeFindings(*Ctx(t, AnalyzeOptions{}));
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : std::vector<Finding>{};
 }
@@ -273,8 +275,9 @@ TEST(Findings, ExposedCommQuietWhenOverlapped) {
 
 TEST(Findings, PipelineRanksFindings) {
   Report report;
-  ASSERT_TRUE(AnalyzeTrace(OutlierTrace(6), "a", AnalyzeOptions{}, report).ok());
-  ASSERT_TRUE(AnalyzeTrace(LoopTrace(10, 30, 3'000, 1'000), "b", AnalyzeOptions{}, report).ok());
+  ASSERT_TRUE(AnalyzeTrace(*Ctx(OutlierTrace(6), AnalyzeOptions{}), "a", report).ok());
+  ASSERT_TRUE(
+      AnalyzeTrace(*Ctx(LoopTrace(10, 30, 3'000, 1'000), AnalyzeOptions{}), "b", report).ok());
   ASSERT_GE(report.findings.size(), 2u);
   EXPECT_TRUE(std::is_sorted(report.findings.begin(), report.findings.end(),
                              [](const Finding& a, const Finding& b) {

@@ -9,6 +9,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::HostThread;
 using testing::TraceFixture;
 using testing::Where;
@@ -46,7 +48,7 @@ Trace CausesTrace() {
 IdleGapsResult Compute(const Trace& t, DurationNs min_gap = 2'000) {
   IdleGapsOptions options;
   options.min_gap_ns = min_gap;
-  StatusOr<IdleGapsResult> r = ComputeIdleGaps(t, options);
+  StatusOr<IdleGapsResult> r = ComputeIdleGaps(*Ctx(t), options);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return std::move(r).value();
 }
@@ -179,7 +181,7 @@ TEST(IdleGaps, KeepLargestBoundsTheGapList) {
   Trace t = f.Build();
   IdleGapsOptions options;
   options.keep_largest = 3;
-  const IdleGapsResult r = ComputeIdleGaps(t, options).value();
+  const IdleGapsResult r = ComputeIdleGaps(*Ctx(t), options).value();
   EXPECT_EQ(r.devices[0].gaps, 49);
   ASSERT_EQ(r.gaps.size(), 3u);
   // Kernel i ends at i*100000 + 1000 + i, so the gap after kernel 0 is the longest.
@@ -195,7 +197,7 @@ TEST(IdleGaps, Section) {
   Report report;
   AnalyzeOptions options;
   options.top_n = 2;
-  ASSERT_TRUE(RunIdleGapsSection(t, 0, options, report).ok());
+  ASSERT_TRUE(RunIdleGapsSection(*Ctx(t, options), 0, report).ok());
   ASSERT_EQ(report.sections.size(), 1u);
   const Section& s = report.sections[0];
   EXPECT_EQ(s.key, "idle_gaps");
@@ -215,7 +217,7 @@ TEST(IdleGaps, Section) {
   EXPECT_EQ(std::get<std::string>(causes->rows[0][1]), "host");  // the most idle time first
 
   Report empty_report;
-  ASSERT_TRUE(RunIdleGapsSection(TraceFixture().Build(), 0, options, empty_report).ok());
+  ASSERT_TRUE(RunIdleGapsSection(*Ctx(TraceFixture().Build(), options), 0, empty_report).ok());
   EXPECT_FALSE(empty_report.sections[0].notes.empty());
 }
 

@@ -14,6 +14,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::TraceFixture;
 
 std::string Line(int64_t iteration, int64_t pid, const std::string& extra = "") {
@@ -80,12 +82,6 @@ TEST(IterationLogReader, BadLinesNameTheLineAndTheProblem) {
   EXPECT_EQ(ReadIterationLog("/nonexistent/log.jsonl").status().code(), StatusCode::kNotFound);
 }
 
-IterationsResult IterationsOf(const Trace& t) {
-  StatusOr<IterationsResult> r = ComputeIterations(t, IterationsOptions{});
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).value();
-}
-
 TEST(IterationLogJoin, ByCounterInTheRangeNames) {
   Trace t = TraceFixture()
                 .Range("iteration 5", 0, 100)
@@ -96,7 +92,7 @@ TEST(IterationLogJoin, ByCounterInTheRangeNames) {
   const IterationLog log =
       Parse(Line(5, 100, ",\"latency_ns\":90,\"generated_tokens\":8") +
             Line(7, 100, ",\"latency_ns\":40,\"generated_tokens\":8") + Line(9, 100));
-  const IterationLogJoin join = JoinIterationLog(t, IterationsOf(t), log);
+  const IterationLogJoin join = JoinIterationLog(*Ctx(t), log);
   EXPECT_EQ(join.method, IterationLogJoinMethod::kIterationCounter);
   EXPECT_EQ(join.log_entries, 3);
   EXPECT_EQ(join.unmatched_trace, 1);
@@ -132,14 +128,14 @@ TEST(IterationLogJoin, ByCounterInTheRangeNames) {
 TEST(IterationLogJoin, OtherProcessesAreLeftOut) {
   Trace t = TraceFixture().Range("iteration 1", 0, 100).Range("iteration 2", 100, 200).Build();
   // Two processes in the log, neither the trace's (pid 100): nothing joins, and the note says why.
-  IterationLogJoin join = JoinIterationLog(t, IterationsOf(t), Parse(Line(1, 5) + Line(1, 6)));
+  IterationLogJoin join = JoinIterationLog(*Ctx(t), Parse(Line(1, 5) + Line(1, 6)));
   EXPECT_TRUE(join.rows.empty());
   EXPECT_NE(join.note.find("2 processes"), std::string::npos) << join.note;
   // One process, another pid (recorded elsewhere): all its lines are used.
-  join = JoinIterationLog(t, IterationsOf(t), Parse(Line(1, 5) + Line(2, 5)));
+  join = JoinIterationLog(*Ctx(t), Parse(Line(1, 5) + Line(2, 5)));
   EXPECT_EQ(join.rows.size(), 2u);
   // The trace's pid among several: only its lines.
-  join = JoinIterationLog(t, IterationsOf(t), Parse(Line(1, 5) + Line(2, 100) + Line(1, 100)));
+  join = JoinIterationLog(*Ctx(t), Parse(Line(1, 5) + Line(2, 100) + Line(1, 100)));
   EXPECT_EQ(join.log_entries, 2);
   EXPECT_EQ(join.rows.size(), 2u);
 }
@@ -160,7 +156,7 @@ TEST(IterationLogJoin, ByMonotonicTimestampWithoutIterationRanges) {
             Line(2, 1,
                  ",\"timestamp_ns\":1700000000000002000,\"begin_monotonic_ns\":90000,"
                  "\"end_monotonic_ns\":91000,\"latency_ns\":1000"));
-  const IterationLogJoin join = JoinIterationLog(t, IterationsOf(t), log);
+  const IterationLogJoin join = JoinIterationLog(*Ctx(t), log);
   EXPECT_EQ(join.method, IterationLogJoinMethod::kMonotonic);
   ASSERT_EQ(join.rows.size(), 2u);  // iteration 2 lies outside the trace
   EXPECT_EQ(join.rows[0].kernels, 2);
@@ -169,8 +165,7 @@ TEST(IterationLogJoin, ByMonotonicTimestampWithoutIterationRanges) {
 
   // A log on neither clock of the trace: no rows, and a note that says so.
   const IterationLogJoin none = JoinIterationLog(
-      t, IterationsOf(t),
-      Parse(Line(0, 1, ",\"begin_monotonic_ns\":900000,\"end_monotonic_ns\":900100")));
+      *Ctx(t), Parse(Line(0, 1, ",\"begin_monotonic_ns\":900000,\"end_monotonic_ns\":900100")));
   EXPECT_EQ(none.method, IterationLogJoinMethod::kNone);
   EXPECT_TRUE(none.rows.empty());
   EXPECT_NE(none.note.find("overlaps"), std::string::npos) << none.note;

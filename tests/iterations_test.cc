@@ -11,13 +11,15 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::HostThread;
 using testing::TraceFixture;
 
 IterationsResult Find(const Trace& t, std::string regex = "") {
   IterationsOptions options;
   options.name_regex = std::move(regex);
-  StatusOr<IterationsResult> r = ComputeIterations(t, options);
+  StatusOr<IterationsResult> r = ComputeIterations(*Ctx(t), options);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return std::move(r).value();
 }
@@ -110,7 +112,7 @@ TEST(Iterations, RegexOverride) {
 
   IterationsOptions bad;
   bad.name_regex = "step[";
-  StatusOr<IterationsResult> err = ComputeIterations(t, bad);
+  StatusOr<IterationsResult> err = ComputeIterations(*Ctx(t), bad);
   ASSERT_FALSE(err.ok());
   EXPECT_EQ(err.status().code(), StatusCode::kInvalidArgument);
 }
@@ -168,7 +170,7 @@ TEST(Iterations, TensorRtLlmForwardSteps) {
 TEST(Iterations, SectionWithoutIterationsSaysSo) {
   Trace t = TraceFixture().Range("forward", 0, 10).Build();
   Report report;
-  ASSERT_TRUE(RunIterationsSection(t, 0, AnalyzeOptions{}, report).ok());
+  ASSERT_TRUE(RunIterationsSection(*Ctx(t, AnalyzeOptions{}), 0, report).ok());
   ASSERT_EQ(report.sections.size(), 1u);
   const Section& s = report.sections[0];
   EXPECT_EQ(s.key, "iterations");
@@ -190,7 +192,7 @@ TEST(Iterations, SectionTablesAndSeries) {
   Report report;
   AnalyzeOptions options;
   options.top_n = 5;
-  ASSERT_TRUE(RunIterationsSection(t, 0, options, report).ok());
+  ASSERT_TRUE(RunIterationsSection(*Ctx(t, options), 0, report).ok());
   const Section& s = report.sections[0];
   const Table* all = nullptr;
   const Table* outliers = nullptr;

@@ -10,6 +10,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::TraceFixture;
 using testing::Where;
 
@@ -34,7 +36,7 @@ Trace ThreeKernels() {
 
 TEST(KernelSummary, GroupsByFullNameLikeNsys) {
   Trace t = ThreeKernels();
-  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(t, {});
+  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(*Ctx(t), {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->instances, 6);
   EXPECT_EQ(r->total_ns, 100 + 10 + 200 + 5 + 30 + 400);
@@ -70,14 +72,14 @@ TEST(KernelSummary, GroupsByShortNameAndFiltersDevice) {
   Trace t = ThreeKernels();
   KernelSummaryOptions options;
   options.group_by = KernelSummaryOptions::GroupBy::kShortName;
-  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(t, options);
+  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(*Ctx(t), options);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->rows.size(), 2u);  // both adds share "vectorized_elementwise_kernel"
   EXPECT_EQ(r->rows[1].stats.count, 3);
   EXPECT_EQ(r->rows[1].stats.total, 45);
 
   options.device = 0;
-  r = ComputeKernelSummary(t, options);
+  r = ComputeKernelSummary(*Ctx(t), options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->instances, 5);
   EXPECT_EQ(r->rows[0].stats.total, 300);
@@ -91,7 +93,7 @@ TEST(KernelSummary, SortsByTotalThenInstancesThenName) {
                 .Kernel("c_kernel", 25, 30)
                 .Kernel("d_kernel", 30, 50)
                 .Build();
-  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(t, {});
+  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(*Ctx(t), {});
   ASSERT_TRUE(r.ok());
   std::vector<std::string_view> order;
   for (const KernelSummaryRow& row : r->rows) order.push_back(t.str(row.name));
@@ -100,7 +102,7 @@ TEST(KernelSummary, SortsByTotalThenInstancesThenName) {
 
 TEST(KernelSummary, SummarizesCategories) {
   Trace t = ThreeKernels();
-  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(t, {});
+  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(*Ctx(t), {});
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->categories.size(), 2u);
   EXPECT_EQ(r->categories[0].category, KernelCategory::kGemm);
@@ -116,7 +118,7 @@ TEST(KernelSummary, SummarizesCategories) {
 
 TEST(KernelSummary, EmptyTrace) {
   Trace t = TraceFixture().Build();
-  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(t, {});
+  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(*Ctx(t), {});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->instances, 0);
   EXPECT_TRUE(r->rows.empty());
@@ -130,7 +132,7 @@ TEST(KernelSummary, SectionHasUnitsAndTruncates) {
   Report report;
   AnalyzeOptions options;
   options.top_n = 15;
-  ASSERT_TRUE(RunKernelSummarySection(t, 0, options, report).ok());
+  ASSERT_TRUE(RunKernelSummarySection(*Ctx(t, options), 0, report).ok());
   ASSERT_EQ(report.sections.size(), 1u);
   const Section& s = report.sections[0];
   EXPECT_EQ(s.key, "kernel_summary");

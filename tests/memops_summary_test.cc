@@ -7,6 +7,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::TraceFixture;
 using testing::Where;
 
@@ -23,7 +25,7 @@ Trace Copies() {
 
 TEST(MemOpsSummary, PerKindTimeAndSize) {
   Trace t = Copies();
-  StatusOr<MemOpsSummaryResult> r = ComputeMemOpsSummary(t, {});
+  StatusOr<MemOpsSummaryResult> r = ComputeMemOpsSummary(*Ctx(t), {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->count, 6);
   EXPECT_EQ(r->total_bytes, 10'000 + 40'000 + 1'000 + 8'192);
@@ -50,7 +52,7 @@ TEST(MemOpsSummary, PerKindTimeAndSize) {
 
 TEST(MemOpsSummary, PerPathSeparatesPageableFromPinned) {
   Trace t = Copies();
-  StatusOr<MemOpsSummaryResult> r = ComputeMemOpsSummary(t, {});
+  StatusOr<MemOpsSummaryResult> r = ComputeMemOpsSummary(*Ctx(t), {});
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->paths.size(), 4u);
   // Both HtoD paths took 1,000 ns; ties keep the enum order (pageable before pinned).
@@ -70,7 +72,7 @@ TEST(MemOpsSummary, FiltersDevice) {
   Trace t = Copies();
   MemOpsSummaryOptions options;
   options.device = 1;
-  StatusOr<MemOpsSummaryResult> r = ComputeMemOpsSummary(t, options);
+  StatusOr<MemOpsSummaryResult> r = ComputeMemOpsSummary(*Ctx(t), options);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->count, 1);
   ASSERT_EQ(r->kinds.size(), 1u);
@@ -81,7 +83,7 @@ TEST(MemOpsSummary, FiltersDevice) {
 TEST(MemOpsSummary, Section) {
   Trace t = Copies();
   Report report;
-  ASSERT_TRUE(RunMemOpsSummarySection(t, 0, AnalyzeOptions{}, report).ok());
+  ASSERT_TRUE(RunMemOpsSummarySection(*Ctx(t, AnalyzeOptions{}), 0, report).ok());
   const Section& s = report.sections.at(0);
   EXPECT_EQ(s.key, "memops_summary");
   ASSERT_EQ(s.tables.size(), 2u);

@@ -24,9 +24,12 @@
 #include "analyses/memops_summary.h"
 #include "importers/importer.h"
 #include "model/trace_builder.h"
+#include "testing/trace_fixtures.h"
 
 namespace sightline {
 namespace {
+
+using testing::Ctx;
 
 std::string SharedTracesDir() {
   if (const char* env = std::getenv("SIGHTLINE_SHARED_TRACES"); env != nullptr && *env != 0) {
@@ -295,7 +298,7 @@ TEST_P(NsysStatsCompare, KernelSummaryEqualsNsysSql) {
   NsysDb db(path_);
   std::vector<SqlRow> want;
   if (db.HasTable("CUPTI_ACTIVITY_KIND_KERNEL")) want = db.Query(kKernelSql);
-  StatusOr<KernelSummaryResult> got = ComputeKernelSummary(*trace_, {});
+  StatusOr<KernelSummaryResult> got = ComputeKernelSummary(*Ctx(*trace_), {});
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->rows.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
@@ -306,7 +309,7 @@ TEST_P(NsysStatsCompare, KernelSummaryEqualsNsysSql) {
 
 TEST_P(NsysStatsCompare, KernelSummaryEqualsNsysStatsCsv) {
   const std::vector<std::vector<std::string>> csv = ReadCsv(Csv("cuda_gpu_kern_sum"));
-  StatusOr<KernelSummaryResult> got = ComputeKernelSummary(*trace_, {});
+  StatusOr<KernelSummaryResult> got = ComputeKernelSummary(*Ctx(*trace_), {});
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->rows.size(), csv.size());
   for (size_t i = 0; i < csv.size(); ++i) {
@@ -319,7 +322,7 @@ TEST_P(NsysStatsCompare, ApiSummaryEqualsNsysSql) {
   NsysDb db(path_);
   std::vector<SqlRow> want;
   if (db.HasTable("CUPTI_ACTIVITY_KIND_RUNTIME")) want = db.Query(kApiSql);
-  StatusOr<ApiSummaryResult> got = ComputeApiSummary(*trace_, {});
+  StatusOr<ApiSummaryResult> got = ComputeApiSummary(*Ctx(*trace_), {});
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->rows.size(), want.size());
   for (const SqlRow& w : want) {
@@ -336,7 +339,7 @@ TEST_P(NsysStatsCompare, ApiSummaryEqualsNsysSql) {
 
 TEST_P(NsysStatsCompare, ApiSummaryEqualsNsysStatsCsv) {
   const std::vector<std::vector<std::string>> csv = ReadCsv(Csv("cuda_api_sum"));
-  StatusOr<ApiSummaryResult> got = ComputeApiSummary(*trace_, {});
+  StatusOr<ApiSummaryResult> got = ComputeApiSummary(*Ctx(*trace_), {});
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->rows.size(), csv.size());
   for (size_t i = 0; i < csv.size(); ++i) {
@@ -354,7 +357,7 @@ TEST_P(NsysStatsCompare, MemOpsSummaryEqualsNsysSql) {
     time = db.Query(MemOpsSql(memcpy, memset, "end - start"));
     size = db.Query(MemOpsSql(memcpy, memset, "bytes"));
   }
-  StatusOr<MemOpsSummaryResult> got = ComputeMemOpsSummary(*trace_, {});
+  StatusOr<MemOpsSummaryResult> got = ComputeMemOpsSummary(*Ctx(*trace_), {});
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->kinds.size(), time.size());
   for (size_t i = 0; i < time.size(); ++i) {
@@ -371,7 +374,7 @@ TEST_P(NsysStatsCompare, MemOpsSummaryEqualsNsysSql) {
 TEST_P(NsysStatsCompare, MemOpsSummaryEqualsNsysStatsCsv) {
   const std::vector<std::vector<std::string>> time = ReadCsv(Csv("cuda_gpu_mem_time_sum"));
   const std::vector<std::vector<std::string>> size = ReadCsv(Csv("cuda_gpu_mem_size_sum"));
-  StatusOr<MemOpsSummaryResult> got = ComputeMemOpsSummary(*trace_, {});
+  StatusOr<MemOpsSummaryResult> got = ComputeMemOpsSummary(*Ctx(*trace_), {});
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->kinds.size(), time.size());
   ASSERT_EQ(got->kinds.size(), size.size());
@@ -403,7 +406,7 @@ TEST(NsysStatsShippedSample, KernelSummaryEqualsNsysStatsCsv) {
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   const std::vector<std::vector<std::string>> csv =
       ReadCsv(dir + "llama_decode_h100.nsys_kern_sum.csv");
-  StatusOr<KernelSummaryResult> got = ComputeKernelSummary(*trace, {});
+  StatusOr<KernelSummaryResult> got = ComputeKernelSummary(*Ctx(*trace), {});
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->rows.size(), csv.size());
   ASSERT_GT(csv.size(), 10u);

@@ -12,6 +12,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::HostThread;
 using testing::TraceFixture;
 using testing::Where;
@@ -25,7 +27,7 @@ const NvtxRangeGroup* FindGroup(const Trace& trace, const NvtxProjectionResult& 
 }
 
 NvtxProjectionResult Project(const Trace& t, NvtxProjectionOptions options = {}) {
-  StatusOr<NvtxProjectionResult> r = ComputeNvtxProjection(t, options);
+  StatusOr<NvtxProjectionResult> r = ComputeNvtxProjection(*Ctx(t), options);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return std::move(r).value();
 }
@@ -166,7 +168,7 @@ TEST(NvtxProjection, SectionTruncatesToTopN) {
   Report report;
   AnalyzeOptions options;
   options.top_n = 2;
-  ASSERT_TRUE(RunNvtxProjectionSection(t, 0, options, report).ok());
+  ASSERT_TRUE(RunNvtxProjectionSection(*Ctx(t, options), 0, report).ok());
   ASSERT_EQ(report.sections.size(), 1u);
   const Section& s = report.sections[0];
   EXPECT_EQ(s.key, "nvtx_projection");
@@ -182,7 +184,7 @@ TEST(NvtxProjection, SectionTruncatesToTopN) {
 TEST(NvtxProjection, NoRangesIsNotAnError) {
   Trace t = TraceFixture().Launch("k", 0, 1, 2, 3).Build();
   Report report;
-  ASSERT_TRUE(RunNvtxProjectionSection(t, 0, AnalyzeOptions{}, report).ok());
+  ASSERT_TRUE(RunNvtxProjectionSection(*Ctx(t, AnalyzeOptions{}), 0, report).ok());
   ASSERT_EQ(report.sections.size(), 1u);
   EXPECT_TRUE(report.sections[0].tables.empty());
   EXPECT_FALSE(report.sections[0].notes.empty());

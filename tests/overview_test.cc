@@ -7,6 +7,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::HostThread;
 using testing::TraceFixture;
 using testing::Where;
@@ -35,7 +37,7 @@ Trace TwoDevices() {
 
 TEST(Overview, SpanAndCounts) {
   Trace t = TwoDevices();
-  StatusOr<OverviewResult> r = ComputeOverview(t, {});
+  StatusOr<OverviewResult> r = ComputeOverview(*Ctx(t), {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->begin_ns, 0);
   EXPECT_EQ(r->end_ns, 1'100);
@@ -54,7 +56,7 @@ TEST(Overview, SpanAndCounts) {
 
 TEST(Overview, BusyAndUtilizationPerDevice) {
   Trace t = TwoDevices();
-  StatusOr<OverviewResult> r = ComputeOverview(t, {});
+  StatusOr<OverviewResult> r = ComputeOverview(*Ctx(t), {});
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->devices.size(), 2u);
   const DeviceUsage& d0 = r->devices[0];
@@ -78,7 +80,7 @@ TEST(Overview, BusyAndUtilizationPerDevice) {
 
 TEST(Overview, BusyAndUtilizationPerStream) {
   Trace t = TwoDevices();
-  StatusOr<OverviewResult> r = ComputeOverview(t, {});
+  StatusOr<OverviewResult> r = ComputeOverview(*Ctx(t), {});
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->streams.size(), 3u);
   const StreamUsage& s7 = r->streams[0];  // device 0, busiest first
@@ -98,7 +100,7 @@ TEST(Overview, BusyAndUtilizationPerStream) {
 
 TEST(Overview, ProcessesAndThreads) {
   Trace t = TwoDevices();
-  StatusOr<OverviewResult> r = ComputeOverview(t, {});
+  StatusOr<OverviewResult> r = ComputeOverview(*Ctx(t), {});
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->processes.size(), 2u);
   EXPECT_EQ(r->processes[0].pid, 100);
@@ -111,19 +113,19 @@ TEST(Overview, ProcessesAndThreads) {
 
 TEST(Overview, EmptyTrace) {
   Trace t = TraceFixture().Build();
-  StatusOr<OverviewResult> r = ComputeOverview(t, {});
+  StatusOr<OverviewResult> r = ComputeOverview(*Ctx(t), {});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->duration_ns, 0);
   EXPECT_TRUE(r->devices.empty());
   EXPECT_TRUE(r->streams.empty());
   Report report;
-  EXPECT_TRUE(RunOverviewSection(t, 0, AnalyzeOptions{}, report).ok());
+  EXPECT_TRUE(RunOverviewSection(*Ctx(t, AnalyzeOptions{}), 0, report).ok());
 }
 
 TEST(Overview, SectionCarriesUnits) {
   Trace t = TwoDevices();
   Report report;
-  ASSERT_TRUE(RunOverviewSection(t, 0, AnalyzeOptions{}, report).ok());
+  ASSERT_TRUE(RunOverviewSection(*Ctx(t, AnalyzeOptions{}), 0, report).ok());
   const Section& s = report.sections.at(0);
   EXPECT_EQ(s.key, "overview");
   ASSERT_GE(s.tables.size(), 2u);

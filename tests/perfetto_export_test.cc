@@ -15,9 +15,12 @@
 #include "exporters/perfetto_json.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
+#include "testing/trace_fixtures.h"
 
 namespace sightline {
 namespace {
+
+using testing::Ctx;
 
 struct Parsed {
   std::map<std::string, int64_t> slices_by_cat;  // ph X and b, by cat
@@ -121,9 +124,9 @@ TEST(PerfettoExport, IterationsAndFindingsAnnotate) {
   StatusOr<Trace> trace = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +
                                       "/examples/samples/llama_decode_h100.nsys.sqlite");
   ASSERT_TRUE(trace.ok()) << trace.status().message();
-  StatusOr<IterationsResult> iterations = ComputeIterations(*trace, IterationsOptions{});
+  StatusOr<IterationsResult> iterations = ComputeIterations(*Ctx(*trace), IterationsOptions{});
   ASSERT_TRUE(iterations.ok());
-  StatusOr<std::vector<Finding>> findings = ComputeFindings(*trace, AnalyzeOptions{});
+  StatusOr<std::vector<Finding>> findings = ComputeFindings(*Ctx(*trace, AnalyzeOptions{}));
   ASSERT_TRUE(findings.ok());
   ASSERT_FALSE(iterations->sets.empty());
   ASSERT_FALSE(findings->empty());

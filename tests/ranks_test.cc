@@ -14,6 +14,8 @@
 namespace sightline {
 namespace {
 
+using testing::Ctx;
+
 using testing::TraceFixture;
 using testing::Where;
 
@@ -35,7 +37,7 @@ Trace RankTrace(int n, DurationNs arrive_ns, TimeNs clock_ns, int device = 0, in
 }
 
 RankProfile Profile(const Trace& t, int input) {
-  StatusOr<RankProfile> p = ComputeRankProfile(t, "in" + std::to_string(input), input);
+  StatusOr<RankProfile> p = ComputeRankProfile(*Ctx(t), "in" + std::to_string(input), input);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return p.ok() ? std::move(p).value() : RankProfile{};
 }
@@ -179,7 +181,7 @@ TEST(LowUtilization, FiresOnIdleStretchAndNamesHostActivity) {
     f.Kernel(kGemm, t + 2'950'000, t + 3'000'000);
   }
   const Trace t = f.Build();
-  StatusOr<std::vector<Finding>> r = ComputeFindings(t, AnalyzeOptions{});
+  StatusOr<std::vector<Finding>> r = ComputeFindings(*Ctx(t, AnalyzeOptions{}));
   ASSERT_TRUE(r.ok());
   const Finding* low = nullptr;
   for (const Finding& x : *r) {
@@ -197,7 +199,7 @@ TEST(LowUtilization, QuietWhenBusy) {
   f.Device(0);
   for (int i = 0; i < 200; ++i) f.Kernel(kGemm, i * 100'000, i * 100'000 + 90'000);
   const Trace t = f.Build();
-  StatusOr<std::vector<Finding>> r = ComputeFindings(t, AnalyzeOptions{});
+  StatusOr<std::vector<Finding>> r = ComputeFindings(*Ctx(t, AnalyzeOptions{}));
   ASSERT_TRUE(r.ok());
   for (const Finding& x : *r) EXPECT_NE(x.id, "low_utilization");
 }
@@ -208,7 +210,7 @@ TEST(LowUtilization, QuietWhenGapsAreShort) {
   f.Device(0);
   for (int i = 0; i < 400; ++i) f.Kernel(kGemm, i * 50'000, i * 50'000 + 5'000);
   const Trace t = f.Build();
-  StatusOr<std::vector<Finding>> r = ComputeFindings(t, AnalyzeOptions{});
+  StatusOr<std::vector<Finding>> r = ComputeFindings(*Ctx(t, AnalyzeOptions{}));
   ASSERT_TRUE(r.ok());
   for (const Finding& x : *r) EXPECT_NE(x.id, "low_utilization");
 }

@@ -1,9 +1,12 @@
-// The analysis registry. Each analysis has a typed entry point that tests call directly
-// (ComputeX(const Trace&, const XOptions&) -> StatusOr<XResult>, in its own header) and a registry
-// entry that turns its result into a report section. Analyses never render.
+// The analysis registries. Each analysis has a typed entry point that tests call directly
+// (ComputeX(AnalysisContext&, const XOptions&) -> StatusOr<XResult>, in its own header) and a
+// registry entry that turns its result into report sections; the pipeline runs the registries and
+// has no other wiring. Single-trace analyses get one trace's AnalysisContext; multi-trace analyses
+// (ranks, diff) get a TraceSet, one member at a time. Analyses never render.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +17,8 @@
 
 namespace sightline {
 
-struct IterationLog;  // analyses/iteration_log.h
+struct IterationLog;    // analyses/iteration_log.h
+class AnalysisContext;  // analyses/analysis_context.h
 
 // Options the CLI passes to every analysis; each analysis reads the fields it needs.
 struct AnalyzeOptions {
@@ -25,16 +29,61 @@ struct AnalyzeOptions {
   // --iteration-log: joined to each trace's iterations (analyses/iteration_log_join.h); may be
   // null.
   std::shared_ptr<const IterationLog> iteration_log;
+  // `sightline diff`: kernels under this share (percent) of the baseline's GPU time are not gated
+  // one by one; the gate fails when GPU time or a gated kernel grew by more than the threshold.
+  double diff_min_share_pct = 1.0;
+  std::optional<double> diff_fail_if_slower_pct;
 };
 
 struct AnalysisEntry {
   const char* name;     // "kernel_summary"; also the section key
   const char* summary;  // one line for `sightline analyze --list`
-  // Appends this analysis's section(s) for trace `input` to the report.
-  Status (*run)(const Trace& trace, int input, const AnalyzeOptions& options, Report& report);
+  // Appends this analysis's section(s) for the context's trace (report input `input`).
+  Status (*run)(AnalysisContext& context, int input, Report& report);
 };
 
-// All analyses, in report order.
+// All single-trace analyses, in report order.
 const std::vector<AnalysisEntry>& Analyses();
+
+// --- several traces ---------------------------------------------------------------------------
+
+// What a set of traces is: the ranks of one job (`analyze` with several inputs), or a baseline and
+// a candidate (`diff`).
+enum class TraceSetKind { kRanks, kDiff };
+
+// One input of a set. Its trace is loaded only while the pipeline analyses it.
+struct TraceSetMember {
+  std::string label;  // "rank0.json.gz (rank 0)", "baseline"
+  std::string path;
+  int input = -1;  // index into Report::inputs
+};
+
+struct TraceSet {
+  TraceSetKind kind = TraceSetKind::kRanks;
+  std::vector<TraceSetMember> members;
+};
+
+// A multi-trace analysis sees each member once, while its trace is loaded (so a set of hundreds of
+// ranks never sits in memory at once), keeping what it needs: a compact profile, or, for a pair,
+// the context itself. Finish runs once, after the last member.
+class MultiTraceAnalysis {
+ public:
+  virtual ~MultiTraceAnalysis() = default;
+  virtual Status Add(const std::shared_ptr<AnalysisContext>& context,
+                     const TraceSetMember& member) = 0;
+  // Appends sections (input -1) and findings to `report`; may add nothing when the set does not
+  // call for it (one input that is not a rank of several).
+  virtual Status Finish(const TraceSet& set, Report& report) = 0;
+};
+
+struct MultiTraceAnalysisEntry {
+  const char* name;  // also the section key
+  const char* summary;
+  TraceSetKind kind;  // the sets it runs on
+  std::unique_ptr<MultiTraceAnalysis> (*create)(const AnalyzeOptions& options);
+};
+
+// The registry of multi-trace analyses is pipeline/pipeline.h's MultiTraceAnalyses(): the diff
+// sits above this stage.
 
 }  // namespace sightline

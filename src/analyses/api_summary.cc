@@ -2,12 +2,15 @@
 
 #include <algorithm>
 
+#include "analyses/analysis_context.h"
 #include "analyses/group_stats.h"
 #include "analyses/summary_table.h"
 
 namespace sightline {
 
-StatusOr<ApiSummaryResult> ComputeApiSummary(const Trace& trace, const ApiSummaryOptions& options) {
+StatusOr<ApiSummaryResult> ComputeApiSummary(AnalysisContext& context,
+                                             const ApiSummaryOptions& options) {
+  const Trace& trace = context.trace();
   const ApiCallTable& a = trace.api_calls;
   auto included = [&](size_t i) {
     return a.kind[i] == ApiKind::kRuntime ? options.runtime : options.driver;
@@ -60,9 +63,10 @@ StatusOr<ApiSummaryResult> ComputeApiSummary(const Trace& trace, const ApiSummar
   return result;
 }
 
-Status RunApiSummarySection(const Trace& trace, int input, const AnalyzeOptions& options,
-                            Report& report) {
-  ASSIGN_OR_RETURN(ApiSummaryResult r, ComputeApiSummary(trace, ApiSummaryOptions{}));
+Status RunApiSummarySection(AnalysisContext& context, int input, Report& report) {
+  const Trace& trace = context.trace();
+  const AnalyzeOptions& options = context.options();
+  ASSIGN_OR_RETURN(ApiSummaryResult r, ComputeApiSummary(context, ApiSummaryOptions{}));
   Section& s = report.AddSection("api_summary", "CUDA API calls", input);
   s.AddFact("api_time_ns", "API time (sum of call durations)", r.total_ns, Unit::kDurationNs);
   s.AddFact("calls", "API calls", r.calls, Unit::kCount);

@@ -35,10 +35,10 @@ struct ApiSummaryResult {
   std::vector<ApiSummaryRow> rows;
 };
 
-StatusOr<ApiSummaryResult> ComputeApiSummary(const Trace& trace, const ApiSummaryOptions& options);
+StatusOr<ApiSummaryResult> ComputeApiSummary(AnalysisContext& context,
+                                             const ApiSummaryOptions& options);
 
 // Section "api_summary": facts and the per-API table.
-Status RunApiSummarySection(const Trace& trace, int input, const AnalyzeOptions& options,
-                            Report& report);
+Status RunApiSummarySection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

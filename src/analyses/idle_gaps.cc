@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "analyses/analysis_context.h"
 #include "analyses/interval_stream.h"
 
 namespace sightline {
@@ -10,26 +11,14 @@ namespace {
 
 // The processes that put work on each device (from the work's pid; -1 pids are ignored), by
 // device id.
-std::vector<std::pair<int32_t, std::vector<int32_t>>> LaunchingProcesses(const Trace& trace) {
+std::vector<std::pair<int32_t, std::vector<int32_t>>> LaunchingProcesses(AnalysisContext& context) {
   std::vector<std::pair<int32_t, std::vector<int32_t>>> out;
-  int32_t last_device = INT32_MIN, last_pid = INT32_MIN;
-  auto note = [&](int32_t device, int32_t pid) {
-    if (device == last_device && pid == last_pid) return;
-    last_device = device;
-    last_pid = pid;
+  for (const auto& [pid, device] : context.PidDevices()) {
     auto it =
         std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == device; });
     if (it == out.end()) it = out.insert(out.end(), {device, {}});
-    std::vector<int32_t>& pids = it->second;
-    if (pid >= 0 && std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
-  };
-  for (size_t i = 0; i < trace.kernels.size(); ++i) {
-    note(trace.kernels.device[i], trace.kernels.pid[i]);
+    if (pid >= 0) it->second.push_back(pid);  // PidDevices is sorted by pid: so are these
   }
-  for (size_t i = 0; i < trace.memops.size(); ++i) {
-    note(trace.memops.device[i], trace.memops.pid[i]);
-  }
-  for (auto& [device, pids] : out) std::sort(pids.begin(), pids.end());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -235,20 +224,20 @@ int GapBucketOf(DurationNs gap_ns) {
   return 4;
 }
 
-StatusOr<IdleGapsResult> ComputeIdleGaps(const Trace& trace, const IdleGapsOptions& options) {
+StatusOr<IdleGapsResult> ComputeIdleGaps(AnalysisContext& context, const IdleGapsOptions& options) {
+  const Trace& trace = context.trace();
   if (options.min_gap_ns < 0) return InvalidArgumentError("min_gap_ns must not be negative");
   IdleGapsResult result;
   result.min_gap_ns = options.min_gap_ns;
   // Keeps the keep_largest longest gaps: the shortest kept one is on top.
   std::priority_queue<IdleGap, std::vector<IdleGap>, LongerGap> kept;
 
-  const auto devices = LaunchingProcesses(trace);
+  const auto devices = LaunchingProcesses(context);
   for (const auto& [device, pids] : devices) {
-    // The device's busy stretches (intervals.h's "GPU busy", streamed rather than materialized).
-    const int32_t dev = device;
-    StreamingUnion busy(GpuWorkSource(trace, [dev](int32_t d) { return d == dev; }));
-    Interval cur, next;
-    if (!busy.Next(&cur)) continue;
+    // The device's busy stretches (the context's "GPU busy" union).
+    const std::vector<Interval>& busy = context.Busy(device);
+    if (busy.empty()) continue;
+    Interval cur = busy.front();
     DeviceIdle& d = result.devices.emplace_back();
     d.device = device;
     d.first_start_ns = cur.start_ns;
@@ -262,7 +251,8 @@ StatusOr<IdleGapsResult> ComputeIdleGaps(const Trace& trace, const IdleGapsOptio
     auto any = ApiCoverage(trace, pids, ~0u);
     NeighbourFinder neighbours(trace, device);
 
-    for (; busy.Next(&next); cur = next) {
+    for (size_t b = 1; b < busy.size(); cur = busy[b++]) {
+      const Interval& next = busy[b];
       d.busy_ns += next.dur_ns();
       IdleGap g;
       g.device = device;

@@ -91,10 +91,9 @@ struct IdleGapsResult {
   std::vector<IdleGap> gaps;        // the keep_largest longest gaps, longest first
 };
 
-StatusOr<IdleGapsResult> ComputeIdleGaps(const Trace& trace, const IdleGapsOptions& options);
+StatusOr<IdleGapsResult> ComputeIdleGaps(AnalysisContext& context, const IdleGapsOptions& options);
 
 // Registry entry: the "idle_gaps" section.
-Status RunIdleGapsSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                          Report& report);
+Status RunIdleGapsSection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analyses/analysis_context.h"
 #include "analyses/idle_gaps.h"
 
 namespace sightline {
@@ -24,12 +25,12 @@ double Pct(DurationNs part, DurationNs whole) {
 
 }  // namespace
 
-Status RunIdleGapsSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                          Report& report) {
-  IdleGapsOptions o;
-  o.min_gap_ns = options.min_gap_ns;
-  o.keep_largest = static_cast<size_t>(std::max(options.top_n, 0));
-  ASSIGN_OR_RETURN(IdleGapsResult r, ComputeIdleGaps(trace, o));
+Status RunIdleGapsSection(AnalysisContext& context, int input, Report& report) {
+  const Trace& trace = context.trace();
+  const AnalyzeOptions& options = context.options();
+  ASSIGN_OR_RETURN(const IdleGapsResult* result, context.IdleGaps());
+  const IdleGapsResult& r = *result;
+  const size_t shown = std::min(r.gaps.size(), static_cast<size_t>(std::max(options.top_n, 0)));
 
   Section& s = report.AddSection("idle_gaps", "GPU idle gaps", input);
   s.AddFact("min_gap_ns", "Gaps counted from", r.min_gap_ns, Unit::kDurationNs);
@@ -152,7 +153,8 @@ Status RunIdleGapsSection(const Trace& trace, int input, const AnalyzeOptions& o
                            {"main_api", "main CUDA call", Unit::kText},
                            {"prev_work", "work before", Unit::kText},
                            {"next_work", "work after", Unit::kText}});
-  for (const IdleGap& g : r.gaps) {
+  for (size_t i = 0; i < shown; ++i) {
+    const IdleGap& g = r.gaps[i];
     const char* late = g.launched_late < 0 ? "unknown" : g.launched_late ? "yes" : "no";
     top.rows.push_back({int64_t{g.device}, g.start_ns - trace.begin_ns(), g.dur_ns(),
                         std::string(IdleCauseName(g.cause)), std::string(late),

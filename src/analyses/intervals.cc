@@ -90,4 +90,28 @@ std::vector<Interval> GapsWithin(const std::vector<Interval>& merged, TimeNs a, 
   return gaps;
 }
 
+DurationNs IntersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  DurationNs total = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const TimeNs s = std::max(a[i].start_ns, b[j].start_ns);
+    const TimeNs e = std::min(a[i].end_ns, b[j].end_ns);
+    if (e > s) total += e - s;
+    if (a[i].end_ns < b[j].end_ns) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return total;
+}
+
+DurationNs IdleAfter(const std::vector<Interval>& merged, TimeNs t) {
+  auto it = std::upper_bound(merged.begin(), merged.end(), t,
+                             [](TimeNs v, const Interval& i) { return v < i.start_ns; });
+  if (it == merged.end()) return 0;  // no later work: the loop ended, nothing to recover
+  if (it != merged.begin() && std::prev(it)->end_ns > t) return 0;  // busy at t
+  return it->start_ns - t;
+}
+
 }  // namespace sightline

@@ -57,4 +57,11 @@ DurationNs BusyWithin(const std::vector<Interval>& merged, TimeNs a, TimeNs b);
 // The gaps of `merged` inside [a, b): the complement of the union, clipped to [a, b).
 std::vector<Interval> GapsWithin(const std::vector<Interval>& merged, TimeNs a, TimeNs b);
 
+// Length of the intersection of two disjoint sorted interval lists. O(a + b).
+DurationNs IntersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b);
+
+// Time the union `merged` stays idle after `t`: until its next interval starts (0 when `t` is
+// inside an interval or nothing follows).
+DurationNs IdleAfter(const std::vector<Interval>& merged, TimeNs t);
+
 }  // namespace sightline

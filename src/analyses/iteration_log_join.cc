@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "analyses/analysis_context.h"
+
 namespace sightline {
 namespace {
 
@@ -169,8 +171,11 @@ const char* IterationLogJoinMethodName(IterationLogJoinMethod method) {
   return "none";
 }
 
-IterationLogJoin JoinIterationLog(const Trace& trace, const IterationsResult& iterations,
-                                  const IterationLog& log) {
+IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& log) {
+  const Trace& trace = context.trace();
+  static const IterationsResult kNone;
+  StatusOr<const IterationsResult*> found = context.Iterations();
+  const IterationsResult& iterations = found.ok() ? **found : kNone;
   IterationLogJoin join;
   const int32_t pid = iterations.sets.empty() ? -1 : iterations.sets[0].pid;
   std::string note;

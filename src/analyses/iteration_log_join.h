@@ -38,9 +38,9 @@ struct IterationLogJoin {
   std::string note;                   // why nothing or only part matched; empty when all did
 };
 
-// `iterations` may have no sets (then the timestamp join is tried).
-IterationLogJoin JoinIterationLog(const Trace& trace, const IterationsResult& iterations,
-                                  const IterationLog& log);
+// Joins to the context's iterations; without any (or with an invalid regex) the timestamp join
+// is tried.
+IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& log);
 
 // Adds facts and an "iteration_log" table (at most `top_n` rows) to `section`.
 void AddIterationLogToSection(const Trace& trace, const IterationLogJoin& join, int64_t top_n,

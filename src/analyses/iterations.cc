@@ -8,8 +8,9 @@
 #include <map>
 #include <regex>
 
-#include "analyses/interval_stream.h"
+#include "analyses/analysis_context.h"
 #include "analyses/intervals.h"
+#include "base/name_pattern.h"
 
 namespace sightline {
 
@@ -25,28 +26,6 @@ const char kDefaultIterationRegex[] =
 
 namespace {
 
-// "ProfilerStep#12" -> "ProfilerStep#N": names of one loop differ only in their numbers.
-std::string NamePattern(std::string_view name) {
-  std::string out;
-  out.reserve(name.size());
-  for (size_t i = 0; i < name.size();) {
-    if (std::isdigit(static_cast<unsigned char>(name[i]))) {
-      out.push_back('N');
-      while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
-    } else {
-      out.push_back(name[i++]);
-    }
-  }
-  return out;
-}
-
-double MedianOf(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Candidate kinds: NVTX ranges and PyTorch annotations (and cpu_op, where older PyTorch versions
 // put ProfilerStep#N); python_function frames never count.
 bool CandidateKind(RangeKind kind) { return kind != RangeKind::kPythonFunction; }
@@ -59,7 +38,7 @@ void ComputeDistribution(IterationSet& set, const IterationsOptions& options) {
   std::vector<double> deviations;
   deviations.reserve(walls.size());
   for (int64_t w : walls) deviations.push_back(std::abs(static_cast<double>(w) - set.wall.median));
-  set.wall_mad_ns = MedianOf(std::move(deviations));
+  set.wall_mad_ns = Median(std::move(deviations));
   if (set.iterations.size() < 3) return;
   set.outlier_threshold_ns =
       set.wall.median + std::max(options.outlier_mads * 1.4826 * set.wall_mad_ns,
@@ -72,7 +51,9 @@ void ComputeDistribution(IterationSet& set, const IterationsOptions& options) {
 
 }  // namespace
 
-StatusOr<IterationsResult> ComputeIterations(const Trace& trace, const IterationsOptions& options) {
+StatusOr<IterationsResult> ComputeIterations(AnalysisContext& context,
+                                             const IterationsOptions& options) {
+  const Trace& trace = context.trace();
   IterationsResult res;
   res.default_regex = options.name_regex.empty();
   res.regex = res.default_regex ? kDefaultIterationRegex : options.name_regex;
@@ -113,7 +94,7 @@ StatusOr<IterationsResult> ComputeIterations(const Trace& trace, const Iteration
     if (!matches(row)) continue;
     ++res.matching_ranges;
     const std::string pattern =
-        res.default_regex ? NamePattern(trace.str(r.name[row])) : std::string();
+        res.default_regex ? DigitRunsToN(trace.str(r.name[row])) : std::string();
     auto key = std::make_tuple(r.pid[row], r.tid[row], pattern);
     auto [num, inserted] =
         group_numbers.try_emplace(key, static_cast<int32_t>(group_numbers.size()));
@@ -147,25 +128,9 @@ StatusOr<IterationsResult> ComputeIterations(const Trace& trace, const Iteration
     }
   }
 
-  // (pid, device) pairs of the GPU work: the devices each process drives.
-  std::vector<std::pair<int32_t, int32_t>> pid_devices;
-  std::pair<int32_t, int32_t> last{INT32_MIN, INT32_MIN};
-  auto note = [&](int32_t pid, int32_t device) {
-    const std::pair<int32_t, int32_t> p{pid, device};
-    if (p == last) return;
-    last = p;
-    if (std::find(pid_devices.begin(), pid_devices.end(), p) == pid_devices.end()) {
-      pid_devices.push_back(p);
-    }
-  };
-  for (size_t i = 0; i < trace.kernels.size(); ++i) {
-    note(trace.kernels.pid[i], trace.kernels.device[i]);
-  }
-  for (size_t i = 0; i < trace.memops.size(); ++i) {
-    note(trace.memops.pid[i], trace.memops.device[i]);
-  }
+  const std::vector<std::pair<int32_t, int32_t>>& pid_devices = context.PidDevices();
 
-  const LaunchIndex index(trace);
+  const LaunchIndex& index = context.Launches();
   std::vector<Interval> launched;
   for (const auto& [pid, entry] : best) {
     const auto& [key, group] = *entry;
@@ -183,7 +148,6 @@ StatusOr<IterationsResult> ComputeIterations(const Trace& trace, const Iteration
     set.devices.erase(std::unique(set.devices.begin(), set.devices.end()), set.devices.end());
 
     const int32_t thread = index.ThreadOf(set.pid, set.tid);
-    bool in_order = true;  // windows ascending and disjoint: one streaming pass measures them
     for (int32_t row : group.rows) {
       Iteration& it = set.iterations.emplace_back();
       it.index = static_cast<int64_t>(set.iterations.size() - 1);
@@ -191,7 +155,6 @@ StatusOr<IterationsResult> ComputeIterations(const Trace& trace, const Iteration
       it.name = r.name[row];
       it.start_ns = r.start_ns[row];
       it.end_ns = r.end_ns[row];
-      if (it.index > 0 && it.start_ns < set.iterations[it.index - 1].end_ns) in_order = false;
       launched.clear();
       for (uint32_t w : index.LaunchedIn(thread, it.start_ns, it.end_ns)) {
         index.Accumulate(w, it.launched);
@@ -206,22 +169,20 @@ StatusOr<IterationsResult> ComputeIterations(const Trace& trace, const Iteration
       it.gpu_busy_launched_ns = TotalLength(launched);
     }
 
-    const std::vector<int32_t>* devices = &set.devices;
-    auto on_devices = [devices](int32_t d) {
-      return std::binary_search(devices->begin(), devices->end(), d);
-    };
-    if (in_order) {
-      StreamingCoverage busy(GpuWorkSource(trace, on_devices));
-      for (Iteration& it : set.iterations) {
-        it.gpu_busy_in_window_ns = busy.Covered(it.start_ns, it.end_ns);
-      }
+    // GPU busy of the set's devices: one device's union from the context, or their union.
+    std::vector<Interval> several;
+    const std::vector<Interval>* busy = &several;
+    if (set.devices.size() == 1) {
+      busy = &context.Busy(set.devices[0]);
     } else {
-      std::vector<Interval> merged;
-      StreamingUnion busy(GpuWorkSource(trace, on_devices));
-      for (Interval iv; busy.Next(&iv);) merged.push_back(iv);
-      for (Iteration& it : set.iterations) {
-        it.gpu_busy_in_window_ns = BusyWithin(merged, it.start_ns, it.end_ns);
+      for (int32_t d : set.devices) {
+        const std::vector<Interval>& b = context.Busy(d);
+        several.insert(several.end(), b.begin(), b.end());
       }
+      several = MergeIntervals(std::move(several));
+    }
+    for (Iteration& it : set.iterations) {
+      it.gpu_busy_in_window_ns = BusyWithin(*busy, it.start_ns, it.end_ns);
     }
     ComputeDistribution(set, options);
   }

@@ -66,10 +66,12 @@ struct IterationsResult {
   std::vector<IterationSet> sets;  // most iterations first; sets[0] is the main set
 };
 
-StatusOr<IterationsResult> ComputeIterations(const Trace& trace, const IterationsOptions& options);
+// Finds the iterations with `options` (AnalysisContext::Iterations() keeps the ones the analyze
+// options ask for; call this for others).
+StatusOr<IterationsResult> ComputeIterations(AnalysisContext& context,
+                                             const IterationsOptions& options);
 
 // Registry entry: the "iterations" section.
-Status RunIterationsSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                            Report& report);
+Status RunIterationsSection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

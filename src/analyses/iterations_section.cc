@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyses/analysis_context.h"
 #include "analyses/iteration_log_join.h"
 #include "analyses/iterations.h"
 
@@ -18,11 +19,11 @@ int64_t Round(double v) { return static_cast<int64_t>(std::llround(v)); }
 
 }  // namespace
 
-Status RunIterationsSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                            Report& report) {
-  IterationsOptions o;
-  o.name_regex = options.iterations_regex;
-  ASSIGN_OR_RETURN(IterationsResult r, ComputeIterations(trace, o));
+Status RunIterationsSection(AnalysisContext& context, int input, Report& report) {
+  const Trace& trace = context.trace();
+  const AnalyzeOptions& options = context.options();
+  ASSIGN_OR_RETURN(const IterationsResult* result, context.Iterations());
+  const IterationsResult& r = *result;
   Section& s = report.AddSection("iterations", "Iterations", input);
   if (r.sets.empty()) {
     s.AddFact("iterations", "Iterations", int64_t{0}, Unit::kCount);
@@ -33,7 +34,7 @@ Status RunIterationsSection(const Trace& trace, int input, const AnalyzeOptions&
               "execute_context_...); name your loop's ranges so, or pass --iterations REGEX"
             : fmt::format("no range name fully matches --iterations '{}'", r.regex));
     if (options.iteration_log) {  // no ranges: the log joins by timestamp
-      AddIterationLogToSection(trace, JoinIterationLog(trace, r, *options.iteration_log),
+      AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log),
                                std::max(options.top_n, 0), s);
     }
     return Status::Ok();
@@ -187,7 +188,7 @@ Status RunIterationsSection(const Trace& trace, int input, const AnalyzeOptions&
     s.notes.push_back("iterations found by name; pass --iterations REGEX to choose others");
   }
   if (options.iteration_log) {
-    AddIterationLogToSection(trace, JoinIterationLog(trace, r, *options.iteration_log), top_n, s);
+    AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log), top_n, s);
   }
   return Status::Ok();
 }

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <array>
 
+#include "analyses/analysis_context.h"
 #include "analyses/group_stats.h"
 #include "analyses/summary_table.h"
 
 namespace sightline {
 
-StatusOr<KernelSummaryResult> ComputeKernelSummary(const Trace& trace,
+StatusOr<KernelSummaryResult> ComputeKernelSummary(AnalysisContext& context,
                                                    const KernelSummaryOptions& options) {
+  const Trace& trace = context.trace();
   const KernelTable& k = trace.kernels;
   const bool by_short = options.group_by == KernelSummaryOptions::GroupBy::kShortName;
   const std::vector<StringId>& key = by_short ? k.short_name : k.name;
@@ -41,7 +43,7 @@ StatusOr<KernelSummaryResult> ComputeKernelSummary(const Trace& trace,
     const uint32_t i = first_row[g];
     row.name = key[i];
     row.short_name = k.short_name[i];
-    row.category = ClassifyKernel(trace.str(k.name[i]));
+    row.category = context.Category(k.name[i]);
     row.stats = stats[g];
     result.instances += row.stats.count;
     result.total_ns += row.stats.total;
@@ -73,9 +75,10 @@ StatusOr<KernelSummaryResult> ComputeKernelSummary(const Trace& trace,
   return result;
 }
 
-Status RunKernelSummarySection(const Trace& trace, int input, const AnalyzeOptions& options,
-                               Report& report) {
-  ASSIGN_OR_RETURN(KernelSummaryResult r, ComputeKernelSummary(trace, KernelSummaryOptions{}));
+Status RunKernelSummarySection(AnalysisContext& context, int input, Report& report) {
+  const Trace& trace = context.trace();
+  const AnalyzeOptions& options = context.options();
+  ASSIGN_OR_RETURN(KernelSummaryResult r, ComputeKernelSummary(context, KernelSummaryOptions{}));
   Section& s = report.AddSection("kernel_summary", "GPU kernels", input);
   s.AddFact("kernel_time_ns", "Kernel time (sum of durations)", r.total_ns, Unit::kDurationNs);
   s.AddFact("instances", "Kernel executions", r.instances, Unit::kCount);

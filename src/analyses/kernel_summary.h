@@ -48,11 +48,10 @@ struct KernelSummaryResult {
   std::vector<KernelCategoryRow> categories;
 };
 
-StatusOr<KernelSummaryResult> ComputeKernelSummary(const Trace& trace,
+StatusOr<KernelSummaryResult> ComputeKernelSummary(AnalysisContext& context,
                                                    const KernelSummaryOptions& options);
 
 // Section "kernel_summary": facts, the kernel table and the category table.
-Status RunKernelSummarySection(const Trace& trace, int input, const AnalyzeOptions& options,
-                               Report& report);
+Status RunKernelSummarySection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

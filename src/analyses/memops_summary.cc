@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "analyses/analysis_context.h"
 #include "analyses/group_stats.h"
 #include "analyses/summary_table.h"
 
@@ -23,8 +24,9 @@ uint32_t PathGroup(MemOpKind kind, MemoryKind src, MemoryKind dst) {
 
 }  // namespace
 
-StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(const Trace& trace,
+StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(AnalysisContext& context,
                                                    const MemOpsSummaryOptions& options) {
+  const Trace& trace = context.trace();
   const MemOpTable& m = trace.memops;
   auto included = [&](size_t i) { return options.device < 0 || m.device[i] == options.device; };
   auto kind_group = [&](size_t i) {
@@ -80,9 +82,10 @@ StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(const Trace& trace,
   return result;
 }
 
-Status RunMemOpsSummarySection(const Trace& trace, int input, const AnalyzeOptions& options,
-                               Report& report) {
-  ASSIGN_OR_RETURN(MemOpsSummaryResult r, ComputeMemOpsSummary(trace, MemOpsSummaryOptions{}));
+Status RunMemOpsSummarySection(AnalysisContext& context, int input, Report& report) {
+  const Trace& trace = context.trace();
+  const AnalyzeOptions& options = context.options();
+  ASSIGN_OR_RETURN(MemOpsSummaryResult r, ComputeMemOpsSummary(context, MemOpsSummaryOptions{}));
   Section& s = report.AddSection("memops_summary", "GPU memory operations", input);
   s.AddFact("count", "Memory operations", r.count, Unit::kCount);
   s.AddFact("total_bytes", "Bytes moved or set", r.total_bytes, Unit::kBytes);

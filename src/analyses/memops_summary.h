@@ -45,11 +45,10 @@ struct MemOpsSummaryResult {
   std::vector<MemOpPathRow> paths;  // total time descending
 };
 
-StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(const Trace& trace,
+StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(AnalysisContext& context,
                                                    const MemOpsSummaryOptions& options);
 
 // Section "memops_summary": facts, the per-kind table and the per-path table.
-Status RunMemOpsSummarySection(const Trace& trace, int input, const AnalyzeOptions& options,
-                               Report& report);
+Status RunMemOpsSummarySection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "analyses/analysis_context.h"
+
 namespace sightline {
 namespace {
 
@@ -50,8 +52,9 @@ int64_t AvgNs(DurationNs total, int64_t count) {
 
 }  // namespace
 
-StatusOr<NvtxProjectionResult> ComputeNvtxProjection(const Trace& trace,
+StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
                                                      const NvtxProjectionOptions& options) {
+  const Trace& trace = context.trace();
   const RangeTable& r = trace.ranges;
   NvtxProjectionResult res;
   for (size_t i = 0; i < r.size(); ++i) {
@@ -117,9 +120,10 @@ StatusOr<NvtxProjectionResult> ComputeNvtxProjection(const Trace& trace,
   return res;
 }
 
-Status RunNvtxProjectionSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                                Report& report) {
-  ASSIGN_OR_RETURN(NvtxProjectionResult r, ComputeNvtxProjection(trace, NvtxProjectionOptions{}));
+Status RunNvtxProjectionSection(AnalysisContext& context, int input, Report& report) {
+  const Trace& trace = context.trace();
+  const AnalyzeOptions& options = context.options();
+  ASSIGN_OR_RETURN(NvtxProjectionResult r, ComputeNvtxProjection(context, NvtxProjectionOptions{}));
   Section& s = report.AddSection("nvtx_projection", "NVTX ranges projected onto the GPU", input);
   s.AddFact("ranges", "Ranges (NVTX, annotations)", r.ranges, Unit::kCount);
   s.AddFact("names", "Distinct (name, depth)", static_cast<int64_t>(r.groups.size()), Unit::kCount);

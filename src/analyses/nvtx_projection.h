@@ -52,11 +52,10 @@ struct NvtxProjectionResult {
   int64_t unlinked_memops = 0;
 };
 
-StatusOr<NvtxProjectionResult> ComputeNvtxProjection(const Trace& trace,
+StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
                                                      const NvtxProjectionOptions& options);
 
 // Registry entry: the "nvtx_projection" section.
-Status RunNvtxProjectionSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                                Report& report);
+Status RunNvtxProjectionSection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analyses/analysis_context.h"
 #include "analyses/intervals.h"
 #include "analyses/summary_table.h"
 #include "base/time_units.h"
@@ -13,7 +14,6 @@ namespace {
 
 struct DeviceAcc {
   DeviceUsage usage;
-  UnionAccumulator busy;
   bool any = false;
 };
 
@@ -70,7 +70,8 @@ class ThreadSet {
 
 }  // namespace
 
-StatusOr<OverviewResult> ComputeOverview(const Trace& trace, const OverviewOptions& options) {
+StatusOr<OverviewResult> ComputeOverview(AnalysisContext& context, const OverviewOptions& options) {
+  const Trace& trace = context.trace();
   OverviewResult r;
   r.begin_ns = trace.begin_ns();
   r.end_ns = trace.end_ns();
@@ -126,7 +127,6 @@ StatusOr<OverviewResult> ComputeOverview(const Trace& trace, const OverviewOptio
       d.usage.last_ns = end;
     }
     d.usage.last_ns = std::max(d.usage.last_ns, end);
-    d.busy.Add(start, end);
     ++(kernel ? d.usage.kernels : d.usage.memops);
     auto [si, inserted] = stream_index.Get(PairKey(device, stream));
     if (inserted) {
@@ -153,7 +153,7 @@ StatusOr<OverviewResult> ComputeOverview(const Trace& trace, const OverviewOptio
   for (DeviceAcc& d : devices) {
     DeviceUsage& u = d.usage;
     u.active_span_ns = u.last_ns - u.first_ns;
-    u.busy_ns = d.busy.total();
+    u.busy_ns = TotalLength(context.Busy(u.device));
     u.utilization_pct = u.active_span_ns > 0 ? 100.0 * u.busy_ns / u.active_span_ns : 0;
     span_of_device[u.device] = u.active_span_ns;
     r.devices.push_back(u);
@@ -208,9 +208,10 @@ StatusOr<OverviewResult> ComputeOverview(const Trace& trace, const OverviewOptio
   return r;
 }
 
-Status RunOverviewSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                          Report& report) {
-  ASSIGN_OR_RETURN(OverviewResult r, ComputeOverview(trace, OverviewOptions{}));
+Status RunOverviewSection(AnalysisContext& context, int input, Report& report) {
+  const Trace& trace = context.trace();
+  const AnalyzeOptions& options = context.options();
+  ASSIGN_OR_RETURN(OverviewResult r, ComputeOverview(context, OverviewOptions{}));
   Section& s = report.AddSection("overview", "Overview", input);
   s.AddFact("begin_ns", "Trace begins", r.begin_ns, Unit::kTimestampNs);
   s.AddFact("end_ns", "Trace ends", r.end_ns, Unit::kTimestampNs);
@@ -318,7 +319,7 @@ Status RunOverviewSection(const Trace& trace, int input, const AnalyzeOptions& o
   if (span > 0) {
     for (const DeviceUsage& u : r.devices) {
       if (u.kernels + u.memops == 0) continue;
-      const std::vector<Interval> merged = MergedGpuIntervals(trace, u.device);
+      const std::vector<Interval>& merged = context.Busy(u.device);
       Series& se = s.series.emplace_back();
       se.key = "utilization_device_" + std::to_string(u.device);
       se.title = "GPU " + std::to_string(u.device) + " utilization over time";

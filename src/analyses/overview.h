@@ -61,10 +61,9 @@ struct OverviewResult {
   int64_t threads = 0;                  // distinct (pid, tid) over all processes
 };
 
-StatusOr<OverviewResult> ComputeOverview(const Trace& trace, const OverviewOptions& options);
+StatusOr<OverviewResult> ComputeOverview(AnalysisContext& context, const OverviewOptions& options);
 
 // Section "overview": span, counts, devices with utilization, streams, processes.
-Status RunOverviewSection(const Trace& trace, int input, const AnalyzeOptions& options,
-                          Report& report);
+Status RunOverviewSection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

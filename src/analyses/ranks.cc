@@ -4,48 +4,22 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
 
+#include "analyses/analysis_context.h"
+#include "analyses/findings/findings.h"
 #include "analyses/intervals.h"
-#include "analyses/kernel_category.h"
+#include "base/stats.h"
 
 namespace sightline {
 namespace {
 
-// Appends [s, e) to a merged list built from intervals in non-decreasing start order.
-void AddSorted(std::vector<Interval>& v, TimeNs s, TimeNs e) {
-  if (e <= s) return;
-  if (!v.empty() && s <= v.back().end_ns) {
-    v.back().end_ns = std::max(v.back().end_ns, e);
-  } else {
-    v.push_back({s, e});
-  }
-}
-
-// Length of the intersection of two disjoint sorted interval lists.
-DurationNs IntersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  DurationNs total = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const TimeNs s = std::max(a[i].start_ns, b[j].start_ns);
-    const TimeNs e = std::min(a[i].end_ns, b[j].end_ns);
-    if (e > s) total += e - s;
-    if (a[i].end_ns < b[j].end_ns) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return total;
-}
-
-template <typename T>
-T Median(std::vector<T> v) {
-  if (v.empty()) return T{};
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
+// The median (base/stats.h's one definition), rounded to whole ns.
+DurationNs MedianNs(std::vector<DurationNs> v) {
+  return static_cast<DurationNs>(std::llround(Median(std::move(v))));
 }
 
 // Reads digits at s[i..]; -1 when there are none.
@@ -96,49 +70,38 @@ int32_t RankFromFileName(const std::string& file_name) {
   return rank;
 }
 
-StatusOr<RankProfile> ComputeRankProfile(const Trace& trace, const std::string& label, int input) {
+StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::string& label,
+                                         int input) {
+  const Trace& trace = context.trace();
   RankProfile p;
   p.label = label;
   p.input = input;
   p.trace_rank = trace.source.rank;
   p.world_size = trace.source.world_size;
-  const KernelTable& k = trace.kernels;
-
-  int32_t max_device = -1;
-  for (int32_t d : k.device) max_device = std::max(max_device, d);
-  for (int32_t d : trace.memops.device) max_device = std::max(max_device, d);
-  for (int32_t d = 0; d <= max_device; ++d) {
-    const std::vector<Interval> busy = MergedGpuIntervals(trace, d);
-    if (busy.empty()) continue;
+  for (int32_t d : context.GpuDevices()) {
+    const std::vector<Interval>& busy = context.Busy(d);
     p.busy_ns += TotalLength(busy);
     p.span_ns += busy.back().end_ns - busy.front().start_ns;
+    const CommSplit& c = context.Comm(d);
+    p.comm_ns += c.comm_ns;
+    p.compute_ns += c.compute_ns;
+    p.overlap_ns += c.overlap_ns;
   }
 
-  // Classify each distinct name once; -1 not yet, else index into comm_names (or -2: compute).
+  // Communication kernels by short name and stream slot; -1 not yet seen, else index into
+  // comm_names.
+  const KernelTable& k = trace.kernels;
   std::unordered_map<uint32_t, int32_t> name_index;
-  std::vector<std::vector<Interval>> comm(max_device + 1), compute(max_device + 1);
   // (name, device, stream) -> slot: assigned after the scan, by (device, stream) order per name.
   std::vector<std::pair<int32_t, int32_t>> kernel_dev_stream;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] < 0) continue;
-    auto [it, inserted] = name_index.try_emplace(k.name[i].value, -2);
-    if (inserted && ClassifyKernel(trace.str(k.name[i])) == KernelCategory::kCommunication) {
-      it->second = static_cast<int32_t>(p.comm_names.size());
-      p.comm_names.emplace_back(trace.str(k.short_name[i]));
-    }
-    if (it->second >= 0) {
-      AddSorted(comm[k.device[i]], k.start_ns[i], k.end_ns[i]);
-      p.comm.push_back({it->second, 0, k.start_ns[i], k.end_ns[i]});
-      kernel_dev_stream.push_back({k.device[i], k.stream[i]});
-      ++p.comm_kernels;
-    } else {
-      AddSorted(compute[k.device[i]], k.start_ns[i], k.end_ns[i]);
-    }
-  }
-  for (int32_t d = 0; d <= max_device; ++d) {
-    p.comm_ns += TotalLength(comm[d]);
-    p.compute_ns += TotalLength(compute[d]);
-    p.overlap_ns += IntersectionLength(comm[d], compute[d]);
+    if (k.device[i] < 0 || !context.IsCommunication(k.name[i])) continue;
+    auto [it, inserted] =
+        name_index.try_emplace(k.name[i].value, static_cast<int32_t>(p.comm_names.size()));
+    if (inserted) p.comm_names.emplace_back(trace.str(k.short_name[i]));
+    p.comm.push_back({it->second, 0, k.start_ns[i], k.end_ns[i]});
+    kernel_dev_stream.push_back({k.device[i], k.stream[i]});
+    ++p.comm_kernels;
   }
   // Slots: per name, its distinct (device, stream) pairs in increasing order. Stream ids are
   // created in the same order on every rank of a job, device ids often differ (one GPU per rank).
@@ -269,19 +232,19 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     std::vector<DurationNs> d;
     d.reserve(matches.size());
     for (const Match& m : matches) d.push_back(m.at[ri]->end_ns - m.at[0]->end_ns);
-    const DurationNs offset = Median(d);
+    const DurationNs offset = MedianNs(d);
     std::vector<DurationNs> raw = d;
     for (DurationNs& x : raw) x = std::abs(x);
     for (DurationNs& x : d) x = std::abs(x - offset);
     RankStats& s = r.ranks[ri];
     s.estimated_offset_ns = offset;
-    s.residual_ns = Median(d);
+    s.residual_ns = MedianNs(d);
     // An offset the end times cannot tell from zero is not applied: the clocks are taken as
     // comparable (ranks on one host share a clock), which keeps their own skew.
     if (std::abs(offset) > s.residual_ns) {
       s.offset_ns = offset;
     } else {
-      s.residual_ns = Median(raw);
+      s.residual_ns = MedianNs(raw);
     }
   }
 
@@ -446,7 +409,7 @@ void AddRanksSection(const RanksResult& result, Report& report) {
       for (const RankStats& r : result.ranks) {
         if (r.collectives > 0) d.push_back(r.collective_ns / r.collectives);
       }
-      med_dur = Median(d);
+      med_dur = MedianNs(d);
     }
     s.notes.push_back(fmt::format(
         "clocks checked on the end times of {} matched collectives (ranks finish a collective "
@@ -460,6 +423,50 @@ void AddRanksSection(const RanksResult& result, Report& report) {
   }
   for (const std::string& u : result.unmatched_notes) s.notes.push_back("not matched: " + u);
   for (const std::string& note : result.notes) s.notes.push_back(note);
+}
+
+namespace {
+
+// Ranks as a multi-trace analysis: a compact profile per member while its trace is loaded, then
+// the side-by-side section and the straggler finding.
+class RanksAnalysis : public MultiTraceAnalysis {
+ public:
+  explicit RanksAnalysis(const AnalyzeOptions& options) : findings_(options.findings) {}
+
+  Status Add(const std::shared_ptr<AnalysisContext>& context,
+             const TraceSetMember& member) override {
+    ASSIGN_OR_RETURN(RankProfile profile, ComputeRankProfile(*context, member.label, member.input));
+    profiles_.push_back(std::move(profile));
+    paths_.push_back(member.path);
+    return Status::Ok();
+  }
+
+  Status Finish(const TraceSet& set, Report& report) override {
+    // Several inputs are the ranks of one job; one input gets the per-rank view when it says it is
+    // one rank of several.
+    if (profiles_.size() < 2 && !(profiles_.size() == 1 && profiles_[0].world_size > 1)) {
+      return Status::Ok();
+    }
+    ASSIGN_OR_RETURN(RanksResult ranks, ComputeRanks(profiles_, paths_));
+    AddRanksSection(ranks, report);
+    if (!findings_) return Status::Ok();
+    std::vector<Finding> findings;
+    RETURN_IF_ERROR(RuleStraggler(ranks, findings).WithPrefix("finding rule straggler"));
+    for (Finding& f : findings) report.findings.push_back(std::move(f));
+    SortFindings(report.findings);
+    return Status::Ok();
+  }
+
+ private:
+  bool findings_;
+  std::vector<RankProfile> profiles_;
+  std::vector<std::string> paths_;
+};
+
+}  // namespace
+
+std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options) {
+  return std::make_unique<RanksAnalysis>(options);
 }
 
 }  // namespace sightline

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "analyses/analysis.h"
 #include "base/status.h"
 #include "base/time_units.h"
 #include "model/trace.h"
@@ -51,8 +53,10 @@ struct RankProfile {
   std::vector<CommKernel> comm;         // sorted by start
 };
 
-// Builds a rank's profile: kernel categories decide what communication is (kernel_category.h).
-StatusOr<RankProfile> ComputeRankProfile(const Trace& trace, const std::string& label, int input);
+// Builds a rank's profile from the context's busy unions and communication split (kernel
+// categories decide what communication is: kernel_category.h).
+StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::string& label,
+                                         int input);
 
 struct RankStats {
   int32_t rank = -1;
@@ -101,5 +105,8 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
 
 // Section "ranks" (input -1): one row per rank, the matched collectives with the most skew, notes.
 void AddRanksSection(const RanksResult& result, Report& report);
+
+// Registry entry "ranks" (a TraceSet of kind kRanks): the ranks section and the straggler finding.
+std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options);
 
 }  // namespace sightline

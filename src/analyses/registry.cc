@@ -1,5 +1,6 @@
 #include "analyses/analysis.h"
 #include "analyses/api_summary.h"
+#include "analyses/findings/findings.h"
 #include "analyses/idle_gaps.h"
 #include "analyses/iterations.h"
 #include "analyses/kernel_summary.h"
@@ -7,7 +8,8 @@
 #include "analyses/nvtx_projection.h"
 #include "analyses/overview.h"
 
-// Each analysis header declares its Run...Section function; add one line here per analysis.
+// Each analysis header declares its Run...Section function; add one line here per analysis. The
+// multi-trace analyses (ranks, diff) are registered in pipeline/registry.cc.
 
 namespace sightline {
 
@@ -24,6 +26,8 @@ const std::vector<AnalysisEntry>& Analyses() {
       {"iterations", "loop iterations: wall time, GPU work, outliers", &RunIterationsSection},
       {"nvtx_projection", "GPU time launched inside each NVTX range", &RunNvtxProjectionSection},
       {"idle_gaps", "GPU idle gaps by length and host cause", &RunIdleGapsSection},
+      {"findings", "ranked findings with evidence, fix and estimated saving (--no-findings: off)",
+       &RunFindings},
   };
   return kAnalyses;
 }

@@ -42,4 +42,23 @@ DurationStats ComputeDurationStats(std::vector<int64_t>& values) {
   return s;
 }
 
+namespace {
+
+template <typename T>
+double MedianOf(std::vector<T>& v) {
+  if (v.empty()) return 0;
+  const size_t n = v.size();
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  const double upper = static_cast<double>(*mid);
+  if (n % 2 == 1) return upper;
+  const double lower = static_cast<double>(*std::max_element(v.begin(), mid));
+  return (lower + upper) / 2;
+}
+
+}  // namespace
+
+double Median(std::vector<double> values) { return MedianOf(values); }
+double Median(std::vector<int64_t> values) { return MedianOf(values); }
+
 }  // namespace sightline

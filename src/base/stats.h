@@ -22,6 +22,11 @@ struct DurationStats {
 // Sorts `values` in place. Percentiles interpolate linearly between closest ranks.
 DurationStats ComputeDurationStats(std::vector<int64_t>& values);
 
+// The median as defined once (docs/metrics.md, "Statistics"): the middle value; for an even count
+// the mean of the two middle values; 0 for none. O(n) (selection, not a sort).
+double Median(std::vector<double> values);
+double Median(std::vector<int64_t> values);
+
 // Percentile p in [0,100] of sorted values, linear interpolation between closest ranks.
 double PercentileOfSorted(const std::vector<int64_t>& sorted, double p);
 

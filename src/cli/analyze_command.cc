@@ -28,6 +28,11 @@ struct AnalyzeArgs {
 int RunAnalyze(const AnalyzeArgs& args) {
   if (args.list) {
     for (const AnalysisEntry& a : Analyses()) std::printf("%-18s %s\n", a.name, a.summary);
+    for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) {
+      std::printf(
+          "%-18s %s (%s)\n", a.name, a.summary,
+          a.kind == TraceSetKind::kRanks ? "analyze with several traces" : "sightline diff");
+    }
     return kExitOk;
   }
   if (args.traces.empty()) {

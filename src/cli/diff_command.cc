@@ -8,9 +8,7 @@
 
 #include "base/file_io.h"
 #include "cli/commands.h"
-#include "diff/diff_report.h"
-#include "diff/trace_diff.h"
-#include "importers/importer.h"
+#include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
 
 namespace sightline::cli {
@@ -26,49 +24,26 @@ struct DiffArgs {
   double min_share_pct = 1.0;
 };
 
-StatusOr<Trace> Import(const std::string& path) {
-  ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
-  if (trace.source.path.empty()) trace.source.path = path;
-  return trace;
-}
-
 int RunDiff(const DiffArgs& args) {
-  StatusOr<Trace> baseline = Import(args.baseline);
-  if (!baseline.ok()) return ReportError(baseline.status());
-  StatusOr<Trace> candidate = Import(args.candidate);
-  if (!candidate.ok()) return ReportError(candidate.status());
-
-  TraceDiffOptions options;
+  AnalyzeOptions options;
   options.iterations_regex = args.iterations_regex;
-  options.min_share_pct = args.min_share_pct;
-  options.fail_if_slower_pct = args.fail_if_slower_pct;
-  StatusOr<TraceDiffResult> diff = ComputeTraceDiff(*baseline, *candidate, options);
-  if (!diff.ok()) return ReportError(diff.status());
+  options.diff_min_share_pct = args.min_share_pct;
+  options.diff_fail_if_slower_pct = args.fail_if_slower_pct;
+  options.top_n = args.top_n > 0 ? args.top_n : (args.format == "json" ? 100 : 15);
+  StatusOr<Report> report = DiffFiles(args.baseline, args.candidate, options);
+  if (!report.ok()) return ReportError(report.status());
 
-  const int top_n = args.top_n > 0 ? args.top_n : (args.format == "json" ? 100 : 15);
-  const Report report = BuildDiffReport(*baseline, *candidate, *diff, top_n);
   const std::string out =
-      args.format == "json" ? RenderJsonReport(report) : RenderTextReport(report);
+      args.format == "json" ? RenderJsonReport(*report) : RenderTextReport(*report);
   if (args.output.empty() || args.output == "-") {
     std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
     Status s = WriteFileAtomically(args.output, out);
     if (!s.ok()) return ReportError(s);
   }
-  const GateResult& gate = diff->gate;
-  if (!gate.failed) return kExitOk;
+  if (!report->gate.failed) return kExitOk;
   // CI logs show stderr even when the report goes to a file: name what failed there too.
-  std::string items;
-  constexpr size_t kNamed = 8;  // the report lists them all
-  for (size_t i = 0; i < gate.failures.size() && i < kNamed; ++i) {
-    const GateFailure& f = gate.failures[i];
-    items += fmt::format("{}{} {:+.1f}%", i == 0 ? "" : "; ", f.what, f.growth_pct);
-  }
-  if (gate.failures.size() > kNamed) {
-    items += fmt::format("; and {} more (see the report)", gate.failures.size() - kNamed);
-  }
-  std::fprintf(stderr, "sightline: diff: slower than allowed (+%.1f%%, %s basis): %s\n",
-               gate.threshold_pct, DiffBasisName(diff->basis), items.c_str());
+  std::fprintf(stderr, "sightline: diff: %s\n", report->gate.message.c_str());
   return kExitFailed;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "analyses/iterations.h"
 #include "base/file_io.h"
@@ -28,24 +29,23 @@ int RunExport(const ExportArgs& args) {
     return ReportError(InvalidArgumentError(
         "no export format chosen; usage: sightline export TRACE --perfetto -o out.json"));
   }
-  StatusOr<Trace> trace = ImportTrace(args.trace);
-  if (!trace.ok()) return ReportError(trace.status());
+  StatusOr<Trace> imported = ImportTrace(args.trace);
+  if (!imported.ok()) return ReportError(imported.status());
 
-  // Annotations: the iterations and findings `sightline analyze` would report.
-  PerfettoExportOptions options;
-  // One context serves both: the rules read its iterations, the export draws them.
+  // Annotations: the iterations and findings `sightline analyze` would report, from one context.
   AnalyzeOptions analyze;
   analyze.iterations_regex = args.iterations_regex;
-  FindingsContext context;
+  AnalysisContext context(*imported, analyze);
+  const Trace* trace = &context.trace();
+  PerfettoExportOptions options;
   std::vector<Finding> findings;
   if (!args.no_annotations) {
-    StatusOr<FindingsContext> c = BuildFindingsContext(*trace, analyze);
-    if (!c.ok()) return ReportError(c.status());
-    context = std::move(*c);
-    StatusOr<std::vector<Finding>> f = ComputeFindings(*trace, context);
+    StatusOr<const IterationsResult*> iterations = context.Iterations();
+    if (!iterations.ok()) return ReportError(iterations.status());
+    StatusOr<std::vector<Finding>> f = ComputeFindings(context);
     if (!f.ok()) return ReportError(f.status());
     findings = std::move(*f);
-    options.iterations = &context.iterations;
+    options.iterations = *iterations;
     options.findings = &findings;
   }
 

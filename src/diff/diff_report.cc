@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyses/analysis_context.h"
+
 namespace sightline {
 namespace {
 
@@ -12,17 +14,6 @@ Value Ns(double ns) {
   return std::isfinite(ns) ? Value(static_cast<int64_t>(std::llround(ns))) : Value();
 }
 Value Num(double v) { return std::isfinite(v) ? Value(v) : Value(); }
-
-void AddInput(const Trace& trace, const char* label, Report& report) {
-  ReportInput& in = report.inputs.emplace_back();
-  in.label = label;
-  in.path = trace.source.path;
-  in.format = trace.source.format;
-  in.format_version = trace.source.format_version;
-  in.producer = trace.source.producer;
-  in.rank = trace.source.rank;
-  in.diagnostics = trace.diagnostics;
-}
 
 // The before/after/delta/change/ratio columns every comparison table shares.
 std::vector<Column> CompareColumns(std::vector<Column> leading, const std::string& unit_note) {
@@ -263,19 +254,65 @@ void AddIterations(const TraceDiffResult& r, int top_n, Report& report) {
 
 }  // namespace
 
-Report BuildDiffReport(const Trace& baseline, const Trace& candidate, const TraceDiffResult& diff,
-                       int top_n) {
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  AddInput(baseline, "baseline", report);
-  AddInput(candidate, "candidate", report);
+void AddDiffSections(const TraceDiffResult& diff, int top_n, Report& report) {
   AddSummary(diff, report);
   AddGate(diff, report);
   AddKernels(diff, top_n, report);
   AddCategories(diff, report);
   AddRanges(diff, top_n, report);
   AddIterations(diff, top_n, report);
-  return report;
+  const GateResult& gate = diff.gate;
+  if (!gate.failed) return;
+  // CI logs show stderr even when the report goes to a file: the CLI names what failed there too.
+  std::string items;
+  constexpr size_t kNamed = 8;  // the report lists them all
+  for (size_t i = 0; i < gate.failures.size() && i < kNamed; ++i) {
+    const GateFailure& f = gate.failures[i];
+    items += fmt::format("{}{} {:+.1f}%", i == 0 ? "" : "; ", f.what, f.growth_pct);
+  }
+  if (gate.failures.size() > kNamed) {
+    items += fmt::format("; and {} more (see the report)", gate.failures.size() - kNamed);
+  }
+  report.gate.failed = true;
+  report.gate.message = fmt::format("slower than allowed (+{:.1f}%, {} basis): {}",
+                                    gate.threshold_pct, DiffBasisName(diff.basis), items);
+}
+
+namespace {
+
+// `sightline diff` as a multi-trace analysis: both sides stay loaded (a pair), then one diff.
+class DiffAnalysis : public MultiTraceAnalysis {
+ public:
+  explicit DiffAnalysis(const AnalyzeOptions& options) : top_n_(options.top_n) {
+    options_.min_share_pct = options.diff_min_share_pct;
+    options_.fail_if_slower_pct = options.diff_fail_if_slower_pct;
+  }
+
+  Status Add(const std::shared_ptr<AnalysisContext>& context, const TraceSetMember&) override {
+    sides_.push_back(context);
+    return Status::Ok();
+  }
+
+  Status Finish(const TraceSet&, Report& report) override {
+    if (sides_.size() != 2) {
+      return InvalidArgumentError(fmt::format(
+          "diff compares two traces (a baseline and a candidate), got {}", sides_.size()));
+    }
+    ASSIGN_OR_RETURN(TraceDiffResult diff, ComputeTraceDiff(*sides_[0], *sides_[1], options_));
+    AddDiffSections(diff, top_n_, report);
+    return Status::Ok();
+  }
+
+ private:
+  TraceDiffOptions options_;
+  int top_n_;
+  std::vector<std::shared_ptr<AnalysisContext>> sides_;
+};
+
+}  // namespace
+
+std::unique_ptr<MultiTraceAnalysis> CreateDiffAnalysis(const AnalyzeOptions& options) {
+  return std::make_unique<DiffAnalysis>(options);
 }
 
 }  // namespace sightline

@@ -7,11 +7,12 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyses/analysis_context.h"
 #include "analyses/iterations.h"
 #include "analyses/kernel_category.h"
 #include "analyses/launch_projection.h"
 #include "analyses/nvtx_projection.h"
-#include "analyses/overview.h"
+#include "base/name_pattern.h"
 #include "diff/name_normalize.h"
 
 namespace sightline {
@@ -169,7 +170,8 @@ struct SideWork {
 // `in_scope` is indexed by LaunchIndex work id (kernel rows, then memory-operation rows); empty
 // means all work. Kernels group by full-name id first (a vector lookup per kernel), so names are
 // normalized and classified once per distinct name.
-SideWork CollectWork(const Trace& trace, const std::vector<uint8_t>& in_scope) {
+SideWork CollectWork(AnalysisContext& context, const std::vector<uint8_t>& in_scope) {
+  const Trace& trace = context.trace();
   SideWork w;
   const KernelTable& k = trace.kernels;
   struct Group {
@@ -195,7 +197,7 @@ SideWork CollectWork(const Trace& trace, const std::vector<uint8_t>& in_scope) {
   for (const Group& g : groups) {
     const std::string_view full = trace.str(g.name);
     const std::string key = NormalizeKernelName(full);
-    const char* category = KernelCategoryName(ClassifyKernel(full));
+    const char* category = KernelCategoryName(context.Category(g.name));
     w.kernels.Add(key, KernelDisplayName(key), full, g.count, g.total_ns, category);
     w.categories.Add(category, category, "kernels", g.count, g.total_ns);
     w.kernel_count += g.count;
@@ -224,8 +226,9 @@ SideWork CollectWork(const Trace& trace, const std::vector<uint8_t>& in_scope) {
 }
 
 // Work ids (LaunchIndex numbering) launched inside one of the set's iterations.
-std::vector<uint8_t> IterationScope(const Trace& trace, const IterationSet& set) {
-  const LaunchIndex index(trace);
+std::vector<uint8_t> IterationScope(AnalysisContext& context, const IterationSet& set) {
+  const Trace& trace = context.trace();
+  const LaunchIndex& index = context.Launches();
   std::vector<uint8_t> scope(trace.kernels.size() + trace.memops.size(), 0);
   const int32_t thread = index.ThreadOf(set.pid, set.tid);
   if (thread < 0) return scope;
@@ -235,28 +238,13 @@ std::vector<uint8_t> IterationScope(const Trace& trace, const IterationSet& set)
   return scope;
 }
 
-// "ProfilerStep#12" -> "ProfilerStep#N": step and layer numbers differ between runs.
-std::string DigitsToN(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (std::isdigit(static_cast<unsigned char>(s[i]))) {
-      while (i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) ++i;
-      out.push_back('N');
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
 AggMap RangeAggs(const Trace& trace, const NvtxProjectionResult& projection) {
   AggMap m;
   for (const NvtxRangeGroup& g : projection.groups) {
-    const std::string name = DigitsToN(trace.str(g.name));
+    const std::string name = DigitRunsToN(trace.str(g.name));
     const std::string_view domain = trace.str(g.domain);
     const std::string key = fmt::format("{}\x1f{}\x1f{}", name, domain, g.depth);
-    const std::string path = DigitsToN(g.path);
+    const std::string path = DigitRunsToN(g.path);
     m.Add(key, domain.empty() ? path : fmt::format("{}: {}", domain, path), path, g.count,
           g.work.gpu_time_ns());
   }
@@ -314,9 +302,10 @@ IterationDiff CompareIterations(const IterationSet& b, const IterationSet& a) {
   return d;
 }
 
-DurationNs BusyTotal(const OverviewResult& o) {
+// GPU busy summed over the trace's devices.
+DurationNs BusyTotal(AnalysisContext& context) {
   DurationNs total = 0;
-  for (const DeviceUsage& d : o.devices) total += d.busy_ns;
+  for (int32_t d : context.GpuDevices()) total += TotalLength(context.Busy(d));
   return total;
 }
 
@@ -364,22 +353,24 @@ const char* DiffBasisName(DiffBasis basis) {
   return basis == DiffBasis::kPerIteration ? "per_iteration" : "total";
 }
 
-StatusOr<TraceDiffResult> ComputeTraceDiff(const Trace& baseline, const Trace& candidate,
+StatusOr<TraceDiffResult> ComputeTraceDiff(AnalysisContext& baseline_context,
+                                           AnalysisContext& candidate_context,
                                            const TraceDiffOptions& options) {
+  const Trace& baseline = baseline_context.trace();
+  const Trace& candidate = candidate_context.trace();
   RETURN_IF_ERROR(CheckHasGpuWork(baseline, "baseline"));
   RETURN_IF_ERROR(CheckHasGpuWork(candidate, "candidate"));
   TraceDiffResult r;
 
-  IterationsOptions iteration_options;
-  iteration_options.name_regex = options.iterations_regex;
-  ASSIGN_OR_RETURN(IterationsResult it_b, ComputeIterations(baseline, iteration_options));
-  ASSIGN_OR_RETURN(IterationsResult it_a, ComputeIterations(candidate, iteration_options));
-  const IterationSet* set_b = it_b.sets.empty() ? nullptr : &it_b.sets[0];
-  const IterationSet* set_a = it_a.sets.empty() ? nullptr : &it_a.sets[0];
+  ASSIGN_OR_RETURN(const IterationsResult* it_b, baseline_context.Iterations());
+  ASSIGN_OR_RETURN(const IterationsResult* it_a, candidate_context.Iterations());
+  const IterationSet* set_b = it_b->sets.empty() ? nullptr : &it_b->sets[0];
+  const IterationSet* set_a = it_a->sets.empty() ? nullptr : &it_a->sets[0];
   r.iterations_before = set_b != nullptr ? static_cast<int64_t>(set_b->iterations.size()) : 0;
   r.iterations_after = set_a != nullptr ? static_cast<int64_t>(set_a->iterations.size()) : 0;
 
-  const SideWork all_b = CollectWork(baseline, {}), all_a = CollectWork(candidate, {});
+  const SideWork all_b = CollectWork(baseline_context, {});
+  const SideWork all_a = CollectWork(candidate_context, {});
   Scale unscaled;
   unscaled.gpu_before_ns = all_b.gpu_ns();
   auto total_item = [](const char* name, int64_t count_b, DurationNs b, int64_t count_a,
@@ -390,10 +381,8 @@ StatusOr<TraceDiffResult> ComputeTraceDiff(const Trace& baseline, const Trace& c
   r.trace_gpu_time =
       total_item("GPU time, whole trace", all_b.kernel_count + all_b.memop_count, all_b.gpu_ns(),
                  all_a.kernel_count + all_a.memop_count, all_a.gpu_ns(), unscaled);
-  ASSIGN_OR_RETURN(OverviewResult ov_b, ComputeOverview(baseline, {}));
-  ASSIGN_OR_RETURN(OverviewResult ov_a, ComputeOverview(candidate, {}));
-  r.gpu_busy =
-      total_item("GPU busy (union), whole trace", 0, BusyTotal(ov_b), 0, BusyTotal(ov_a), unscaled);
+  r.gpu_busy = total_item("GPU busy (union), whole trace", 0, BusyTotal(baseline_context), 0,
+                          BusyTotal(candidate_context), unscaled);
 
   // The basis: per iteration when both traces have iterations that hold most of their GPU work.
   Scale scale = unscaled;
@@ -402,8 +391,8 @@ StatusOr<TraceDiffResult> ComputeTraceDiff(const Trace& baseline, const Trace& c
   SideWork iter_b, iter_a;
   if (set_b != nullptr && set_a != nullptr) {
     r.iterations = CompareIterations(*set_b, *set_a);
-    iter_b = CollectWork(baseline, IterationScope(baseline, *set_b));
-    iter_a = CollectWork(candidate, IterationScope(candidate, *set_a));
+    iter_b = CollectWork(baseline_context, IterationScope(baseline_context, *set_b));
+    iter_a = CollectWork(candidate_context, IterationScope(candidate_context, *set_a));
     r.iteration_coverage_before_pct =
         100.0 * iter_b.gpu_ns() / std::max<DurationNs>(1, all_b.gpu_ns());
     r.iteration_coverage_after_pct =
@@ -456,8 +445,8 @@ StatusOr<TraceDiffResult> ComputeTraceDiff(const Trace& baseline, const Trace& c
   SortByDelta(r.categories);
 
   // NVTX / annotation ranges: totals over the whole traces.
-  ASSIGN_OR_RETURN(NvtxProjectionResult np_b, ComputeNvtxProjection(baseline, {}));
-  ASSIGN_OR_RETURN(NvtxProjectionResult np_a, ComputeNvtxProjection(candidate, {}));
+  ASSIGN_OR_RETURN(NvtxProjectionResult np_b, ComputeNvtxProjection(baseline_context, {}));
+  ASSIGN_OR_RETURN(NvtxProjectionResult np_a, ComputeNvtxProjection(candidate_context, {}));
   CompareMaps(RangeAggs(baseline, np_b), RangeAggs(candidate, np_a), unscaled, r.ranges, nullptr,
               nullptr);
   SortByDelta(r.ranges);

@@ -7,18 +7,20 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "analyses/analysis.h"
 #include "base/stats.h"
 #include "base/status.h"
 #include "model/trace.h"
 
 namespace sightline {
 
+// Which ranges are iterations comes from each side's AnalysisContext options (--iterations).
 struct TraceDiffOptions {
-  std::string iterations_regex;  // as `analyze --iterations`; empty: the default names
   // Kernels holding less than this share of the baseline's GPU time are not gated one by one.
   double min_share_pct = 1.0;
   // The gate: fail when GPU time, or a gated kernel's time, grew by more than this percentage.
@@ -111,7 +113,7 @@ struct TraceDiffResult {
   GateResult gate;
 };
 
-StatusOr<TraceDiffResult> ComputeTraceDiff(const Trace& baseline, const Trace& candidate,
+StatusOr<TraceDiffResult> ComputeTraceDiff(AnalysisContext& baseline, AnalysisContext& candidate,
                                            const TraceDiffOptions& options);
 
 }  // namespace sightline

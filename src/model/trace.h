@@ -226,10 +226,4 @@ struct Trace {
   TimeNs begin_ns_ = 0, end_ns_ = 0;
 };
 
-// Several traces analysed together: the ranks of one job, or a baseline and a candidate.
-struct TraceSet {
-  std::vector<std::string> labels;  // "rank 0", "baseline", or the file name
-  std::vector<Trace> traces;
-};
-
 }  // namespace sightline

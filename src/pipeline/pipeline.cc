@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "analyses/findings/findings.h"
-#include "analyses/ranks.h"
+#include "analyses/analysis_context.h"
 #include "importers/importer.h"
 
 namespace sightline {
 
-Status AnalyzeTrace(const Trace& trace, const std::string& label, const AnalyzeOptions& options,
-                    Report& report) {
+int AddReportInput(const AnalysisContext& context, const std::string& label, Report& report) {
+  const Trace& trace = context.trace();
   const int input = static_cast<int>(report.inputs.size());
   ReportInput& in = report.inputs.emplace_back();
   in.label = label;
@@ -23,24 +22,15 @@ Status AnalyzeTrace(const Trace& trace, const std::string& label, const AnalyzeO
   in.producer = trace.source.producer;
   in.rank = trace.source.rank;
   in.diagnostics = trace.diagnostics;
+  return input;
+}
+
+Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report) {
+  const int input = AddReportInput(context, label, report);
   for (const AnalysisEntry& a : Analyses()) {
-    Status s = a.run(trace, input, options, report);
-    if (!s.ok()) return s.WithPrefix(fmt::format("{}: analysis {}", trace.source.path, a.name));
+    Status s = a.run(context, input, report);
+    if (!s.ok()) return s.WithPrefix(fmt::format("{}: {}", context.trace().source.path, a.name));
   }
-  if (!options.findings) return Status::Ok();
-  StatusOr<std::vector<Finding>> findings = ComputeFindings(trace, options);
-  if (!findings.ok()) {
-    return findings.status().WithPrefix(fmt::format("{}: findings", trace.source.path));
-  }
-  for (Finding& f : *findings) {
-    f.input = input;
-    report.findings.push_back(std::move(f));
-  }
-  // Ranked over all inputs; equal savings keep input then rule order.
-  std::stable_sort(report.findings.begin(), report.findings.end(),
-                   [](const Finding& a, const Finding& b) {
-                     return a.estimated_savings_ns > b.estimated_savings_ns;
-                   });
   return Status::Ok();
 }
 
@@ -89,45 +79,75 @@ StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::strin
   return out;
 }
 
+namespace {
+
+StatusOr<std::shared_ptr<AnalysisContext>> Import(const std::string& path,
+                                                  const AnalyzeOptions& options) {
+  ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
+  if (trace.source.path.empty()) trace.source.path = path;
+  return std::make_shared<AnalysisContext>(std::make_unique<const Trace>(std::move(trace)),
+                                           options);
+}
+
+// Runs a TraceSet through the registries: per member, import, (for `analyze`) the single-trace
+// analyses, then each multi-trace analysis of the set's kind sees the member; the member's trace
+// is released unless an analysis keeps it. Multi-trace sections come first in the report.
+StatusOr<Report> RunTraceSet(TraceSet set, const std::vector<std::string>& files,
+                             const AnalyzeOptions& options) {
+  Report report;
+  report.tool_version = SIGHTLINE_VERSION;
+  std::vector<std::pair<const MultiTraceAnalysisEntry*, std::unique_ptr<MultiTraceAnalysis>>> multi;
+  for (const MultiTraceAnalysisEntry& e : MultiTraceAnalyses()) {
+    if (e.kind == set.kind) multi.push_back({&e, e.create(options)});
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i];
+    ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(path, options));
+    TraceSetMember& member = set.members[i];
+    member.path = path;
+    if (set.kind == TraceSetKind::kRanks) {
+      const Trace& trace = context->trace();
+      member.label = std::filesystem::path(path).filename().string();
+      if (trace.source.rank >= 0) member.label += fmt::format(" (rank {})", trace.source.rank);
+      member.input = static_cast<int>(report.inputs.size());
+      RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, report));
+    } else {
+      member.input = AddReportInput(*context, member.label, report);
+    }
+    for (auto& [entry, analysis] : multi) {
+      Status s = analysis->Add(context, member);
+      if (!s.ok()) return s.WithPrefix(fmt::format("{}: {}", path, entry->name));
+    }
+  }
+  const size_t per_input_sections = report.sections.size();
+  for (auto& [entry, analysis] : multi) {
+    RETURN_IF_ERROR(analysis->Finish(set, report).WithPrefix(entry->name));
+  }
+  std::rotate(report.sections.begin(),
+              report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
+              report.sections.end());
+  return report;
+}
+
+}  // namespace
+
 StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
                               const AnalyzeOptions& options) {
   ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandTracePaths(paths));
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  // Per input, what the ranks analysis needs; the traces themselves are dropped one by one.
-  std::vector<RankProfile> profiles;
-  std::vector<std::string> names;
-  for (const std::string& path : files) {
-    ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
-    if (trace.source.path.empty()) trace.source.path = path;
-    std::string label = std::filesystem::path(path).filename().string();
-    if (trace.source.rank >= 0) label += fmt::format(" (rank {})", trace.source.rank);
-    const int input = static_cast<int>(report.inputs.size());
-    RETURN_IF_ERROR(AnalyzeTrace(trace, label, options, report));
-    StatusOr<RankProfile> profile = ComputeRankProfile(trace, label, input);
-    if (!profile.ok()) return profile.status().WithPrefix(fmt::format("{}: ranks", path));
-    profiles.push_back(std::move(profile).value());
-    names.push_back(path);
-  }
-  // Several inputs are the ranks of one job; one input gets the per-rank view when it says it is
-  // one rank of several.
-  if (files.size() >= 2 || (profiles.size() == 1 && profiles[0].world_size > 1)) {
-    StatusOr<RanksResult> ranks = ComputeRanks(profiles, names);
-    if (!ranks.ok()) return ranks.status().WithPrefix("ranks");
-    AddRanksSection(*ranks, report);
-    // Ranks side by side come first, before the per-input sections.
-    std::rotate(report.sections.begin(), report.sections.end() - 1, report.sections.end());
-    std::vector<Finding> findings;
-    if (options.findings) {
-      RETURN_IF_ERROR(RuleStraggler(*ranks, findings).WithPrefix("finding rule straggler"));
-    }
-    for (Finding& f : findings) report.findings.push_back(std::move(f));
-    std::stable_sort(report.findings.begin(), report.findings.end(),
-                     [](const Finding& a, const Finding& b) {
-                       return a.estimated_savings_ns > b.estimated_savings_ns;
-                     });
-  }
-  return report;
+  TraceSet set;
+  set.kind = TraceSetKind::kRanks;
+  set.members.resize(files.size());
+  return RunTraceSet(std::move(set), files, options);
+}
+
+StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candidate,
+                           const AnalyzeOptions& options) {
+  TraceSet set;
+  set.kind = TraceSetKind::kDiff;
+  set.members.resize(2);
+  set.members[0].label = "baseline";
+  set.members[1].label = "candidate";
+  return RunTraceSet(std::move(set), {baseline, candidate}, options);
 }
 
 }  // namespace sightline

@@ -116,11 +116,19 @@ struct ReportInput {
   Diagnostics diagnostics;
 };
 
+// A CI gate's verdict (`sightline diff --fail-if-slower`): the CLI exits 1 when it failed and
+// repeats `message` on stderr. Reporters show the gate through its report section.
+struct GateVerdict {
+  bool failed = false;
+  std::string message;  // what failed, one line
+};
+
 struct Report {
   std::string tool_version;
   std::vector<ReportInput> inputs;
   std::vector<Section> sections;
   std::vector<Finding> findings;  // sorted by estimated_savings_ns, largest first
+  GateVerdict gate;
 
   Section& AddSection(std::string key, std::string title, int input);
 };

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
+#include "analyses/analysis_context.h"
 #include "model/trace.h"
 #include "model/trace_builder.h"
 
@@ -71,5 +73,11 @@ class TraceFixture {
   TraceBuilder builder_;
   int64_t next_correlation_ = 1'000'000;  // away from ids tests pass explicitly
 };
+
+// A fresh AnalysisContext over `trace` (borrowed: it must outlive the context), for calling an
+// analysis entry point in one expression: ComputeOverview(*Ctx(t), {}).
+inline std::unique_ptr<AnalysisContext> Ctx(const Trace& trace, AnalyzeOptions options = {}) {
+  return std::make_unique<AnalysisContext>(trace, std::move(options));
+}
 
 }  // namespace sightline::testing

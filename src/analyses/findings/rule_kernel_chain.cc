@@ -48,7 +48,8 @@ struct StreamState {
 
 }  // namespace
 
-Status RuleKernelChain(const Trace& trace, const FindingsContext& c, std::vector<Finding>& out) {
+Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
+  const Trace& trace = c.trace();
   const auto& k = trace.kernels;
   std::unordered_map<int64_t, StreamState> streams;
   std::unordered_map<Key, ChainStats, KeyHash> chains;
@@ -91,7 +92,7 @@ Status RuleKernelChain(const Trace& trace, const FindingsContext& c, std::vector
   std::vector<std::pair<const Key*, const ChainStats*>> found;
   for (const auto& [key, cs] : chains) {
     if (cs.count < kMinCount) continue;
-    if (cs.kernel_ns - cs.longest_ns < kMinShare * c.total_gpu_time_ns) continue;
+    if (cs.kernel_ns - cs.longest_ns < kMinShare * c.TotalKernelTimeNs()) continue;
     found.push_back({&key, &cs});
   }
   std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
@@ -120,7 +121,7 @@ Status RuleKernelChain(const Trace& trace, const FindingsContext& c, std::vector
     const DurationNs saving = cs->kernel_ns - cs->longest_ns;
     Finding f;
     f.id = "kernel_chain";
-    f.severity = saving >= 0.05 * c.total_gpu_time_ns ? Severity::kMedium : Severity::kLow;
+    f.severity = saving >= 0.05 * c.TotalKernelTimeNs() ? Severity::kMedium : Severity::kLow;
     f.title = fmt::format("Fusion candidate: a chain of {} short kernels recurs {} times ({})",
                           kLen, cs->count, FormatDuration(cs->kernel_ns));
     f.evidence.push_back({"chain", "Chain", names});
@@ -131,7 +132,7 @@ Status RuleKernelChain(const Trace& trace, const FindingsContext& c, std::vector
     f.evidence.push_back({"gap_ns", "Gaps inside the chain", cs->gap_ns, Unit::kDurationNs});
     f.evidence.push_back(
         {"share_pct", "Share of all kernel time",
-         c.total_gpu_time_ns > 0 ? 100.0 * cs->kernel_ns / c.total_gpu_time_ns : 0.0,
+         c.TotalKernelTimeNs() > 0 ? 100.0 * cs->kernel_ns / c.TotalKernelTimeNs() : 0.0,
          Unit::kPercent});
     f.where = fmt::format("device {}, stream {}, first at {}", cs->device, cs->stream,
                           FormatDuration(k.start_ns[cs->first_row] - trace.begin_ns()));

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "analyses/findings/findings.h"
+#include "base/stats.h"
 
 namespace sightline {
 namespace {
@@ -30,16 +32,17 @@ struct WindowStats {
 
 }  // namespace
 
-Status RuleLaunchBound(const Trace& trace, const FindingsContext& c, std::vector<Finding>& out) {
-  if (c.windows.empty()) return Status::Ok();
-  std::vector<WindowStats> stats(c.windows.size());
+Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
+  const Trace& trace = c.trace();
+  if (c.Windows().empty()) return Status::Ok();
+  std::vector<WindowStats> stats(c.Windows().size());
   const auto& k = trace.kernels;
 
   // Kernels, kernel time and GPU span of each window: launched work for iterations, the device's
   // kernels for whole-trace windows.
-  std::vector<TimeNs> span_begin(c.windows.size()), span_end(c.windows.size());
-  for (size_t w = 0; w < c.windows.size(); ++w) {
-    const LoopWindow& win = c.windows[w];
+  std::vector<TimeNs> span_begin(c.Windows().size()), span_end(c.Windows().size());
+  for (size_t w = 0; w < c.Windows().size(); ++w) {
+    const LoopWindow& win = c.Windows()[w];
     stats[w].window = w;
     if (win.it != nullptr) {
       stats[w].kernels = win.it->launched.kernel_count;
@@ -72,8 +75,8 @@ Status RuleLaunchBound(const Trace& trace, const FindingsContext& c, std::vector
   // less the small gap a graph still leaves between kernels.
   DurationNs wall = 0, busy = 0, recoverable = 0, launch_api = 0, kernel_time = 0;
   int64_t kernels = 0, qualifying = 0;
-  for (size_t w = 0; w < c.windows.size(); ++w) {
-    const LoopWindow& win = c.windows[w];
+  for (size_t w = 0; w < c.Windows().size(); ++w) {
+    const LoopWindow& win = c.Windows()[w];
     WindowStats& s = stats[w];
     wall += win.end_ns - win.start_ns;
     busy += s.busy_ns;
@@ -99,9 +102,7 @@ Status RuleLaunchBound(const Trace& trace, const FindingsContext& c, std::vector
     if (s.recoverable_ns > 0) per_window.push_back(s.recoverable_ns);
   }
   if (!per_window.empty()) {
-    std::nth_element(per_window.begin(), per_window.begin() + per_window.size() / 2,
-                     per_window.end());
-    const DurationNs median = per_window[per_window.size() / 2];
+    const auto median = static_cast<DurationNs>(std::llround(Median(std::move(per_window))));
     for (WindowStats& s : stats) {
       s.recoverable_ns = std::min(s.recoverable_ns, median);
       recoverable += s.recoverable_ns;
@@ -112,8 +113,8 @@ Status RuleLaunchBound(const Trace& trace, const FindingsContext& c, std::vector
   Finding f;
   f.id = "launch_bound";
   f.severity = recoverable >= 0.2 * wall ? Severity::kHigh : Severity::kMedium;
-  const bool iters = c.main_set != nullptr;
-  const int64_t n = static_cast<int64_t>(c.windows.size());
+  const bool iters = c.MainSet() != nullptr;
+  const int64_t n = static_cast<int64_t>(c.Windows().size());
   f.title = fmt::format(
       "Launch-bound loop: the GPU is busy {} of the {} while the host launches {} short "
       "kernels per {}",
@@ -138,7 +139,8 @@ Status RuleLaunchBound(const Trace& trace, const FindingsContext& c, std::vector
   for (size_t w = 0; w < stats.size(); ++w) {
     if (stats[w].recoverable_ns > 0) order.push_back(w);
   }
-  for (size_t w : order) f.AddSpan(c.windows[w].start_ns, c.windows[w].end_ns, c.windows[w].device);
+  for (size_t w : order)
+    f.AddSpan(c.Windows()[w].start_ns, c.Windows()[w].end_ns, c.Windows()[w].device);
   f.SortSpans();
   const size_t top = std::min<size_t>(3, order.size());
   std::partial_sort(order.begin(), order.begin() + top, order.end(), [&](size_t a, size_t b) {
@@ -146,18 +148,19 @@ Status RuleLaunchBound(const Trace& trace, const FindingsContext& c, std::vector
   });
   std::string worst;
   for (size_t i = 0; i < top; ++i) {
-    const LoopWindow& win = c.windows[order[i]];
+    const LoopWindow& win = c.Windows()[order[i]];
     worst += fmt::format("{}{} [{}..{}] on device {}: {} idle in {} gaps between {} kernels",
-                         i ? "; " : "", c.WindowLabel(trace, win),
+                         i ? "; " : "", c.WindowLabel(win),
                          FormatDuration(win.start_ns - trace.begin_ns()),
                          FormatDuration(win.end_ns - trace.begin_ns()), win.device,
                          FormatDuration(stats[order[i]].recoverable_ns), stats[order[i]].gaps,
                          stats[order[i]].kernels);
   }
   if (iters) {
-    f.where = fmt::format("iterations {}..{} of '{}' (thread {}:{}), {} launch-bound; largest: {}",
-                          c.windows.front().iteration, c.windows.back().iteration,
-                          c.main_set->pattern, c.main_set->pid, c.main_set->tid, qualifying, worst);
+    f.where =
+        fmt::format("iterations {}..{} of '{}' (thread {}:{}), {} launch-bound; largest: {}",
+                    c.Windows().front().iteration, c.Windows().back().iteration,
+                    c.MainSet()->pattern, c.MainSet()->pid, c.MainSet()->tid, qualifying, worst);
   } else {
     f.where = fmt::format("no iterations found; {}", worst);
   }

@@ -29,9 +29,9 @@ std::unordered_map<StringId, DurationNs> KernelTimeByName(const Trace& trace,
 
 }  // namespace
 
-Status RuleOutlierIterations(const Trace& trace, const FindingsContext& c,
-                             std::vector<Finding>& out) {
-  const IterationSet* set = c.main_set;
+Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
+  const Trace& trace = c.trace();
+  const IterationSet* set = c.MainSet();
   if (set == nullptr || set->outliers == 0) return Status::Ok();
   const double median = set->wall.median;
 
@@ -61,7 +61,7 @@ Status RuleOutlierIterations(const Trace& trace, const FindingsContext& c,
   const DurationNs d_memop = worst->launched.memop_time_ns - typical->launched.memop_time_ns;
   const DurationNs d_idle = idle(*worst) - idle(*typical);
 
-  LaunchIndex index(trace);
+  const LaunchIndex& index = c.Launches();
   const int32_t thread = index.ThreadOf(set->pid, set->tid);
   auto before = KernelTimeByName(trace, index, thread, typical->start_ns, typical->end_ns);
   auto after = KernelTimeByName(trace, index, thread, worst->start_ns, worst->end_ns);

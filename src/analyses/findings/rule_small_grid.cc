@@ -48,16 +48,14 @@ struct Group {
 
 }  // namespace
 
-Status RuleSmallGrid(const Trace& trace, const FindingsContext& c, std::vector<Finding>& out) {
+Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
+  const Trace& trace = c.trace();
   const auto& k = trace.kernels;
   std::unordered_map<Config, Group, ConfigHash> groups;
   // Collectives use few blocks (channels) by design; exposed_comm covers them.
-  std::vector<int8_t> is_comm(trace.strings.size(), -1);  // by StringId; -1 not classified
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.grid[i].Count() <= 0 || k.block[i].Count() <= 0) continue;
-    int8_t& comm = is_comm[k.name[i].value];
-    if (comm < 0) comm = ClassifyKernel(trace.str(k.name[i])) == KernelCategory::kCommunication;
-    if (comm) continue;
+    if (c.IsCommunication(k.name[i])) continue;
     const int32_t ss = std::max(0, k.static_smem_bytes[i]);
     const int32_t ds = std::max(0, k.dynamic_smem_bytes[i]);
     Group& g = groups[Config{k.device[i], k.short_name[i], k.grid[i], k.block[i],
@@ -74,7 +72,7 @@ Status RuleSmallGrid(const Trace& trace, const FindingsContext& c, std::vector<F
   std::vector<Finding> found;
   for (const auto& [cfg, g] : groups) {
     if (g.total_ns < kMinMeanNs * g.count) continue;
-    if (g.total_ns < kMinShare * c.total_gpu_time_ns) continue;
+    if (g.total_ns < kMinShare * c.TotalKernelTimeNs()) continue;
     const DeviceInfo* dev = trace.FindDevice(cfg.device);
     if (dev == nullptr || dev->cc_major <= 0) continue;
     StatusOr<ResolvedGpu> gpu = ResolveGpu(fmt::format("{}.{}", dev->cc_major, dev->cc_minor));

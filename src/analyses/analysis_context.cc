@@ -1,0 +1,258 @@
+#include "analyses/analysis_context.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analyses/idle_gaps.h"
+
+namespace sightline {
+namespace {
+
+const std::vector<Interval>& EmptyIntervals() {
+  static const std::vector<Interval> kEmpty;
+  return kEmpty;
+}
+
+// Appends [s, e) to a union built from intervals in non-decreasing start order.
+void AppendSorted(std::vector<Interval>& v, TimeNs s, TimeNs e) {
+  if (e <= s) return;
+  if (!v.empty() && s <= v.back().end_ns) {
+    v.back().end_ns = std::max(v.back().end_ns, e);
+  } else {
+    v.push_back({s, e});
+  }
+}
+
+}  // namespace
+
+bool IsBlockingCall(const Trace& trace, size_t row) {
+  const ApiClass c = trace.api_calls.api_class[row];
+  if (c == ApiClass::kSync) return true;
+  if (c != ApiClass::kMemcpy && c != ApiClass::kMemset) return false;
+  return trace.str(trace.api_calls.name[row]).find("Async") == std::string_view::npos;
+}
+
+AnalysisContext::AnalysisContext(const Trace& trace, AnalyzeOptions options)
+    : trace_(&trace), options_(std::move(options)) {}
+
+AnalysisContext::AnalysisContext(std::unique_ptr<const Trace> trace, AnalyzeOptions options)
+    : owned_(std::move(trace)), trace_(owned_.get()), options_(std::move(options)) {}
+
+AnalysisContext::~AnalysisContext() = default;
+
+void AnalysisContext::EnsureBusy() {
+  if (busy_done_) return;
+  busy_done_ = true;
+  const KernelTable& k = trace_->kernels;
+  const MemOpTable& m = trace_->memops;
+  int32_t max_device = -1;
+  for (int32_t d : k.device) max_device = std::max(max_device, d);
+  for (int32_t d : m.device) max_device = std::max(max_device, d);
+  busy_.resize(static_cast<size_t>(max_device + 1));
+  // One two-way merge of the start-sorted tables feeds every device's union.
+  size_t i = 0, j = 0;
+  std::pair<int32_t, int32_t> last{INT32_MIN, INT32_MIN};
+  auto note = [&](int32_t pid, int32_t device) {
+    if (pid == last.first && device == last.second) return;
+    last = {pid, device};
+    pid_devices_.push_back(last);
+  };
+  while (i < k.size() || j < m.size()) {
+    if (j == m.size() || (i < k.size() && k.start_ns[i] <= m.start_ns[j])) {
+      if (k.device[i] >= 0) AppendSorted(busy_[k.device[i]], k.start_ns[i], k.end_ns[i]);
+      note(k.pid[i], k.device[i]);
+      total_kernel_ns_ += k.dur_ns(i);
+      ++i;
+    } else {
+      if (m.device[j] >= 0) AppendSorted(busy_[m.device[j]], m.start_ns[j], m.end_ns[j]);
+      note(m.pid[j], m.device[j]);
+      ++j;
+    }
+  }
+  for (int32_t d = 0; d <= max_device; ++d) {
+    if (!busy_[d].empty()) gpu_devices_.push_back(d);
+  }
+  std::sort(pid_devices_.begin(), pid_devices_.end());
+  pid_devices_.erase(std::unique(pid_devices_.begin(), pid_devices_.end()), pid_devices_.end());
+}
+
+const std::vector<std::pair<int32_t, int32_t>>& AnalysisContext::PidDevices() {
+  EnsureBusy();
+  return pid_devices_;
+}
+
+const std::vector<int32_t>& AnalysisContext::GpuDevices() {
+  EnsureBusy();
+  return gpu_devices_;
+}
+
+const std::vector<Interval>& AnalysisContext::Busy(int32_t device) {
+  EnsureBusy();
+  if (device < 0 || static_cast<size_t>(device) >= busy_.size()) return EmptyIntervals();
+  return busy_[device];
+}
+
+DurationNs AnalysisContext::TotalKernelTimeNs() {
+  EnsureBusy();
+  return total_kernel_ns_;
+}
+
+KernelCategory AnalysisContext::Category(StringId name) {
+  if (category_.empty()) category_.assign(trace_->strings.size(), -1);
+  if (name.value >= category_.size()) return ClassifyKernel(trace_->str(name));
+  int8_t& c = category_[name.value];
+  if (c < 0) c = static_cast<int8_t>(ClassifyKernel(trace_->str(name)));
+  return static_cast<KernelCategory>(c);
+}
+
+void AnalysisContext::EnsureComm() {
+  if (comm_done_) return;
+  comm_done_ = true;
+  EnsureBusy();
+  comm_.resize(busy_.size());
+  const KernelTable& k = trace_->kernels;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.device[i] < 0) continue;
+    CommSplit& c = comm_[k.device[i]];
+    if (IsCommunication(k.name[i])) {
+      AppendSorted(c.comm, k.start_ns[i], k.end_ns[i]);
+      ++c.comm_kernels;
+      has_comm_ = true;
+    } else {
+      AppendSorted(c.compute, k.start_ns[i], k.end_ns[i]);
+    }
+  }
+  for (CommSplit& c : comm_) {
+    c.comm_ns = TotalLength(c.comm);
+    c.compute_ns = TotalLength(c.compute);
+    c.overlap_ns = IntersectionLength(c.comm, c.compute);
+  }
+}
+
+const CommSplit& AnalysisContext::Comm(int32_t device) {
+  EnsureComm();
+  static const CommSplit kEmpty;
+  if (device < 0 || static_cast<size_t>(device) >= comm_.size()) return kEmpty;
+  return comm_[device];
+}
+
+bool AnalysisContext::HasCommunication() {
+  EnsureComm();
+  return has_comm_;
+}
+
+const LaunchIndex& AnalysisContext::Launches() {
+  if (!launches_) launches_ = std::make_unique<LaunchIndex>(*trace_);
+  return *launches_;
+}
+
+const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {
+  if (!blocking_done_) {
+    blocking_done_ = true;
+    std::vector<std::pair<int32_t, Interval>> calls;
+    const ApiCallTable& a = trace_->api_calls;
+    for (size_t r = 0; r < a.size(); ++r) {
+      if (IsBlockingCall(*trace_, r)) {
+        calls.push_back({a.pid[r], Interval{a.start_ns[r], a.end_ns[r]}});
+      }
+    }
+    std::stable_sort(calls.begin(), calls.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (size_t i = 0; i < calls.size();) {
+      size_t j = i;
+      std::vector<Interval> v;
+      while (j < calls.size() && calls[j].first == calls[i].first) v.push_back(calls[j++].second);
+      blocking_.push_back({calls[i].first, MergeIntervals(std::move(v))});
+      i = j;
+    }
+  }
+  auto it = std::lower_bound(blocking_.begin(), blocking_.end(), pid,
+                             [](const auto& e, int32_t p) { return e.first < p; });
+  if (it == blocking_.end() || it->first != pid) return EmptyIntervals();
+  return it->second;
+}
+
+StatusOr<const IterationsResult*> AnalysisContext::Iterations() {
+  if (!iterations_) {
+    IterationsOptions o;
+    o.name_regex = options_.iterations_regex;
+    iterations_.emplace(ComputeIterations(*this, o));
+  }
+  if (!iterations_->ok()) return iterations_->status();
+  return &iterations_->value();
+}
+
+void AnalysisContext::EnsureWindows() {
+  if (windows_done_) return;
+  windows_done_ = true;
+  EnsureBusy();
+  StatusOr<const IterationsResult*> iterations = Iterations();
+  if (iterations.ok() && !(*iterations)->sets.empty() &&
+      !(*iterations)->sets[0].iterations.empty()) {
+    main_set_ = &(*iterations)->sets[0];
+    // The device the loop's process used most; the first of its devices otherwise.
+    int32_t device = -1;
+    DurationNs best = -1;
+    for (int32_t d : main_set_->devices) {
+      const DurationNs t = TotalLength(Busy(d));
+      if (t > best) best = t, device = d;
+    }
+    for (const Iteration& it : main_set_->iterations) {
+      windows_.push_back(LoopWindow{it.index, it.start_ns, it.end_ns, main_set_->pid,
+                                    main_set_->tid, device, &it});
+    }
+    return;
+  }
+  for (int32_t d : gpu_devices_) {
+    const std::vector<Interval>& b = busy_[d];
+    windows_.push_back(LoopWindow{-1, b.front().start_ns, b.back().end_ns, -1, -1, d, nullptr});
+  }
+}
+
+const IterationSet* AnalysisContext::MainSet() {
+  EnsureWindows();
+  return main_set_;
+}
+
+const std::vector<LoopWindow>& AnalysisContext::Windows() {
+  EnsureWindows();
+  return windows_;
+}
+
+int64_t AnalysisContext::FindWindow(int32_t pid, TimeNs t) {
+  EnsureWindows();
+  // Iteration windows are sorted and disjoint; whole-trace windows (one per device) overlap, and
+  // the first that holds t is taken.
+  if (main_set_ == nullptr) {
+    for (size_t w = 0; w < windows_.size(); ++w) {
+      if (t >= windows_[w].start_ns && t < windows_[w].end_ns) return static_cast<int64_t>(w);
+    }
+    return -1;
+  }
+  auto it = std::upper_bound(windows_.begin(), windows_.end(), t,
+                             [](TimeNs v, const LoopWindow& w) { return v < w.start_ns; });
+  if (it == windows_.begin()) return -1;
+  --it;
+  if (t >= it->end_ns || pid != it->pid) return -1;
+  return it - windows_.begin();
+}
+
+std::string AnalysisContext::WindowLabel(const LoopWindow& w) const {
+  if (w.it == nullptr) return "whole trace";
+  return fmt::format("iteration {} ({})", w.iteration, trace_->str(w.it->name));
+}
+
+StatusOr<const IdleGapsResult*> AnalysisContext::IdleGaps() {
+  if (!idle_gaps_) {
+    IdleGapsOptions o;
+    o.min_gap_ns = options_.min_gap_ns;
+    // Enough for every report's table of largest gaps, and for the rules.
+    o.keep_largest = std::max(o.keep_largest, static_cast<size_t>(std::max(options_.top_n, 0)));
+    idle_gaps_ = std::make_unique<StatusOr<IdleGapsResult>>(ComputeIdleGaps(*this, o));
+  }
+  if (!idle_gaps_->ok()) return idle_gaps_->status();
+  return &idle_gaps_->value();
+}
+
+}  // namespace sightline

@@ -1,0 +1,140 @@
+// The analysis context: one per trace, the facts several analyses and finding rules share, each
+// computed once, when first asked (DESIGN.md, "The analysis context"). Every analysis entry point
+// (ComputeX(AnalysisContext&, const XOptions&)) and every finding rule receives it. Add a fact here
+// when a second analysis would otherwise compute it again. Not thread-safe: one pipeline thread
+// owns a context. Definitions: docs/metrics.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "analyses/intervals.h"
+#include "analyses/iterations.h"
+#include "analyses/kernel_category.h"
+#include "analyses/launch_projection.h"
+#include "base/status.h"
+#include "model/trace.h"
+
+namespace sightline {
+
+struct IdleGapsResult;  // analyses/idle_gaps.h
+
+// A stretch of the loop the finding rules look at: one iteration of the main iteration set, or,
+// when the trace has no iterations, each device's whole active span (pid = -1: every process).
+struct LoopWindow {
+  int64_t iteration = -1;  // index in the main set; -1 for a whole-trace window
+  TimeNs start_ns = 0, end_ns = 0;
+  int32_t pid = -1, tid = -1;
+  int32_t device = -1;            // the device whose idle time counts
+  const Iteration* it = nullptr;  // null for a whole-trace window
+};
+
+// Communication against computation on one device (docs/metrics.md, "Exposed communication").
+struct CommSplit {
+  std::vector<Interval> comm;     // union of communication kernels
+  std::vector<Interval> compute;  // union of all other kernels
+  DurationNs comm_ns = 0;         // length of `comm`
+  DurationNs compute_ns = 0;      // length of `compute`
+  DurationNs overlap_ns = 0;      // |comm ∩ compute|
+  int64_t comm_kernels = 0;
+  // Time at least one communication kernel runs while no compute kernel runs on the device.
+  DurationNs exposed_ns() const { return comm_ns - overlap_ns; }
+};
+
+class AnalysisContext {
+ public:
+  // Borrows `trace`, which must outlive the context.
+  explicit AnalysisContext(const Trace& trace, AnalyzeOptions options = {});
+  // Owns the trace (the pipeline's case).
+  explicit AnalysisContext(std::unique_ptr<const Trace> trace, AnalyzeOptions options = {});
+  ~AnalysisContext();
+  AnalysisContext(const AnalysisContext&) = delete;
+  AnalysisContext& operator=(const AnalysisContext&) = delete;
+
+  const Trace& trace() const { return *trace_; }
+  const AnalyzeOptions& options() const { return options_; }
+
+  // --- GPU time -----------------------------------------------------------------------------
+  // Device ids with at least one kernel or memory operation, ascending.
+  const std::vector<int32_t>& GpuDevices();
+  // "GPU busy" of a device: the union of its kernel and memory-operation intervals, disjoint and
+  // sorted; empty for a device without work. All devices are computed in one pass.
+  const std::vector<Interval>& Busy(int32_t device);
+  // The distinct (pid, device) pairs of the GPU work, sorted: the devices each process drives
+  // (pid -1: work whose process is unknown).
+  const std::vector<std::pair<int32_t, int32_t>>& PidDevices();
+  // Sum of kernel durations over all devices (overlaps counted twice, as nsys stats).
+  DurationNs TotalKernelTimeNs();
+
+  // --- kernels ------------------------------------------------------------------------------
+  // Category of a kernel name (ClassifyKernel), classified once per distinct name.
+  KernelCategory Category(StringId name);
+  bool IsCommunication(StringId name) { return Category(name) == KernelCategory::kCommunication; }
+  // Communication and compute unions of one device (kernels on no device count on neither side).
+  const CommSplit& Comm(int32_t device);
+  // Whether the trace has any communication kernel.
+  bool HasCommunication();
+
+  // --- host -----------------------------------------------------------------------------------
+  // GPU work grouped by launching thread (the NVTX -> GPU projection's index).
+  const LaunchIndex& Launches();
+  // The merged intervals of one process's host-blocking calls (IsBlockingCall); empty if none.
+  const std::vector<Interval>& BlockingCalls(int32_t pid);
+
+  // --- iterations -----------------------------------------------------------------------------
+  // The iterations found with options().iterations_regex; an error when the regex is invalid.
+  StatusOr<const IterationsResult*> Iterations();
+  // The main iteration set; null when there are none (or the regex is invalid).
+  const IterationSet* MainSet();
+  // The loop windows: the main set's iterations, or one whole-span window per busy device.
+  const std::vector<LoopWindow>& Windows();
+  // The window that holds time `t` of process `pid`; -1 when none.
+  int64_t FindWindow(int32_t pid, TimeNs t);
+  // "iteration 12 (ProfilerStep#12)" or "whole trace".
+  std::string WindowLabel(const LoopWindow& w) const;
+
+  // --- idle gaps ------------------------------------------------------------------------------
+  // The idle gaps with options().min_gap_ns (analyses/idle_gaps.h).
+  StatusOr<const IdleGapsResult*> IdleGaps();
+
+ private:
+  void EnsureBusy();
+  void EnsureComm();
+  void EnsureWindows();
+
+  std::unique_ptr<const Trace> owned_;
+  const Trace* trace_;
+  AnalyzeOptions options_;
+
+  bool busy_done_ = false;
+  std::vector<int32_t> gpu_devices_;
+  std::vector<std::vector<Interval>> busy_;  // index = device id
+  DurationNs total_kernel_ns_ = 0;
+  std::vector<std::pair<int32_t, int32_t>> pid_devices_;
+
+  std::vector<int8_t> category_;  // by StringId; -1 not yet classified
+  bool comm_done_ = false;
+  bool has_comm_ = false;
+  std::vector<CommSplit> comm_;  // index = device id
+
+  std::unique_ptr<LaunchIndex> launches_;
+  bool blocking_done_ = false;
+  std::vector<std::pair<int32_t, std::vector<Interval>>> blocking_;  // by pid
+
+  std::optional<StatusOr<IterationsResult>> iterations_;
+  bool windows_done_ = false;
+  const IterationSet* main_set_ = nullptr;
+  std::vector<LoopWindow> windows_;
+
+  std::unique_ptr<StatusOr<IdleGapsResult>> idle_gaps_;
+};
+
+// A call that blocks the host until the GPU work it waits for is done: synchronize calls and
+// memcpy/memset calls without "Async" in the name.
+bool IsBlockingCall(const Trace& trace, size_t api_row);
+
+}  // namespace sightline

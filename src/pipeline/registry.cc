@@ -1,0 +1,19 @@
+// The registry of multi-trace analyses. It sits in the pipeline stage because the diff lives above
+// the analyses; single-trace analyses are registered in analyses/registry.cc.
+#include "analyses/ranks.h"
+#include "diff/diff_report.h"
+#include "pipeline/pipeline.h"
+
+namespace sightline {
+
+const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses() {
+  static const std::vector<MultiTraceAnalysisEntry> kAnalyses = {
+      {"ranks", "ranks of one job side by side: busy, communication, waits, straggler",
+       TraceSetKind::kRanks, &CreateRanksAnalysis},
+      {"diff", "a baseline against a candidate per kernel, category, range, iteration; CI gate",
+       TraceSetKind::kDiff, &CreateDiffAnalysis},
+  };
+  return kAnalyses;
+}
+
+}  // namespace sightline
