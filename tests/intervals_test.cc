@@ -28,7 +28,7 @@ TEST(Intervals, UnionAccumulatorMatchesMerge) {
   EXPECT_EQ(UnionAccumulator().total(), 0);
 }
 
-TEST(Intervals, MergedGpuIntervalsUsesKernelsAndMemopsOfOneDevice) {
+TEST(AnalysisContext, BusyUsesKernelsAndMemopsOfOneDevice) {
   Trace t = TraceFixture()
                 .Kernel("a", 0, 10)
                 .Kernel("b", 5, 15, Where{0, 8})       // other stream, same device: overlaps
@@ -36,14 +36,18 @@ TEST(Intervals, MergedGpuIntervalsUsesKernelsAndMemopsOfOneDevice) {
                 .Memcpy(MemOpKind::kHtoD, 15, 20, 64)  // touches: merged
                 .Memset(30, 35, 64)
                 .Build();
-  std::vector<Interval> d0 = MergedGpuIntervals(t, 0);
+  AnalysisContext context(t);
+  const std::vector<Interval>& d0 = context.Busy(0);
   ASSERT_EQ(d0.size(), 2u);
   EXPECT_EQ(d0[0], (Interval{0, 20}));
   EXPECT_EQ(d0[1], (Interval{30, 35}));
-  std::vector<Interval> d1 = MergedGpuIntervals(t, 1);
+  const std::vector<Interval>& d1 = context.Busy(1);
   ASSERT_EQ(d1.size(), 1u);
   EXPECT_EQ(d1[0], (Interval{100, 200}));
-  EXPECT_TRUE(MergedGpuIntervals(t, 5).empty());
+  EXPECT_TRUE(context.Busy(5).empty());
+  EXPECT_TRUE(context.Busy(-1).empty());
+  EXPECT_EQ(context.GpuDevices(), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(&context.Busy(0), &d0);  // computed once
 }
 
 TEST(Intervals, BusyWithinClipsToWindow) {

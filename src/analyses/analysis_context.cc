@@ -14,16 +14,6 @@ const std::vector<Interval>& EmptyIntervals() {
   return kEmpty;
 }
 
-// Appends [s, e) to a union built from intervals in non-decreasing start order.
-void AppendSorted(std::vector<Interval>& v, TimeNs s, TimeNs e) {
-  if (e <= s) return;
-  if (!v.empty() && s <= v.back().end_ns) {
-    v.back().end_ns = std::max(v.back().end_ns, e);
-  } else {
-    v.push_back({s, e});
-  }
-}
-
 }  // namespace
 
 bool IsBlockingCall(const Trace& trace, size_t row) {
@@ -60,12 +50,12 @@ void AnalysisContext::EnsureBusy() {
   };
   while (i < k.size() || j < m.size()) {
     if (j == m.size() || (i < k.size() && k.start_ns[i] <= m.start_ns[j])) {
-      if (k.device[i] >= 0) AppendSorted(busy_[k.device[i]], k.start_ns[i], k.end_ns[i]);
+      if (k.device[i] >= 0) AppendToUnion(busy_[k.device[i]], k.start_ns[i], k.end_ns[i]);
       note(k.pid[i], k.device[i]);
       total_kernel_ns_ += k.dur_ns(i);
       ++i;
     } else {
-      if (m.device[j] >= 0) AppendSorted(busy_[m.device[j]], m.start_ns[j], m.end_ns[j]);
+      if (m.device[j] >= 0) AppendToUnion(busy_[m.device[j]], m.start_ns[j], m.end_ns[j]);
       note(m.pid[j], m.device[j]);
       ++j;
     }
@@ -116,11 +106,11 @@ void AnalysisContext::EnsureComm() {
     if (k.device[i] < 0) continue;
     CommSplit& c = comm_[k.device[i]];
     if (IsCommunication(k.name[i])) {
-      AppendSorted(c.comm, k.start_ns[i], k.end_ns[i]);
+      AppendToUnion(c.comm, k.start_ns[i], k.end_ns[i]);
       ++c.comm_kernels;
       has_comm_ = true;
     } else {
-      AppendSorted(c.compute, k.start_ns[i], k.end_ns[i]);
+      AppendToUnion(c.compute, k.start_ns[i], k.end_ns[i]);
     }
   }
   for (CommSplit& c : comm_) {

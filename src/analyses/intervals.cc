@@ -34,36 +34,6 @@ DurationNs TotalLength(const std::vector<Interval>& merged) {
   return total;
 }
 
-std::vector<Interval> MergedGpuIntervals(const Trace& trace, int device) {
-  const KernelTable& k = trace.kernels;
-  const MemOpTable& m = trace.memops;
-  std::vector<Interval> out;
-  // Two-way merge of the start-sorted tables, keeping only this device's rows.
-  size_t i = 0, j = 0;
-  const size_t nk = k.size(), nm = m.size();
-  auto emit = [&out](TimeNs s, TimeNs e) {
-    if (e <= s) return;
-    if (!out.empty() && s <= out.back().end_ns) {
-      if (e > out.back().end_ns) out.back().end_ns = e;
-    } else {
-      out.push_back({s, e});
-    }
-  };
-  while (true) {
-    while (i < nk && k.device[i] != device) ++i;
-    while (j < nm && m.device[j] != device) ++j;
-    if (i == nk && j == nm) break;
-    if (j == nm || (i < nk && k.start_ns[i] <= m.start_ns[j])) {
-      emit(k.start_ns[i], k.end_ns[i]);
-      ++i;
-    } else {
-      emit(m.start_ns[j], m.end_ns[j]);
-      ++j;
-    }
-  }
-  return out;
-}
-
 DurationNs BusyWithin(const std::vector<Interval>& merged, TimeNs a, TimeNs b) {
   if (b <= a) return 0;
   // First interval that ends after a.

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "base/time_units.h"
-#include "model/trace.h"
 
 namespace sightline {
 
@@ -44,12 +43,20 @@ class UnionAccumulator {
 // increasing order. Empty intervals are dropped.
 std::vector<Interval> MergeIntervals(std::vector<Interval> intervals);
 
-// Total length of disjoint intervals (the output of MergeIntervals / MergedGpuIntervals).
+// Total length of disjoint intervals (the output of MergeIntervals / AppendToUnion).
 DurationNs TotalLength(const std::vector<Interval>& merged);
 
-// The union of the kernel and memory-operation intervals of one device: disjoint, sorted.
-// O(kernels + memops) with no sort (the trace tables are sorted by start).
-std::vector<Interval> MergedGpuIntervals(const Trace& trace, int device);
+// Appends [start_ns, end_ns) to a union built from intervals that arrive in non-decreasing start
+// order (the trace tables' order): merges it into the last interval when they overlap or touch.
+// Empty intervals add nothing. The per-device busy unions (AnalysisContext::Busy) are built so.
+inline void AppendToUnion(std::vector<Interval>& merged, TimeNs start_ns, TimeNs end_ns) {
+  if (end_ns <= start_ns) return;
+  if (!merged.empty() && start_ns <= merged.back().end_ns) {
+    if (end_ns > merged.back().end_ns) merged.back().end_ns = end_ns;
+  } else {
+    merged.push_back({start_ns, end_ns});
+  }
+}
 
 // How much of [a, b) the disjoint sorted intervals `merged` cover. O(log n + intervals in range).
 DurationNs BusyWithin(const std::vector<Interval>& merged, TimeNs a, TimeNs b);

@@ -1,0 +1,175 @@
+// Tests for the analysis context (analyses/analysis_context.h): facts computed once and shared,
+// the one definition of exposed communication that the exposed_comm rule and the ranks analysis
+// both use, the one median, and the registries the pipeline runs.
+#include "analyses/analysis_context.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analyses/findings/findings.h"
+#include "analyses/ranks.h"
+#include "base/name_pattern.h"
+#include "base/stats.h"
+#include "pipeline/pipeline.h"
+#include "testing/trace_fixtures.h"
+
+namespace sightline {
+namespace {
+
+using testing::TraceFixture;
+using testing::Where;
+
+constexpr const char* kAllReduce = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgs)";
+constexpr const char* kAllGather = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgs)";
+constexpr const char* kGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+
+const Fact* Evidence(const Finding& f, const std::string& key) {
+  for (const Fact& e : f.evidence) {
+    if (e.key == key) return &e;
+  }
+  return nullptr;
+}
+
+// Two collectives that overlap each other on device 0 (streams 9 and 10) and a GEMM under part of
+// them: the communication union is [0, 150) = 150 us, the GEMM covers 20 us of it, so 130 us of
+// communication runs alone. Summing kernel durations instead would say 200 us and 180 us exposed.
+Trace OverlappingCollectives() {
+  TraceFixture f;
+  f.Device(0);
+  f.Kernel(kAllReduce, 0, 100'000, Where{0, 9});
+  f.Kernel(kAllGather, 50'000, 150'000, Where{0, 10});
+  f.Kernel(kGemm, 100'000, 120'000, Where{0, 7});
+  f.Kernel(kGemm, 200'000, 210'000, Where{0, 7});
+  return f.Build();
+}
+
+TEST(AnalysisContext, ExposedCommunicationHasOneDefinition) {
+  const Trace t = OverlappingCollectives();
+  AnalysisContext context(t);
+  const CommSplit& c = context.Comm(0);
+  EXPECT_EQ(c.comm_kernels, 2);
+  EXPECT_EQ(c.comm_ns, 150'000);
+  EXPECT_EQ(c.compute_ns, 30'000);
+  EXPECT_EQ(c.overlap_ns, 20'000);
+  EXPECT_EQ(c.exposed_ns(), 130'000);
+
+  // The finding rule reports that number ...
+  StatusOr<std::vector<Finding>> findings = ComputeFindings(context);
+  ASSERT_TRUE(findings.ok()) << findings.status().ToString();
+  auto rule = std::find_if(findings->begin(), findings->end(),
+                           [](const Finding& f) { return f.id == "exposed_comm"; });
+  ASSERT_NE(rule, findings->end());
+  EXPECT_EQ(std::get<int64_t>(Evidence(*rule, "comm_ns")->value), 150'000);
+  EXPECT_EQ(std::get<int64_t>(Evidence(*rule, "exposed_ns")->value), 130'000);
+  EXPECT_EQ(rule->estimated_savings_ns, 130'000);
+
+  // ... and so does the ranks analysis.
+  StatusOr<RankProfile> p = ComputeRankProfile(context, "r0", 0);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->comm_ns, 150'000);
+  EXPECT_EQ(p->overlap_ns, 20'000);
+  EXPECT_EQ(p->comm_ns - p->overlap_ns, 130'000);
+}
+
+TEST(AnalysisContext, FactsAreComputedOnceAndShared) {
+  const Trace t = TraceFixture()
+                      .Launch("gemm", 0, 5, 10, 30)
+                      .Launch("norm", 40, 45, 50, 60)
+                      .Range("iteration 0", 0, 35)
+                      .Range("iteration 1", 36, 70)
+                      .Build();
+  AnalysisContext context(t);
+  StatusOr<const IterationsResult*> a = context.Iterations();
+  StatusOr<const IterationsResult*> b = context.Iterations();
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, *b);  // the same object: computed once
+  ASSERT_NE(context.MainSet(), nullptr);
+  EXPECT_EQ(context.MainSet(), &(*a)->sets[0]);
+  ASSERT_EQ(context.Windows().size(), 2u);
+  EXPECT_EQ(context.Windows()[1].it, &(*a)->sets[0].iterations[1]);
+  EXPECT_EQ(context.FindWindow(100, 50), 1);
+  EXPECT_EQ(context.WindowLabel(context.Windows()[0]), "iteration 0 (iteration 0)");
+  EXPECT_EQ(&context.Launches(), &context.Launches());
+  EXPECT_EQ(context.TotalKernelTimeNs(), 30);
+  EXPECT_FALSE(context.HasCommunication());
+  EXPECT_EQ(context.Category(t.kernels.name[0]), ClassifyKernel("gemm"));
+  EXPECT_FALSE(context.IsCommunication(t.kernels.name[0]));
+  StatusOr<const IdleGapsResult*> g1 = context.IdleGaps();
+  StatusOr<const IdleGapsResult*> g2 = context.IdleGaps();
+  ASSERT_TRUE(g1.ok());
+  EXPECT_EQ(*g1, *g2);
+}
+
+TEST(AnalysisContext, BadIterationRegexIsAnErrorOnceAndNoWindows) {
+  const Trace t = TraceFixture().Kernel("gemm", 10, 30).Range("step 0", 0, 40).Build();
+  AnalyzeOptions options;
+  options.iterations_regex = "(unclosed";
+  AnalysisContext context(t, options);
+  EXPECT_FALSE(context.Iterations().ok());
+  EXPECT_FALSE(ComputeFindings(context).ok());
+  EXPECT_EQ(context.MainSet(), nullptr);
+  // Without iterations the rules look at each device's whole span.
+  ASSERT_EQ(context.Windows().size(), 1u);
+  EXPECT_EQ(context.WindowLabel(context.Windows()[0]), "whole trace");
+}
+
+TEST(AnalysisContext, BlockingCallsArePerProcessAndMerged) {
+  const Trace t = TraceFixture()
+                      .Api("cudaDeviceSynchronize", 0, 10)
+                      .Api("cudaMemcpy", 5, 20)
+                      .Api("cudaMemcpyAsync", 30, 40)
+                      .Api("cudaStreamSynchronize", 50, 60, ApiKind::kRuntime, {200, 200})
+                      .Build();
+  AnalysisContext context(t);
+  EXPECT_EQ(context.BlockingCalls(100), (std::vector<Interval>{{0, 20}}));
+  EXPECT_EQ(context.BlockingCalls(200), (std::vector<Interval>{{50, 60}}));
+  EXPECT_TRUE(context.BlockingCalls(300).empty());
+}
+
+TEST(Statistics, MedianIsTheMeanOfTheMiddleTwoForAnEvenCount) {
+  EXPECT_EQ(Median(std::vector<int64_t>{}), 0);
+  EXPECT_EQ(Median(std::vector<int64_t>{7}), 7);
+  EXPECT_EQ(Median(std::vector<int64_t>{4, 1, 3, 2}), 2.5);  // not the upper median 3
+  EXPECT_EQ(Median(std::vector<double>{5, 1, 3}), 3);
+  std::vector<int64_t> v = {9, 2, 7, 4, 5, 6};
+  std::vector<int64_t> sorted = v;
+  EXPECT_EQ(Median(v), ComputeDurationStats(sorted).median);  // one definition
+}
+
+TEST(NamePattern, DigitRunsBecomeN) {
+  EXPECT_EQ(DigitRunsToN("ProfilerStep#12"), "ProfilerStep#N");
+  EXPECT_EQ(DigitRunsToN("layer3.mlp77"), "layerN.mlpN");
+  EXPECT_EQ(DigitRunsToN("no digits"), "no digits");
+  EXPECT_EQ(DigitRunsToN(""), "");
+}
+
+TEST(Registries, EveryAnalysisHasANameAndTheMultiTraceOnesAreRegistered) {
+  std::vector<std::string> names;
+  for (const AnalysisEntry& a : Analyses()) names.push_back(a.name);
+  for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) names.push_back(a.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"overview", "kernel_summary", "api_summary",
+                                             "memops_summary", "iterations", "nvtx_projection",
+                                             "idle_gaps", "findings", "ranks", "diff"}));
+}
+
+TEST(Pipeline, DiffRunsThroughTheRegistryAndCarriesTheGate) {
+  const std::string dir = std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/";
+  AnalyzeOptions options;
+  options.diff_fail_if_slower_pct = 0.0;  // any growth fails
+  StatusOr<Report> r = DiffFiles(dir + "llama_decode_h100.nsys.sqlite",
+                                 dir + "llama_decode_h100.pytorch.json.gz", options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->inputs.size(), 2u);
+  EXPECT_EQ(r->inputs[0].label, "baseline");
+  EXPECT_EQ(r->inputs[1].label, "candidate");
+  ASSERT_FALSE(r->sections.empty());
+  EXPECT_EQ(r->sections[0].key, "diff_summary");
+  for (const Section& s : r->sections) EXPECT_EQ(s.input, -1) << s.key;  // no per-trace sections
+  // The PyTorch trace times the same work +0.11%: over a 0% threshold the gate fails.
+  EXPECT_TRUE(r->gate.failed);
+  EXPECT_NE(r->gate.message.find("GPU time"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sightline
