@@ -1,11 +1,14 @@
-// Tests for the diagnostic catalogue (model/diagnostic_codes.h) and Diagnostics
-// (model/diagnostics.h).
+// Tests for the diagnostic catalogue (model/diagnostic_codes.h), Diagnostics (model/diagnostics.h)
+// and docs/diagnostics.md, which must list exactly the catalogue.
 #include "model/diagnostic_codes.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "model/diagnostics.h"
@@ -32,6 +35,39 @@ TEST(DiagnosticCatalogue, EntriesAreCompleteAndUnique) {
     EXPECT_TRUE(codes.insert(code).second) << "duplicate code " << code;
     EXPECT_FALSE(info.message.empty()) << code;
     EXPECT_EQ(&Info(info.id), &info) << code;  // Info() finds every entry
+  }
+}
+
+// The code and severity columns of every table row in docs/diagnostics.md.
+std::map<std::string, std::string> DocumentedCodes() {
+  std::ifstream f(std::string(SIGHTLINE_SOURCE_DIR) + "/docs/diagnostics.md");
+  EXPECT_TRUE(f.good()) << "docs/diagnostics.md not found";
+  const std::regex row(R"(^\| `([^`]+)` \| (\w+) \|.*)");
+  std::map<std::string, std::string> out;
+  std::string line;
+  while (std::getline(f, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) {
+      EXPECT_TRUE(out.emplace(m[1], m[2]).second) << "listed twice: " << m[1];
+    }
+  }
+  return out;
+}
+
+TEST(DiagnosticCatalogue, DocsListExactlyTheCatalogue) {
+  const std::map<std::string, std::string> documented = DocumentedCodes();
+  for (const DiagnosticInfo& info : DiagnosticCatalogue()) {
+    auto it = documented.find(std::string(info.code));
+    if (it == documented.end()) {
+      ADD_FAILURE() << info.code << " is in the catalogue but not in docs/diagnostics.md";
+      continue;
+    }
+    EXPECT_EQ(it->second, SeverityName(info.severity)) << info.code;
+  }
+  for (const auto& [code, severity] : documented) {
+    bool found = false;
+    for (const DiagnosticInfo& info : DiagnosticCatalogue()) found |= info.code == code;
+    EXPECT_TRUE(found) << code << " is in docs/diagnostics.md but not in the catalogue";
   }
 }
 
