@@ -30,8 +30,7 @@ Report SampleReport() {
   in.label = "trace<1>.json";
   in.path = "/tmp/trace<1>.json";
   in.format = "kineto";
-  in.diagnostics.Add("dropped_events", "events without a <device>", 3,
-                     DiagnosticSeverity::kWarning);
+  in.diagnostics.Add(DiagCode::kKinetoInvalidEvent, 3, "events without a <device>");
 
   Section& o = r.AddSection("overview", "Overview", 0);
   o.AddFact("duration_ns", "Duration", int64_t{1'000'000}, Unit::kDurationNs);
@@ -157,8 +156,9 @@ TEST(HtmlReporter, StructureChartsAndEscaping) {
   EXPECT_NE(page.find("id=\"findings\""), std::string::npos);
   EXPECT_NE(page.find("data-id=\"launch_bound\""), std::string::npos);
   EXPECT_NE(page.find("id=\"diagnostics\""), std::string::npos);
-  EXPECT_NE(page.find("dropped_events"), std::string::npos);
-  // Escaping: the kernel name, the finding, the input path, the diagnostic message.
+  EXPECT_NE(page.find(Info(DiagCode::kKinetoInvalidEvent).code), std::string::npos);
+  EXPECT_NE(page.find("(events without a &lt;device&gt;)"), std::string::npos);  // the detail
+  // Escaping: the kernel name, the finding, the input path, the diagnostic detail.
   EXPECT_NE(page.find("void f&lt;int&gt;(a&amp;b)"), std::string::npos);
   EXPECT_EQ(page.find(kNastyName), std::string::npos);
   EXPECT_NE(page.find("Launch-bound loop in &lt;decode&gt;"), std::string::npos);

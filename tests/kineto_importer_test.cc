@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,7 +56,7 @@ Trace MustImport(const std::string& path) {
   return t.ok() ? std::move(t).value() : Trace();
 }
 
-int64_t Count(const Trace& t, const std::string& code) { return t.diagnostics.Count(code); }
+int64_t Count(const Trace& t, DiagCode code) { return t.diagnostics.Count(code); }
 
 // Every column of every table and every diagnostic, as text, to compare two imports.
 std::string Dump(const Trace& t) {
@@ -84,7 +85,8 @@ std::string Dump(const Trace& t) {
     o << "R " << r.start_ns[i] << " " << r.end_ns[i] << " " << r.pid[i] << " " << r.tid[i] << " "
       << t.str(r.name[i]) << " " << RangeKindName(r.kind[i]) << " " << r.depth[i] << "\n";
   }
-  for (const Diagnostic& d : t.diagnostics.items()) o << "D " << d.code << " " << d.count << "\n";
+  for (const Diagnostic& d : t.diagnostics.items())
+    o << "D " << d.code() << " " << d.detail << " " << d.count << "\n";
   for (const ProcessInfo& p : t.processes) o << "P " << p.pid << " " << p.name << "\n";
   for (const ThreadInfo& th : t.threads)
     o << "T " << th.pid << " " << th.tid << " " << th.name << "\n";
@@ -105,20 +107,21 @@ TEST(KinetoImporter, MapsEveryCategoryOfBasicTrace) {
   EXPECT_EQ(t.ranges.size(), 4u);  // ProfilerStep#7, forward, aten::linear, aten::addmm
 
   // Dropped by design, counted per category (info).
-  EXPECT_EQ(Count(t, "kineto_unmapped_gpu_user_annotation"), 1);
-  EXPECT_EQ(Count(t, "kineto_unmapped_ac2g"), 2);
-  EXPECT_EQ(Count(t, "kineto_unmapped_Trace"), 1);
-  EXPECT_EQ(Count(t, "kineto_unmapped_cpu_instant_event"), 1);
-  EXPECT_EQ(Count(t, "kineto_unmapped_overhead"), 1);
-  EXPECT_EQ(Count(t, "kineto_unmapped_no_category"), 2);  // Iteration Start, Record Window End
-  EXPECT_EQ(Count(t, "kineto_unmapped_metadata"), 2);     // two process_sort_index
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedGpuUserAnnotation), 1);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedAc2g), 2);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedTrace), 1);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedCpuInstantEvent), 1);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedOverhead), 1);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedNoCategory),
+            2);                                               // Iteration Start, Record Window End
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedMetadata), 2);  // two process_sort_index
   // Unusable events: no dur, a string ts, an array element that is not an object.
-  EXPECT_EQ(Count(t, "kineto_invalid_event"), 3);
-  EXPECT_EQ(Count(t, "negative_duration"), 1);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoInvalidEvent), 3);
+  EXPECT_EQ(Count(t, DiagCode::kNegativeDuration), 1);
   // Kernel 101 has 2048 B of shared memory, which Kineto reports as static + dynamic.
-  EXPECT_EQ(Count(t, "kineto_smem_split_unknown"), 1);
-  EXPECT_EQ(Count(t, "kernel_without_launch"), 1);  // correlation 999
-  EXPECT_EQ(Count(t, "memop_without_launch"), 1);   // correlation 105
+  EXPECT_EQ(Count(t, DiagCode::kKinetoSmemSplitUnknown), 1);
+  EXPECT_EQ(Count(t, DiagCode::kKernelWithoutLaunch), 1);  // correlation 999
+  EXPECT_EQ(Count(t, DiagCode::kMemopWithoutLaunch), 1);   // correlation 105
 
   EXPECT_EQ(t.source.format, "kineto-json");
   EXPECT_EQ(t.source.format_version, "1");
@@ -354,9 +357,30 @@ TEST_F(KinetoTest, GpuEventsWithoutArgsFallBackToPidAndTid) {
   ASSERT_EQ(t.memops.size(), 1u);
   EXPECT_EQ(t.memops.kind[0], MemOpKind::kHtoD);  // no "(src -> dst)" part: memory kinds unknown
   EXPECT_EQ(t.memops.src_kind[0], MemoryKind::kUnknown);
-  EXPECT_EQ(Count(t, "kineto_gpu_args_missing"), 3);  // 2 x device/stream, 1 x bytes
-  EXPECT_EQ(Count(t, "kineto_memop_name_unknown"), 1);
-  EXPECT_EQ(Count(t, "kineto_unmapped_kernel_ph_i"), 1);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoGpuArgsMissing), 3);  // 2 x device/stream, 1 x bytes
+  EXPECT_EQ(Count(t, DiagCode::kKinetoMemopNameUnknown), 1);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedPhase), 1);
+  for (const Diagnostic& d : t.diagnostics.items()) {
+    if (d.id == DiagCode::kKinetoUnmappedPhase) {
+      EXPECT_EQ(d.detail, "category 'kernel', phase 'i'");
+    }
+  }
+}
+
+TEST_F(KinetoTest, UnknownCategoriesAreCountedOnePerCategory) {
+  const Trace t = MustImport(Write(
+      "unknown_cat.json",
+      TraceJson(R"({"ph": "X", "cat": "weird", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+         {"ph": "X", "cat": "weird", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1},
+         {"ph": "X", "cat": "odd one", "name": "c", "pid": 1, "tid": 1, "ts": 3, "dur": 1})")));
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedCategory), 3);
+  std::map<std::string, int64_t> by_detail;
+  for (const Diagnostic& d : t.diagnostics.items()) {
+    if (d.id == DiagCode::kKinetoUnmappedCategory) by_detail[d.detail] = d.count;
+  }
+  const std::map<std::string, int64_t> expected = {{"category 'odd one'", 1},
+                                                   {"category 'weird'", 2}};
+  EXPECT_EQ(by_detail, expected);
 }
 
 TEST_F(KinetoTest, EventsWhoseStringsLookLikeWindowBoundaries) {
@@ -574,9 +598,10 @@ TEST(KinetoRealTraces, CountsMatchAnIndependentCount) {
     EXPECT_EQ(t->ranges.size(), r.ranges) << r.file;
     EXPECT_EQ(t->source.rank, r.rank) << r.file;
     EXPECT_EQ(t->source.world_size, r.world_size) << r.file;
-    EXPECT_EQ(Count(*t, "kineto_invalid_event"), 0) << r.file;
-    EXPECT_EQ(Count(*t, "negative_duration"), 0) << r.file;
-    EXPECT_EQ(Count(*t, "kernel_without_launch"), static_cast<int64_t>(r.kernels - r.linked));
+    EXPECT_EQ(Count(*t, DiagCode::kKinetoInvalidEvent), 0) << r.file;
+    EXPECT_EQ(Count(*t, DiagCode::kNegativeDuration), 0) << r.file;
+    EXPECT_EQ(Count(*t, DiagCode::kKernelWithoutLaunch),
+              static_cast<int64_t>(r.kernels - r.linked));
   }
 }
 

@@ -371,7 +371,7 @@ TEST_F(NsysMapping, ApiCallsSplitRuntimeAndDriverAndSkipOtherClasses) {
   EXPECT_EQ(a.correlation[rt], 11);
   EXPECT_EQ(a.start_ns[rt], 900);
   EXPECT_EQ(a.end_ns[rt], 950);
-  EXPECT_EQ(trace_.diagnostics.Count("nsys_api_row_other_class"), 1);
+  EXPECT_EQ(trace_.diagnostics.Count(DiagCode::kNsysApiRowOtherClass), 1);
 }
 
 TEST_F(NsysMapping, KernelsLinkToRuntimeAndDriverLaunches) {
@@ -381,7 +381,7 @@ TEST_F(NsysMapping, KernelsLinkToRuntimeAndDriverLaunches) {
   EXPECT_EQ(trace_.str(trace_.api_calls.name[k.launch_call[0]]), "cudaLaunchKernel");
   EXPECT_EQ(trace_.str(trace_.api_calls.name[k.launch_call[1]]), "cuLaunchKernel");
   EXPECT_EQ(k.launch_call[2], kNoRow);
-  EXPECT_EQ(trace_.diagnostics.Count("kernel_without_launch"), 1);
+  EXPECT_EQ(trace_.diagnostics.Count(DiagCode::kKernelWithoutLaunch), 1);
 }
 
 TEST_F(NsysMapping, MemoryOperations) {
@@ -416,9 +416,9 @@ TEST_F(NsysMapping, NvtxRangesNamesDomainsAndDrops) {
   EXPECT_EQ(trace_.str(r.name[2]), "async_work");
   EXPECT_EQ(r.kind[2], RangeKind::kNvtxStartEnd);
   EXPECT_EQ(r.depth[1], 1);  // nested in "outer"
-  EXPECT_EQ(trace_.diagnostics.Count("nvtx_range_without_end"), 1);
-  EXPECT_EQ(trace_.diagnostics.Count("nvtx_mark_ignored"), 1);
-  EXPECT_EQ(trace_.diagnostics.Count("nvtx_event_ignored"), 1);
+  EXPECT_EQ(trace_.diagnostics.Count(DiagCode::kNvtxRangeWithoutEnd), 1);
+  EXPECT_EQ(trace_.diagnostics.Count(DiagCode::kNvtxMarkIgnored), 1);
+  EXPECT_EQ(trace_.diagnostics.Count(DiagCode::kNvtxEventIgnored), 1);
 }
 
 TEST_F(NsysMapping, Device) {
@@ -574,7 +574,7 @@ TEST(NsysVersion, MissingVersionImportsWithDiagnostic) {
   WriteMappingFixture(path, /*version=*/"");
   StatusOr<Trace> trace = ImportNsysSqlite(path, {});
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
-  EXPECT_EQ(trace->diagnostics.Count("nsys_schema_version_unknown"), 1);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUnknown), 1);
   EXPECT_EQ(trace->kernels.size(), 3u);
 }
 
@@ -597,13 +597,13 @@ TEST(NsysVersion, SupportedRangeImportsCleanly) {
     StatusOr<Trace> trace = ImportNsysSqlite(path, {});
     ASSERT_TRUE(trace.ok()) << version << ": " << trace.status().ToString();
     EXPECT_EQ(trace->source.format_version, version);
-    EXPECT_EQ(trace->diagnostics.Count("nsys_schema_version_untested"), 0) << version;
+    EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUntested), 0) << version;
   }
   const std::string old_minor = dir.File("v3.2.sqlite");
   WriteMappingFixture(old_minor, "3.2.0");
   StatusOr<Trace> trace = ImportNsysSqlite(old_minor, {});
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
-  EXPECT_EQ(trace->diagnostics.Count("nsys_schema_version_untested"), 1);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUntested), 1);
 }
 
 // ---- Bad inputs: each a non-ok Status whose message names the file ----
@@ -773,8 +773,8 @@ TEST_P(NsysRealFile, CountsMatchSql) {
             db.Count("CUPTI_ACTIVITY_KIND_MEMCPY", "copyKind IN (1, 3, 11)"));
   EXPECT_EQ(CountKind(trace->memops, MemOpKind::kDtoH),
             db.Count("CUPTI_ACTIVITY_KIND_MEMCPY", "copyKind IN (2, 4, 12)"));
-  EXPECT_EQ(trace->diagnostics.Count("negative_duration"), 0);
-  EXPECT_EQ(trace->diagnostics.Count("nsys_unknown_string_id"), 0);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNegativeDuration), 0);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysUnknownStringId), 0);
   EXPECT_EQ(static_cast<int64_t>(trace->devices.size()),
             db.Int("SELECT count(DISTINCT id) FROM TARGET_INFO_GPU"));
 }
@@ -793,7 +793,7 @@ TEST_P(NsysRealFile, SourceFromMetadata) {
   EXPECT_EQ(trace->source.format_version, meta("EXPORT_SCHEMA_VERSION"));
   EXPECT_EQ(trace->source.producer,
             meta("EXPORT_PRODUCT_NAME") + " " + meta("EXPORT_PRODUCT_VERSION"));
-  EXPECT_EQ(trace->diagnostics.Count("nsys_schema_version_untested"), 0);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUntested), 0);
 }
 
 TEST_P(NsysRealFile, DevicesMatchTargetInfo) {
@@ -937,7 +937,7 @@ TEST(NsysWholeGraphs, EachRunIsOneRowLinkedToItsLaunch) {
       "SELECT graphId, start, end, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE "
       "ORDER BY start");
   ASSERT_EQ(runs.size(), 20u);
-  EXPECT_EQ(trace->diagnostics.Count("whole_graph_runs"), 20);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kWholeGraphRuns), 20);
   const KernelTable& k = trace->kernels;
   size_t next = 0;
   for (size_t i = 0; i < k.size(); ++i) {
@@ -964,7 +964,7 @@ TEST(NsysRealFileNoKernels, ImportsApiCallsAndWarns) {
   Db db(path);
   EXPECT_FALSE(trace->HasGpuWork());
   EXPECT_EQ(static_cast<int64_t>(trace->api_calls.size()), db.Count("CUPTI_ACTIVITY_KIND_RUNTIME"));
-  EXPECT_EQ(trace->diagnostics.Count("nsys_no_gpu_activity"), 1);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysNoGpuActivity), 1);
   // PROCESSES lists the whole machine; only the profiled process is kept.
   EXPECT_GT(db.Count("PROCESSES"), 100);
   EXPECT_EQ(static_cast<int64_t>(trace->processes.size()),
@@ -992,7 +992,7 @@ TEST(NsysImportTiming, LargeGeneratedExport) {
       path, seconds, trace->kernels.size(), static_cast<long long>(linked), trace->api_calls.size(),
       trace->memops.size(), trace->ranges.size());
   EXPECT_EQ(linked, static_cast<int64_t>(trace->kernels.size()));
-  EXPECT_EQ(trace->diagnostics.Count("range_not_nested"), 0);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kRangeNotNested), 0);
 }
 
 }  // namespace

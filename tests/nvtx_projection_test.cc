@@ -228,7 +228,7 @@ TEST(LaunchProjection, SweepMatchesBruteForce) {
   const LaunchIndex index(t);
   const RangeProjection p = ProjectRanges(t, index, rows);
   ASSERT_EQ(p.work.size(), rows.size());
-  EXPECT_GT(t.diagnostics.Count("range_not_nested"), 0);  // the test covers crossing ranges
+  EXPECT_GT(t.diagnostics.Count(DiagCode::kRangeNotNested), 0);  // the test covers crossing ranges
   int64_t with_work = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const int32_t row = rows[i];

@@ -137,9 +137,9 @@ std::string SecondChunk(bool with_end) {
 
 std::string WholeFile() { return recfmt::FileHeaderBytes() + FirstChunk() + SecondChunk(true); }
 
-const Diagnostic* FindDiag(const Trace& t, const std::string& code) {
+const Diagnostic* FindDiag(const Trace& t, DiagCode code) {
   for (const Diagnostic& d : t.diagnostics.items()) {
-    if (d.code == code) return &d;
+    if (d.id == code) return &d;
   }
   return nullptr;
 }
@@ -189,13 +189,13 @@ TEST(RecorderImporter, ImportsAllRecordKinds) {
   EXPECT_EQ(t->devices[0].sm_count, 132);
   ASSERT_EQ(t->processes.size(), 1u);
   EXPECT_EQ(t->processes[0].name, "decode");
-  const Diagnostic* dropped = FindDiag(*t, "recorder_dropped_records");
+  const Diagnostic* dropped = FindDiag(*t, DiagCode::kRecorderDroppedRecords);
   ASSERT_NE(dropped, nullptr);
   EXPECT_EQ(dropped->count, 5);
-  EXPECT_EQ(t->diagnostics.Count("recorder_unpaired_ranges"), 1);
-  EXPECT_EQ(t->diagnostics.Count("recorder_sync_records"), 1);
-  EXPECT_EQ(t->diagnostics.Count("recorder_truncated_chunks"), 0);
-  EXPECT_EQ(t->diagnostics.Count("recorder_not_finished"), 0);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnpairedRanges), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderSyncRecords), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderTruncatedChunks), 0);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderNotFinished), 0);
 }
 
 // --cuda-graph-trace graph: a graph's run is one record; it becomes one row on its stream, linked
@@ -225,8 +225,8 @@ TEST(RecorderImporter, WholeGraphRunsBecomeOneRowEach) {
     ASSERT_NE(t->kernels.launch_call[i], kNoRow);
     EXPECT_EQ(t->api_calls.correlation[t->kernels.launch_call[i]], i == 0 ? 21 : 22);
   }
-  EXPECT_EQ(t->diagnostics.Count("whole_graph_runs"), 2);
-  EXPECT_EQ(t->diagnostics.Count("recorder_unknown_records"), 0);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kWholeGraphRuns), 2);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 0);
 }
 
 TEST(RecorderImporter, TruncatedLastChunkKeepsEarlierChunks) {
@@ -237,7 +237,7 @@ TEST(RecorderImporter, TruncatedLastChunkKeepsEarlierChunks) {
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     EXPECT_EQ(t->kernels.size(), 3u) << cut;
     EXPECT_EQ(t->ranges.size(), 0u) << cut;
-    EXPECT_EQ(t->diagnostics.Count("recorder_truncated_chunks"), 1) << cut;
+    EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderTruncatedChunks), 1) << cut;
   }
 }
 
@@ -248,14 +248,14 @@ TEST(RecorderImporter, DamagedChunkStopsReading) {
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->kernels.size(), 3u);
   EXPECT_EQ(t->api_calls.size(), 3u);
-  EXPECT_EQ(t->diagnostics.Count("recorder_truncated_chunks"), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderTruncatedChunks), 1);
 }
 
 TEST(RecorderImporter, MissingEndRecordIsReported) {
   StatusOr<Trace> t = ImportRecorderBytes(
       recfmt::FileHeaderBytes() + FirstChunk() + SecondChunk(false), "noend.slrec");
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->diagnostics.Count("recorder_not_finished"), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderNotFinished), 1);
 }
 
 TEST(RecorderImporter, UnknownRecordTypesAndLongerBodiesAreSkipped) {
@@ -272,7 +272,7 @@ TEST(RecorderImporter, UnknownRecordTypesAndLongerBodiesAreSkipped) {
   ASSERT_TRUE(t.ok());
   ASSERT_EQ(t->kernels.size(), 1u);
   EXPECT_EQ(t->kernels.dur_ns(0), 10);
-  EXPECT_EQ(t->diagnostics.Count("recorder_unknown_records"), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 1);
 }
 
 TEST(RecorderImporter, BadHeaderAndVersionAreClearErrors) {
@@ -313,7 +313,7 @@ TEST(RecorderImporter, AnalyzeShowsDropDiagnostics) {
   std::ofstream(path, std::ios::binary) << WholeFile();
   testing::CliResult r = testing::RunSightline("analyze --format json '" + path + "'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("recorder_dropped_records"), std::string::npos);
+  EXPECT_NE(r.out.find(Info(DiagCode::kRecorderDroppedRecords).code), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -342,7 +342,7 @@ TEST(RecorderImporter, RealH100Recording) {
   }
   EXPECT_EQ(iterations, 200);
   EXPECT_TRUE(t->diagnostics.items().empty() ||
-              t->diagnostics.Count("recorder_dropped_records") == 0);
+              t->diagnostics.Count(DiagCode::kRecorderDroppedRecords) == 0);
 }
 
 }  // namespace

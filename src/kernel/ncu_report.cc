@@ -254,10 +254,7 @@ Report BuildNcuReport(const std::vector<NcuInput>& inputs, const NcuReportOption
     ri.format_version = in.pages + " page";
     ri.producer = "Nsight Compute";
     if (in.lines_skipped > 0) {
-      ri.diagnostics.Add("ncu_lines_skipped",
-                         "lines before the ncu table (ncu's ==PROF== messages and the "
-                         "application's output), skipped",
-                         in.lines_skipped, DiagnosticSeverity::kInfo);
+      ri.diagnostics.Add(DiagCode::kNcuLinesSkipped, in.lines_skipped);
     }
     std::vector<NcuKernelAnalysis>& ks = all.emplace_back();
     for (const NcuKernel& k : in.kernels) ks.push_back(AnalyzeNcuKernel(k));

@@ -1,28 +1,36 @@
 #include "model/diagnostics.h"
 
+#include <utility>
+
 namespace sightline {
 
-void Diagnostics::Add(const std::string& code, const std::string& message, int64_t n,
-                      DiagnosticSeverity severity) {
+std::string Diagnostic::text() const {
+  std::string out(message());
+  if (!detail.empty()) out += " (" + detail + ")";
+  return out;
+}
+
+void Diagnostics::Add(DiagCode code, int64_t n, std::string detail) {
   if (n == 0) return;
   for (Diagnostic& d : items_) {
-    if (d.code == code) {
+    if (d.id == code && d.detail == detail) {
       d.count += n;
       return;
     }
   }
-  items_.push_back(Diagnostic{code, message, severity, n});
+  items_.push_back(Diagnostic{code, std::move(detail), n});
 }
 
 void Diagnostics::Merge(const Diagnostics& other) {
-  for (const Diagnostic& d : other.items_) Add(d.code, d.message, d.count, d.severity);
+  for (const Diagnostic& d : other.items_) Add(d.id, d.count, d.detail);
 }
 
-int64_t Diagnostics::Count(const std::string& code) const {
+int64_t Diagnostics::Count(DiagCode code) const {
+  int64_t n = 0;
   for (const Diagnostic& d : items_) {
-    if (d.code == code) return d.count;
+    if (d.id == code) n += d.count;
   }
-  return 0;
+  return n;
 }
 
 }  // namespace sightline

@@ -63,13 +63,7 @@ bool IsWholeGraphName(std::string_view name) {
 }
 
 void NoteWholeGraphRuns(Diagnostics& diagnostics, int64_t runs) {
-  if (runs <= 0) return;
-  diagnostics.Add(
-      "whole_graph_runs",
-      "CUDA graph runs traced as whole graphs: each is one row named 'CUDA graph N "
-      "(whole graph)' and its kernels are not in the trace; trace graphs per node to "
-      "see them (nsys --cuda-graph-trace=node, sightline record --cuda-graph-trace node)",
-      runs, DiagnosticSeverity::kInfo);
+  if (runs > 0) diagnostics.Add(DiagCode::kWholeGraphRuns, runs);
 }
 
 std::string ShortKernelName(std::string_view full) {
@@ -125,8 +119,7 @@ std::string ShortKernelName(std::string_view full) {
 
 bool TraceBuilder::CheckDuration(TimeNs start, TimeNs end) {
   if (end >= start) return true;
-  trace_.diagnostics.Add("negative_duration",
-                         "events that end before they start (dropped; a clock or export problem)");
+  trace_.diagnostics.Add(DiagCode::kNegativeDuration);
   return false;
 }
 
@@ -327,16 +320,9 @@ void TraceBuilder::LinkLaunches() {
     }
   }
   Diagnostics& d = trace_.diagnostics;
-  d.Add("kernel_without_launch",
-        "kernels whose launching API call is not in the trace (launched before capture, or "
-        "API tracing off); they count for GPU time but not for NVTX projection",
-        unlinked_kernels);
-  d.Add("memop_without_launch",
-        "memory operations whose API call is not in the trace; they count for GPU time only",
-        unlinked_memops);
-  d.Add("ambiguous_correlation",
-        "GPU events whose correlation id matches calls in several processes (left unlinked)",
-        ambiguous);
+  d.Add(DiagCode::kKernelWithoutLaunch, unlinked_kernels);
+  d.Add(DiagCode::kMemopWithoutLaunch, unlinked_memops);
+  d.Add(DiagCode::kAmbiguousCorrelation, ambiguous);
 }
 
 void TraceBuilder::ComputeRangeNesting() {
@@ -362,10 +348,7 @@ void TraceBuilder::ComputeRangeNesting() {
     }
     stack.push_back(static_cast<int32_t>(i));
   }
-  trace_.diagnostics.Add("range_not_nested",
-                         "ranges that overlap another range on the same thread without nesting "
-                         "(kept, treated as siblings)",
-                         crossing, DiagnosticSeverity::kInfo);
+  trace_.diagnostics.Add(DiagCode::kRangeNotNested, crossing);
 }
 
 void TraceBuilder::ComputeSpan() {

@@ -299,13 +299,13 @@ void RenderDiagnostics(std::string& out, const Report& report) {
                    "<th class=\"txt\">Code</th></tr></thead><tbody>",
                    Escape(in.label));
     for (const Diagnostic& d : in.diagnostics.items()) {
-      const bool warn = d.severity != DiagnosticSeverity::kInfo;
+      const bool warn = d.severity() != DiagnosticSeverity::kInfo;
       fmt::format_to(std::back_inserter(out),
                      "<tr><td class=\"num\" data-v=\"{}\">{}</td><td class=\"txt{}\">{}</td>"
                      "<td class=\"txt\">{}</td><td class=\"txt\">{}</td></tr>",
                      d.count, Escape(FormatValue(Value(d.count), Unit::kCount)),
-                     warn ? " warn" : "", warn ? "warning" : "info", Escape(d.message),
-                     Escape(d.code));
+                     warn ? " warn" : "", warn ? "warning" : "info", Escape(d.text()),
+                     Escape(d.code()));
     }
     out += "</tbody></table></div>";
   }

@@ -79,10 +79,11 @@ void WriteDiagnostics(JsonWriter& w, const Diagnostics& diagnostics) {
   w.BeginArray();
   for (const Diagnostic& d : diagnostics.items()) {
     w.BeginObject();
-    w.Key("code").String(d.code);
-    w.Key("severity").String(d.severity == DiagnosticSeverity::kInfo ? "info" : "warning");
+    w.Key("code").String(d.code());
+    w.Key("severity").String(d.severity() == DiagnosticSeverity::kInfo ? "info" : "warning");
     w.Key("count").Int(d.count);
-    w.Key("message").String(d.message);
+    w.Key("message").String(d.message());
+    if (!d.detail.empty()) w.Key("detail").String(d.detail);
     w.EndObject();
   }
   w.EndArray();

@@ -106,7 +106,8 @@ void RenderDiagnostics(std::string& out, const ReportInput& in) {
                  in.label);
   for (const Diagnostic& d : in.diagnostics.items()) {
     fmt::format_to(std::back_inserter(out), "  {:>12}  {}{} [{}]\n", FormatCount(d.count),
-                   d.severity == DiagnosticSeverity::kInfo ? "" : "warning: ", d.message, d.code);
+                   d.severity() == DiagnosticSeverity::kInfo ? "" : "warning: ", d.text(),
+                   d.code());
   }
   out += '\n';
 }

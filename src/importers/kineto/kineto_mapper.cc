@@ -19,38 +19,28 @@ int32_t ArgOr(int64_t v, int32_t fallback) {
   return v != kUnset && FitsInt32(v) ? static_cast<int32_t>(v) : fallback;
 }
 
-// Why a category is not mapped, for the diagnostic message.
-std::string_view UnmappedReason(std::string_view cat) {
+// The diagnostic for events of an unmapped category: one catalogue code per category Sightline
+// knows to skip (the message says why); kKinetoUnmappedCategory for any other.
+DiagCode UnmappedCode(std::string_view cat) {
   struct Entry {
-    std::string_view cat, reason;
+    std::string_view cat;
+    DiagCode code;
   };
-  static constexpr Entry kReasons[] = {
-      {"gpu_user_annotation",
-       "GPU-side copies of record_function ranges; the host-side user_annotation is kept and "
-       "projects onto the GPU through its launches"},
-      {"ac2g", "flow arrows from a launch to its GPU event; the link comes from args.correlation"},
-      {"async_cpu_to_gpu",
-       "flow arrows from a launch to its GPU event; the link comes from args.correlation"},
-      {"fwdbwd", "flow arrows from forward to backward operators"},
-      {"Trace", "the profiler's own span of the capture window (pid \"Spans\")"},
-      {"overhead", "profiler overhead (CUPTI buffer requests, lazy function loading)"},
-      {"cpu_instant_event", "instant events such as [memory] allocator records"},
-      {"cuda_sync", "GPU-side synchronization spans; the host-side cuda_runtime call is kept"},
-      {kNoCategory, "markers such as Iteration Start and Record Window End"},
+  static constexpr Entry kCodes[] = {
+      {"gpu_user_annotation", DiagCode::kKinetoUnmappedGpuUserAnnotation},
+      {"ac2g", DiagCode::kKinetoUnmappedAc2g},
+      {"async_cpu_to_gpu", DiagCode::kKinetoUnmappedAsyncCpuToGpu},
+      {"fwdbwd", DiagCode::kKinetoUnmappedFwdbwd},
+      {"Trace", DiagCode::kKinetoUnmappedTrace},
+      {"overhead", DiagCode::kKinetoUnmappedOverhead},
+      {"cpu_instant_event", DiagCode::kKinetoUnmappedCpuInstantEvent},
+      {"cuda_sync", DiagCode::kKinetoUnmappedCudaSync},
+      {kNoCategory, DiagCode::kKinetoUnmappedNoCategory},
   };
-  for (const Entry& e : kReasons) {
-    if (e.cat == cat) return e.reason;
+  for (const Entry& e : kCodes) {
+    if (e.cat == cat) return e.code;
   }
-  return "a category Sightline does not use";
-}
-
-std::string DiagnosticCode(std::string_view cat) {
-  if (cat == kNoCategory) return "kineto_unmapped_no_category";
-  std::string code = "kineto_unmapped_";
-  for (char c : cat) {
-    code.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  }
-  return code;
+  return DiagCode::kKinetoUnmappedCategory;
 }
 
 // "rank 3", "Rank: 3", "rank3" anywhere in a label; -1 when absent.
@@ -304,45 +294,23 @@ void EventMapper::Finish() {
   }
 
   Diagnostics& d = builder_->diagnostics();
-  d.Add("kineto_invalid_event",
-        "Kineto events of a mapped category without a usable ts, dur, name, pid or tid (or "
-        "device/stream for GPU events), or with such a field of the wrong type; dropped",
-        invalid_);
-  d.Add("kineto_gpu_args_missing",
-        "Kineto GPU events without args.device/stream (taken from pid/tid) or args.bytes (size "
-        "left 0)",
-        gpu_args_missing_, DiagnosticSeverity::kInfo);
-  d.Add("kineto_smem_split_unknown",
-        "kernels with shared memory: Kineto records only static + dynamic together, so both are "
-        "left unknown (-1)",
-        smem_split_unknown_, DiagnosticSeverity::kInfo);
-  d.Add("kineto_memop_name_unknown",
-        "Kineto memory operations whose name does not say the copy kind or memory kinds (kept as "
-        "kind other / memory unknown)",
-        memop_name_unknown_, DiagnosticSeverity::kInfo);
-  d.Add("kineto_unmapped_metadata",
-        "Kineto display-only metadata (process/thread sort indices, the profiler's own rows) "
-        "ignored",
-        ignored_metadata_, DiagnosticSeverity::kInfo);
+  d.Add(DiagCode::kKinetoInvalidEvent, invalid_);
+  d.Add(DiagCode::kKinetoGpuArgsMissing, gpu_args_missing_);
+  d.Add(DiagCode::kKinetoSmemSplitUnknown, smem_split_unknown_);
+  d.Add(DiagCode::kKinetoMemopNameUnknown, memop_name_unknown_);
+  d.Add(DiagCode::kKinetoUnmappedMetadata, ignored_metadata_);
   std::sort(unmapped_.begin(), unmapped_.end(), [](const Unmapped& a, const Unmapped& b) {
     return a.cat != b.cat ? a.cat < b.cat : a.phase < b.phase;
   });
   for (const Unmapped& u : unmapped_) {
     if (u.phase != 0) {
-      d.Add(DiagnosticCode(u.cat) + "_ph_" +
-                (std::isalnum(static_cast<unsigned char>(u.phase)) ? std::string(1, u.phase)
-                                                                   : std::string("other")),
-            fmt::format("Kineto '{}' events with phase '{}' not mapped: only complete events "
-                        "(ph X) of this category are used",
-                        u.cat, u.phase),
-            u.count, DiagnosticSeverity::kInfo);
+      d.Add(DiagCode::kKinetoUnmappedPhase, u.count,
+            fmt::format("category '{}', phase '{}'", u.cat, u.phase));
       continue;
     }
-    const std::string what = u.cat == kNoCategory
-                                 ? std::string("Kineto events without a category")
-                                 : fmt::format("Kineto events of category '{}'", u.cat);
-    d.Add(DiagnosticCode(u.cat), fmt::format("{} not mapped: {}", what, UnmappedReason(u.cat)),
-          u.count, DiagnosticSeverity::kInfo);
+    const DiagCode code = UnmappedCode(u.cat);
+    d.Add(code, u.count,
+          code == DiagCode::kKinetoUnmappedCategory ? fmt::format("category '{}'", u.cat) : "");
   }
 }
 

@@ -253,9 +253,7 @@ void TopLevelParser::Finish() {
   source.rank = info_.rank >= 0 ? info_.rank : mapper_->rank_from_labels();
   source.world_size = info_.world_size;
   for (const DeviceInfo& device : info_.devices) builder_->AddDevice(device);
-  builder_->diagnostics().Add("kineto_invalid_device",
-                              "deviceProperties entries without an integer id (ignored)",
-                              info_.invalid_devices);
+  builder_->diagnostics().Add(DiagCode::kKinetoInvalidDevice, info_.invalid_devices);
 }
 
 }  // namespace

@@ -43,17 +43,13 @@ void DescribeSource(const std::string& path, const NsysExportInfo& info, TraceBu
   }
   Diagnostics& d = builder.diagnostics();
   if (info.schema_version.empty()) {
-    d.Add("nsys_schema_version_unknown",
-          fmt::format("the export does not state its schema version (no EXPORT_SCHEMA_VERSION in "
-                      "META_DATA_EXPORT); read as schema {}.x, checking each table and column",
-                      kNsysSupportedMajor));
+    d.Add(DiagCode::kNsysSchemaVersionUnknown, 1,
+          fmt::format("read as schema {}.x", kNsysSupportedMajor));
   } else if (info.minor < kNsysTestedMinorLow || info.minor > kNsysTestedMinorHigh) {
-    d.Add("nsys_schema_version_untested",
-          fmt::format("export schema {} is outside the versions Sightline was checked on "
-                      "({}.{} to {}.{}); tables and columns were checked before reading",
-                      info.schema_version, kNsysSupportedMajor, kNsysTestedMinorLow,
-                      kNsysSupportedMajor, kNsysTestedMinorHigh),
-          1, DiagnosticSeverity::kInfo);
+    d.Add(DiagCode::kNsysSchemaVersionUntested, 1,
+          fmt::format("export schema {}; checked on {}.{} to {}.{}", info.schema_version,
+                      kNsysSupportedMajor, kNsysTestedMinorLow, kNsysSupportedMajor,
+                      kNsysTestedMinorHigh));
   }
 }
 
@@ -109,21 +105,11 @@ Status ReadLargeTables(NsysContext& ctx) {
 
 void AddDropDiagnostics(const NsysContext& ctx, const NsysStrings& strings, Diagnostics& d) {
   const NsysCounts& c = ctx.counts;
-  d.Add("nsys_api_row_other_class",
-        "rows of CUPTI_ACTIVITY_KIND_RUNTIME that are neither CUDA runtime nor driver calls "
-        "(e.g. CUDA backtraces); not imported",
-        c.api_other_class, DiagnosticSeverity::kInfo);
-  d.Add("nvtx_range_without_end",
-        "NVTX ranges still open when the capture stopped (no end time); dropped",
-        c.nvtx_without_end);
-  d.Add("nvtx_mark_ignored", "NVTX marks (instants); not imported", c.nvtx_marks,
-        DiagnosticSeverity::kInfo);
-  d.Add("nvtx_event_ignored",
-        "NVTX events that are not ranges or marks (categories, thread names, payloads); "
-        "not imported",
-        c.nvtx_other, DiagnosticSeverity::kInfo);
-  d.Add("nsys_unknown_string_id", "names whose id is missing from StringIds (shown as empty names)",
-        strings.unknown_ids());
+  d.Add(DiagCode::kNsysApiRowOtherClass, c.api_other_class);
+  d.Add(DiagCode::kNvtxRangeWithoutEnd, c.nvtx_without_end);
+  d.Add(DiagCode::kNvtxMarkIgnored, c.nvtx_marks);
+  d.Add(DiagCode::kNvtxEventIgnored, c.nvtx_other);
+  d.Add(DiagCode::kNsysUnknownStringId, strings.unknown_ids());
 }
 
 void ReserveRows(const SqliteDb& db, TraceBuilder& builder) {
@@ -169,9 +155,7 @@ StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) 
   AddDropDiagnostics(ctx, strings, d);
   if (!db.HasTable(kNsysKernelTable) && !db.HasTable(kNsysMemcpyTable) &&
       !db.HasTable(kNsysMemsetTable) && !db.HasTable(kNsysGraphTraceTable)) {
-    d.Add("nsys_no_gpu_activity",
-          "the export has CUDA API calls but no kernels or memory operations: GPU activity was "
-          "not traced, or the capture ended before any GPU work. Only host-side analyses apply");
+    d.Add(DiagCode::kNsysNoGpuActivity);
   }
   return builder.Finish();
 }

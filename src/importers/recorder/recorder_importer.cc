@@ -244,48 +244,30 @@ class RecorderMapper {
     const int64_t dropped =
         static_cast<int64_t>(drops_.cupti_dropped_records + drops_.queue_dropped_records);
     if (dropped > 0) {
-      d.Add("recorder_dropped_records",
-            fmt::format("activity records lost while recording ({} CUPTI had no buffer for, {} the "
-                        "writer could not keep up with); raise `sightline record --buffer-size`",
-                        drops_.cupti_dropped_records, drops_.queue_dropped_records),
-            dropped);
+      d.Add(DiagCode::kRecorderDroppedRecords, dropped,
+            fmt::format("{} CUPTI had no buffer for, {} the writer could not keep up with",
+                        drops_.cupti_dropped_records, drops_.queue_dropped_records));
     }
     if (summary.bad_chunks > 0) {
-      d.Add("recorder_truncated_chunks",
-            fmt::format("the recording ends in a cut-off or damaged chunk ({} bytes not read): the "
-                        "process probably died while recording; everything before it was imported",
-                        summary.unread_bytes),
-            static_cast<int64_t>(summary.bad_chunks));
+      d.Add(DiagCode::kRecorderTruncatedChunks, static_cast<int64_t>(summary.bad_chunks),
+            fmt::format("{} bytes not read", summary.unread_bytes));
     } else if (!have_end_) {
-      d.Add("recorder_not_finished",
-            "the recording has no end record: the process exited without running its exit "
-            "handlers (crash, kill or _exit); up to the last second of activity may be missing");
+      d.Add(DiagCode::kRecorderNotFinished);
     }
     if (summary.malformed_records + malformed_ > 0) {
-      d.Add("recorder_malformed_records", "records whose size overruns their chunk; skipped",
+      d.Add(DiagCode::kRecorderMalformedRecords,
             static_cast<int64_t>(summary.malformed_records + malformed_));
     }
     if (drops_.unpaired_ranges > 0) {
-      d.Add("recorder_unpaired_ranges",
-            "NVTX ranges whose start or end fell outside the recording (or the capture window)",
-            static_cast<int64_t>(drops_.unpaired_ranges), DiagnosticSeverity::kInfo);
+      d.Add(DiagCode::kRecorderUnpairedRanges, static_cast<int64_t>(drops_.unpaired_ranges));
     }
     if (drops_.unknown_records + unknown_types_ > 0) {
-      d.Add("recorder_unknown_records", "records of kinds this version does not map; skipped",
-            static_cast<int64_t>(drops_.unknown_records + unknown_types_),
-            DiagnosticSeverity::kInfo);
+      d.Add(DiagCode::kRecorderUnknownRecords,
+            static_cast<int64_t>(drops_.unknown_records + unknown_types_));
     }
-    if (missing_strings_ > 0) {
-      d.Add("recorder_missing_strings", "names that refer to a string the file does not hold",
-            missing_strings_);
-    }
+    if (missing_strings_ > 0) d.Add(DiagCode::kRecorderMissingStrings, missing_strings_);
     NoteWholeGraphRuns(d, whole_graphs_);
-    if (sync_records_ > 0) {
-      d.Add("recorder_sync_records",
-            "CUPTI synchronization records, not mapped: the host-side synchronize calls are in the "
-            "API table",
-            sync_records_, DiagnosticSeverity::kInfo);
-    }
+    if (sync_records_ > 0) d.Add(DiagCode::kRecorderSyncRecords, sync_records_);
   }
 
  private:

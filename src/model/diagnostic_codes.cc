@@ -1,0 +1,151 @@
+#include "model/diagnostic_codes.h"
+
+#include <cstddef>
+
+namespace sightline {
+namespace {
+
+using enum DiagCode;
+constexpr DiagnosticSeverity kInfo = DiagnosticSeverity::kInfo;
+constexpr DiagnosticSeverity kWarning = DiagnosticSeverity::kWarning;
+
+// In DiagCode order (checked at compile time below). Messages are the exact text reports have
+// always printed for these codes; keep them stable, the golden reports hold them.
+constexpr DiagnosticInfo kCatalogue[] = {
+    // TraceBuilder.
+    {kNegativeDuration, "negative_duration", kWarning,
+     "events that end before they start (dropped; a clock or export problem)"},
+    {kKernelWithoutLaunch, "kernel_without_launch", kWarning,
+     "kernels whose launching API call is not in the trace (launched before capture, or API "
+     "tracing off); they count for GPU time but not for NVTX projection"},
+    {kMemopWithoutLaunch, "memop_without_launch", kWarning,
+     "memory operations whose API call is not in the trace; they count for GPU time only"},
+    {kAmbiguousCorrelation, "ambiguous_correlation", kWarning,
+     "GPU events whose correlation id matches calls in several processes (left unlinked)"},
+    {kRangeNotNested, "range_not_nested", kInfo,
+     "ranges that overlap another range on the same thread without nesting (kept, treated as "
+     "siblings)"},
+    {kWholeGraphRuns, "whole_graph_runs", kInfo,
+     "CUDA graph runs traced as whole graphs: each is one row named 'CUDA graph N (whole graph)' "
+     "and its kernels are not in the trace; trace graphs per node to see them (nsys "
+     "--cuda-graph-trace=node, sightline record --cuda-graph-trace node)"},
+
+    // Nsight Systems.
+    {kNsysSchemaVersionUnknown, "nsys_schema_version_unknown", kWarning,
+     "the export does not state its schema version (no EXPORT_SCHEMA_VERSION in "
+     "META_DATA_EXPORT); read as the supported schema, checking each table and column"},
+    {kNsysSchemaVersionUntested, "nsys_schema_version_untested", kInfo,
+     "the export's schema version is outside the versions Sightline was checked on; tables and "
+     "columns were checked before reading"},
+    {kNsysApiRowOtherClass, "nsys_api_row_other_class", kInfo,
+     "rows of CUPTI_ACTIVITY_KIND_RUNTIME that are neither CUDA runtime nor driver calls (e.g. "
+     "CUDA backtraces); not imported"},
+    {kNvtxRangeWithoutEnd, "nvtx_range_without_end", kWarning,
+     "NVTX ranges still open when the capture stopped (no end time); dropped"},
+    {kNvtxMarkIgnored, "nvtx_mark_ignored", kInfo, "NVTX marks (instants); not imported"},
+    {kNvtxEventIgnored, "nvtx_event_ignored", kInfo,
+     "NVTX events that are not ranges or marks (categories, thread names, payloads); not "
+     "imported"},
+    {kNsysUnknownStringId, "nsys_unknown_string_id", kWarning,
+     "names whose id is missing from StringIds (shown as empty names)"},
+    {kNsysNoGpuActivity, "nsys_no_gpu_activity", kWarning,
+     "the export has CUDA API calls but no kernels or memory operations: GPU activity was not "
+     "traced, or the capture ended before any GPU work. Only host-side analyses apply"},
+
+    // Kineto.
+    {kKinetoInvalidDevice, "kineto_invalid_device", kWarning,
+     "deviceProperties entries without an integer id (ignored)"},
+    {kKinetoInvalidEvent, "kineto_invalid_event", kWarning,
+     "Kineto events of a mapped category without a usable ts, dur, name, pid or tid (or "
+     "device/stream for GPU events), or with such a field of the wrong type; dropped"},
+    {kKinetoGpuArgsMissing, "kineto_gpu_args_missing", kInfo,
+     "Kineto GPU events without args.device/stream (taken from pid/tid) or args.bytes (size left "
+     "0)"},
+    {kKinetoSmemSplitUnknown, "kineto_smem_split_unknown", kInfo,
+     "kernels with shared memory: Kineto records only static + dynamic together, so both are left "
+     "unknown (-1)"},
+    {kKinetoMemopNameUnknown, "kineto_memop_name_unknown", kInfo,
+     "Kineto memory operations whose name does not say the copy kind or memory kinds (kept as "
+     "kind other / memory unknown)"},
+    {kKinetoUnmappedMetadata, "kineto_unmapped_metadata", kInfo,
+     "Kineto display-only metadata (process/thread sort indices, the profiler's own rows) "
+     "ignored"},
+    {kKinetoUnmappedGpuUserAnnotation, "kineto_unmapped_gpu_user_annotation", kInfo,
+     "Kineto events of category 'gpu_user_annotation' not mapped: GPU-side copies of "
+     "record_function ranges; the host-side user_annotation is kept and projects onto the GPU "
+     "through its launches"},
+    {kKinetoUnmappedAc2g, "kineto_unmapped_ac2g", kInfo,
+     "Kineto events of category 'ac2g' not mapped: flow arrows from a launch to its GPU event; "
+     "the link comes from args.correlation"},
+    {kKinetoUnmappedAsyncCpuToGpu, "kineto_unmapped_async_cpu_to_gpu", kInfo,
+     "Kineto events of category 'async_cpu_to_gpu' not mapped: flow arrows from a launch to its "
+     "GPU event; the link comes from args.correlation"},
+    {kKinetoUnmappedFwdbwd, "kineto_unmapped_fwdbwd", kInfo,
+     "Kineto events of category 'fwdbwd' not mapped: flow arrows from forward to backward "
+     "operators"},
+    // Not snake_case: the code keeps Kineto's category name as reports have always printed it.
+    {kKinetoUnmappedTrace, "kineto_unmapped_Trace", kInfo,
+     "Kineto events of category 'Trace' not mapped: the profiler's own span of the capture window "
+     "(pid \"Spans\")"},
+    {kKinetoUnmappedOverhead, "kineto_unmapped_overhead", kInfo,
+     "Kineto events of category 'overhead' not mapped: profiler overhead (CUPTI buffer requests, "
+     "lazy function loading)"},
+    {kKinetoUnmappedCpuInstantEvent, "kineto_unmapped_cpu_instant_event", kInfo,
+     "Kineto events of category 'cpu_instant_event' not mapped: instant events such as [memory] "
+     "allocator records"},
+    {kKinetoUnmappedCudaSync, "kineto_unmapped_cuda_sync", kInfo,
+     "Kineto events of category 'cuda_sync' not mapped: GPU-side synchronization spans; the "
+     "host-side cuda_runtime call is kept"},
+    {kKinetoUnmappedNoCategory, "kineto_unmapped_no_category", kInfo,
+     "Kineto events without a category not mapped: markers such as Iteration Start and Record "
+     "Window End"},
+    {kKinetoUnmappedCategory, "kineto_unmapped_category", kInfo,
+     "Kineto events of a category Sightline does not use; not mapped"},
+    {kKinetoUnmappedPhase, "kineto_unmapped_phase", kInfo,
+     "Kineto events of a mapped category with a phase other than complete (ph X); not mapped: "
+     "only complete events of these categories are used"},
+
+    // Recorder.
+    {kRecorderDroppedRecords, "recorder_dropped_records", kWarning,
+     "activity records lost while recording; raise `sightline record --buffer-size`"},
+    {kRecorderTruncatedChunks, "recorder_truncated_chunks", kWarning,
+     "the recording ends in a cut-off or damaged chunk: the process probably died while "
+     "recording; everything before it was imported"},
+    {kRecorderNotFinished, "recorder_not_finished", kWarning,
+     "the recording has no end record: the process exited without running its exit handlers "
+     "(crash, kill or _exit); up to the last second of activity may be missing"},
+    {kRecorderMalformedRecords, "recorder_malformed_records", kWarning,
+     "records whose size overruns their chunk; skipped"},
+    {kRecorderUnpairedRanges, "recorder_unpaired_ranges", kInfo,
+     "NVTX ranges whose start or end fell outside the recording (or the capture window)"},
+    {kRecorderUnknownRecords, "recorder_unknown_records", kInfo,
+     "records of kinds this version does not map; skipped"},
+    {kRecorderMissingStrings, "recorder_missing_strings", kWarning,
+     "names that refer to a string the file does not hold"},
+    {kRecorderSyncRecords, "recorder_sync_records", kInfo,
+     "CUPTI synchronization records, not mapped: the host-side synchronize calls are in the API "
+     "table"},
+
+    // Nsight Compute.
+    {kNcuLinesSkipped, "ncu_lines_skipped", kInfo,
+     "lines before the ncu table (ncu's ==PROF== messages and the application's output), "
+     "skipped"},
+};
+
+constexpr bool InEnumOrder() {
+  for (size_t i = 0; i < std::size(kCatalogue); ++i) {
+    if (static_cast<size_t>(kCatalogue[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(InEnumOrder(), "kCatalogue must list every DiagCode once, in enum order");
+static_assert(static_cast<size_t>(kNcuLinesSkipped) + 1 == std::size(kCatalogue),
+              "a DiagCode after the last catalogue entry has no entry");
+
+}  // namespace
+
+const DiagnosticInfo& Info(DiagCode code) { return kCatalogue[static_cast<size_t>(code)]; }
+
+std::span<const DiagnosticInfo> DiagnosticCatalogue() { return kCatalogue; }
+
+}  // namespace sightline
