@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "cupti_check.h"
+#include "sightline/gpu_check.h"
 #include "sightline/recorder_env.h"
 #include "sightline/recorder_format.h"
 #include "writer.h"
@@ -63,6 +63,14 @@ State& S() {
   static State* s = new State;  // never destroyed: atexit handlers and CUPTI threads use it late
   return *s;
 }
+
+// A failed CUPTI call: one line on stderr, and the recorder goes on (or stops recording); it never
+// ends the application it runs in.
+void LogError(const gpu::GpuError& e) {
+  std::fprintf(stderr, "sightline-recorder: %s failed: %s (%s:%d)\n", e.call, e.message, e.file,
+               e.line);
+}
+#define CUPTI_CHECK(...) SIGHTLINE_GPU_CHECK_OR(LogError, __VA_ARGS__)
 
 int64_t ClockNs(clockid_t id) {
   timespec t;
@@ -148,16 +156,16 @@ void EnableActivities(bool enable) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !S().driver_api) continue;
     if (std::find(S().skip.begin(), S().skip.end(), kind) != S().skip.end()) continue;
     if (enable) {
-      CUPTI_CALL(cuptiActivityEnable(kind));
+      CUPTI_CHECK(cuptiActivityEnable(kind));
     } else {
-      CUPTI_CALL(cuptiActivityDisable(kind));
+      CUPTI_CHECK(cuptiActivityDisable(kind));
     }
   }
   if (S().graph_trace) {
     if (enable) {
-      CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+      CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     } else {
-      CUPTI_CALL(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+      CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     }
   }
   if (S().only_driver_launches) {
@@ -236,7 +244,7 @@ void AtExit() {
   State& s = S();
   if (!s.active) return;
   CloseWindow();
-  CUPTI_CALL(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   s.writer->Finish(s.windows);
   s.active = false;
 }
@@ -308,11 +316,11 @@ void SetCuptiAttributes() {
     if (k.is_size) {
       size_t value = static_cast<size_t>(n);
       size_t bytes = sizeof value;
-      CUPTI_CALL(cuptiActivitySetAttribute(k.attribute, &bytes, &value));
+      CUPTI_CHECK(cuptiActivitySetAttribute(k.attribute, &bytes, &value));
     } else {
       uint8_t value = n != 0 ? 1 : 0;
       size_t bytes = sizeof value;
-      CUPTI_CALL(cuptiActivitySetAttribute(k.attribute, &bytes, &value));
+      CUPTI_CHECK(cuptiActivitySetAttribute(k.attribute, &bytes, &value));
     }
   }
 }
@@ -386,15 +394,15 @@ void StartOnce() {
       std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == s.skip.end();
   s.only_driver_launches = !s.driver_api && s.driver_launches && s.runtime_on;
   s.writer->DropNestedDriverLaunches(s.only_driver_launches);
-  CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
-  CUPTI_CALL(cuptiActivityEnableLatencyTimestamps(0));
+  CUPTI_CHECK(cuptiActivityEnableLatencyTimestamps(0));
   SetCuptiAttributes();
   if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr) {
     s.graph_trace = std::strcmp(v, "graph") == 0;
   }
-  if (!CUPTI_CALL(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted))) {
+  if (!CUPTI_CHECK(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted))) {
     std::fprintf(stderr, "sightline-recorder: CUPTI cannot trace this process; not recording\n");
     s.writer->Finish(0);
     return;
@@ -423,15 +431,15 @@ void StartOnce() {
   // One record per device, whatever the capture range (used for device names and limits).
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
   if (s.profiler_api) {
-    if (CUPTI_CALL(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr))) {
-      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
-      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000));
-      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                                     CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
-      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                                     CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+    if (CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr))) {
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000));
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                      CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                      CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
     }
   } else {
     EnableActivities(true);
@@ -441,7 +449,7 @@ void StartOnce() {
   if (const char* v = std::getenv(recenv::kFlushMsEnv); v != nullptr && *v != '\0') {
     flush_ms = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
   }
-  CUPTI_CALL(cuptiActivityFlushPeriod(flush_ms));
+  CUPTI_CHECK(cuptiActivityFlushPeriod(flush_ms));
   s.active = true;
   std::atexit(AtExit);
 }

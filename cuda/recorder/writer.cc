@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "cupti_check.h"
 #include "sightline/recorder_env.h"
 
 namespace sightline::recorder {
