@@ -1,10 +1,10 @@
 // One way to check CUDA runtime, CUDA driver, NCCL and CUPTI calls: the failure keeps the call's
 // text, the library's error string and file:line, and the caller decides what a failure does (log
-// and go on, return, exit). Header-only; needs only the standard library and the headers of the
-// APIs checked. Compiles with nvcc and any C++17 host compiler.
-//
-//   #include <cuda_runtime.h>            // the API headers first: this header supports the APIs
-//   #include "sightline/gpu_check.h"      // whose headers came before it
+// and go on, return, exit). Header-only; needs only the standard library and the CUDA toolkit's
+// headers. Compiles with nvcc and any C++17 host compiler. It supports each API whose header is on
+// the include path (cuda_runtime_api.h, cuda.h, nccl.h, cupti.h) and includes those headers itself,
+// so include order does not matter; checking a call of an API whose header is missing does not
+// compile.
 //
 //   SIGHTLINE_GPU_CHECK(cudaMalloc(&p, n));                  // on failure: one line on stderr
 //   if (!SIGHTLINE_GPU_CHECK(cuptiSubscribe(...))) return;   // every form is true on success
@@ -19,6 +19,19 @@
 #include <cstdlib>
 #include <string>
 #include <utility>
+
+#if __has_include(<cuda_runtime_api.h>)
+#include <cuda_runtime_api.h>
+#endif
+#if __has_include(<cuda.h>)
+#include <cuda.h>
+#endif
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+#endif
+#if __has_include(<cupti.h>)
+#include <cupti.h>
+#endif
 
 namespace sightline::gpu {
 
@@ -47,7 +60,7 @@ inline void PrintError(const GpuError& e) {
 }
 
 // Per API: whether a result is success, and its name and message. One overload per result type
-// (they are distinct enums), defined when that API's header has been included.
+// (they are distinct enums), defined when that API's header was found.
 #if defined(CUDART_VERSION)  // cuda_runtime_api.h
 inline bool Succeeded(cudaError_t r) { return r == cudaSuccess; }
 inline const char* ApiName(cudaError_t) { return "CUDA runtime"; }
