@@ -116,7 +116,7 @@ TEST_P(PerfettoSample, CountsMatchTheTrace) {
 INSTANTIATE_TEST_SUITE_P(Samples, PerfettoSample,
                          ::testing::Values("examples/samples/llama_decode_h100.nsys.sqlite",
                                            "examples/samples/llama_decode_h100.pytorch.json.gz",
-                                           "cuda/recorder/results/recorder_test_app_h100.slrec"));
+                                           "tests/data/recorder/recorder_test_app_h100.slrec"));
 
 // Iteration markers and findings: every iteration appears on its process's track and on each GPU
 // it used; every finding gets a track with a slice per span (one over the trace without spans).

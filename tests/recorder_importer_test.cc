@@ -322,7 +322,7 @@ TEST(RecorderImporter, AnalyzeShowsDropDiagnostics) {
 // call.
 TEST(RecorderImporter, RealH100Recording) {
   StatusOr<Trace> t = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +
-                                  "/cuda/recorder/results/recorder_test_app_h100.slrec");
+                                  "/tests/data/recorder/recorder_test_app_h100.slrec");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->kernels.size(), 1000u);
   int graph_kernels = 0;

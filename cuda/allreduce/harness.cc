@@ -16,6 +16,7 @@
 #include "bootstrap.h"
 #include "kernels.h"
 #include "options.h"
+#include "sightline/gpu_check.h"
 #include "watchdog.h"
 
 namespace sightline::allreduce {
@@ -63,12 +64,9 @@ Run* g_run = nullptr;
   std::exit(1);
 }
 
-void CudaCheck(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) Fatal(std::string(what) + ": " + cudaGetErrorString(e));
-}
-void NcclCheck(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess) Fatal(std::string(what) + ": " + ncclGetErrorString(r));
-}
+// CUDA and NCCL calls: a failure ends the run like any other error, naming the call and file:line.
+void FatalGpuError(const gpu::GpuError& e) { Fatal(e.Describe()); }
+#define CHECK(...) SIGHTLINE_GPU_CHECK_OR(FatalGpuError, __VA_ARGS__)
 
 void CheckDeviceError(Run& r) {
   if (r.host_error->code != 0) {
@@ -81,7 +79,9 @@ void CheckDeviceError(Run& r) {
 }
 
 void Sync(Run& r, const char* what) {
-  CudaCheck(cudaStreamSynchronize(r.stream), what);
+  SIGHTLINE_GPU_CHECK_OR(
+      [what](const gpu::GpuError& e) { Fatal(std::string(what) + ": " + e.Describe()); },
+      cudaStreamSynchronize(r.stream));
   CheckDeviceError(r);
 }
 
@@ -137,48 +137,46 @@ FusedArgs FusedFor(const Run& r, const Config& c, int k) {
 // Enqueues one call of the configuration on input/output pair k.
 void Enqueue(Run& r, const Config& c, int k) {
   const bool fused = c.fusion == Fusion::kResidualRmsNorm;
-  cudaError_t e = cudaSuccess;
   switch (c.strategy) {
     case Strategy::kNccl:
-      NcclCheck(ncclAllReduce(r.in[k], fused ? r.sum : r.out[k], c.count, NcclType(c.dtype),
-                              ncclSum, r.nccl, r.stream),
-                "ncclAllReduce");
+      CHECK(ncclAllReduce(r.in[k], fused ? r.sum : r.out[k], c.count, NcclType(c.dtype), ncclSum,
+                          r.nccl, r.stream));
       if (fused) {
         FusedArgs a = FusedFor(r, c, k);
         a.x = r.sum;
-        e = LaunchResidualRmsNorm(c.dtype, a, r.stream);
+        CHECK(LaunchResidualRmsNorm(c.dtype, a, r.stream));
       }
       break;
     case Strategy::kOneShot:
     case Strategy::kTwoShot: {
       const bool two = c.strategy == Strategy::kTwoShot;
       if (fused) {
-        e = LaunchFusedRmsNorm(r.comm, c.dtype, two, FusedFor(r, c, k), r.opt.max_blocks, r.stream);
+        CHECK(LaunchFusedRmsNorm(r.comm, c.dtype, two, FusedFor(r, c, k), r.opt.max_blocks,
+                                 r.stream));
       } else if (two) {
-        e = LaunchTwoShot(r.comm, c.dtype, r.in[k], r.out[k], c.count, r.opt.max_blocks, r.stream);
+        CHECK(
+            LaunchTwoShot(r.comm, c.dtype, r.in[k], r.out[k], c.count, r.opt.max_blocks, r.stream));
       } else {
-        e = LaunchOneShot(r.comm, c.dtype, r.in[k], r.out[k], c.count, r.opt.max_blocks, r.stream);
+        CHECK(
+            LaunchOneShot(r.comm, c.dtype, r.in[k], r.out[k], c.count, r.opt.max_blocks, r.stream));
       }
       break;
     }
   }
-  CudaCheck(e, "kernel launch");
 }
 
 // Checks out[0] (seed) and out[1] (seed + 1) on every rank and compares the ranks' output hashes.
 void Verify(Run& r, const Config& c, uint32_t seed, const char* when) {
-  CudaCheck(cudaMemsetAsync(r.check, 0, 2 * sizeof(CheckResult), r.stream), "memset");
+  CHECK(cudaMemsetAsync(r.check, 0, 2 * sizeof(CheckResult), r.stream));
   for (int k = 0; k < 2; ++k) {
-    cudaError_t e;
     if (c.fusion == Fusion::kResidualRmsNorm) {
-      e = LaunchCheckFused(c.dtype, FusedFor(r, c, k), r.world, seed + k, r.check + k, r.stream);
+      CHECK(LaunchCheckFused(c.dtype, FusedFor(r, c, k), r.world, seed + k, r.check + k, r.stream));
     } else {
-      e = LaunchCheckSum(c.dtype, r.out[k], c.count, r.world, seed + k, r.check + k, r.stream);
+      CHECK(LaunchCheckSum(c.dtype, r.out[k], c.count, r.world, seed + k, r.check + k, r.stream));
     }
-    CudaCheck(e, "check launch");
   }
   CheckResult res[2];
-  CudaCheck(cudaMemcpyAsync(res, r.check, sizeof(res), cudaMemcpyDeviceToHost, r.stream), "memcpy");
+  CHECK(cudaMemcpyAsync(res, r.check, sizeof(res), cudaMemcpyDeviceToHost, r.stream));
   Sync(r, "verify");
   std::vector<char> all;
   AllGather(r, res, sizeof(res), &all);
@@ -208,25 +206,24 @@ void Verify(Run& r, const Config& c, uint32_t seed, const char* when) {
 double RunConfig(Run& r, const Config& c, uint32_t seed) {
   const bool fused = c.fusion == Fusion::kResidualRmsNorm;
   for (int k = 0; k < 2; ++k) {
-    CudaCheck(LaunchFillInput(c.dtype, r.in[k], c.count, r.rank, seed + k, r.stream), "fill");
-    CudaCheck(cudaMemsetAsync(r.out[k], 0xff, c.bytes(), r.stream), "memset");
-    if (fused) CudaCheck(cudaMemsetAsync(r.resout[k], 0xff, c.bytes(), r.stream), "memset");
+    CHECK(LaunchFillInput(c.dtype, r.in[k], c.count, r.rank, seed + k, r.stream));
+    CHECK(cudaMemsetAsync(r.out[k], 0xff, c.bytes(), r.stream));
+    if (fused) CHECK(cudaMemsetAsync(r.resout[k], 0xff, c.bytes(), r.stream));
   }
   if (fused) {
-    CudaCheck(LaunchFillResidualGamma(c.dtype, r.residual, r.gamma, c.tokens, c.hidden, r.stream),
-              "fill");
+    CHECK(LaunchFillResidualGamma(c.dtype, r.residual, r.gamma, c.tokens, c.hidden, r.stream));
   }
   const int batch = std::max(2, r.opt.batch);
   cudaGraphExec_t exec = nullptr;
   if (c.mode == Mode::kGraph) {
     Sync(r, "fill");
     cudaGraph_t graph;
-    CudaCheck(cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeThreadLocal), "capture");
+    CHECK(cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeThreadLocal));
     for (int j = 0; j < batch; ++j) Enqueue(r, c, j % 2);
-    CudaCheck(cudaStreamEndCapture(r.stream, &graph), "capture");
-    CudaCheck(cudaGraphInstantiate(&exec, graph, 0), "graph instantiate");
-    CudaCheck(cudaGraphDestroy(graph), "graph destroy");
-    CudaCheck(cudaGraphLaunch(exec, r.stream), "graph launch");
+    CHECK(cudaStreamEndCapture(r.stream, &graph));
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaGraphLaunch(exec, r.stream));
   } else {
     Enqueue(r, c, 0);
     Enqueue(r, c, 1);
@@ -236,7 +233,7 @@ double RunConfig(Run& r, const Config& c, uint32_t seed) {
   if (!r.opt.check_only) {
     auto sample = [&]() {
       if (exec != nullptr) {
-        CudaCheck(cudaGraphLaunch(exec, r.stream), "graph launch");
+        CHECK(cudaGraphLaunch(exec, r.stream));
       } else {
         for (int j = 0; j < batch; ++j) Enqueue(r, c, j % 2);
       }
@@ -248,14 +245,14 @@ double RunConfig(Run& r, const Config& c, uint32_t seed) {
     // A pilot sample decides how many samples fit the budget; every rank takes the largest count's
     // minimum so that all ranks run the same number of calls.
     cudaEvent_t e0, e1;
-    CudaCheck(cudaEventCreate(&e0), "event");
-    CudaCheck(cudaEventCreate(&e1), "event");
-    CudaCheck(cudaEventRecord(e0, r.stream), "event");
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0, r.stream));
     sample();
-    CudaCheck(cudaEventRecord(e1, r.stream), "event");
+    CHECK(cudaEventRecord(e1, r.stream));
     Sync(r, "pilot");
     float pilot_ms = 0;
-    CudaCheck(cudaEventElapsedTime(&pilot_ms, e0, e1), "event");
+    CHECK(cudaEventElapsedTime(&pilot_ms, e0, e1));
     std::vector<char> all;
     AllGather(r, &pilot_ms, sizeof(pilot_ms), &all);
     float slowest = 0;
@@ -264,17 +261,17 @@ double RunConfig(Run& r, const Config& c, uint32_t seed) {
     int samples = static_cast<int>(r.opt.budget_ms / std::max(slowest, 1e-3f));
     samples = std::clamp(samples, 3, std::max(3, r.opt.iters / batch));
     std::vector<cudaEvent_t> ev(2 * samples);
-    for (auto& e : ev) CudaCheck(cudaEventCreate(&e), "event");
+    for (auto& e : ev) CHECK(cudaEventCreate(&e));
     for (int s = 0; s < samples; ++s) {
-      CudaCheck(cudaEventRecord(ev[2 * s], r.stream), "event");
+      CHECK(cudaEventRecord(ev[2 * s], r.stream));
       sample();
-      CudaCheck(cudaEventRecord(ev[2 * s + 1], r.stream), "event");
+      CHECK(cudaEventRecord(ev[2 * s + 1], r.stream));
     }
     Sync(r, "timing");
     std::vector<double> per_call;
     for (int s = 0; s < samples; ++s) {
       float ms = 0;
-      CudaCheck(cudaEventElapsedTime(&ms, ev[2 * s], ev[2 * s + 1]), "event");
+      CHECK(cudaEventElapsedTime(&ms, ev[2 * s], ev[2 * s + 1]));
       per_call.push_back(ms * 1000.0 / batch);
     }
     for (auto& e : ev) cudaEventDestroy(e);
@@ -308,16 +305,16 @@ void MeasurePeerBandwidth(Run& r) {
     char* dst = dir == 0 ? local : remote;
     const char* src = dir == 0 ? remote : local;
     cudaEvent_t e0, e1;
-    CudaCheck(cudaEventCreate(&e0), "event");
-    CudaCheck(cudaEventCreate(&e1), "event");
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
     std::vector<double> gbps;
     for (int i = 0; i < 7; ++i) {
-      CudaCheck(cudaEventRecord(e0, r.stream), "event");
-      CudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, r.stream), "peer copy");
-      CudaCheck(cudaEventRecord(e1, r.stream), "event");
+      CHECK(cudaEventRecord(e0, r.stream));
+      CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, r.stream));
+      CHECK(cudaEventRecord(e1, r.stream));
       Sync(r, "peer copy");
       float ms = 0;
-      CudaCheck(cudaEventElapsedTime(&ms, e0, e1), "event");
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
       if (i >= 2) gbps.push_back(bytes / (ms * 1e-3) / 1e9);
     }
     std::sort(gbps.begin(), gbps.end());
@@ -330,34 +327,33 @@ void MeasurePeerBandwidth(Run& r) {
 }
 
 void SetUp(Run& r, int64_t cap) {
-  CudaCheck(cudaSetDevice(r.device), "cudaSetDevice");
+  CHECK(cudaSetDevice(r.device));
   // Flag barriers need every block of a grid resident at once: each kernel fits one block per
   // multiprocessor (__launch_bounds__), so the grid may not exceed the multiprocessor count.
   int sms = 0;
-  CudaCheck(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r.device), "attribute");
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r.device));
   r.opt.max_blocks = std::min(r.opt.max_blocks, sms);
-  CudaCheck(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking), "stream");
-  CudaCheck(cudaHostAlloc(&r.host_error, sizeof(DeviceError), cudaHostAllocMapped), "host alloc");
+  CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+  CHECK(cudaHostAlloc(&r.host_error, sizeof(DeviceError), cudaHostAllocMapped));
   std::memset(static_cast<void*>(r.host_error), 0, sizeof(DeviceError));
   DeviceError* dev_error = nullptr;
-  CudaCheck(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_error), r.host_error, 0),
-            "mapped pointer");
+  CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_error), r.host_error, 0));
   r.watchdog = std::make_unique<Watchdog>(r.rank, r.boot.get(), r.host_error);
   r.watchdog->Arm("setup (IPC and NCCL)", 3 * r.opt.timeout_s + 60);
 
   const size_t bytes = static_cast<size_t>(cap);
-  CudaCheck(cudaMalloc(&r.comm_alloc, CommAllocBytes(cap, r.world)), "cudaMalloc (IPC buffer)");
-  CudaCheck(cudaMemset(r.comm_alloc, 0, kHeaderBytes), "memset");
+  CHECK(cudaMalloc(&r.comm_alloc, CommAllocBytes(cap, r.world)));
+  CHECK(cudaMemset(r.comm_alloc, 0, kHeaderBytes));
   for (int k = 0; k < 2; ++k) {
-    CudaCheck(cudaMalloc(&r.in[k], bytes), "cudaMalloc");
-    CudaCheck(cudaMalloc(&r.out[k], bytes), "cudaMalloc");
-    CudaCheck(cudaMalloc(&r.resout[k], bytes), "cudaMalloc");
+    CHECK(cudaMalloc(&r.in[k], bytes));
+    CHECK(cudaMalloc(&r.out[k], bytes));
+    CHECK(cudaMalloc(&r.resout[k], bytes));
   }
-  CudaCheck(cudaMalloc(&r.sum, bytes), "cudaMalloc");
-  CudaCheck(cudaMalloc(&r.residual, bytes), "cudaMalloc");
-  CudaCheck(cudaMalloc(&r.gamma, 4 * std::max<int64_t>(r.opt.hidden_max, 16)), "cudaMalloc");
-  CudaCheck(cudaMalloc(&r.check, 2 * sizeof(CheckResult)), "cudaMalloc");
-  CudaCheck(cudaDeviceSynchronize(), "setup");
+  CHECK(cudaMalloc(&r.sum, bytes));
+  CHECK(cudaMalloc(&r.residual, bytes));
+  CHECK(cudaMalloc(&r.gamma, 4 * std::max<int64_t>(r.opt.hidden_max, 16)));
+  CHECK(cudaMalloc(&r.check, 2 * sizeof(CheckResult)));
+  CHECK(cudaDeviceSynchronize());
 
   // Exchange IPC handles and the NCCL id (all ranks zeroed their flags before this rendezvous).
   struct Hello {
@@ -365,8 +361,8 @@ void SetUp(Run& r, int64_t cap) {
     ncclUniqueId id;
     int device;
   } hello{};
-  CudaCheck(cudaIpcGetMemHandle(&hello.handle, r.comm_alloc), "cudaIpcGetMemHandle");
-  if (r.rank == 0) NcclCheck(ncclGetUniqueId(&hello.id), "ncclGetUniqueId");
+  CHECK(cudaIpcGetMemHandle(&hello.handle, r.comm_alloc));
+  if (r.rank == 0) CHECK(ncclGetUniqueId(&hello.id));
   hello.device = r.device;
   std::vector<char> all;
   AllGather(r, &hello, sizeof(hello), &all);
@@ -387,17 +383,16 @@ void SetUp(Run& r, int64_t cap) {
       Fatal("ranks " + std::to_string(p) + " and " + std::to_string(r.rank) + " share GPU " +
             std::to_string(r.device));
     int can = 0;
-    CudaCheck(cudaDeviceCanAccessPeer(&can, r.device, hs[p].device), "cudaDeviceCanAccessPeer");
+    CHECK(cudaDeviceCanAccessPeer(&can, r.device, hs[p].device));
     if (!can)
       Fatal("GPU " + std::to_string(r.device) + " cannot access GPU " +
             std::to_string(hs[p].device) + " as a peer (no NVLink/P2P)");
     void* ptr = nullptr;
-    CudaCheck(cudaIpcOpenMemHandle(&ptr, hs[p].handle, cudaIpcMemLazyEnablePeerAccess),
-              "cudaIpcOpenMemHandle");
+    CHECK(cudaIpcOpenMemHandle(&ptr, hs[p].handle, cudaIpcMemLazyEnablePeerAccess));
     r.comm.base[p] = static_cast<char*>(ptr);
   }
   setenv("NCCL_NVLS_ENABLE", "0", 0);  // NVLink multicast stays off on shared hosts
-  NcclCheck(ncclCommInitRank(&r.nccl, r.world, hs[0].id, r.rank), "ncclCommInitRank");
+  CHECK(ncclCommInitRank(&r.nccl, r.world, hs[0].id, r.rank));
   std::string err;
   if (!r.boot->Barrier(&err)) Fatal(err);
   r.watchdog->Disarm();

@@ -17,7 +17,7 @@ for r in 0 32 40 64 96 128 168; do
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
-nvcc -std=c++20 -O2 -arch=sm_"$arch" -I"$root/src" -I"$here" "$here/validate_occupancy.cu" \
+nvcc -std=c++20 -O2 -arch=sm_"$arch" -I"$root/src" -I"$root/include" -I"$here" "$here/validate_occupancy.cu" \
   "$root/src/kernel/occupancy.cc" "$root/src/kernel/gpu_arch.cc" "$root/src/base/status.cc" \
   "$out"/kernels_r*.o -o "$out/validate_occupancy"
 echo "built $out/validate_occupancy"

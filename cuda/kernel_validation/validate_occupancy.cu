@@ -20,21 +20,15 @@
 #include "kernel/gpu_arch.h"
 #include "kernel/occupancy.h"
 #include "kernel_variants.h"
+#include "sightline/gpu_check.h"
 
 using sightline::ComputeOccupancy;
 using sightline::OccupancyInput;
 using sightline::OccupancyResult;
 using sightline::StatusOr;
 
-#define CUDA_CHECK(call)                                                        \
-  do {                                                                          \
-    cudaError_t err_ = (call);                                                  \
-    if (err_ != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                   cudaGetErrorString(err_));                                   \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
+// A failed CUDA call ends the program: the call, the error and file:line on stderr, exit 1.
+#define CUDA_CHECK(...) SIGHTLINE_GPU_CHECK_OR(::sightline::gpu::ExitOnError, __VA_ARGS__)
 
 namespace {
 

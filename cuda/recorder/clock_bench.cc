@@ -1,6 +1,6 @@
 // ns per call of the clocks a tracer reads on every record (overhead study,
-// results/run9_h100_clocks.txt). Built with the recorder (target clock_bench); run on the GPU
-// machine, no arguments.
+// docs/evidence/recorder/run9_h100_clocks.txt). Built with the recorder (target clock_bench); run
+// on the GPU machine, no arguments.
 #include <cuda.h>
 #include <cupti.h>
 #include <time.h>

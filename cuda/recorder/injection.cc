@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "cupti_check.h"
+#include "sightline/gpu_check.h"
 #include "sightline/recorder_env.h"
 #include "sightline/recorder_format.h"
 #include "writer.h"
@@ -36,17 +36,17 @@ constexpr size_t kDefaultBufferBytes = 16 << 20;
 constexpr size_t kMaxQueuedBuffers = 32;  // with 16 MiB buffers: 512 MiB before records are dropped
 constexpr size_t kPrefaultedBuffers =
     2;  // touched at start so no page faults hit launching threads
+constexpr uint32_t kFlushPeriodMs = 1000;  // completed buffers reach the file at least this often
 
 struct State {
   std::once_flag once;
   bool active = false;  // recording in this process
   Writer* writer = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
-  bool driver_api = false;      // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
-  bool query_calls = false;     // record state-query API calls too
-  bool graph_trace = false;     // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
-  bool driver_launches = true;  // driver launch calls recorded even without --driver-api
-  bool runtime_on = true;       // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
+  bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
+  bool query_calls = false;  // record state-query API calls too
+  bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
+  bool runtime_on = true;    // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
   bool only_driver_launches = false;     // of the driver API, the launch calls alone (set at start)
   std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
 
@@ -63,6 +63,14 @@ State& S() {
   static State* s = new State;  // never destroyed: atexit handlers and CUPTI threads use it late
   return *s;
 }
+
+// A failed CUPTI call: one line on stderr, and the recorder goes on (or stops recording); it never
+// ends the application it runs in.
+void LogError(const gpu::GpuError& e) {
+  std::fprintf(stderr, "sightline-recorder: %s failed: %s (%s:%d)\n", e.call, e.message, e.file,
+               e.line);
+}
+#define CUPTI_CHECK(...) SIGHTLINE_GPU_CHECK_OR(LogError, __VA_ARGS__)
 
 int64_t ClockNs(clockid_t id) {
   timespec t;
@@ -148,16 +156,16 @@ void EnableActivities(bool enable) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !S().driver_api) continue;
     if (std::find(S().skip.begin(), S().skip.end(), kind) != S().skip.end()) continue;
     if (enable) {
-      CUPTI_CALL(cuptiActivityEnable(kind));
+      CUPTI_CHECK(cuptiActivityEnable(kind));
     } else {
-      CUPTI_CALL(cuptiActivityDisable(kind));
+      CUPTI_CHECK(cuptiActivityDisable(kind));
     }
   }
   if (S().graph_trace) {
     if (enable) {
-      CUPTI_CALL(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+      CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     } else {
-      CUPTI_CALL(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+      CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     }
   }
   if (S().only_driver_launches) {
@@ -236,7 +244,7 @@ void AtExit() {
   State& s = S();
   if (!s.active) return;
   CloseWindow();
-  CUPTI_CALL(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   s.writer->Finish(s.windows);
   s.active = false;
 }
@@ -283,40 +291,6 @@ void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out) {
   }
 }
 
-// CUPTI attributes set from SIGHTLINE_RECORD_* variables (recorder_env.h), for the overhead study.
-void SetCuptiAttributes() {
-  const struct {
-    const char* env;
-    CUpti_ActivityAttribute attribute;
-    bool is_size;  // size_t value; otherwise uint8_t
-  } kKnobs[] = {
-      {recenv::kCuptiPinnedEnv, CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, false},
-      {recenv::kDeviceBufferBytesEnv, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, true},
-      {recenv::kDeviceBuffersEnv, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, true},
-      {recenv::kPerThreadBuffersEnv, CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, false},
-      {recenv::kZeroedBuffersEnv, CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, false},
-  };
-  for (const auto& k : kKnobs) {
-    const char* v = std::getenv(k.env);
-    if (v == nullptr || *v == '\0') continue;
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    if (*end != '\0') {
-      std::fprintf(stderr, "sightline-recorder: %s=%s is not a number (ignored)\n", k.env, v);
-      continue;
-    }
-    if (k.is_size) {
-      size_t value = static_cast<size_t>(n);
-      size_t bytes = sizeof value;
-      CUPTI_CALL(cuptiActivitySetAttribute(k.attribute, &bytes, &value));
-    } else {
-      uint8_t value = n != 0 ? 1 : 0;
-      size_t bytes = sizeof value;
-      CUPTI_CALL(cuptiActivitySetAttribute(k.attribute, &bytes, &value));
-    }
-  }
-}
-
 std::string ReadLink(const char* path) {
   char buf[4096];
   const ssize_t n = readlink(path, buf, sizeof buf - 1);
@@ -351,9 +325,6 @@ void StartOnce() {
   }
   const char* driver = std::getenv(recenv::kDriverApiEnv);
   s.driver_api = driver != nullptr && std::strcmp(driver, "1") == 0;
-  if (const char* v = std::getenv(recenv::kDriverLaunchesEnv); v != nullptr) {
-    s.driver_launches = std::strcmp(v, "0") != 0;
-  }
   const char* query = std::getenv(recenv::kQueryCallsEnv);
   s.query_calls = query != nullptr && std::strcmp(query, "1") == 0;
   if (const char* skip = std::getenv(recenv::kSkipEnv); skip != nullptr && *skip != '\0') {
@@ -384,17 +355,16 @@ void StartOnce() {
                         kMaxQueuedBuffers, kPrefaultedBuffers);
   s.runtime_on =
       std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == s.skip.end();
-  s.only_driver_launches = !s.driver_api && s.driver_launches && s.runtime_on;
+  s.only_driver_launches = !s.driver_api && s.runtime_on;
   s.writer->DropNestedDriverLaunches(s.only_driver_launches);
-  CUPTI_CALL(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
-  CUPTI_CALL(cuptiActivityEnableLatencyTimestamps(0));
-  SetCuptiAttributes();
+  CUPTI_CHECK(cuptiActivityEnableLatencyTimestamps(0));
   if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr) {
     s.graph_trace = std::strcmp(v, "graph") == 0;
   }
-  if (!CUPTI_CALL(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted))) {
+  if (!CUPTI_CHECK(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted))) {
     std::fprintf(stderr, "sightline-recorder: CUPTI cannot trace this process; not recording\n");
     s.writer->Finish(0);
     return;
@@ -423,25 +393,21 @@ void StartOnce() {
   // One record per device, whatever the capture range (used for device names and limits).
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
   if (s.profiler_api) {
-    if (CUPTI_CALL(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr))) {
-      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
-      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                     CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000));
-      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                                     CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
-      CUPTI_CALL(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                                     CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+    if (CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr))) {
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000));
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                      CUPTI_DRIVER_TRACE_CBID_cuProfilerStart));
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                      CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
     }
   } else {
     EnableActivities(true);
   }
   // Completed buffers reach the file at least every second, so a crash loses little.
-  uint32_t flush_ms = 1000;
-  if (const char* v = std::getenv(recenv::kFlushMsEnv); v != nullptr && *v != '\0') {
-    flush_ms = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
-  }
-  CUPTI_CALL(cuptiActivityFlushPeriod(flush_ms));
+  CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
   s.active = true;
   std::atexit(AtExit);
 }

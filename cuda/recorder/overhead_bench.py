@@ -37,7 +37,7 @@ TORCH_PAT = r"median_itl_ms=([0-9.]+)"
 SMALL = "--hidden 1024 --context 128 --layers 4"
 # Diagnostic modes: `sightline record` with these variables set (SIGHTLINE_RECORD_SKIP: what each
 # activity kind costs on a launch-bound loop). run6 also had sl_prev / sl_prev_api here, for
-# settings of a tried recorder change that was reverted (results/run6_tried_changes.diff).
+# settings of a tried recorder change that was reverted (docs/evidence/recorder/README.md, run6).
 DIAG = {"sl_no_runtime": "SIGHTLINE_RECORD_SKIP=runtime",
         "sl_kernel_only": "SIGHTLINE_RECORD_SKIP=runtime,sync,memcpy,memset,nvtx"}
 # Modes with other recorder or nsys options (EXTRA_MODES="sl_graph nsys_graph"): CUDA graphs traced

@@ -2,7 +2,6 @@
 
 #include <cupti.h>
 #include <cxxabi.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,9 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include "cupti_check.h"
-#include "sightline/recorder_env.h"
 
 namespace sightline::recorder {
 namespace {
@@ -41,21 +37,8 @@ bool WriteAll(int fd, const char* data, size_t n) {
   return true;
 }
 
-// Activity buffers: 8-byte aligned by default; with SIGHTLINE_RECORD_HUGEPAGES=1 aligned to 2 MiB
-// and advised as transparent huge pages (the overhead study, results/README.md run10).
-uint8_t* NewBuffer(size_t bytes) {
-  static const bool huge = [] {
-    const char* v = std::getenv(recenv::kHugePagesEnv);
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  constexpr size_t kHuge = 2u << 20;
-  if (huge && bytes % kHuge == 0) {
-    void* p = std::aligned_alloc(kHuge, bytes);
-    if (p != nullptr) madvise(p, bytes, MADV_HUGEPAGE);
-    return static_cast<uint8_t*>(p);
-  }
-  return static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
-}
+// Activity buffers: CUPTI needs 8-byte alignment.
+uint8_t* NewBuffer(size_t bytes) { return static_cast<uint8_t*>(std::aligned_alloc(8, bytes)); }
 
 }  // namespace
 
@@ -89,8 +72,7 @@ uint8_t* Writer::AcquireBuffer(size_t* size) {
   return b;
 }
 
-// Buffers go back to the pool zeroed (only the part CUPTI wrote), so CUPTI need not zero them on
-// the application's thread (SIGHTLINE_RECORD_ZEROED_BUFFERS).
+// Buffers go back to the pool zeroed (only the part CUPTI wrote), as they were first handed out.
 void Writer::ReleaseBuffer(uint8_t* buffer, size_t used) {
   std::memset(buffer, 0, std::min(used, buffer_bytes_));
   std::lock_guard<std::mutex> lock(mu_);

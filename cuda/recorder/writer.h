@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sightline/recorder_api_filter.h"
+#include "nested_driver_filter.h"
 #include "sightline/recorder_format.h"
 
 namespace sightline::recorder {
@@ -85,7 +85,7 @@ class Writer {
 
   // Owned by the writer thread.
   bool nested_driver_launches_ = false;
-  recfmt::NestedDriverLaunchFilter nested_filter_;
+  NestedDriverLaunchFilter nested_filter_;
   recfmt::ChunkBuilder chunk_;
   uint64_t records_written_ = 0;
   int64_t last_write_ns_ = 0;

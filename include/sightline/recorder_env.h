@@ -20,27 +20,11 @@ inline constexpr char kBufferBytesEnv[] = "SIGHTLINE_RECORD_BUFFER_BYTES";  // C
 inline constexpr char kManifestEnv[] =
     "SIGHTLINE_RECORD_MANIFEST";  // file the library lists outputs in
 inline constexpr char kDriverApiEnv[] = "SIGHTLINE_RECORD_DRIVER_API";  // 1, or 0 (default)
-// 0: without the driver API, not even its launch calls (cuLaunchKernel...) are recorded
-// (diagnostic; kernels that libraries launch through the driver then link to no call).
-inline constexpr char kDriverLaunchesEnv[] = "SIGHTLINE_RECORD_DRIVER_LAUNCHES";
 inline constexpr char kQueryCallsEnv[] =
     "SIGHTLINE_RECORD_QUERY_CALLS";  // 1: keep cudaGetDevice...
 // Diagnostic only (what costs what): activity left out, a comma list of
 // kernel,runtime,sync,memcpy,memset,nvtx. A recording made with it lacks those records.
 inline constexpr char kSkipEnv[] = "SIGHTLINE_RECORD_SKIP";
-// Knobs studied for overhead (cuda/recorder/results/README.md, runs 7 to 10; none lowered it, so
-// none is on by default): CUPTI's profiling buffers in pinned host memory (1) or device memory (0,
-// CUPTI's default); the periodic flush in ms (default 1000; 0 leaves it to CUPTI); CUPTI's device
-// buffer size in bytes and how many are allocated at start; per-thread activity buffers (CUPTI's
-// default 1); whether CUPTI may assume the buffers it is given are zeroed (1) or zeroes them itself
-// on the application's thread (0, CUPTI's default); huge-page activity buffers.
-inline constexpr char kCuptiPinnedEnv[] = "SIGHTLINE_RECORD_CUPTI_PINNED";
-inline constexpr char kFlushMsEnv[] = "SIGHTLINE_RECORD_FLUSH_MS";
-inline constexpr char kDeviceBufferBytesEnv[] = "SIGHTLINE_RECORD_DEVICE_BUFFER_BYTES";
-inline constexpr char kDeviceBuffersEnv[] = "SIGHTLINE_RECORD_DEVICE_BUFFERS";
-inline constexpr char kPerThreadBuffersEnv[] = "SIGHTLINE_RECORD_PER_THREAD_BUFFERS";
-inline constexpr char kZeroedBuffersEnv[] = "SIGHTLINE_RECORD_ZEROED_BUFFERS";
-inline constexpr char kHugePagesEnv[] = "SIGHTLINE_RECORD_HUGEPAGES";  // 1: 2 MiB, MADV_HUGEPAGE
 // --cuda-graph-trace: "graph" records one record per graph run (CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
 // anything else ("node", the default) every kernel inside the graph.
 inline constexpr char kGraphTraceEnv[] = "SIGHTLINE_RECORD_GRAPH_TRACE";

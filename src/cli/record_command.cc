@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,7 @@ struct RecordArgs {
   bool driver_api = false;
   bool all_api_calls = false;
   std::string cuda_graph_trace = "node";
+  bool print_recorder_path = false;
   std::vector<std::string> command;
 };
 
@@ -75,8 +77,14 @@ std::string SelfDir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
+// Where `cmake --install` puts the library, relative to the installed binary's folder (set by the
+// top-level CMakeLists.txt from GNUInstallDirs; ../lib/sightline for the usual lib directory).
+#ifndef SIGHTLINE_INSTALLED_RECORDER_DIR
+#define SIGHTLINE_INSTALLED_RECORDER_DIR "../lib/sightline"
+#endif
+
 // SIGHTLINE_RECORDER_LIB, then the build tree (../cuda/recorder/ beside src/), then beside the
-// binary, then an installed ../lib/sightline/.
+// binary, then the installed location (../lib/sightline/ or wherever the install put it).
 StatusOr<std::string> FindRecorderLibrary() {
   constexpr char kLib[] = "libsightline_recorder.so";
   if (const char* env = std::getenv("SIGHTLINE_RECORDER_LIB"); env != nullptr && *env != '\0') {
@@ -87,7 +95,9 @@ StatusOr<std::string> FindRecorderLibrary() {
   const std::string dir = SelfDir();
   std::vector<std::string> tried;
   for (const std::string& c :
-       {dir + "/../cuda/recorder/" + kLib, dir + "/" + kLib, dir + "/../lib/sightline/" + kLib}) {
+       {dir + "/../cuda/recorder/" + kLib, dir + "/" + kLib,
+        dir + "/" SIGHTLINE_INSTALLED_RECORDER_DIR "/" + kLib, dir + "/../lib/sightline/" + kLib}) {
+    if (std::find(tried.begin(), tried.end(), c) != tried.end()) continue;
     if (access(c.c_str(), R_OK) == 0) {
       return std::filesystem::weakly_canonical(c).string();
     }
@@ -185,6 +195,12 @@ void PrintSummary(const std::string& manifest, const std::string& program) {
 }
 
 int RunRecord(const RecordArgs& args) {
+  if (args.print_recorder_path) {
+    StatusOr<std::string> lib = FindRecorderLibrary();
+    if (!lib.ok()) return ReportError(lib.status());
+    std::printf("%s\n", lib->c_str());
+    return 0;
+  }
   if (args.command.empty()) {
     return ReportError(InvalidArgumentError(
         "no program given; usage: sightline record [options] -- PROGRAM [ARGS...]"));
@@ -325,6 +341,10 @@ void AddRecordCommand(CLI::App& app, CommandRunner& runner) {
                   "its kernels are not seen")
       ->check(CLI::IsMember({"node", "graph"}))
       ->capture_default_str();
+  cmd->add_flag(
+      "--print-recorder-path", args->print_recorder_path,
+      "Print the libsightline_recorder.so that would be injected (SIGHTLINE_RECORDER_LIB, "
+      "the build tree, or the install beside this binary) and exit");
   // After `--` every argument is the program's, even ones that look like sightline's options.
   cmd->add_option("program", args->command, "-- PROGRAM [ARGS...]: the program to run");
   cmd->callback([&runner, args] { runner = [args] { return RunRecord(*args); }; });

@@ -16,15 +16,10 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                           \
-  do {                                                                                        \
-    cudaError_t e = (call);                                                                   \
-    if (e != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e), __FILE__, \
-                   __LINE__);                                                                 \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "sightline/gpu_check.h"
+
+// A failed CUDA call ends the program: the call, the error and file:line on stderr, exit 1.
+#define CHECK(...) SIGHTLINE_GPU_CHECK_OR(::sightline::gpu::ExitOnError, __VA_ARGS__)
 
 __global__ void scale_kernel(float* x, int n, float a, int work) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

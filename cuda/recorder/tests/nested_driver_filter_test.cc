@@ -1,15 +1,18 @@
-// The recorder's filter of nested driver launch records (include/sightline/recorder_api_filter.h):
+// The recorder's filter of nested driver launch records (nested_driver_filter.h):
 // a driver launch followed by the runtime call with its correlation id on the same thread is left
 // out; driver launches made directly (cuBLAS's cuLaunchKernelEx) and everything else pass, in
 // order.
-#include "sightline/recorder_api_filter.h"
+#include "nested_driver_filter.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace sightline::recfmt {
+namespace sightline::recorder {
 namespace {
+
+using recfmt::ApiBody;
+using recfmt::ApiDomain;
 
 ApiBody Call(ApiDomain domain, uint32_t correlation, uint32_t tid = 7) {
   ApiBody a{};
@@ -52,4 +55,4 @@ TEST(NestedDriverLaunchFilter, AHeldRecordAtTheEndOfABufferIsKept) {
 }
 
 }  // namespace
-}  // namespace sightline::recfmt
+}  // namespace sightline::recorder

@@ -4,22 +4,23 @@
 // cudaLaunchKernel itself calls cuLaunchKernel, and that inner record, with the runtime call's
 // correlation id, would repeat it. CUPTI writes a thread's API records as the calls return, so a
 // nested driver record comes right before its runtime record: each driver record is held until
-// the next API record shows which it is. Header-only (used by the writer and by its tests).
+// the next API record shows which it is. Header-only (used by the writer and by its tests in
+// cuda/recorder/tests).
 #pragma once
 
 #include <optional>
 
 #include "sightline/recorder_format.h"
 
-namespace sightline::recfmt {
+namespace sightline::recorder {
 
 class NestedDriverLaunchFilter {
  public:
-  // Passes `api` on through emit(const ApiBody&) when it stands on its own; a driver record waits
-  // for the next call.
+  // Passes `api` on through emit(const recfmt::ApiBody&) when it stands on its own; a driver record
+  // waits for the next call.
   template <typename Emit>
-  void Add(const ApiBody& api, Emit&& emit) {
-    const bool driver = api.domain == static_cast<uint32_t>(ApiDomain::kDriver);
+  void Add(const recfmt::ApiBody& api, Emit&& emit) {
+    const bool driver = api.domain == static_cast<uint32_t>(recfmt::ApiDomain::kDriver);
     if (pending_.has_value()) {
       const bool nested =
           !driver && pending_->correlation == api.correlation && pending_->tid == api.tid;
@@ -41,7 +42,7 @@ class NestedDriverLaunchFilter {
   }
 
  private:
-  std::optional<ApiBody> pending_;
+  std::optional<recfmt::ApiBody> pending_;
 };
 
-}  // namespace sightline::recfmt
+}  // namespace sightline::recorder
