@@ -8,8 +8,6 @@
 // cuda/recorder/tests).
 #pragma once
 
-#include <optional>
-
 #include "sightline/recorder_format.h"
 
 namespace sightline::recorder {
@@ -21,14 +19,15 @@ class NestedDriverLaunchFilter {
   template <typename Emit>
   void Add(const recfmt::ApiBody& api, Emit&& emit) {
     const bool driver = api.domain == static_cast<uint32_t>(recfmt::ApiDomain::kDriver);
-    if (pending_.has_value()) {
+    if (has_pending_) {
       const bool nested =
-          !driver && pending_->correlation == api.correlation && pending_->tid == api.tid;
-      if (!nested) emit(*pending_);
-      pending_.reset();
+          !driver && pending_.correlation == api.correlation && pending_.tid == api.tid;
+      if (!nested) emit(pending_);
+      has_pending_ = false;
     }
     if (driver) {
       pending_ = api;
+      has_pending_ = true;
     } else {
       emit(api);
     }
@@ -37,12 +36,15 @@ class NestedDriverLaunchFilter {
   // At the end of a buffer: a held driver record has nothing after it here; it stands on its own.
   template <typename Emit>
   void Flush(Emit&& emit) {
-    if (pending_.has_value()) emit(*pending_);
-    pending_.reset();
+    if (has_pending_) emit(pending_);
+    has_pending_ = false;
   }
 
  private:
-  std::optional<recfmt::ApiBody> pending_;
+  // A flag beside a plain value rather than std::optional: GCC 12 warns (falsely) that an optional
+  // of this struct may be read uninitialized.
+  recfmt::ApiBody pending_{};
+  bool has_pending_ = false;
 };
 
 }  // namespace sightline::recorder
