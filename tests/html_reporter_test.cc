@@ -134,7 +134,7 @@ size_t Count(const std::string& s, const std::string& what) {
 }
 
 TEST(HtmlEscape, SpecialCharacters) {
-  EXPECT_EQ(html::Escape("void f<int>(a&b) \"x\" 'y'"),
+  EXPECT_EQ(html::XmlEscape("void f<int>(a&b) \"x\" 'y'"),
             "void f&lt;int&gt;(a&amp;b) &quot;x&quot; &#39;y&#39;");
 }
 

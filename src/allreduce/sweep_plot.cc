@@ -3,21 +3,27 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 
-#include "allreduce/svg_heatmap.h"
-#include "allreduce/svg_line_chart.h"
 #include "allreduce/sweep_grid.h"
-#include "reporters/html/html_util.h"
+#include "svg/heatmap.h"
+#include "svg/line_chart.h"
 
 namespace sightline {
 namespace {
 
-using arplot::HeatCell;
-using arplot::Heatmap;
-using html::Escape;
+using svg::HeatCell;
+using svg::Heatmap;
+using svg::XmlEscape;
+
+// The categorical colour of a strategy index (0 NCCL, 1 one-shot, 2 two-shot).
+std::string StrategyColour(int strategy) {
+  static const std::array<const char*, 3> kColours = {"#7f8c9b", "#f28e2b", "#4e79a7"};
+  return kColours[static_cast<size_t>(std::clamp(strategy, 0, 2))];
+}
 
 std::string Prefix(const SweepKey& k) {
   return fmt::format("w{}_{}_{}_{}", k.world_size, k.dtype, ArFusionName(k.fusion),
@@ -36,9 +42,9 @@ Heatmap GridFrame(const SweepGrid& g) {
   Heatmap m;
   m.x_title = "tokens";
   m.y_title = "hidden size";
-  for (int64_t t : g.tokens) m.columns.push_back(arplot::FormatGridValue(t));
+  for (int64_t t : g.tokens) m.columns.push_back(svg::FormatGridValue(t));
   for (size_t r = 0; r < g.hidden.size(); ++r) {
-    m.rows.push_back(arplot::FormatGridValue(g.hidden[HiddenIndex(g, r)]));
+    m.rows.push_back(svg::FormatGridValue(g.hidden[HiddenIndex(g, r)]));
   }
   m.cells.resize(g.hidden.size() * g.tokens.size());
   return m;
@@ -50,12 +56,12 @@ std::string CellPlace(const SweepGrid& g, size_t h, size_t t) {
 
 // Positions of log-scale ticks on [lo, hi] for a colour bar; the ends when too few fit.
 std::vector<std::pair<double, std::string>> BarTicks(double lo, double hi,
-                                                     const std::vector<arplot::Tick>& ticks,
+                                                     const std::vector<svg::Tick>& ticks,
                                                      double (*pos)(double, double, double)) {
   std::vector<std::pair<double, std::string>> out;
-  for (const arplot::Tick& t : ticks) out.emplace_back(pos(t.value, lo, hi), t.label);
+  for (const svg::Tick& t : ticks) out.emplace_back(pos(t.value, lo, hi), t.label);
   if (out.size() < 2) {
-    out = {{0.0, arplot::FormatCompact(lo)}, {1.0, arplot::FormatCompact(hi)}};
+    out = {{0.0, svg::FormatCompact(lo)}, {1.0, svg::FormatCompact(hi)}};
   }
   return out;
 }
@@ -82,8 +88,7 @@ std::string TimesTooltip(const SweepGrid& g, size_t h, size_t t) {
   std::string out = CellPlace(g, h, t) + ":";
   for (ArStrategy s : kArStrategies) {
     const double v = g.Time(s, h, t);
-    if (!std::isnan(v))
-      out += fmt::format(" {} {} µs;", ArStrategyLabel(s), arplot::FormatCompact(v));
+    if (!std::isnan(v)) out += fmt::format(" {} {} µs;", ArStrategyLabel(s), svg::FormatCompact(v));
   }
   out.pop_back();
   return out;
@@ -108,16 +113,16 @@ std::string TimeMap(const SweepGrid& g, ArStrategy s) {
       if (std::isnan(v)) continue;
       HeatCell& c = m.cells[r * g.tokens.size() + t];
       c.present = true;
-      c.fill = arplot::Viridis(LogPos(v, lo, hi));
-      c.text = arplot::FormatCompact(v);
+      c.fill = svg::Viridis(LogPos(v, lo, hi));
+      c.text = svg::FormatCompact(v);
       c.tooltip = TimesTooltip(g, h, t);
       c.outline = g.Best(h, t) == s;
     }
   }
   m.bar.label = "time (µs)";
-  m.bar.stops = Stops(arplot::Viridis);
-  m.bar.ticks = BarTicks(lo, hi, arplot::LogTicks(lo, hi, arplot::FormatTick), LogPos);
-  return arplot::HeatmapSvg(m);
+  m.bar.stops = Stops(svg::Viridis);
+  m.bar.ticks = BarTicks(lo, hi, svg::LogTicks(lo, hi, svg::FormatTick), LogPos);
+  return svg::HeatmapSvg(m);
 }
 
 std::string BestMap(const SweepGrid& g) {
@@ -131,20 +136,19 @@ std::string BestMap(const SweepGrid& g) {
       if (!best) continue;
       HeatCell& c = m.cells[r * g.tokens.size() + t];
       c.present = true;
-      c.fill = arplot::StrategyColour(static_cast<int>(*best));
+      c.fill = StrategyColour(static_cast<int>(*best));
       c.text = std::string(ArStrategyLabel(*best));
       const double second = g.RunnerUpTime(h, t);
       c.sub = std::isnan(second)
                   ? "only one"
-                  : "2nd +" + arplot::FormatPercent((second / g.Time(*best, h, t) - 1) * 100);
+                  : "2nd +" + svg::FormatPercent((second / g.Time(*best, h, t) - 1) * 100);
       c.tooltip = TimesTooltip(g, h, t);
     }
   }
   for (ArStrategy s : kArStrategies) {
-    m.legend.push_back(
-        {arplot::StrategyColour(static_cast<int>(s)), std::string(ArStrategyLabel(s))});
+    m.legend.push_back({StrategyColour(static_cast<int>(s)), std::string(ArStrategyLabel(s))});
   }
-  return arplot::HeatmapSvg(m);
+  return svg::HeatmapSvg(m);
 }
 
 double SlowerPct(const SweepGrid& g, ArStrategy s, size_t h, size_t t) {
@@ -174,52 +178,52 @@ std::string SlowerMap(const SweepGrid& g, ArStrategy s) {
       if (std::isnan(p)) continue;
       HeatCell& c = m.cells[r * g.tokens.size() + t];
       c.present = true;
-      c.fill = arplot::HeatRed(SlowPos(p, 0, cap));
+      c.fill = svg::HeatRed(SlowPos(p, 0, cap));
       const bool best = g.Best(h, t) == s;
-      c.text = best ? "best" : arplot::FormatPercent(p);
+      c.text = best ? "best" : svg::FormatPercent(p);
       c.outline = best;
       c.tooltip = TimesTooltip(g, h, t);
     }
   }
   m.bar.label = "% slower";
-  m.bar.stops = Stops(arplot::HeatRed);
+  m.bar.stops = Stops(svg::HeatRed);
   for (double v : {0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0}) {
     if (v <= cap) m.bar.ticks.emplace_back(SlowPos(v, 0, cap), fmt::format("{:g}%", v));
   }
-  m.bar.ticks.emplace_back(1.0, arplot::FormatPercent(cap));
+  m.bar.ticks.emplace_back(1.0, svg::FormatPercent(cap));
   if (m.bar.ticks.size() >= 2 &&
       m.bar.ticks.back().first - m.bar.ticks[m.bar.ticks.size() - 2].first < 0.08) {
     m.bar.ticks.erase(m.bar.ticks.end() - 2);  // keep the end label readable
   }
-  return arplot::HeatmapSvg(m);
+  return svg::HeatmapSvg(m);
 }
 
 std::string SizeChart(const SizeSweep& s, bool busbw) {
-  arplot::LineChart c;
+  svg::LineChart c;
   c.title = busbw ? "All-reduce bus bandwidth vs message size" : "All-reduce time vs message size";
   c.subtitle = Subtitle(s.key) + (busbw ? " | busbw = algbw x 2(n-1)/n" : "");
   c.x_title = "message size (bytes)";
   c.y_title = busbw ? "bus bandwidth (GB/s)" : "time (µs, log scale)";
   c.log_y = !busbw;
-  c.y_format = busbw ? arplot::FormatCompact : arplot::FormatTick;
+  c.y_format = busbw ? svg::FormatCompact : svg::FormatTick;
   for (ArStrategy st : kArStrategies) {
     const auto& ys = (busbw ? s.busbw_gbps : s.time_us)[static_cast<int>(st)];
     if (std::all_of(ys.begin(), ys.end(), [](double v) { return std::isnan(v); })) continue;
-    arplot::Line l;
+    svg::Line l;
     l.label = std::string(ArStrategyLabel(st));
-    l.colour = arplot::StrategyColour(static_cast<int>(st));
+    l.colour = StrategyColour(static_cast<int>(st));
     for (int64_t b : s.sizes) l.x.push_back(static_cast<double>(b));
     l.y = ys;
     c.lines.push_back(std::move(l));
   }
-  return arplot::LineChartSvg(c);
+  return svg::LineChartSvg(c);
 }
 
 void Figure(std::string& html, const std::string& file, const std::string& caption) {
   fmt::format_to(std::back_inserter(html),
                  "<figure><a href=\"{0}\"><img src=\"{0}\" alt=\"{1}\"></a><figcaption>{1}"
                  "</figcaption></figure>\n",
-                 Escape(file), Escape(caption));
+                 XmlEscape(file), XmlEscape(caption));
 }
 
 }  // namespace
@@ -240,14 +244,14 @@ StatusOr<std::vector<PlotFile>> PlotSweep(const std::vector<SweepRow>& rows,
       "border:1px solid #ddd}figcaption{font-size:13px;color:#555}</style>\n</head><body>\n"
       "<h1>All-reduce sweep</h1>\n<p>Sources:";
   for (const std::string& s : sources) {
-    html += " <code>" + Escape(std::filesystem::path(s).filename().string()) + "</code>";
+    html += " <code>" + XmlEscape(std::filesystem::path(s).filename().string()) + "</code>";
   }
   html +=
       ". Generated by <code>sightline allreduce plot</code>; docs/allreduce.md explains the "
       "plots.</p>\n";
   for (const SweepGrid& g : grids) {
     const std::string p = Prefix(g.key);
-    fmt::format_to(std::back_inserter(html), "<h2>{}</h2>\n", Escape(Subtitle(g.key)));
+    fmt::format_to(std::back_inserter(html), "<h2>{}</h2>\n", XmlEscape(Subtitle(g.key)));
     files.push_back({p + "_best.svg", BestMap(g)});
     Figure(html, files.back().name, "fastest strategy per cell");
     html += "<h3>Time per strategy</h3>\n";
@@ -267,7 +271,8 @@ StatusOr<std::vector<PlotFile>> PlotSweep(const std::vector<SweepRow>& rows,
   for (const SizeSweep& s : sweeps) {
     const std::string p =
         fmt::format("w{}_{}_{}_size", s.key.world_size, s.key.dtype, ArModeName(s.key.mode));
-    fmt::format_to(std::back_inserter(html), "<h2>Size sweep: {}</h2>\n", Escape(Subtitle(s.key)));
+    fmt::format_to(std::back_inserter(html), "<h2>Size sweep: {}</h2>\n",
+                   XmlEscape(Subtitle(s.key)));
     files.push_back({p + "_time.svg", SizeChart(s, false)});
     Figure(html, files.back().name, "time vs message size");
     files.push_back({p + "_busbw.svg", SizeChart(s, true)});

@@ -14,7 +14,7 @@
 namespace sightline {
 namespace {
 
-using html::Escape;
+using html::XmlEscape;
 
 constexpr const char* kStyle = R"css(
 :root{--fg:#1d2330;--mut:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#e1e4ea;--acc:#3a6fd8;
@@ -95,21 +95,21 @@ void RenderFacts(std::string& out, const std::vector<Fact>& facts) {
   out += "<div class=\"facts\">";
   for (const Fact& f : facts) {
     fmt::format_to(std::back_inserter(out),
-                   "<div class=\"fact\"><span>{}</span><span{}>{}</span></div>", Escape(f.label),
+                   "<div class=\"fact\"><span>{}</span><span{}>{}</span></div>", XmlEscape(f.label),
                    f.unit == Unit::kText ? "" : " class=\"n\"",
-                   Escape(FormatValue(f.value, f.unit)));
+                   XmlEscape(FormatValue(f.value, f.unit)));
   }
   out += "</div>";
 }
 
 void RenderTable(std::string& out, const Table& t) {
-  if (!t.title.empty()) fmt::format_to(std::back_inserter(out), "<h3>{}</h3>", Escape(t.title));
+  if (!t.title.empty()) fmt::format_to(std::back_inserter(out), "<h3>{}</h3>", XmlEscape(t.title));
   fmt::format_to(std::back_inserter(out),
                  "<div class=\"tw\"><table class=\"sortable\" data-key=\"{}\"><thead><tr>",
-                 Escape(t.key));
+                 XmlEscape(t.key));
   for (const Column& c : t.columns) {
     fmt::format_to(std::back_inserter(out), "<th class=\"{}\" title=\"{}\">{}</th>",
-                   c.unit == Unit::kText ? "txt" : "num", Escape(c.key), Escape(c.title));
+                   c.unit == Unit::kText ? "txt" : "num", XmlEscape(c.key), XmlEscape(c.title));
   }
   out += "</tr></thead><tbody>";
   for (const std::vector<Value>& row : t.rows) {
@@ -118,10 +118,10 @@ void RenderTable(std::string& out, const Table& t) {
       const Value v = c < row.size() ? row[c] : Value();
       if (t.columns[c].unit == Unit::kText) {
         fmt::format_to(std::back_inserter(out), "<td class=\"txt\">{}</td>",
-                       Escape(FormatValue(v, Unit::kText)));
+                       XmlEscape(FormatValue(v, Unit::kText)));
       } else {
         fmt::format_to(std::back_inserter(out), "<td class=\"num\" data-v=\"{}\">{}</td>",
-                       html::SortKey(v), Escape(FormatValue(v, t.columns[c].unit)));
+                       html::SortKey(v), XmlEscape(FormatValue(v, t.columns[c].unit)));
       }
     }
     out += "</tr>";
@@ -133,7 +133,7 @@ void RenderTable(std::string& out, const Table& t) {
                    t.total_rows - static_cast<int64_t>(t.rows.size()));
   }
   if (!t.note.empty()) {
-    fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", Escape(t.note));
+    fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(t.note));
   }
 }
 
@@ -202,7 +202,7 @@ std::vector<html::Marker> IterationMarkers(const Report& report, int input) {
 }
 
 void RenderChartTitle(std::string& out, const std::string& title) {
-  fmt::format_to(std::back_inserter(out), "<div class=\"ct\">{}</div>", Escape(title));
+  fmt::format_to(std::back_inserter(out), "<div class=\"ct\">{}</div>", XmlEscape(title));
 }
 
 void RenderCharts(std::string& out, const Report& report, const Section& s) {
@@ -247,7 +247,7 @@ void RenderCharts(std::string& out, const Report& report, const Section& s) {
     const bool over_time =
         se.key.rfind("utilization", 0) == 0 || (se.x_unit == Unit::kTimestampNs && se.x.size() > 1);
     if (over_time) {
-      out += html::LineChartSvg(se, IterationMarkers(report, s.input),
+      out += html::StepChartSvg(se, IterationMarkers(report, s.input),
                                 se.y_unit == Unit::kPercent ? 100.0 : 0.0);
       out += "<p class=\"note\">Dashed lines: iteration starts.</p>";
     } else {
@@ -271,16 +271,16 @@ void RenderFindings(std::string& out, const Report& report) {
                    "<details class=\"finding {}\" data-id=\"{}\"{}><summary><h3><span "
                    "class=\"sev\">{}</span>{}. {} <span class=\"save\">(saves ~{})</span></h3>"
                    "</summary>",
-                   Escape(sev), Escape(f.id), i < kOpenFindings ? " open" : "", Escape(sev), i + 1,
-                   Escape(f.title),
-                   Escape(FormatValue(Value(f.estimated_savings_ns), Unit::kDurationNs)));
+                   XmlEscape(sev), XmlEscape(f.id), i < kOpenFindings ? " open" : "",
+                   XmlEscape(sev), i + 1, XmlEscape(f.title),
+                   XmlEscape(FormatValue(Value(f.estimated_savings_ns), Unit::kDurationNs)));
     if (!f.where.empty()) {
       fmt::format_to(std::back_inserter(out), "<div class=\"note\">where: {}</div>",
-                     Escape(f.where));
+                     XmlEscape(f.where));
     }
     RenderFacts(out, f.evidence);
     fmt::format_to(std::back_inserter(out), "<p class=\"fix\"><b>Fix:</b> {}</p></details>",
-                   Escape(f.recommendation));
+                   XmlEscape(f.recommendation));
   }
   out += "</section>";
 }
@@ -297,15 +297,15 @@ void RenderDiagnostics(std::string& out, const Report& report) {
                    "<table class=\"sortable\"><thead><tr><th class=\"num\">Count</th>"
                    "<th class=\"txt\">Severity</th><th class=\"txt\">Message</th>"
                    "<th class=\"txt\">Code</th></tr></thead><tbody>",
-                   Escape(in.label));
+                   XmlEscape(in.label));
     for (const Diagnostic& d : in.diagnostics.items()) {
       const bool warn = d.severity() != DiagnosticSeverity::kInfo;
       fmt::format_to(std::back_inserter(out),
                      "<tr><td class=\"num\" data-v=\"{}\">{}</td><td class=\"txt{}\">{}</td>"
                      "<td class=\"txt\">{}</td><td class=\"txt\">{}</td></tr>",
-                     d.count, Escape(FormatValue(Value(d.count), Unit::kCount)),
-                     warn ? " warn" : "", warn ? "warning" : "info", Escape(d.text()),
-                     Escape(d.code()));
+                     d.count, XmlEscape(FormatValue(Value(d.count), Unit::kCount)),
+                     warn ? " warn" : "", warn ? "warning" : "info", XmlEscape(d.text()),
+                     XmlEscape(d.code()));
     }
     out += "</tbody></table></div>";
   }
@@ -325,14 +325,14 @@ std::string RenderHtmlReport(const Report& report) {
   std::string title = "Sightline report";
   if (report.inputs.size() == 1) title += " — " + report.inputs[0].label;
   fmt::format_to(std::back_inserter(out), "<title>{}</title><style>{}</style></head><body>",
-                 Escape(title), kStyle);
-  fmt::format_to(std::back_inserter(out), "<header><h1>{}</h1>", Escape(title));
+                 XmlEscape(title), kStyle);
+  fmt::format_to(std::back_inserter(out), "<header><h1>{}</h1>", XmlEscape(title));
   for (size_t i = 0; i < report.inputs.size(); ++i) {
     const ReportInput& in = report.inputs[i];
     fmt::format_to(std::back_inserter(out), "<div class=\"inputs\">input {}: {} ({}{}{}{})</div>",
-                   i, Escape(in.path), Escape(in.format),
-                   in.format_version.empty() ? "" : " " + Escape(in.format_version),
-                   in.producer.empty() ? "" : ", " + Escape(in.producer),
+                   i, XmlEscape(in.path), XmlEscape(in.format),
+                   in.format_version.empty() ? "" : " " + XmlEscape(in.format_version),
+                   in.producer.empty() ? "" : ", " + XmlEscape(in.producer),
                    in.rank >= 0 ? fmt::format(", rank {}", in.rank) : "");
   }
   out += "</header><nav><a href=\"#findings\">Findings</a>";
@@ -340,8 +340,8 @@ std::string RenderHtmlReport(const Report& report) {
     const Section& s = report.sections[i];
     std::string label = s.title;
     if (report.inputs.size() > 1 && s.input >= 0) label += " (" + std::to_string(s.input) + ")";
-    fmt::format_to(std::back_inserter(out), "<a href=\"#{}\">{}</a>", Escape(Anchor(s, i)),
-                   Escape(label));
+    fmt::format_to(std::back_inserter(out), "<a href=\"#{}\">{}</a>", XmlEscape(Anchor(s, i)),
+                   XmlEscape(label));
   }
   bool any_diag = false;
   for (const ReportInput& in : report.inputs) any_diag |= !in.diagnostics.empty();
@@ -357,12 +357,12 @@ std::string RenderHtmlReport(const Report& report) {
       title += " — " + report.inputs[s.input].label;
     }
     fmt::format_to(std::back_inserter(out), "<section id=\"{}\" data-key=\"{}\"><h2>{}</h2>",
-                   Escape(Anchor(s, i)), Escape(s.key), Escape(title));
+                   XmlEscape(Anchor(s, i)), XmlEscape(s.key), XmlEscape(title));
     RenderFacts(out, s.facts);
     RenderCharts(out, report, s);
     for (const Table& t : s.tables) RenderTable(out, t);
     for (const std::string& n : s.notes) {
-      fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", Escape(n));
+      fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(n));
     }
     out += "</section>";
   }
@@ -370,7 +370,7 @@ std::string RenderHtmlReport(const Report& report) {
   fmt::format_to(std::back_inserter(out),
                  "</main><footer>Sightline {} · self-contained report (no network access)"
                  "</footer><script>{}</script></body></html>\n",
-                 Escape(report.tool_version), kScript);
+                 XmlEscape(report.tool_version), kScript);
   return out;
 }
 

@@ -10,33 +10,6 @@
 
 namespace sightline::html {
 
-std::string Escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
 std::string SortKey(const Value& v) {
   if (std::holds_alternative<int64_t>(v)) return std::to_string(std::get<int64_t>(v));
   if (std::holds_alternative<double>(v)) {
@@ -62,17 +35,10 @@ std::string FormatAxis(double v, Unit unit) {
 
 namespace {
 
+using svg::NiceMax;
+
 constexpr int kWidth = 720, kHeight = 220;
 constexpr int kLeft = 64, kRight = 12, kTop = 12, kBottom = 28;
-
-double NiceMax(double v) {
-  if (v <= 0) return 1;
-  const double p = std::pow(10.0, std::floor(std::log10(v)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (m * p >= v) return m * p;
-  }
-  return 10 * p;
-}
 
 // Frame, horizontal grid lines with y labels, and x labels at both ends.
 void Axes(std::string& out, double y_max, Unit y_unit, double x_min, double x_max, Unit x_unit,
@@ -84,26 +50,26 @@ void Axes(std::string& out, double y_max, Unit y_unit, double x_min, double x_ma
                    "<line class=\"grid\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"/>"
                    "<text class=\"yl\" x=\"{}\" y=\"{:.1f}\">{}</text>",
                    kLeft, y, kWidth - kRight, y, kLeft - 6, y + 4,
-                   Escape(FormatAxis(y_max * i / 4.0, y_unit)));
+                   XmlEscape(FormatAxis(y_max * i / 4.0, y_unit)));
   }
   if (!x_ends) return;
   fmt::format_to(std::back_inserter(out),
                  "<text class=\"xl\" x=\"{}\" y=\"{}\">{}</text>"
                  "<text class=\"xl end\" x=\"{}\" y=\"{}\">{}</text>",
-                 kLeft, kHeight - 8, Escape(FormatAxis(x_min, x_unit)), kWidth - kRight,
-                 kHeight - 8, Escape(FormatAxis(x_max, x_unit)));
+                 kLeft, kHeight - 8, XmlEscape(FormatAxis(x_min, x_unit)), kWidth - kRight,
+                 kHeight - 8, XmlEscape(FormatAxis(x_max, x_unit)));
 }
 
 std::string Open(const std::string& title, int height) {
   return fmt::format(
       "<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" "
       "xmlns=\"http://www.w3.org/2000/svg\"><title>{}</title>",
-      kWidth, height, Escape(title));
+      kWidth, height, XmlEscape(title));
 }
 
 }  // namespace
 
-std::string LineChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max) {
+std::string StepChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max) {
   if (series.x.empty()) return "";
   const size_t n = std::min(series.x.size(), series.y.size());
   double data_max = 0;
@@ -123,7 +89,7 @@ std::string LineChartSvg(const Series& series, const std::vector<Marker>& marker
     fmt::format_to(std::back_inserter(out),
                    "<line class=\"marker\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\">"
                    "<title>{3}</title></line>",
-                   px(m.x), kTop, kTop + plot_h, Escape(m.label));
+                   px(m.x), kTop, kTop + plot_h, XmlEscape(m.label));
   }
   // A step line: each bucket holds its value until the next one starts.
   std::string path, area;
@@ -157,7 +123,7 @@ std::string ColumnChartSvg(const Series& series) {
     for (size_t i = 0; i < n; ++i) {
       fmt::format_to(
           std::back_inserter(out), "<text class=\"xl mid\" x=\"{:.1f}\" y=\"{}\">{}</text>",
-          kLeft + step * (i + 0.5), kHeight - 8, Escape(FormatAxis(series.x[i], series.x_unit)));
+          kLeft + step * (i + 0.5), kHeight - 8, XmlEscape(FormatAxis(series.x[i], series.x_unit)));
     }
   }
   const double w = std::max(step * 0.8, 0.5);
@@ -167,8 +133,8 @@ std::string ColumnChartSvg(const Series& series) {
                    "<rect class=\"col\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" "
                    "height=\"{:.1f}\"><title>{}: {}</title></rect>",
                    kLeft + step * i + (step - w) / 2, kTop + plot_h - h, w, h,
-                   Escape(FormatAxis(series.x[i], series.x_unit)),
-                   Escape(FormatAxis(series.y[i], series.y_unit)));
+                   XmlEscape(FormatAxis(series.x[i], series.x_unit)),
+                   XmlEscape(FormatAxis(series.y[i], series.y_unit)));
   }
   out += "</svg>";
   return out;
@@ -193,9 +159,9 @@ std::string BarChartSvg(const std::vector<Bar>& bars, Unit unit) {
                    "<rect class=\"bar\" x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\">"
                    "<title>{}: {}</title></rect>"
                    "<text class=\"bv\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>",
-                   kLabel - 6, y + 15, Escape(label), kLabel, y + 3, w, kRow - 6,
-                   Escape(bars[i].label), Escape(FormatAxis(bars[i].value, unit)), kLabel + w + 6,
-                   y + 15, Escape(FormatAxis(bars[i].value, unit)));
+                   kLabel - 6, y + 15, XmlEscape(label), kLabel, y + 3, w, kRow - 6,
+                   XmlEscape(bars[i].label), XmlEscape(FormatAxis(bars[i].value, unit)),
+                   kLabel + w + 6, y + 15, XmlEscape(FormatAxis(bars[i].value, unit)));
   }
   out += "</svg>";
   return out;

@@ -1,5 +1,5 @@
-// Small helpers for the HTML reporter: escaping, value formatting, and hand-written SVG charts.
-// Everything returns markup strings; nothing here sees more than the numbers it is given.
+// Small helpers for the HTML reporter: value formatting and the report's SVG charts (on the SVG
+// kit of src/svg). Everything returns markup strings; nothing here sees more than it is given.
 #pragma once
 
 #include <string>
@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "report/report.h"
+#include "svg/svg_util.h"
 
 namespace sightline::html {
 
-// Escapes &, <, >, " and ' so that text is safe in element content and in quoted attributes.
-std::string Escape(std::string_view s);
+// Escaping is the SVG kit's (svg/svg_util.h).
+using svg::XmlEscape;
 
 // The value to sort a cell by: numbers as themselves, text as itself, empty for no value.
 std::string SortKey(const Value& v);
@@ -24,8 +25,9 @@ struct Marker {  // a vertical line at x (e.g. an iteration boundary)
   std::string label;
 };
 
-// A line chart of y over x (x increasing). y_max <= 0: scaled to the data.
-std::string LineChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max);
+// A step chart of y over x (x increasing; each point holds until the next), with vertical markers.
+// y_max <= 0: scaled to the data.
+std::string StepChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max);
 
 // A column chart, one column per point (e.g. wall time per iteration).
 std::string ColumnChartSvg(const Series& series);

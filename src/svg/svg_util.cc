@@ -1,4 +1,4 @@
-#include "allreduce/svg_util.h"
+#include "svg/svg_util.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
-namespace sightline::arplot {
+namespace sightline::svg {
 namespace {
 
 struct Rgb {
@@ -26,6 +26,42 @@ std::string Interpolate(const std::vector<Rgb>& stops, double t) {
 
 }  // namespace
 
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+double NiceMax(double v) {
+  if (v <= 0) return 1;
+  const double p = std::pow(10.0, std::floor(std::log10(v)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * p >= v) return m * p;
+  }
+  return 10 * p;
+}
+
 std::string Viridis(double t) {
   static const std::vector<Rgb> kStops = {
       {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
@@ -43,11 +79,6 @@ std::string TextColourOn(const std::string& fill) {
   const long v = std::strtol(fill.c_str() + 1, nullptr, 16);
   const double r = (v >> 16) & 0xff, g = (v >> 8) & 0xff, b = v & 0xff;
   return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? "#000000" : "#ffffff";
-}
-
-std::string StrategyColour(int strategy) {
-  static const std::array<const char*, 3> kColours = {"#7f8c9b", "#f28e2b", "#4e79a7"};
-  return kColours[static_cast<size_t>(std::clamp(strategy, 0, 2))];
 }
 
 std::vector<Tick> LogTicks(double lo, double hi, std::string (*format)(double)) {
@@ -119,4 +150,4 @@ std::string FormatGridValue(int64_t v) {
   return fmt::format("{}", v);
 }
 
-}  // namespace sightline::arplot
+}  // namespace sightline::svg

@@ -1,20 +1,26 @@
-// Shared pieces of the all-reduce plots (stand-alone SVG files, no CSS): colour scales, log and
-// linear ticks, and compact number labels.
+// The SVG kit shared by the HTML report's charts (src/reporters/html) and the all-reduce plots
+// (src/allreduce): escaping, colour scales, axis ranges and ticks, compact number labels. A stage
+// of its own below both, so neither reaches into the other.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
-namespace sightline::arplot {
+namespace sightline::svg {
+
+// Escapes &, <, >, " and ' so that text is safe in element content and in quoted attributes.
+std::string XmlEscape(std::string_view s);
+
+// The axis end for data up to v: the next 1, 2, 2.5, 5 x 10^k at or above v; 1 for v <= 0.
+double NiceMax(double v);
 
 // "#rrggbb" at t in [0, 1] along the scale's stops.
 std::string Viridis(double t);  // dark blue (fast) .. yellow (slow)
 std::string HeatRed(double t);  // near white (0) .. dark red
 // Black or white, whichever reads better on the fill.
 std::string TextColourOn(const std::string& fill);
-// The categorical colour of a strategy index (0 NCCL, 1 one-shot, 2 two-shot).
-std::string StrategyColour(int strategy);
 
 struct Tick {
   double value = 0;
@@ -37,4 +43,4 @@ std::string FormatSize(double bytes);
 // A grid value: 512, 4K (4096), 16K.
 std::string FormatGridValue(int64_t v);
 
-}  // namespace sightline::arplot
+}  // namespace sightline::svg

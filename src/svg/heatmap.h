@@ -1,13 +1,13 @@
-// A stand-alone SVG heatmap for the all-reduce plots: rows and columns of labelled cells, a value
+// A stand-alone SVG heatmap (the all-reduce plots): rows and columns of labelled cells, a value
 // (and an optional second line) in every cell, and a colour bar or a categorical legend.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "allreduce/svg_util.h"
+#include "svg/svg_util.h"
 
-namespace sightline::arplot {
+namespace sightline::svg {
 
 struct HeatCell {
   bool present = false;  // false: drawn grey with a dash
@@ -42,4 +42,4 @@ struct Heatmap {
 
 std::string HeatmapSvg(const Heatmap& map);
 
-}  // namespace sightline::arplot
+}  // namespace sightline::svg

@@ -1,4 +1,4 @@
-#include "allreduce/svg_line_chart.h"
+#include "svg/line_chart.h"
 
 #include <fmt/format.h>
 
@@ -6,11 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "reporters/html/html_util.h"
-
-namespace sightline::arplot {
-
-using html::Escape;
+namespace sightline::svg {
 
 namespace {
 template <typename... Args>
@@ -41,9 +37,9 @@ std::string LineChartSvg(const LineChart& c) {
        "{1}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
        "<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
        "<text x=\"8\" y=\"20\" font-size=\"15\" font-weight=\"bold\">{2}</text>\n",
-       kWidth, kHeight, Escape(c.title));
+       kWidth, kHeight, XmlEscape(c.title));
   if (!c.subtitle.empty()) {
-    Emit(out, "<text x=\"8\" y=\"38\" fill=\"#444444\">{}</text>\n", Escape(c.subtitle));
+    Emit(out, "<text x=\"8\" y=\"38\" fill=\"#444444\">{}</text>\n", XmlEscape(c.subtitle));
   }
   if (!(x_hi > 0)) {
     Emit(out, "<text x=\"{}\" y=\"{}\">no data</text>\n</svg>\n", kLeft, kTop + 20);
@@ -75,7 +71,7 @@ std::string LineChartSvg(const LineChart& c) {
     Emit(out,
          "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#dddddd\"/>"
          "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-         kLeft, py(t.value), kLeft + plot_w, kLeft - 6, py(t.value) + 4, Escape(t.label));
+         kLeft, py(t.value), kLeft + plot_w, kLeft - 6, py(t.value) + 4, XmlEscape(t.label));
   }
   // x ticks at powers of two, every 2^k so that at most about 10 show.
   const int e_lo = static_cast<int>(std::ceil(std::log2(x_lo) - 1e-9));
@@ -86,17 +82,17 @@ std::string LineChartSvg(const LineChart& c) {
     Emit(out,
          "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eeeeee\"/>"
          "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-         px(x), kTop, kTop + plot_h, kTop + plot_h + 16, Escape(c.x_format(x)));
+         px(x), kTop, kTop + plot_h, kTop + plot_h + 16, XmlEscape(c.x_format(x)));
   }
   Emit(out,
        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888888\"/>\n",
        kLeft, kTop, plot_w, plot_h);
   Emit(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\">{}</text>\n",
-       kLeft + plot_w / 2, kTop + plot_h + 38, Escape(c.x_title));
+       kLeft + plot_w / 2, kTop + plot_h + 38, XmlEscape(c.x_title));
   Emit(out,
        "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\" "
        "font-size=\"12\">{}</text>\n",
-       kTop + plot_h / 2, Escape(c.y_title));
+       kTop + plot_h / 2, XmlEscape(c.y_title));
   int legend_y = kTop + 10;
   for (const Line& l : c.lines) {
     std::string path;
@@ -108,8 +104,8 @@ std::string LineChartSvg(const LineChart& c) {
       fmt::format_to(std::back_inserter(dots),
                      "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"><title>{}: {} "
                      "{}</title></circle>",
-                     px(l.x[i]), py(l.y[i]), l.colour, Escape(l.label), Escape(c.x_format(l.x[i])),
-                     Escape(FormatCompact(l.y[i])));
+                     px(l.x[i]), py(l.y[i]), l.colour, XmlEscape(l.label),
+                     XmlEscape(c.x_format(l.x[i])), XmlEscape(FormatCompact(l.y[i])));
     }
     if (path.empty()) continue;
     Emit(out, "<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>{}\n", path, l.colour,
@@ -118,11 +114,11 @@ std::string LineChartSvg(const LineChart& c) {
          "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"/>"
          "<text x=\"{4}\" y=\"{5}\">{6}</text>\n",
          kLeft + plot_w + 12, legend_y, kLeft + plot_w + 32, l.colour, kLeft + plot_w + 38,
-         legend_y + 4, Escape(l.label));
+         legend_y + 4, XmlEscape(l.label));
     legend_y += 18;
   }
   Emit(out, "</svg>\n");
   return out;
 }
 
-}  // namespace sightline::arplot
+}  // namespace sightline::svg

@@ -1,13 +1,13 @@
-// A stand-alone SVG line chart for the all-reduce size sweep: one line per strategy over message
-// size (log2 axis), on a log or linear y axis, with a legend.
+// A stand-alone SVG line chart (the all-reduce size sweep): one line per series over a log2 x axis
+// (message size), on a log or linear y axis, with a legend.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "allreduce/svg_util.h"
+#include "svg/svg_util.h"
 
-namespace sightline::arplot {
+namespace sightline::svg {
 
 struct Line {
   std::string label;
@@ -27,4 +27,4 @@ struct LineChart {
 
 std::string LineChartSvg(const LineChart& chart);
 
-}  // namespace sightline::arplot
+}  // namespace sightline::svg

@@ -1,14 +1,10 @@
-#include "allreduce/svg_heatmap.h"
+#include "svg/heatmap.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "reporters/html/html_util.h"
-
-namespace sightline::arplot {
-
-using html::Escape;
+namespace sightline::svg {
 
 namespace {
 template <typename... Args>
@@ -41,12 +37,12 @@ std::string HeatmapSvg(const Heatmap& m) {
        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
        "{1}\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
        "<title>{2}</title>\n<rect width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n",
-       width, height, Escape(m.title));
+       width, height, XmlEscape(m.title));
   Emit(out, "<text x=\"{}\" y=\"20\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", 8,
-       Escape(m.title));
+       XmlEscape(m.title));
   if (!m.subtitle.empty()) {
     Emit(out, "<text x=\"8\" y=\"38\" font-size=\"11\" fill=\"#444444\">{}</text>\n",
-         Escape(m.subtitle));
+         XmlEscape(m.subtitle));
   }
   // Cells.
   for (int r = 0; r < nrows; ++r) {
@@ -58,18 +54,18 @@ std::string HeatmapSvg(const Heatmap& m) {
       Emit(out,
            "<g><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
            "stroke=\"#ffffff\" stroke-width=\"1\"/>",
-           Escape(cell.present ? cell.tooltip : "not measured"), x, y, kCellW, cell_h, fill);
+           XmlEscape(cell.present ? cell.tooltip : "not measured"), x, y, kCellW, cell_h, fill);
       const std::string ink = cell.present ? TextColourOn(fill) : "#777777";
       const std::string text = cell.present ? cell.text : "-";
       if (cell.sub.empty() || !cell.present) {
         Emit(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\">{}</text>",
-             x + kCellW / 2, y + cell_h / 2 + 4, ink, Escape(text));
+             x + kCellW / 2, y + cell_h / 2 + 4, ink, XmlEscape(text));
       } else {
         Emit(out,
              "<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" fill=\"{2}\">{3}</text>"
              "<text x=\"{0}\" y=\"{4}\" text-anchor=\"middle\" fill=\"{2}\" font-size=\"9\">{5}"
              "</text>",
-             x + kCellW / 2, y + 14, ink, Escape(text), y + 27, Escape(cell.sub));
+             x + kCellW / 2, y + 14, ink, XmlEscape(text), y + 27, XmlEscape(cell.sub));
       }
       if (cell.present && cell.outline) {
         Emit(out,
@@ -83,18 +79,18 @@ std::string HeatmapSvg(const Heatmap& m) {
   // Axis labels and titles.
   for (int r = 0; r < nrows; ++r) {
     Emit(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kLeft - 6,
-         kTop + r * cell_h + cell_h / 2 + 4, Escape(m.rows[r]));
+         kTop + r * cell_h + cell_h / 2 + 4, XmlEscape(m.rows[r]));
   }
   for (int c = 0; c < ncols; ++c) {
     Emit(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-         kLeft + c * kCellW + kCellW / 2, kTop + grid_h + 14, Escape(m.columns[c]));
+         kLeft + c * kCellW + kCellW / 2, kTop + grid_h + 14, XmlEscape(m.columns[c]));
   }
   Emit(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\">{}</text>\n",
-       kLeft + grid_w / 2, kTop + grid_h + 32, Escape(m.x_title));
+       kLeft + grid_w / 2, kTop + grid_h + 32, XmlEscape(m.x_title));
   Emit(out,
        "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\" "
        "font-size=\"12\">{}</text>\n",
-       kTop + grid_h / 2, Escape(m.y_title));
+       kTop + grid_h / 2, XmlEscape(m.y_title));
   // Legend.
   if (!m.legend.empty()) {
     int x = kLeft;
@@ -102,7 +98,7 @@ std::string HeatmapSvg(const Heatmap& m) {
       Emit(out,
            "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"14\" fill=\"{}\"/>"
            "<text x=\"{}\" y=\"{}\">{}</text>\n",
-           x, legend_top, item.colour, x + 19, legend_top + 11, Escape(item.label));
+           x, legend_top, item.colour, x + 19, legend_top + 11, XmlEscape(item.label));
       x += 30 + 7 * static_cast<int>(item.label.size());
     }
   } else if (!m.bar.stops.empty()) {
@@ -120,13 +116,13 @@ std::string HeatmapSvg(const Heatmap& m) {
       Emit(out,
            "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#333333\"/>"
            "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\" font-size=\"10\">{4}</text>\n",
-           x, legend_top + 12, legend_top + 16, legend_top + 27, Escape(label));
+           x, legend_top + 12, legend_top + 16, legend_top + 27, XmlEscape(label));
     }
     Emit(out, "<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n", kLeft + bar_w + 10,
-         legend_top + 10, Escape(m.bar.label));
+         legend_top + 10, XmlEscape(m.bar.label));
   }
   Emit(out, "</svg>\n");
   return out;
 }
 
-}  // namespace sightline::arplot
+}  // namespace sightline::svg
