@@ -98,7 +98,8 @@ class AnalysisContext {
   std::string WindowLabel(const LoopWindow& w) const;
 
   // --- idle gaps ------------------------------------------------------------------------------
-  // The idle gaps with options().min_gap_ns (analyses/idle_gaps.h).
+  // The idle gaps with options().min_gap_ns (analyses/idle_gaps.h); at least the options().top_n
+  // largest gaps are kept with their details.
   StatusOr<const IdleGapsResult*> IdleGaps();
 
  private:
