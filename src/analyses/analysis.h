@@ -18,7 +18,14 @@
 namespace sightline {
 
 struct IterationLog;    // analyses/iteration_log.h
+struct RequestResults;  // serving/request_results.h
 class AnalysisContext;  // analyses/analysis_context.h
+
+// --slo ttft=MS,tpot=MS,e2el=MS: a request is good when it meets every SLO given (serving metrics).
+struct SloOptions {
+  std::optional<double> ttft_ms, tpot_ms, e2el_ms;
+  bool any() const { return ttft_ms || tpot_ms || e2el_ms; }
+};
 
 // Options the CLI passes to every analysis; each analysis reads the fields it needs.
 struct AnalyzeOptions {
@@ -29,6 +36,9 @@ struct AnalyzeOptions {
   // --iteration-log: joined to each trace's iterations (analyses/iteration_log_join.h); may be
   // null.
   std::shared_ptr<const IterationLog> iteration_log;
+  // --requests: a serving benchmark's per-request results (serving/serving_metrics.h); may be null.
+  std::shared_ptr<const RequestResults> requests;
+  SloOptions slo;
   // `sightline diff`: kernels under this share (percent) of the baseline's GPU time are not gated
   // one by one; the gate fails when GPU time or a gated kernel grew by more than the threshold.
   double diff_min_share_pct = 1.0;

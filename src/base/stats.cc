@@ -5,13 +5,26 @@
 
 namespace sightline {
 
-double PercentileOfSorted(const std::vector<int64_t>& sorted, double p) {
+namespace {
+
+template <typename T>
+double Percentile(const std::vector<T>& sorted, double p) {
   if (sorted.empty()) return 0;
   const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(rank));
   const size_t hi = std::min(lo + 1, sorted.size() - 1);
   const double frac = rank - static_cast<double>(lo);
   return static_cast<double>(sorted[lo]) + frac * static_cast<double>(sorted[hi] - sorted[lo]);
+}
+
+}  // namespace
+
+double PercentileOfSorted(const std::vector<int64_t>& sorted, double p) {
+  return Percentile(sorted, p);
+}
+
+double PercentileOfSorted(const std::vector<double>& sorted, double p) {
+  return Percentile(sorted, p);
 }
 
 DurationStats ComputeDurationStats(std::vector<int64_t>& values) {

@@ -29,5 +29,6 @@ double Median(std::vector<int64_t> values);
 
 // Percentile p in [0,100] of sorted values, linear interpolation between closest ranks.
 double PercentileOfSorted(const std::vector<int64_t>& sorted, double p);
+double PercentileOfSorted(const std::vector<double>& sorted, double p);
 
 }  // namespace sightline

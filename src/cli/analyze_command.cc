@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
+#include "serving/serving_metrics.h"
 
 namespace sightline::cli {
 namespace {
@@ -22,6 +23,8 @@ struct AnalyzeArgs {
   bool list = false;
   AnalyzeOptions options;
   double min_gap_us = 2.0;
+  std::string requests;  // --requests FILE
+  std::string slo;       // --slo ttft=MS,...
   int top_n = 0;  // 0: the format's default
 };
 
@@ -35,10 +38,25 @@ int RunAnalyze(const AnalyzeArgs& args) {
     }
     return kExitOk;
   }
-  if (args.traces.empty()) {
-    return ReportError(InvalidArgumentError("no trace given; usage: sightline analyze TRACE..."));
+  if (args.traces.empty() && args.requests.empty()) {
+    return ReportError(InvalidArgumentError(
+        "no trace given; usage: sightline analyze TRACE... (or --requests RESULTS.json)"));
   }
   AnalyzeOptions options = args.options;
+  if (!args.slo.empty()) {
+    if (args.requests.empty()) {
+      return ReportError(InvalidArgumentError(
+          "--slo needs --requests: the SLOs are checked per request of a benchmark's results"));
+    }
+    StatusOr<SloOptions> slo = ParseSlo(args.slo);
+    if (!slo.ok()) return ReportError(slo.status());
+    options.slo = *slo;
+  }
+  if (!args.requests.empty()) {  // read first: a bad file fails before any trace is imported
+    StatusOr<RequestResults> results = ReadRequestResults(args.requests);
+    if (!results.ok()) return ReportError(results.status());
+    options.requests = std::make_shared<const RequestResults>(std::move(*results));
+  }
   if (!args.iteration_log.empty()) {  // read first: a bad log fails before any trace is imported
     StatusOr<IterationLog> log = ReadIterationLog(args.iteration_log);
     if (!log.ok()) return ReportError(log.status());
@@ -98,6 +116,13 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "JSON-lines log of the Sightline instrument library (SIGHTLINE_ITERATION_LOG); "
                   "its per-iteration fields join the iterations section "
                   "(docs/formats/iteration-log.md)");
+  cmd->add_option("--requests", args->requests,
+                  "A serving benchmark's per-request results (vllm bench serve --save-result "
+                  "--save-detailed JSON): TTFT, TPOT, ITL, E2E latency, throughput "
+                  "(docs/analyses/serving.md); with or without traces");
+  cmd->add_option("--slo", args->slo,
+                  "Service-level objectives for goodput with --requests, in ms: "
+                  "ttft=MS,tpot=MS,e2el=MS (any of them)");
   cmd->add_option("--min-gap-us", args->min_gap_us,
                   "Idle gaps shorter than this many microseconds are ignored")
       ->check(CLI::NonNegativeNumber)

@@ -3,6 +3,7 @@
 #include "analyses/ranks.h"
 #include "diff/diff_report.h"
 #include "pipeline/pipeline.h"
+#include "serving/serving_metrics.h"
 
 namespace sightline {
 
@@ -10,6 +11,8 @@ const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses() {
   static const std::vector<MultiTraceAnalysisEntry> kAnalyses = {
       {"ranks", "ranks of one job side by side: busy, communication, waits, straggler",
        TraceSetKind::kRanks, &CreateRanksAnalysis},
+      {"serving", "TTFT, TPOT, ITL, E2E latency, throughput, goodput (analyze --requests FILE)",
+       TraceSetKind::kRanks, &CreateServingAnalysis},
       {"diff", "a baseline against a candidate per kernel, category, range, iteration; CI gate",
        TraceSetKind::kDiff, &CreateDiffAnalysis},
   };

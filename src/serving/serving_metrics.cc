@@ -1,0 +1,293 @@
+#include "serving/serving_metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "base/stats.h"
+
+namespace sightline {
+namespace {
+
+constexpr double kNsPerSecond = 1e9;
+
+// The sorted values of each metric, in ns, for the statistics and the client's percentiles.
+struct Samples {
+  std::vector<double> ttft, tpot, itl, e2el;
+};
+
+double Stat(const std::vector<double>& sorted, std::string_view stat, bool* known) {
+  *known = true;
+  if (stat == "mean" || stat == "std" || stat == "median") {
+    const LatencyStats s = ComputeLatencyStats(sorted);
+    return stat == "mean" ? s.mean_ns : stat == "std" ? s.std_ns : s.p50_ns;
+  }
+  if (stat.size() > 1 && stat[0] == 'p') {  // "p99", "p99.9"
+    double p = 0;
+    try {
+      size_t used = 0;
+      p = std::stod(std::string(stat.substr(1)), &used);
+      if (used != stat.size() - 1) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      *known = false;
+      return 0;
+    }
+    if (p >= 0 && p <= 100) return PercentileOfSorted(sorted, p);
+  }
+  *known = false;
+  return 0;
+}
+
+bool Close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
+
+}  // namespace
+
+LatencyStats ComputeLatencyStats(std::vector<double> v) {
+  LatencyStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.n = static_cast<int64_t>(v.size());
+  long double sum = 0;
+  for (double x : v) sum += x;
+  s.mean_ns = static_cast<double>(sum / v.size());
+  long double sq = 0;
+  for (double x : v) sq += (x - s.mean_ns) * (x - s.mean_ns);
+  s.std_ns = std::sqrt(static_cast<double>(sq / v.size()));  // population, as np.std
+  s.min_ns = v.front();
+  s.max_ns = v.back();
+  s.p50_ns = PercentileOfSorted(v, 50);
+  s.p90_ns = PercentileOfSorted(v, 90);
+  s.p95_ns = PercentileOfSorted(v, 95);
+  s.p99_ns = PercentileOfSorted(v, 99);
+  s.p999_ns = PercentileOfSorted(v, 99.9);
+  return s;
+}
+
+StatusOr<SloOptions> ParseSlo(std::string_view text) {
+  SloOptions slo;
+  std::string s(text);
+  std::replace(s.begin(), s.end(), ' ', ',');
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t end = std::min(s.find(',', pos), s.size());
+    const std::string part = s.substr(pos, end - pos);
+    pos = end + 1;
+    if (part.empty()) continue;
+    const size_t eq = part.find_first_of("=:");
+    const std::string name = part.substr(0, eq);
+    double ms = -1;
+    if (eq != std::string::npos) {
+      try {
+        size_t used = 0;
+        ms = std::stod(part.substr(eq + 1), &used);
+        if (used != part.size() - eq - 1) ms = -1;
+      } catch (const std::exception&) {
+        ms = -1;
+      }
+    }
+    if (ms < 0 || !std::isfinite(ms)) {
+      return InvalidArgumentError(fmt::format(
+          "--slo: '{}' is not NAME=MILLISECONDS with a non-negative number, e.g. ttft=300", part));
+    }
+    if (name == "ttft") {
+      slo.ttft_ms = ms;
+    } else if (name == "tpot") {
+      slo.tpot_ms = ms;
+    } else if (name == "e2el") {
+      slo.e2el_ms = ms;
+    } else {
+      return InvalidArgumentError(
+          fmt::format("--slo: unknown objective '{}'; use ttft, tpot or e2el", name));
+    }
+  }
+  if (!slo.any()) return InvalidArgumentError("--slo: no objective given, e.g. ttft=300,tpot=40");
+  return slo;
+}
+
+StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
+                                               const ServingMetricsOptions& options) {
+  if (!(results.duration_s > 0)) {
+    return InvalidInputError(fmt::format("{}: the benchmark duration is not positive", results.path));
+  }
+  ServingMetrics m;
+  m.duration_s = results.duration_s;
+  m.requests = static_cast<int64_t>(results.requests.size());
+  m.slo_set = options.slo.any();
+  Samples x;
+  for (const RequestRecord& q : results.requests) {
+    if (!q.success) {
+      ++m.failed;
+      continue;
+    }
+    ++m.completed;
+    m.input_tokens += q.input_tokens;
+    m.output_tokens += q.output_tokens;
+    x.ttft.push_back(q.ttft_s * kNsPerSecond);
+    x.e2el.push_back(q.latency_s * kNsPerSecond);
+    // TPOT: the decode time per token after the first; 0 for a one-token answer, which counts for
+    // the SLO check but not in the statistics (as vLLM).
+    double tpot_s = 0;
+    if (q.output_tokens > 1) {
+      tpot_s = (q.latency_s - q.ttft_s) / static_cast<double>(q.output_tokens - 1);
+      x.tpot.push_back(tpot_s * kNsPerSecond);
+    }
+    for (double g : q.itl_s) x.itl.push_back(g * kNsPerSecond);
+    if (m.slo_set) {
+      const SloOptions& slo = options.slo;
+      const bool good = (!slo.ttft_ms || *slo.ttft_ms / 1e3 >= q.ttft_s) &&
+                        (!slo.tpot_ms || *slo.tpot_ms / 1e3 >= tpot_s) &&
+                        (!slo.e2el_ms || *slo.e2el_ms / 1e3 >= q.latency_s);
+      m.good_requests += good;
+    }
+  }
+  for (std::vector<double>* v : {&x.ttft, &x.tpot, &x.itl, &x.e2el}) std::sort(v->begin(), v->end());
+  m.ttft = ComputeLatencyStats(x.ttft);
+  m.tpot = ComputeLatencyStats(x.tpot);
+  m.itl = ComputeLatencyStats(x.itl);
+  m.e2el = ComputeLatencyStats(x.e2el);
+  m.request_throughput = static_cast<double>(m.completed) / m.duration_s;
+  m.output_throughput = static_cast<double>(m.output_tokens) / m.duration_s;
+  m.total_token_throughput = static_cast<double>(m.input_tokens + m.output_tokens) / m.duration_s;
+  if (m.slo_set) {
+    m.goodput = static_cast<double>(m.good_requests) / m.duration_s;
+    m.slo_attainment_pct =
+        m.requests > 0 ? 100.0 * static_cast<double>(m.good_requests) / m.requests : 0;
+  }
+
+  // The client's own figures, recomputed: "<stat>_<metric>_ms" and the throughputs.
+  const std::map<std::string_view, const std::vector<double>*> by_metric = {
+      {"ttft", &x.ttft}, {"tpot", &x.tpot}, {"itl", &x.itl}, {"e2el", &x.e2el}};
+  for (const auto& [key, reported] : results.reported) {
+    double computed = 0;
+    bool known = false;
+    if (key == "request_throughput") {
+      computed = m.request_throughput, known = true;
+    } else if (key == "output_throughput") {
+      computed = m.output_throughput, known = true;
+    } else if (key == "total_token_throughput") {
+      computed = m.total_token_throughput, known = true;
+    } else if (key == "request_goodput") {
+      computed = m.goodput, known = m.slo_set;  // only against the same SLOs
+    } else if (key.size() > 3) {
+      const std::string_view body = std::string_view(key).substr(0, key.size() - 3);  // no "_ms"
+      const size_t us = body.rfind('_');
+      if (us != std::string_view::npos) {
+        auto metric = by_metric.find(body.substr(us + 1));
+        if (metric != by_metric.end()) {
+          computed = Stat(*metric->second, body.substr(0, us), &known) / 1e6;  // ns -> ms
+        }
+      }
+    }
+    if (!known) continue;
+    ReportedCheck& c = m.checks.emplace_back();
+    c.key = key;
+    c.reported = reported;
+    c.computed = computed;
+    c.match = Close(computed, reported);
+    m.mismatches += !c.match;
+  }
+  return m;
+}
+
+void AddServingSection(const RequestResults& results, const ServingMetrics& m, Report& report) {
+  Section& s = report.AddSection("serving", "Serving: requests, latency, throughput", -1);
+  s.AddFact("source", "Results", fmt::format("{} ({})", results.path, results.producer));
+  s.AddFact("requests", "Requests sent", m.requests, Unit::kCount);
+  s.AddFact("completed", "Completed", m.completed, Unit::kCount);
+  s.AddFact("failed", "Failed", m.failed, Unit::kCount);
+  s.AddFact("duration_ns", "Benchmark duration", m.duration_s * kNsPerSecond, Unit::kDurationNs);
+  s.AddFact("input_tokens", "Input tokens (completed)", m.input_tokens, Unit::kCount);
+  s.AddFact("output_tokens", "Output tokens (completed)", m.output_tokens, Unit::kCount);
+  s.AddFact("request_throughput_per_s", "Request throughput (req/s)", m.request_throughput,
+            Unit::kNumber);
+  s.AddFact("output_throughput_per_s", "Output token throughput (tok/s)", m.output_throughput,
+            Unit::kNumber);
+  s.AddFact("total_token_throughput_per_s", "Total token throughput (tok/s)",
+            m.total_token_throughput, Unit::kNumber);
+  if (m.slo_set) {
+    s.AddFact("good_requests", "Requests meeting every SLO", m.good_requests, Unit::kCount);
+    s.AddFact("goodput_per_s", "Goodput (req/s)", m.goodput, Unit::kNumber);
+    s.AddFact("slo_attainment_pct", "SLO attainment (of requests sent)", m.slo_attainment_pct,
+              Unit::kPercent);
+  }
+  Table& t = s.AddTable("latency", "Latency per request (ITL: per gap)",
+                        {{"metric", "Metric", Unit::kText},
+                         {"n", "N", Unit::kCount},
+                         {"mean_ns", "Mean", Unit::kDurationNs},
+                         {"std_ns", "Std", Unit::kDurationNs},
+                         {"min_ns", "Min", Unit::kDurationNs},
+                         {"p50_ns", "P50", Unit::kDurationNs},
+                         {"p90_ns", "P90", Unit::kDurationNs},
+                         {"p95_ns", "P95", Unit::kDurationNs},
+                         {"p99_ns", "P99", Unit::kDurationNs},
+                         {"p99_9_ns", "P99.9", Unit::kDurationNs},
+                         {"max_ns", "Max", Unit::kDurationNs}});
+  auto row = [&t](const char* name, const LatencyStats& l) {
+    t.rows.push_back({std::string(name), l.n, l.mean_ns, l.std_ns, l.min_ns, l.p50_ns, l.p90_ns,
+                      l.p95_ns, l.p99_ns, l.p999_ns, l.max_ns});
+  };
+  row("TTFT", m.ttft);
+  row("TPOT", m.tpot);
+  row("ITL", m.itl);
+  row("E2EL", m.e2el);
+  t.note =
+      "TTFT from the client sending the request to the first token; TPOT = (E2EL - TTFT) / "
+      "(output tokens - 1), requests with more than one output token; ITL = each gap between "
+      "streamed chunks; E2EL = send to last token. Completed requests only. Std is the "
+      "population standard deviation and percentiles interpolate linearly (numpy's defaults, "
+      "as the benchmark clients).";
+  if (!m.checks.empty()) {
+    Table& c = s.AddTable("client_check", "The client's own figures, recomputed",
+                          {{"key", "Client key", Unit::kText},
+                           {"reported", "Client", Unit::kNumber},
+                           {"computed", "Sightline", Unit::kNumber},
+                           {"match", "Match", Unit::kText}});
+    for (const ReportedCheck& k : m.checks) {
+      c.rows.push_back({k.key, k.reported, k.computed, std::string(k.match ? "yes" : "NO")});
+    }
+    c.note = m.mismatches == 0
+                 ? fmt::format("all {} agree (within 1e-6 relative)", m.checks.size())
+                 : fmt::format("{} of {} differ: the file's per-request lists do not give the "
+                               "client's aggregates (edited file, or another client version)",
+                               m.mismatches, m.checks.size());
+  }
+  if (m.failed > 0) {
+    s.notes.push_back(fmt::format("{} request(s) failed; they count in no latency figure and meet "
+                                  "no SLO",
+                                  m.failed));
+  }
+}
+
+namespace {
+
+// The serving section of `analyze --requests FILE [TRACE...]`; the traces are not joined yet.
+class ServingAnalysis : public MultiTraceAnalysis {
+ public:
+  explicit ServingAnalysis(const AnalyzeOptions& options)
+      : requests_(options.requests), slo_(options.slo) {}
+  Status Add(const std::shared_ptr<AnalysisContext>&, const TraceSetMember&) override {
+    return Status::Ok();
+  }
+  Status Finish(const TraceSet&, Report& report) override {
+    if (!requests_) return Status::Ok();
+    ServingMetricsOptions o;
+    o.slo = slo_;
+    ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(*requests_, o));
+    AddServingSection(*requests_, m, report);
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<const RequestResults> requests_;
+  SloOptions slo_;
+};
+
+}  // namespace
+
+std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options) {
+  return std::make_unique<ServingAnalysis>(options);
+}
+
+}  // namespace sightline

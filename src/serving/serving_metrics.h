@@ -1,0 +1,68 @@
+// Serving metrics: TTFT, TPOT, ITL, E2E latency, throughput, goodput and SLO attainment from the
+// per-request results of a benchmark client (serving/request_results.h), defined as the clients
+// define them (vLLM's `vllm bench serve`; docs/metrics.md, "Serving"), and checked against the
+// figures the client wrote itself. The "serving" multi-trace analysis adds them to `analyze
+// --requests FILE [TRACE...]`. Units: ns, tokens, requests and tokens per second.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "base/status.h"
+#include "report/report.h"
+#include "serving/request_results.h"
+
+namespace sightline {
+
+// Statistics as numpy computes them, which the clients use: mean, population standard deviation
+// (np.std), percentiles with linear interpolation (np.percentile's default).
+struct LatencyStats {
+  int64_t n = 0;
+  double mean_ns = 0, std_ns = 0, min_ns = 0, max_ns = 0;
+  double p50_ns = 0, p90_ns = 0, p95_ns = 0, p99_ns = 0, p999_ns = 0;
+};
+LatencyStats ComputeLatencyStats(std::vector<double> values_ns);
+
+// SloOptions is in analyses/analysis.h (an analyze option). Parses "ttft=300,tpot=40" (also vLLM's "ttft:300 tpot:40" separators); an error names the bad part.
+StatusOr<SloOptions> ParseSlo(std::string_view text);
+
+struct ServingMetricsOptions {
+  SloOptions slo;
+};
+
+// One figure the client reported against the one computed here.
+struct ReportedCheck {
+  std::string key;  // the client's key, "p99_ttft_ms"
+  double reported = 0, computed = 0;
+  bool match = false;  // within 1e-6 relative (the client rounds nothing; floating point differs)
+};
+
+struct ServingMetrics {
+  int64_t requests = 0, completed = 0, failed = 0;
+  int64_t input_tokens = 0, output_tokens = 0;  // of the completed requests
+  double duration_s = 0;
+  LatencyStats ttft, tpot, itl, e2el;
+  double request_throughput = 0, output_throughput = 0, total_token_throughput = 0;  // per s
+  bool slo_set = false;
+  int64_t good_requests = 0;
+  double goodput = 0;             // good requests per second
+  double slo_attainment_pct = 0;  // good / all requests sent
+  std::vector<ReportedCheck> checks;
+  int64_t mismatches = 0;
+};
+
+StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
+                                               const ServingMetricsOptions& options);
+
+// Section "serving" (input -1): facts, the latency table, the check against the client.
+void AddServingSection(const RequestResults& results, const ServingMetrics& metrics,
+                       Report& report);
+
+// Registry entry "serving" (pipeline/registry.cc): with `analyze --requests FILE`, the section.
+std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options);
+
+}  // namespace sightline

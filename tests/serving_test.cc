@@ -1,0 +1,143 @@
+// Tests for the serving metrics (serving/): the vLLM results reader, the statistics as numpy and
+// vLLM compute them, SLOs and goodput, bad input, and `sightline analyze --requests`.
+// tests/data/serving/vllm_detailed_small.json was written by make_vllm_detailed.py beside it, whose
+// aggregate fields come from numpy with vLLM's formulas: the independent computation we match.
+#include "serving/serving_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "base/file_io.h"
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+const std::string kSample =
+    std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/serving/vllm_detailed_small.json";
+
+TEST(ServingMetrics, VllmResultsGiveVllmsOwnFigures) {
+  StatusOr<RequestResults> r = ReadRequestResults(kSample);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->requests.size(), 40u);
+  ServingMetricsOptions o;
+  o.slo.ttft_ms = 300;  // the goodput the file holds was computed with these SLOs
+  o.slo.tpot_ms = 40;
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, o);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->completed, 38);
+  EXPECT_EQ(m->failed, 2);
+  EXPECT_EQ(m->tpot.n, 36);  // two answers of one token have no TPOT
+  EXPECT_EQ(m->good_requests, 34);
+  EXPECT_DOUBLE_EQ(m->slo_attainment_pct, 85.0);
+  // Every mean, median, std, percentile (50, 90, 95, 99, 99.9) of TTFT, TPOT, ITL, E2EL and the
+  // four throughputs: 4 x 8 + 4 = 36 figures, all equal to numpy's.
+  EXPECT_EQ(m->checks.size(), 36u);
+  EXPECT_EQ(m->mismatches, 0);
+  for (const ReportedCheck& c : m->checks) {
+    EXPECT_NEAR(c.computed, c.reported, 1e-9 * std::max(1.0, std::fabs(c.reported))) << c.key;
+  }
+  EXPECT_NEAR(m->ttft.p99_ns / 1e6, r->reported.at("p99_ttft_ms"), 1e-9);
+  EXPECT_NEAR(m->itl.p999_ns / 1e6, r->reported.at("p99.9_itl_ms"), 1e-9);
+}
+
+TEST(ServingMetrics, WithoutTheSameSlosGoodputIsNotCompared) {
+  StatusOr<RequestResults> r = ReadRequestResults(kSample);
+  ASSERT_TRUE(r.ok());
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE(m->slo_set);
+  EXPECT_EQ(m->checks.size(), 35u);
+  EXPECT_EQ(m->mismatches, 0);
+}
+
+TEST(ServingMetrics, AnEditedAggregateIsAMismatch) {
+  StatusOr<RequestResults> r = ReadRequestResults(kSample);
+  ASSERT_TRUE(r.ok());
+  r->reported["p99_ttft_ms"] += 1.0;
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->mismatches, 1);
+}
+
+TEST(ServingMetrics, StatisticsAreNumpys) {
+  const LatencyStats s = ComputeLatencyStats({4, 1, 3, 2});
+  EXPECT_EQ(s.n, 4);
+  EXPECT_DOUBLE_EQ(s.mean_ns, 2.5);
+  EXPECT_DOUBLE_EQ(s.std_ns, std::sqrt(1.25));  // population (np.std), not n - 1
+  EXPECT_DOUBLE_EQ(s.p50_ns, 2.5);
+  EXPECT_DOUBLE_EQ(s.p90_ns, 3.7);  // np.percentile([1,2,3,4], 90)
+  EXPECT_DOUBLE_EQ(s.min_ns, 1);
+  EXPECT_DOUBLE_EQ(s.max_ns, 4);
+  EXPECT_EQ(ComputeLatencyStats({}).n, 0);
+}
+
+TEST(ServingMetrics, SloParsing) {
+  StatusOr<SloOptions> a = ParseSlo("ttft=300,tpot=40");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a->ttft_ms, 300);
+  EXPECT_EQ(*a->tpot_ms, 40);
+  EXPECT_FALSE(a->e2el_ms.has_value());
+  StatusOr<SloOptions> b = ParseSlo("ttft:300 e2el:2000");  // vLLM's --goodput spelling
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*b->e2el_ms, 2000);
+  EXPECT_FALSE(ParseSlo("itl=30").ok());
+  EXPECT_FALSE(ParseSlo("ttft=-1").ok());
+  EXPECT_FALSE(ParseSlo("ttft=abc").ok());
+  EXPECT_FALSE(ParseSlo("ttft").ok());
+  EXPECT_FALSE(ParseSlo("").ok());
+}
+
+TEST(ServingMetrics, BadFilesSayWhatIsWrong) {
+  auto message = [](std::string_view json) {
+    StatusOr<RequestResults> r = ParseRequestResults(json, "r.json");
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(message("{\"duration\": 1").find("not valid JSON"), std::string::npos);
+  EXPECT_NE(message("[1]").find("not a JSON object"), std::string::npos);
+  EXPECT_NE(message("{\"ttfts\": []}").find("duration"), std::string::npos);
+  // vLLM without --save-detailed keeps only the aggregates.
+  EXPECT_NE(message("{\"duration\": 1, \"mean_ttft_ms\": 3}").find("--save-detailed"),
+            std::string::npos);
+  const std::string lists =
+      "\"itls\": [[0.1]], \"latencies\": [1.0], \"input_lens\": [3], \"output_lens\": [2]";
+  EXPECT_NE(message("{\"duration\": 1, \"ttfts\": [0.1, 0.2], " + lists + "}").find("entries"),
+            std::string::npos);
+  EXPECT_NE(message("{\"duration\": 1, \"ttfts\": [\"x\"], " + lists + "}").find("\"ttfts\"[0]"),
+            std::string::npos);
+  EXPECT_NE(message("{\"duration\": 1, \"ttfts\": [-0.5], " + lists + "}").find("non-negative"),
+            std::string::npos);
+  StatusOr<RequestResults> ok =
+      ParseRequestResults("{\"duration\": 1, \"ttfts\": [0.1], " + lists + "}", "r.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE(ok->requests[0].success);  // no "errors" list: every request counts as completed
+}
+
+TEST(ServingCli, RequestsAloneAndErrors) {
+  const std::string dir = testing::MakeTempDir();
+  testing::CliResult r = testing::RunSightline("analyze --requests '" + kSample +
+                                               "' --slo ttft=300,tpot=40 --format json -o '" +
+                                               dir + "/s.json'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  StatusOr<std::string> json = ReadFileToString(dir + "/s.json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_NE(json->find("\"key\": \"serving\""), std::string::npos);
+  EXPECT_NE(json->find("\"goodput_per_s\""), std::string::npos);
+
+  EXPECT_EQ(testing::RunSightline("analyze --slo ttft=1 x.json").exit_code, 2);  // no --requests
+  testing::CliResult bad = testing::RunSightline("analyze --requests '" + kSample +
+                                                 "' --slo ttft=fast -o '" + dir + "/b.json'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("ttft=fast"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/b.json"));
+  testing::CliResult missing =
+      testing::RunSightline("analyze --requests /nonexistent/r.json -o '" + dir + "/m.json'");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/m.json"));
+}
+
+}  // namespace
+}  // namespace sightline
