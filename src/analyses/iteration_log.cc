@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "analyses/trtllm_iteration_log.h"
 #include "base/file_io.h"
 
 namespace sightline {
@@ -17,7 +18,9 @@ constexpr char kFormatDoc[] = "docs/formats/iteration-log.md";
 
 Status LineError(const std::string& path, int64_t line, const std::string& what) {
   return InvalidInputError(
-      fmt::format("{}:{}: {} (iteration log format: {})", path, line, what, kFormatDoc));
+      fmt::format("{}:{}: {} (iteration log formats: {}; TensorRT-LLM's: "
+                  "docs/formats/trtllm-iteration-stats.md)",
+                  path, line, what, kFormatDoc));
 }
 
 // An integer member; `required` ones must be present.
@@ -118,6 +121,9 @@ std::string_view IterationLogFieldKey(IterationLogField field) {
 }
 
 StatusOr<IterationLog> ParseIterationLog(std::string_view text, const std::string& path) {
+  if (std::optional<StatusOr<IterationLog>> trtllm = ParseTrtllmIterationLog(text, path)) {
+    return std::move(*trtllm);
+  }
   IterationLog log;
   log.path = path;
   simdjson::dom::parser parser;
@@ -137,7 +143,9 @@ StatusOr<IterationLog> ParseIterationLog(std::string_view text, const std::strin
   }
   if (log.entries.empty()) {
     return InvalidInputError(fmt::format(
-        "{}: no iteration lines; is this a SIGHTLINE_ITERATION_LOG file ({})?", path, kFormatDoc));
+        "{}: no iteration lines; is this a SIGHTLINE_ITERATION_LOG file ({}) or TensorRT-LLM "
+        "iteration statistics (docs/formats/trtllm-iteration-stats.md)?",
+        path, kFormatDoc));
   }
   return log;
 }

@@ -56,10 +56,15 @@ struct IterationLogEntry {
 
 struct IterationLog {
   std::string path;
+  // "sightline" (SIGHTLINE_ITERATION_LOG), or TensorRT-LLM's: "trtllm-iteration-stats",
+  // "trtllm-cpp-log", "trtllm-py-executor-log" (analyses/trtllm_iteration_log.h).
+  std::string format = "sightline";
   std::vector<IterationLogEntry> entries;  // in file order
+  int64_t skipped_lines = 0;               // other lines of a runtime's log (TensorRT-LLM's shapes)
 };
 
-// Parses `text` (the file's contents; `path` names it in errors). Errors are InvalidInput with
+// Parses `text` (the file's contents; `path` names it in errors), recognising the shape from the
+// content: Sightline's JSON lines or one of TensorRT-LLM's. Errors are InvalidInput with
 // "PATH:LINE: what is wrong" and a pointer to the format doc.
 StatusOr<IterationLog> ParseIterationLog(std::string_view text, const std::string& path);
 StatusOr<IterationLog> ReadIterationLog(const std::string& path);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analyses/analysis_context.h"
+#include "base/stats.h"
 
 namespace sightline {
 namespace {
@@ -177,6 +178,8 @@ IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& 
   StatusOr<const IterationsResult*> found = context.Iterations();
   const IterationsResult& iterations = found.ok() ? **found : kNone;
   IterationLogJoin join;
+  join.format = log.format;
+  join.skipped_lines = log.skipped_lines;
   const int32_t pid = iterations.sets.empty() ? -1 : iterations.sets[0].pid;
   std::string note;
   std::vector<const IterationLogEntry*> entries = EntriesOf(log, pid, &note);
@@ -186,12 +189,62 @@ IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& 
     return join;
   }
   if (!iterations.sets.empty()) {
+    join.set = &iterations.sets[0];
     JoinByCounter(trace, iterations.sets[0], entries, join);
   } else {
     JoinByTimestamp(trace, entries, join);
   }
   return join;
 }
+
+namespace {
+
+// Iterations that ran context (prefill) work against decode-only ones: the trace's wall time and
+// the GPU time they launched (counter join: the rows point at the trace's iterations).
+void AddPrefillVsDecode(const IterationLogJoin& join, Section& s) {
+  if (join.set == nullptr || join.method != IterationLogJoinMethod::kIterationCounter) return;
+  struct Group {
+    std::vector<int64_t> wall, busy, kernels;
+  } prefill, decode;
+  for (const IterationLogRow& r : join.rows) {
+    const auto& ctx = r.entry->field(IterationLogField::kContextRequests);
+    if (!ctx || r.trace_index < 0 ||
+        r.trace_index >= static_cast<int64_t>(join.set->iterations.size())) {
+      continue;
+    }
+    const Iteration& it = join.set->iterations[r.trace_index];
+    Group& g = *ctx > 0 ? prefill : decode;
+    g.wall.push_back(it.wall_ns());
+    g.busy.push_back(it.gpu_busy_launched_ns);
+    g.kernels.push_back(it.launched.kernel_count);
+  }
+  if (prefill.wall.empty() && decode.wall.empty()) return;
+  s.AddFact("iterations_with_context", "Iterations with context (prefill) work",
+            static_cast<int64_t>(prefill.wall.size()), Unit::kCount);
+  Table& t = s.AddTable("prefill_vs_decode", "Iterations with prefill work against decode-only",
+                        {{"kind", "iterations", Unit::kText},
+                         {"count", "count", Unit::kCount},
+                         {"wall_median_ns", "wall median", Unit::kDurationNs},
+                         {"wall_mean_ns", "wall mean", Unit::kDurationNs},
+                         {"gpu_busy_launched_median_ns", "GPU busy median", Unit::kDurationNs},
+                         {"kernels_median", "kernels median", Unit::kCount}});
+  auto mean = [](const std::vector<int64_t>& v) {
+    double sum = 0;
+    for (int64_t x : v) sum += static_cast<double>(x);
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  };
+  for (const auto& [name, g] :
+       {std::pair<const char*, const Group*>{"with context", &prefill}, {"decode only", &decode}}) {
+    if (g->wall.empty()) continue;
+    t.rows.push_back({std::string(name), static_cast<int64_t>(g->wall.size()), Median(g->wall),
+                      mean(g->wall), Median(g->busy), Median(g->kernels)});
+  }
+  t.note =
+      "from the log's context-request count per iteration; wall and GPU busy (launched work) "
+      "from the trace";
+}
+
+}  // namespace
 
 void AddIterationLogToSection(const Trace& trace, const IterationLogJoin& join, int64_t top_n,
                               Section& s) {
@@ -200,8 +253,16 @@ void AddIterationLogToSection(const Trace& trace, const IterationLogJoin& join, 
             std::string(IterationLogJoinMethodName(join.method)));
   s.AddFact("iteration_log_matched", "Iterations with a log line",
             static_cast<int64_t>(join.rows.size()), Unit::kCount);
+  if (join.format != "sightline") {
+    s.AddFact("iteration_log_format", "Iteration log format", join.format);
+  }
+  if (join.skipped_lines > 0) {
+    s.AddFact("iteration_log_other_lines", "Other lines in the log (skipped)", join.skipped_lines,
+              Unit::kCount);
+  }
   if (!join.note.empty()) s.notes.push_back("iteration log: " + join.note);
   if (join.rows.empty()) return;
+  AddPrefillVsDecode(join, s);
 
   // Totals over the matched iterations: generated tokens per second of iteration latency.
   int64_t tokens = 0, latency = 0;

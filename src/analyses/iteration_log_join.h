@@ -36,13 +36,18 @@ struct IterationLogJoin {
   int64_t unmatched_trace = 0;        // trace iterations without a log line (counter join)
   std::vector<IterationLogRow> rows;  // matched, in trace (or log) order
   std::string note;                   // why nothing or only part matched; empty when all did
+  std::string format;                 // IterationLog::format
+  int64_t skipped_lines = 0;          // IterationLog::skipped_lines
+  const IterationSet* set = nullptr;  // the trace's iterations (counter join); rows index it
 };
 
 // Joins to the context's iterations; without any (or with an invalid regex) the timestamp join
 // is tried.
 IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& log);
 
-// Adds facts and an "iteration_log" table (at most `top_n` rows) to `section`.
+// Adds facts and an "iteration_log" table (at most `top_n` rows) to `section`; when the log says
+// which iterations ran context (prefill) work, a "prefill_vs_decode" table compares their trace
+// wall and GPU time with the decode-only iterations.
 void AddIterationLogToSection(const Trace& trace, const IterationLogJoin& join, int64_t top_n,
                               Section& section);
 
