@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "base/file_io.h"
+#include "serving/request_log.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {
@@ -114,6 +115,72 @@ TEST(ServingMetrics, BadFilesSayWhatIsWrong) {
       ParseRequestResults("{\"duration\": 1, \"ttfts\": [0.1], " + lists + "}", "r.json");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_TRUE(ok->requests[0].success);  // no "errors" list: every request counts as completed
+}
+
+// tests/data/serving/request_log_small.jsonl: a arrives at 1.000 s with 120 prompt tokens, is
+// scheduled at 1.002, emits 1, 2, 1 tokens at 1.050, 1.070, 1.090 (events out of order in the
+// file), finishes at 1.091; b arrives at 1.001, waits to 1.060, emits at 1.100, is preempted, emits
+// again at 1.200, finishes at 1.201; c ends with an error; d never finishes.
+TEST(RequestLog, ServerSideLatencyFromTheInstrumentLibrarysLog) {
+  const std::string path =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/serving/request_log_small.jsonl";
+  StatusOr<RequestResults> r = ReadRequestResults(path);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->format, "sightline-request-log");
+  ASSERT_EQ(r->requests.size(), 4u);
+  const RequestRecord& a = r->requests[0];
+  EXPECT_EQ(a.id, "a");
+  EXPECT_TRUE(a.success);
+  EXPECT_EQ(a.input_tokens, 120);
+  EXPECT_EQ(a.output_tokens, 4);
+  EXPECT_NEAR(a.ttft_s, 0.050, 1e-12);
+  EXPECT_NEAR(a.latency_s, 0.091, 1e-12);
+  ASSERT_EQ(a.itl_s.size(), 2u);
+  EXPECT_NEAR(a.itl_s[0], 0.020, 1e-12);
+  EXPECT_NEAR(a.itl_s[1], 0.020, 1e-12);
+  EXPECT_NEAR(a.queue_s, 0.002, 1e-12);
+  EXPECT_EQ(a.first_iteration, 10);
+  EXPECT_EQ(a.last_iteration, 12);
+  const RequestRecord& b = r->requests[1];
+  EXPECT_EQ(b.preemptions, 1);
+  EXPECT_NEAR(b.queue_s, 0.059, 1e-12);
+  EXPECT_NEAR(b.itl_s.at(0), 0.100, 1e-12);
+  EXPECT_FALSE(r->requests[2].success);
+  EXPECT_EQ(r->requests[2].error, "finished with an error");
+  EXPECT_FALSE(r->requests[3].success);
+  EXPECT_EQ(r->requests[3].error, "not finished in the log");
+  EXPECT_NEAR(r->duration_s, 0.201, 1e-12);
+
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->completed, 2);
+  EXPECT_EQ(m->failed, 2);
+  EXPECT_EQ(m->preemptions, 1);
+  EXPECT_EQ(m->queue.n, 2);
+  EXPECT_DOUBLE_EQ(m->tpot.p50_ns, (41e6 / 3 + 101e6) / 2);  // a: 41 ms / 3, b: 101 ms / 1
+  EXPECT_TRUE(m->checks.empty());  // the log holds no aggregates to compare against
+}
+
+TEST(RequestLog, BadLinesNameTheLine) {
+  EXPECT_TRUE(LooksLikeRequestLog(
+      "\n{\"schema_version\":1,\"request\":\"a\",\"event\":\"arrived\"}\n"));
+  EXPECT_FALSE(LooksLikeRequestLog("{\"duration\": 1}"));
+  const std::string head =
+      "{\"schema_version\":1,\"request\":\"a\",\"event\":\"arrived\",\"monotonic_ns\":1}\n";
+  StatusOr<RequestResults> r =
+      ParseRequestLog(head + "{\"schema_version\":1,\"request\":\"a\",\"event\":\"exploded\","
+                             "\"monotonic_ns\":2}\n",
+                      "r.jsonl");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("r.jsonl:2: unknown event \"exploded\""), std::string::npos)
+      << r.status().message();
+  r = ParseRequestLog(head + "{\"schema_version\":1,\"request\":\"a\",\"event\":\"tokens\"}\n",
+                      "r.jsonl");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("monotonic_ns"), std::string::npos);
+  r = ParseRequestLog(head + "not json\n", "r.jsonl");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("r.jsonl:2"), std::string::npos);
 }
 
 TEST(ServingCli, RequestsAloneAndErrors) {

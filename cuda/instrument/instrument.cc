@@ -74,11 +74,17 @@ class State {
   }
   UserField& User(const char* key);
   void FlushAll() {
-    std::lock_guard<std::mutex> lock(writer_mutex_);
-    writer_.Flush();
+    {
+      std::lock_guard<std::mutex> lock(writer_mutex_);
+      writer_.Flush();
+    }
+    std::lock_guard<std::mutex> lock(request_mutex_);
+    request_writer_.Flush();
   }
   bool profiler_active() const { return profiler_active_.load(std::memory_order_relaxed); }
   int rank() const { return rank_; }
+  bool request_log_enabled() const { return request_log_enabled_.load(std::memory_order_acquire); }
+  void RequestEvent(const char* request_id, int event, int64_t tokens);
 
  private:
   void Report(const std::string& message) {
@@ -111,13 +117,51 @@ class State {
   uint32_t set_mask_ = 0;
   std::vector<UserField> user_;
   size_t user_count_ = 0;  // entries of user_ in use (kept to reuse their strings)
+  // Request log: written from any thread; the open iteration's counter is read without the
+  // iteration's own state (which belongs to the loop's thread).
+  std::atomic<bool> request_log_enabled_{false};
+  std::atomic<int64_t> current_iteration_{-1};
+  std::mutex request_mutex_;
+  LogWriter request_writer_;
+  JsonLine request_line_;
 };
+
+void State::RequestEvent(const char* request_id, int event, int64_t tokens) {
+  static const char* const kEvents[SIGHTLINE_REQUEST_EVENT_COUNT] = {
+      "arrived", "scheduled", "tokens", "preempted", "finished"};
+  if (event < 0 || event >= SIGHTLINE_REQUEST_EVENT_COUNT) return;
+  const int64_t now = NowNs(CLOCK_MONOTONIC);
+  const int64_t iteration = current_iteration_.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(request_mutex_);
+  if (!request_writer_.is_open()) return;
+  JsonLine& l = request_line_;
+  l.Begin();
+  l.Int("schema_version", kSchemaVersion);
+  l.String("request", request_id != nullptr ? request_id : "");
+  l.String("event", kEvents[event]);
+  l.Int("monotonic_ns", now);
+  if (iteration >= 0) l.Int("iteration", iteration);
+  if (event == SIGHTLINE_REQUEST_TOKENS || (event == SIGHTLINE_REQUEST_ARRIVED && tokens > 0)) {
+    l.Int("tokens", tokens);
+  }
+  if (event == SIGHTLINE_REQUEST_FINISHED && tokens != 0) l.Bool("error", true);
+  if (rank_ >= 0) l.Int("rank", rank_);
+  l.Int("pid", pid_);
+  l.End();
+  request_writer_.Write(l.text());
+}
 
 void State::Configure() {
   {
     std::lock_guard<std::mutex> lock(writer_mutex_);
     writer_.Close();
   }
+  {
+    std::lock_guard<std::mutex> lock(request_mutex_);
+    request_writer_.Close();
+    request_log_enabled_ = false;
+  }
+  current_iteration_ = -1;
   if (statm_fd_ >= 0) ::close(statm_fd_);
   statm_fd_ = -1;
   window_.clear();
@@ -175,12 +219,19 @@ void State::Configure() {
     log_enabled_ = writer_.Open(path);
     if (log_enabled_) statm_fd_ = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
   }
+  if (const char* pattern = std::getenv("SIGHTLINE_REQUEST_LOG");
+      pattern != nullptr && pattern[0] != '\0') {
+    const std::string path = ExpandLogPath(pattern, pid_, rank_);
+    std::lock_guard<std::mutex> lock(request_mutex_);
+    request_log_enabled_ = request_writer_.Open(path);
+  }
 }
 
 void State::Begin(int64_t iteration) {
   if (open_) End();
   open_ = true;
   iteration_ = iteration;
+  current_iteration_.store(iteration, std::memory_order_relaxed);
   set_mask_ = 0;
   user_count_ = 0;
   if (window_enabled_ && !profiler_active()) {
@@ -218,6 +269,7 @@ void State::End() {
   }
   if (log_enabled_) WriteLine(end_monotonic_ns);
   open_ = false;
+  current_iteration_.store(-1, std::memory_order_relaxed);
 }
 
 bool State::ReadRss(int64_t* bytes) {
@@ -362,6 +414,13 @@ void sightline_log_string(const char* key, const char* value) {
 }
 
 void sightline_flush(void) { State::Get().FlushAll(); }
+
+void sightline_request_event(const char* request_id, sightline_request_event_kind event,
+                             int64_t tokens) {
+  State& s = State::Get();
+  if (!s.request_log_enabled()) return;
+  s.RequestEvent(request_id, static_cast<int>(event), tokens);
+}
 
 int sightline_profiler_active(void) { return State::Get().profiler_active() ? 1 : 0; }
 

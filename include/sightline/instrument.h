@@ -81,6 +81,24 @@ SIGHTLINE_INSTRUMENT_API void sightline_log_int(const char* key, int64_t value);
 SIGHTLINE_INSTRUMENT_API void sightline_log_double(const char* key, double value);
 SIGHTLINE_INSTRUMENT_API void sightline_log_string(const char* key, const char* value);
 
+/* Request events (the serving side): what happened to a request and when, for TTFT, ITL, TPOT,
+ * queue time and the iterations a request spanned. Each call writes one JSON line to the file
+ * SIGHTLINE_REQUEST_LOG names (%p and %r expand as in SIGHTLINE_ITERATION_LOG; "stderr" works too),
+ * stamped with CLOCK_MONOTONIC and the open iteration's counter; without the variable nothing is
+ * measured and the call returns at once. Thread-safe: call it from any thread. `request_id` is
+ * copied (the client's X-Request-Id works). Format: docs/formats/request-log.md. */
+typedef enum sightline_request_event_kind {
+  SIGHTLINE_REQUEST_ARRIVED = 0, /* the server received it; `tokens` = its prompt tokens if known */
+  SIGHTLINE_REQUEST_SCHEDULED,   /* first scheduled: its prefill starts */
+  SIGHTLINE_REQUEST_TOKENS,      /* `tokens` output tokens were emitted (one streamed chunk) */
+  SIGHTLINE_REQUEST_PREEMPTED,   /* evicted (e.g. KV cache full); may be scheduled again */
+  SIGHTLINE_REQUEST_FINISHED,    /* done; `tokens` = 1 when it ended with an error, else 0 */
+  SIGHTLINE_REQUEST_EVENT_COUNT
+} sightline_request_event_kind;
+SIGHTLINE_INSTRUMENT_API void sightline_request_event(const char* request_id,
+                                                      sightline_request_event_kind event,
+                                                      int64_t tokens);
+
 /* Writes buffered log lines out (also done at exit). */
 SIGHTLINE_INSTRUMENT_API void sightline_flush(void);
 
@@ -146,6 +164,11 @@ inline void LogUser(const char* key, const char* value) noexcept {
   sightline_log_string(key, value);
 }
 inline void Flush() noexcept { sightline_flush(); }
+// A request event (see sightline_request_event above).
+inline void RequestEvent(const char* request_id, sightline_request_event_kind event,
+                         int64_t tokens = 0) noexcept {
+  sightline_request_event(request_id, event, tokens);
+}
 
 }  // namespace sightline
 #endif /* __cplusplus */

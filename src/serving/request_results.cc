@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/file_io.h"
+#include "serving/request_log.h"
 
 namespace sightline {
 namespace {
@@ -15,7 +16,7 @@ constexpr char kFormatDoc[] = "docs/formats/vllm-bench-json.md";
 Status Bad(const std::string& path, const std::string& what) {
   return InvalidInputError(fmt::format(
       "{}: {}; expected the JSON that `vllm bench serve --save-result --save-detailed` writes "
-      "(see {})",
+      "(see {}) or a SIGHTLINE_REQUEST_LOG file (docs/formats/request-log.md)",
       path, what, kFormatDoc));
 }
 
@@ -68,6 +69,7 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
   RequestResults r;
   r.path = path;
   r.format = "vllm-bench-json";
+  r.ttft_from = "the client sending the request";
   if (o["duration"].get_double().get(r.duration_s) != simdjson::SUCCESS ||
       !std::isfinite(r.duration_s) || r.duration_s <= 0) {
     return Bad(path, "no positive \"duration\" (the benchmark's length in seconds)");
@@ -131,6 +133,7 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
 
 StatusOr<RequestResults> ReadRequestResults(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  if (LooksLikeRequestLog(text)) return ParseRequestLog(text, path);
   return ParseRequestResults(text, path);
 }
 

@@ -1,7 +1,9 @@
-// Per-request results of a serving benchmark, as the benchmark clients write them: the input of the
-// serving metrics (serving/serving_metrics.h). Not a timeline: requests join a trace later by time.
-// Read: vLLM's `vllm bench serve --save-result --save-detailed` JSON (times in seconds, on the
-// client's clock: TTFT starts when the client sends the request). docs/formats/vllm-bench-json.md.
+// Per-request results of a serving run: the input of the serving metrics (serving/serving_metrics.h).
+// Not a timeline: requests join a trace later by time or iteration. Read, recognised from content:
+// - vLLM's `vllm bench serve --save-result --save-detailed` JSON (seconds on the client's clock: TTFT
+//   starts when the client sends the request; docs/formats/vllm-bench-json.md);
+// - the instrument library's request log (SIGHTLINE_REQUEST_LOG, JSON lines on the server's
+//   CLOCK_MONOTONIC: TTFT starts when the server receives the request; docs/formats/request-log.md).
 #pragma once
 
 #include <cstdint>
@@ -22,13 +24,18 @@ struct RequestRecord {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   std::string error;
+  double queue_s = -1;  // received -> first scheduled; -1 unknown
+  int64_t preemptions = 0;
+  int64_t first_iteration = -1, last_iteration = -1;  // iterations its events fell in; -1 unknown
+  std::string id;
 };
 
 struct RequestResults {
   std::string path;
-  std::string format;    // "vllm-bench-json"
+  std::string format;    // "vllm-bench-json", "sightline-request-log"
   std::string producer;  // "vLLM bench serve (backend vllm, model ...)"
-  double duration_s = 0;  // the benchmark's own duration: the throughput window
+  std::string ttft_from;  // "the client sending the request" / "the server receiving it"
+  double duration_s = 0;  // the benchmark's own duration (vLLM), first arrival to last event (log)
   std::vector<RequestRecord> requests;
   // The aggregate figures the client wrote itself ("p99_ttft_ms" -> value), to compare against.
   std::map<std::string, double> reported;

@@ -15,7 +15,7 @@ constexpr double kNsPerSecond = 1e9;
 
 // The sorted values of each metric, in ns, for the statistics and the client's percentiles.
 struct Samples {
-  std::vector<double> ttft, tpot, itl, e2el;
+  std::vector<double> ttft, tpot, itl, e2el, queue;
 };
 
 double Stat(const std::vector<double>& sorted, std::string_view stat, bool* known) {
@@ -125,6 +125,8 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
     m.input_tokens += q.input_tokens;
     m.output_tokens += q.output_tokens;
     x.ttft.push_back(q.ttft_s * kNsPerSecond);
+    if (q.queue_s >= 0) x.queue.push_back(q.queue_s * kNsPerSecond);
+    m.preemptions += q.preemptions;
     x.e2el.push_back(q.latency_s * kNsPerSecond);
     // TPOT: the decode time per token after the first; 0 for a one-token answer, which counts for
     // the SLO check but not in the statistics (as vLLM).
@@ -147,6 +149,7 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
   m.tpot = ComputeLatencyStats(x.tpot);
   m.itl = ComputeLatencyStats(x.itl);
   m.e2el = ComputeLatencyStats(x.e2el);
+  m.queue = ComputeLatencyStats(x.queue);
   m.request_throughput = static_cast<double>(m.completed) / m.duration_s;
   m.output_throughput = static_cast<double>(m.output_tokens) / m.duration_s;
   m.total_token_throughput = static_cast<double>(m.input_tokens + m.output_tokens) / m.duration_s;
@@ -232,12 +235,17 @@ void AddServingSection(const RequestResults& results, const ServingMetrics& m, R
   row("TPOT", m.tpot);
   row("ITL", m.itl);
   row("E2EL", m.e2el);
-  t.note =
-      "TTFT from the client sending the request to the first token; TPOT = (E2EL - TTFT) / "
-      "(output tokens - 1), requests with more than one output token; ITL = each gap between "
-      "streamed chunks; E2EL = send to last token. Completed requests only. Std is the "
-      "population standard deviation and percentiles interpolate linearly (numpy's defaults, "
-      "as the benchmark clients).";
+  if (m.queue.n > 0) row("Queue", m.queue);
+  t.note = fmt::format(
+      "TTFT from {} to its first token; TPOT = (E2EL - TTFT) / (output tokens - 1), requests "
+      "with more than one output token; ITL = each gap between streamed chunks; E2EL = to the "
+      "last token{}. Completed requests only. Std is the population standard deviation and "
+      "percentiles interpolate linearly (numpy's defaults, as the benchmark clients).",
+      results.ttft_from.empty() ? "the request's start" : results.ttft_from,
+      m.queue.n > 0 ? "; Queue = received to first scheduled" : "");
+  if (m.preemptions > 0) {
+    s.AddFact("preemptions", "Preemptions (completed requests)", m.preemptions, Unit::kCount);
+  }
   if (!m.checks.empty()) {
     Table& c = s.AddTable("client_check", "The client's own figures, recomputed",
                           {{"key", "Client key", Unit::kText},

@@ -46,6 +46,8 @@ struct ServingMetrics {
   int64_t input_tokens = 0, output_tokens = 0;  // of the completed requests
   double duration_s = 0;
   LatencyStats ttft, tpot, itl, e2el;
+  LatencyStats queue;        // received -> first scheduled, where the source has it
+  int64_t preemptions = 0;   // over completed requests, where the source has it
   double request_throughput = 0, output_throughput = 0, total_token_throughput = 0;  // per s
   bool slo_set = false;
   int64_t good_requests = 0;

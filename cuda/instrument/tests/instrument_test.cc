@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config.h"
@@ -117,6 +118,7 @@ constexpr const char* kManagedVariables[] = {"SIGHTLINE_NVTX_LEVEL",
                                              "SIGHTLINE_PROFILE_START_STOP",
                                              "SIGHTLINE_PROFILE_RANKS",
                                              "SIGHTLINE_ITERATION_LOG",
+                                             "SIGHTLINE_REQUEST_LOG",
                                              "OMPI_COMM_WORLD_RANK",
                                              "PMI_RANK",
                                              "SLURM_PROCID",
@@ -278,6 +280,47 @@ TEST_F(InstrumentEnv, NoDriverReportsOnceAndContinues) {
   const std::string log = ReadFile(dir_ / "nodriver.jsonl");
   EXPECT_EQ(Count(log, "\n"), 12);
   EXPECT_EQ(Count(log, "gpu_memory_bytes"), 0);  // unknown, so left out rather than 0
+}
+
+TEST_F(InstrumentEnv, RequestEventsAreJsonLinesWithTheOpenIteration) {
+  sightline_request_event("r0", SIGHTLINE_REQUEST_ARRIVED, 0);  // no log configured: nothing
+  setenv("SIGHTLINE_REQUEST_LOG", (dir_ / "req-%p.jsonl").c_str(), 1);
+  Reload();
+  sightline_request_event("r1", SIGHTLINE_REQUEST_ARRIVED, 0);  // outside an iteration
+  sightline_iteration_begin(7);
+  sightline_request_event("r1", SIGHTLINE_REQUEST_SCHEDULED, 0);
+  sightline::RequestEvent("r1", SIGHTLINE_REQUEST_TOKENS, 3);
+  sightline_iteration_end(7);
+  std::thread other([] { sightline_request_event("r\"2", SIGHTLINE_REQUEST_FINISHED, 1); });
+  other.join();
+  sightline_request_event("r1", static_cast<sightline_request_event_kind>(99), 0);  // unknown: ignored
+  sightline_flush();
+  const std::string text = ReadFile(dir_ / ("req-" + std::to_string(getpid()) + ".jsonl"));
+  ASSERT_EQ(Count(text, "\n"), 4) << text;
+  simdjson::dom::parser parser;
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  auto get = [&](size_t i, const char* key) -> std::string {
+    simdjson::dom::object o = parser.parse(lines[i]).get_object().value();
+    simdjson::dom::element e;
+    if (o[key].get(e) != simdjson::SUCCESS) return "<absent>";
+    if (e.is_string()) return std::string(e.get_string().value());
+    if (e.is_bool()) return e.get_bool().value() ? "true" : "false";
+    return std::to_string(e.get_int64().value());
+  };
+  EXPECT_EQ(get(0, "request"), "r1");
+  EXPECT_EQ(get(0, "event"), "arrived");
+  EXPECT_EQ(get(0, "iteration"), "<absent>");
+  EXPECT_EQ(get(1, "event"), "scheduled");
+  EXPECT_EQ(get(1, "iteration"), "7");
+  EXPECT_EQ(get(2, "event"), "tokens");
+  EXPECT_EQ(get(2, "tokens"), "3");
+  EXPECT_EQ(get(3, "request"), "r\"2");
+  EXPECT_EQ(get(3, "event"), "finished");
+  EXPECT_EQ(get(3, "error"), "true");
+  EXPECT_EQ(get(3, "iteration"), "<absent>");
+  EXPECT_LE(std::stoll(get(0, "monotonic_ns")), std::stoll(get(3, "monotonic_ns")));
 }
 
 TEST_F(InstrumentEnv, LogLinesAreJsonWithTheFieldsSetAndNoOthers) {
