@@ -2,8 +2,6 @@
 // vLLM compute them, SLOs and goodput, bad input, and `sightline analyze --requests`.
 // tests/data/serving/vllm_detailed_small.json was written by make_vllm_detailed.py beside it, whose
 // aggregate fields come from numpy with vLLM's formulas: the independent computation we match.
-#include "serving/serving_metrics.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +9,7 @@
 
 #include "base/file_io.h"
 #include "serving/request_log.h"
+#include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {
@@ -162,14 +161,15 @@ TEST(RequestLog, ServerSideLatencyFromTheInstrumentLibrarysLog) {
 }
 
 TEST(RequestLog, BadLinesNameTheLine) {
-  EXPECT_TRUE(LooksLikeRequestLog(
-      "\n{\"schema_version\":1,\"request\":\"a\",\"event\":\"arrived\"}\n"));
+  EXPECT_TRUE(
+      LooksLikeRequestLog("\n{\"schema_version\":1,\"request\":\"a\",\"event\":\"arrived\"}\n"));
   EXPECT_FALSE(LooksLikeRequestLog("{\"duration\": 1}"));
   const std::string head =
       "{\"schema_version\":1,\"request\":\"a\",\"event\":\"arrived\",\"monotonic_ns\":1}\n";
   StatusOr<RequestResults> r =
-      ParseRequestLog(head + "{\"schema_version\":1,\"request\":\"a\",\"event\":\"exploded\","
-                             "\"monotonic_ns\":2}\n",
+      ParseRequestLog(head +
+                          "{\"schema_version\":1,\"request\":\"a\",\"event\":\"exploded\","
+                          "\"monotonic_ns\":2}\n",
                       "r.jsonl");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("r.jsonl:2: unknown event \"exploded\""), std::string::npos)
@@ -183,11 +183,79 @@ TEST(RequestLog, BadLinesNameTheLine) {
   EXPECT_NE(r.status().message().find("r.jsonl:2"), std::string::npos);
 }
 
+// A decode loop of 100 iterations: 4 requests stream one token per iteration; every 10th iteration
+// also runs a new request's prefill and takes 80 ms instead of 20 ms.
+std::string PrefillStallLog() {
+  std::string log;
+  auto line = [&log](const std::string& id, const char* event, int64_t ns, int64_t it,
+                     int64_t tokens) {
+    log += "{\"schema_version\":1,\"request\":\"" + id + "\",\"event\":\"" + event +
+           "\",\"monotonic_ns\":" + std::to_string(ns) +
+           (it >= 0 ? ",\"iteration\":" + std::to_string(it) : std::string()) +
+           (tokens > 0 ? ",\"tokens\":" + std::to_string(tokens) : std::string()) + "}\n";
+  };
+  int64_t t = 0;
+  for (int r = 0; r < 4; ++r) {
+    line("r" + std::to_string(r), "arrived", 0, -1, 0);
+    line("r" + std::to_string(r), "scheduled", 0, 0, 0);
+  }
+  for (int it = 1; it <= 100; ++it) {
+    const bool prefill = it % 10 == 0;
+    if (prefill) {
+      line("p" + std::to_string(it), "arrived", t, -1, 0);
+      line("p" + std::to_string(it), "scheduled", t, it, 0);
+    }
+    t += prefill ? 80'000'000 : 20'000'000;
+    for (int r = 0; r < 4; ++r) line("r" + std::to_string(r), "tokens", t, it, 1);
+    if (prefill) {
+      line("p" + std::to_string(it), "tokens", t, it, 1);
+      line("p" + std::to_string(it), "finished", t, it, 0);
+    }
+  }
+  for (int r = 0; r < 4; ++r) line("r" + std::to_string(r), "finished", t, 100, 0);
+  return log;
+}
+
+TEST(PrefillInterference, GapsAcrossAPrefillMakeTheItlTail) {
+  StatusOr<RequestResults> r = ParseRequestLog(PrefillStallLog(), "stall.jsonl");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->prefill_iterations.size(), 11u);  // iteration 0 and every 10th
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});
+  ASSERT_TRUE(m.ok());
+  const PrefillInterference& pi = m->prefill;
+  ASSERT_TRUE(pi.known);
+  EXPECT_EQ(pi.with_prefill.n, 40);  // 4 streams x 10 prefill iterations
+  EXPECT_EQ(pi.without.n, 4 * 99 - 40);
+  EXPECT_DOUBLE_EQ(pi.with_prefill.p99_ns, 80e6);
+  EXPECT_DOUBLE_EQ(pi.without.p99_ns, 20e6);
+  EXPECT_EQ(pi.tail_gaps, pi.tail_gaps_with_prefill);
+  EXPECT_DOUBLE_EQ(pi.excess_ns, 40 * 60e6);
+  Report report;
+  AddServingFindings(*m, report);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].id, "prefill_interference");
+  EXPECT_EQ(report.findings[0].estimated_savings_ns, 2'400'000'000);
+}
+
+TEST(PrefillInterference, QuietWhenPrefillsDoNotStall) {
+  // The same loop, but the prefill iterations take 20 ms too.
+  StatusOr<RequestResults> r = ParseRequestLog(PrefillStallLog(), "x");
+  ASSERT_TRUE(r.ok());
+  for (RequestRecord& q : r->requests) {
+    for (double& g : q.itl_s) g = 0.020;
+  }
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});
+  ASSERT_TRUE(m.ok());
+  Report report;
+  AddServingFindings(*m, report);
+  EXPECT_TRUE(report.findings.empty());
+}
+
 TEST(ServingCli, RequestsAloneAndErrors) {
   const std::string dir = testing::MakeTempDir();
-  testing::CliResult r = testing::RunSightline("analyze --requests '" + kSample +
-                                               "' --slo ttft=300,tpot=40 --format json -o '" +
-                                               dir + "/s.json'");
+  testing::CliResult r =
+      testing::RunSightline("analyze --requests '" + kSample +
+                            "' --slo ttft=300,tpot=40 --format json -o '" + dir + "/s.json'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   StatusOr<std::string> json = ReadFileToString(dir + "/s.json");
   ASSERT_TRUE(json.ok());

@@ -35,7 +35,8 @@ struct Events {
   int64_t arrived = -1, scheduled = -1, finished = -1;
   bool error = false;
   int64_t prompt_tokens = 0;
-  std::vector<std::pair<int64_t, int64_t>> chunks;  // (time, tokens)
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> chunks;  // (time, tokens, iteration)
+  int64_t scheduled_iteration = -1;
   int64_t preemptions = 0;
   int64_t first_iteration = -1, last_iteration = -1;
   int64_t first_line = 0;
@@ -77,7 +78,8 @@ StatusOr<RequestResults> ParseRequestLog(std::string_view text, const std::strin
     int64_t version = 0, t = 0, pid = -1, iteration = -1, tokens = 0;
     std::string_view id, event;
     if (o["schema_version"].get_int64().get(version) != simdjson::SUCCESS || version != 1) {
-      return LineError(path, line, "no \"schema_version\": 1 (a newer log needs a newer sightline)");
+      return LineError(path, line,
+                       "no \"schema_version\": 1 (a newer log needs a newer sightline)");
     }
     if (o["request"].get_string().get(id) != simdjson::SUCCESS) {
       return LineError(path, line, "no \"request\" string");
@@ -109,10 +111,13 @@ StatusOr<RequestResults> ParseRequestLog(std::string_view text, const std::strin
       if (e.arrived < 0) e.arrived = t;
       e.prompt_tokens = std::max<int64_t>(e.prompt_tokens, tokens);
     } else if (event == "scheduled") {
-      if (e.scheduled < 0) e.scheduled = t;
+      if (e.scheduled < 0) {
+        e.scheduled = t;
+        e.scheduled_iteration = iteration;
+      }
     } else if (event == "tokens") {
       if (tokens < 0) return LineError(path, line, "negative \"tokens\"");
-      e.chunks.push_back({t, tokens});
+      e.chunks.push_back({t, tokens, iteration});
     } else if (event == "preempted") {
       ++e.preemptions;
     } else if (event == "finished") {
@@ -143,7 +148,8 @@ StatusOr<RequestResults> ParseRequestLog(std::string_view text, const std::strin
     q.last_iteration = e.last_iteration;
     q.input_tokens = e.prompt_tokens;
     std::sort(e.chunks.begin(), e.chunks.end());
-    for (const auto& c : e.chunks) q.output_tokens += c.second;
+    for (const auto& c : e.chunks) q.output_tokens += std::get<1>(c);
+    if (e.scheduled_iteration >= 0) r.prefill_iterations.push_back(e.scheduled_iteration);
     if (e.arrived < 0 || e.finished < 0 || e.error || e.chunks.empty()) {
       q.success = false;
       q.error = e.arrived < 0    ? "no arrived event"
@@ -153,13 +159,23 @@ StatusOr<RequestResults> ParseRequestLog(std::string_view text, const std::strin
       continue;
     }
     q.start_s = static_cast<double>(e.arrived) / 1e9;
-    q.ttft_s = static_cast<double>(e.chunks.front().first - e.arrived) / 1e9;
-    q.latency_s = static_cast<double>(std::max(e.finished, e.chunks.back().first) - e.arrived) / 1e9;
-    for (size_t i = 1; i < e.chunks.size(); ++i) {
-      q.itl_s.push_back(static_cast<double>(e.chunks[i].first - e.chunks[i - 1].first) / 1e9);
+    const int64_t first_chunk = std::get<0>(e.chunks.front());
+    const int64_t last_chunk = std::get<0>(e.chunks.back());
+    q.ttft_s = static_cast<double>(first_chunk - e.arrived) / 1e9;
+    q.latency_s = static_cast<double>(std::max(e.finished, last_chunk) - e.arrived) / 1e9;
+    bool iterations_known = true;
+    for (const auto& c : e.chunks) iterations_known &= std::get<2>(c) >= 0;
+    for (size_t i = 0; i < e.chunks.size(); ++i) {
+      if (iterations_known) q.chunk_iterations.push_back(std::get<2>(e.chunks[i]));
+      if (i == 0) continue;
+      q.itl_s.push_back(
+          static_cast<double>(std::get<0>(e.chunks[i]) - std::get<0>(e.chunks[i - 1])) / 1e9);
     }
     if (e.scheduled >= 0) q.queue_s = static_cast<double>(e.scheduled - e.arrived) / 1e9;
   }
+  std::sort(r.prefill_iterations.begin(), r.prefill_iterations.end());
+  r.prefill_iterations.erase(std::unique(r.prefill_iterations.begin(), r.prefill_iterations.end()),
+                             r.prefill_iterations.end());
   return r;
 }
 

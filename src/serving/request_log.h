@@ -1,7 +1,7 @@
-// Reader of the instrument library's request log (SIGHTLINE_REQUEST_LOG; JSON lines, one per request
-// event; docs/formats/request-log.md) into per-request results (serving/request_results.h): TTFT from
-// the server receiving the request to its first emitted tokens, ITL between emitted chunks, queue
-// time to first scheduling, and the iterations each request's events fell in.
+// Reader of the instrument library's request log (SIGHTLINE_REQUEST_LOG; JSON lines, one per
+// request event; docs/formats/request-log.md) into per-request results (serving/request_results.h):
+// TTFT from the server receiving the request to its first emitted tokens, ITL between emitted
+// chunks, queue time to first scheduling, and the iterations each request's events fell in.
 #pragma once
 
 #include <string>

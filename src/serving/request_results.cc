@@ -32,8 +32,8 @@ StatusOr<simdjson::dom::array> RequestArray(simdjson::dom::object o, std::string
   const int64_t size = static_cast<int64_t>(a.size());
   if (*n < 0) *n = size;
   if (size != *n) {
-    return Bad(path, fmt::format("\"{}\" has {} entries, other per-request arrays {}", key, size,
-                                 *n));
+    return Bad(path,
+               fmt::format("\"{}\" has {} entries, other per-request arrays {}", key, size, *n));
   }
   return a;
 }
@@ -122,8 +122,8 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
         value.get_double().get(v) == simdjson::SUCCESS) {
       r.reported[std::string(key)] = v;
     }
-    if ((key == "request_throughput" || key == "output_throughput" ||
-         key == "request_goodput" || key == "total_token_throughput") &&
+    if ((key == "request_throughput" || key == "output_throughput" || key == "request_goodput" ||
+         key == "total_token_throughput") &&
         value.get_double().get(v) == simdjson::SUCCESS) {
       r.reported[std::string(key)] = v;
     }

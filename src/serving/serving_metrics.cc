@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/stats.h"
+#include "base/time_units.h"
 
 namespace sightline {
 namespace {
@@ -109,7 +110,8 @@ StatusOr<SloOptions> ParseSlo(std::string_view text) {
 StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
                                                const ServingMetricsOptions& options) {
   if (!(results.duration_s > 0)) {
-    return InvalidInputError(fmt::format("{}: the benchmark duration is not positive", results.path));
+    return InvalidInputError(
+        fmt::format("{}: the benchmark duration is not positive", results.path));
   }
   ServingMetrics m;
   m.duration_s = results.duration_s;
@@ -144,7 +146,8 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
       m.good_requests += good;
     }
   }
-  for (std::vector<double>* v : {&x.ttft, &x.tpot, &x.itl, &x.e2el}) std::sort(v->begin(), v->end());
+  for (std::vector<double>* v : {&x.ttft, &x.tpot, &x.itl, &x.e2el})
+    std::sort(v->begin(), v->end());
   m.ttft = ComputeLatencyStats(x.ttft);
   m.tpot = ComputeLatencyStats(x.tpot);
   m.itl = ComputeLatencyStats(x.itl);
@@ -157,6 +160,36 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
     m.goodput = static_cast<double>(m.good_requests) / m.duration_s;
     m.slo_attainment_pct =
         m.requests > 0 ? 100.0 * static_cast<double>(m.good_requests) / m.requests : 0;
+  }
+
+  // Prefill interference: which ITL gaps span an iteration that ran some request's prefill.
+  if (!results.prefill_iterations.empty()) {
+    const std::vector<int64_t>& prefills = results.prefill_iterations;
+    std::vector<std::pair<double, bool>> gaps;  // (ns, spans a prefill)
+    for (const RequestRecord& q : results.requests) {
+      if (!q.success || q.chunk_iterations.size() != q.itl_s.size() + 1) continue;
+      for (size_t i = 0; i < q.itl_s.size(); ++i) {
+        const int64_t a = q.chunk_iterations[i], b = q.chunk_iterations[i + 1];
+        auto p = std::upper_bound(prefills.begin(), prefills.end(), a);
+        gaps.push_back({q.itl_s[i] * kNsPerSecond, p != prefills.end() && *p <= b});
+      }
+    }
+    if (!gaps.empty()) {
+      PrefillInterference& pi = m.prefill;
+      pi.known = true;
+      std::vector<double> with, without;
+      for (const auto& [ns, spans] : gaps) (spans ? with : without).push_back(ns);
+      pi.with_prefill = ComputeLatencyStats(with);
+      pi.without = ComputeLatencyStats(without);
+      const double p99 = m.itl.p99_ns;
+      for (const auto& [ns, spans] : gaps) {
+        if (ns < p99) continue;
+        ++pi.tail_gaps;
+        pi.tail_gaps_with_prefill += spans;
+      }
+      const double typical = pi.without.n > 0 ? pi.without.p50_ns : 0;
+      for (double ns : with) pi.excess_ns += std::max(0.0, ns - typical);
+    }
   }
 
   // The client's own figures, recomputed: "<stat>_<metric>_ms" and the throughputs.
@@ -257,15 +290,76 @@ void AddServingSection(const RequestResults& results, const ServingMetrics& m, R
     }
     c.note = m.mismatches == 0
                  ? fmt::format("all {} agree (within 1e-6 relative)", m.checks.size())
-                 : fmt::format("{} of {} differ: the file's per-request lists do not give the "
-                               "client's aggregates (edited file, or another client version)",
-                               m.mismatches, m.checks.size());
+                 : fmt::format(
+                       "{} of {} differ: the file's per-request lists do not give the "
+                       "client's aggregates (edited file, or another client version)",
+                       m.mismatches, m.checks.size());
+  }
+  if (m.prefill.known) {
+    const PrefillInterference& pi = m.prefill;
+    Table& p =
+        s.AddTable("itl_by_prefill", "ITL gaps that span a prefill iteration, and the others",
+                   {{"gaps", "Gaps", Unit::kText},
+                    {"n", "N", Unit::kCount},
+                    {"p50_ns", "P50", Unit::kDurationNs},
+                    {"p90_ns", "P90", Unit::kDurationNs},
+                    {"p99_ns", "P99", Unit::kDurationNs},
+                    {"max_ns", "Max", Unit::kDurationNs}});
+    for (const auto& [name, l] :
+         {std::pair<const char*, const LatencyStats*>{"spanning a prefill", &pi.with_prefill},
+          {"decode only", &pi.without}}) {
+      p.rows.push_back({std::string(name), l->n, l->p50_ns, l->p90_ns, l->p99_ns, l->max_ns});
+    }
+    p.note = fmt::format(
+        "{} of the {} gaps at or above the ITL p99 span an iteration that ran a prefill (a "
+        "request's "
+        "first scheduling in the request log)",
+        pi.tail_gaps_with_prefill, pi.tail_gaps);
   }
   if (m.failed > 0) {
-    s.notes.push_back(fmt::format("{} request(s) failed; they count in no latency figure and meet "
-                                  "no SLO",
-                                  m.failed));
+    s.notes.push_back(
+        fmt::format("{} request(s) failed; they count in no latency figure and meet "
+                    "no SLO",
+                    m.failed));
   }
+}
+
+void AddServingFindings(const ServingMetrics& m, Report& report) {
+  const PrefillInterference& pi = m.prefill;
+  if (!pi.known || pi.with_prefill.n == 0 || pi.without.n == 0 || pi.tail_gaps == 0) return;
+  const double tail_share =
+      static_cast<double>(pi.tail_gaps_with_prefill) / static_cast<double>(pi.tail_gaps);
+  if (tail_share < 0.2 || pi.with_prefill.p99_ns < 1.5 * pi.without.p99_ns) return;
+  Finding f;
+  f.id = "prefill_interference";
+  f.severity = tail_share >= 0.5 ? Severity::kHigh : Severity::kMedium;
+  f.title = fmt::format(
+      "Prefills make the inter-token latency tail: p99 ITL {} across a prefill iteration against "
+      "{} without ({} of {} tail gaps)",
+      FormatDuration(static_cast<DurationNs>(pi.with_prefill.p99_ns)),
+      FormatDuration(static_cast<DurationNs>(pi.without.p99_ns)), pi.tail_gaps_with_prefill,
+      pi.tail_gaps);
+  f.evidence.push_back(
+      {"gaps_with_prefill", "ITL gaps spanning a prefill", pi.with_prefill.n, Unit::kCount});
+  f.evidence.push_back(
+      {"p99_with_prefill_ns", "Their p99", pi.with_prefill.p99_ns, Unit::kDurationNs});
+  f.evidence.push_back(
+      {"p99_decode_only_ns", "P99 of the other gaps", pi.without.p99_ns, Unit::kDurationNs});
+  f.evidence.push_back({"tail_share_pct", "Share of the gaps at or above the ITL p99",
+                        100.0 * tail_share, Unit::kPercent});
+  f.where = "streamed tokens of requests decoding while another request's prefill ran";
+  f.recommendation =
+      "Keep prefills from stalling decodes: chunked prefill with a smaller chunk / max batched "
+      "tokens per iteration (vLLM --max-num-batched-tokens, TensorRT-LLM enable_chunked_context), "
+      "decode-first scheduling, or disaggregated prefill and decode servers.";
+  // The time tokens wait beyond a typical decode gap, summed over the affected gaps: an upper bound
+  // of what decode-only iterations would give back to the streaming requests.
+  f.estimated_savings_ns = static_cast<int64_t>(pi.excess_ns);
+  report.findings.push_back(std::move(f));
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     return a.estimated_savings_ns > b.estimated_savings_ns;
+                   });
 }
 
 namespace {
@@ -274,7 +368,7 @@ namespace {
 class ServingAnalysis : public MultiTraceAnalysis {
  public:
   explicit ServingAnalysis(const AnalyzeOptions& options)
-      : requests_(options.requests), slo_(options.slo) {}
+      : requests_(options.requests), slo_(options.slo), findings_(options.findings) {}
   Status Add(const std::shared_ptr<AnalysisContext>&, const TraceSetMember&) override {
     return Status::Ok();
   }
@@ -284,12 +378,14 @@ class ServingAnalysis : public MultiTraceAnalysis {
     o.slo = slo_;
     ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(*requests_, o));
     AddServingSection(*requests_, m, report);
+    if (findings_) AddServingFindings(m, report);
     return Status::Ok();
   }
 
  private:
   std::shared_ptr<const RequestResults> requests_;
   SloOptions slo_;
+  bool findings_;
 };
 
 }  // namespace

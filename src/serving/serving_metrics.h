@@ -27,7 +27,8 @@ struct LatencyStats {
 };
 LatencyStats ComputeLatencyStats(std::vector<double> values_ns);
 
-// SloOptions is in analyses/analysis.h (an analyze option). Parses "ttft=300,tpot=40" (also vLLM's "ttft:300 tpot:40" separators); an error names the bad part.
+// SloOptions is in analyses/analysis.h (an analyze option). Parses "ttft=300,tpot=40" (also vLLM's
+// "ttft:300 tpot:40" separators); an error names the bad part.
 StatusOr<SloOptions> ParseSlo(std::string_view text);
 
 struct ServingMetricsOptions {
@@ -41,13 +42,24 @@ struct ReportedCheck {
   bool match = false;  // within 1e-6 relative (the client rounds nothing; floating point differs)
 };
 
+// What makes the ITL tail, where the source says in which iteration each chunk came out and which
+// iterations ran a prefill (the request log): a gap "spans a prefill" when an iteration after the
+// previous chunk's, up to and including this chunk's, first scheduled some request.
+struct PrefillInterference {
+  bool known = false;
+  LatencyStats with_prefill, without;  // ITL gaps that span a prefill, and the others
+  int64_t tail_gaps = 0;               // gaps at or above the ITL p99 of all gaps
+  int64_t tail_gaps_with_prefill = 0;
+  double excess_ns = 0;  // Σ over gaps spanning a prefill of max(0, gap − median of the others)
+};
+
 struct ServingMetrics {
   int64_t requests = 0, completed = 0, failed = 0;
   int64_t input_tokens = 0, output_tokens = 0;  // of the completed requests
   double duration_s = 0;
   LatencyStats ttft, tpot, itl, e2el;
-  LatencyStats queue;        // received -> first scheduled, where the source has it
-  int64_t preemptions = 0;   // over completed requests, where the source has it
+  LatencyStats queue;       // received -> first scheduled, where the source has it
+  int64_t preemptions = 0;  // over completed requests, where the source has it
   double request_throughput = 0, output_throughput = 0, total_token_throughput = 0;  // per s
   bool slo_set = false;
   int64_t good_requests = 0;
@@ -55,7 +67,12 @@ struct ServingMetrics {
   double slo_attainment_pct = 0;  // good / all requests sent
   std::vector<ReportedCheck> checks;
   int64_t mismatches = 0;
+  PrefillInterference prefill;
 };
+
+// Finding "prefill_interference" (docs/analyses/findings.md) when prefills make the ITL tail; none
+// otherwise.
+void AddServingFindings(const ServingMetrics& metrics, Report& report);
 
 StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
                                                const ServingMetricsOptions& options);
