@@ -50,7 +50,13 @@ struct PrefillInterference {
   LatencyStats with_prefill, without;  // ITL gaps that span a prefill, and the others
   int64_t tail_gaps = 0;               // gaps at or above the ITL p99 of all gaps
   int64_t tail_gaps_with_prefill = 0;
-  double excess_ns = 0;  // Σ over gaps spanning a prefill of max(0, gap − median of the others)
+  double typical_ns = 0;       // the median decode-only gap
+  double prefill_cost_ns = 0;  // median over gaps spanning a prefill of max(0, gap − typical)
+  // Σ over gaps spanning a prefill of min(max(0, gap − typical), prefill_cost): what the prefills
+  // added, each gap credited at most the typical prefill cost (longer stalls have other causes).
+  double excess_ns = 0;
+  int64_t stalls = 0;   // gaps of at least 10 x typical + prefill cost: beyond a prefill
+  double stall_ns = 0;  // their total length
 };
 
 struct ServingMetrics {
