@@ -162,6 +162,54 @@ Trace OutlierTrace(int slow) {
   return f.Build();
 }
 
+// Ten 100 us steps; steps 3 and 7 take 400 us, 250 us of it in a "Python GC" range (a start/end
+// range on another thread of the process, as TensorRT-LLM's TLLM_PROFILE_RECORD_GC writes it).
+Trace GcOutlierTrace(const char* gc_name = "Python GC") {
+  TraceFixture f;
+  f.Device(0);
+  TimeNs t0 = 1'000'000;
+  for (int i = 0; i < 10; ++i) {
+    const bool gc = i == 3 || i == 7;
+    const DurationNs wall = gc ? 400'000 : 100'000;
+    f.Range("ProfilerStep#" + std::to_string(i), t0, t0 + wall, RangeKind::kUserAnnotation);
+    f.Launch("gemm", t0 + 1'000, t0 + 3'000, t0 + 3'000, t0 + 53'000);
+    if (gc) {
+      f.Range(gc_name, t0 + 60'000, t0 + 310'000, RangeKind::kNvtxStartEnd,
+              testing::HostThread{100, 555});
+    }
+    t0 += wall;
+  }
+  return f.Build();
+}
+
+TEST(Findings, OutlierIterationsNameGarbageCollectionWithItsSize) {
+  const std::vector<Finding> v = RunRules(GcOutlierTrace());
+  const Finding* f = Find(v, "outlier_iterations");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->estimated_savings_ns, 600'000);  // 2 x (400 - 100) us
+  EXPECT_EQ(IntFact(*f, "gc_excess_ns"), 500'000);
+  EXPECT_NE(f->title.find("500.00 us of garbage collection inside them (83% of their extra time)"),
+            std::string::npos)
+      << f->title;
+  EXPECT_NE(f->recommendation.find("gc.freeze()"), std::string::npos);
+}
+
+TEST(Findings, OutlierIterationsWithoutGcRangesKeepTheGeneralCause) {
+  // The same stalls under another range name: not garbage collection unless --gc-ranges says so.
+  const std::vector<Finding> v = RunRules(GcOutlierTrace("my collector"));
+  const Finding* f = Find(v, "outlier_iterations");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title.find("garbage collection inside them"), std::string::npos) << f->title;
+  AnalyzeOptions options;
+  options.gc_range_names = {"my collector"};
+  const Trace t = GcOutlierTrace("my collector");
+  StatusOr<std::vector<Finding>> named = ComputeFindings(*Ctx(t, options));
+  ASSERT_TRUE(named.ok());
+  const Finding* g = Find(*named, "outlier_iterations");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NE(g->title.find("garbage collection inside them"), std::string::npos) << g->title;
+}
+
 TEST(Findings, OutlierIterationsFire) {
   const std::vector<Finding> v = RunRules(OutlierTrace(6));
   const Finding* f = Find(v, "outlier_iterations");

@@ -39,6 +39,9 @@ struct AnalyzeOptions {
   // --requests: a serving benchmark's per-request results (serving/serving_metrics.h); may be null.
   std::shared_ptr<const RequestResults> requests;
   SloOptions slo;
+  // Names of the host ranges that mark garbage collections (any domain, any kind; --gc-ranges):
+  // TensorRT-LLM's TLLM_PROFILE_RECORD_GC and Sightline's Python package write "Python GC".
+  std::vector<std::string> gc_range_names = {"Python GC"};
   // `sightline diff`: kernels under this share (percent) of the baseline's GPU time are not gated
   // one by one; the gate fails when GPU time or a gated kernel grew by more than the threshold.
   double diff_min_share_pct = 1.0;

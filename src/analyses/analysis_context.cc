@@ -163,6 +163,42 @@ const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {
   return it->second;
 }
 
+const std::vector<Interval>& AnalysisContext::GcIntervals(int32_t pid) {
+  if (!gc_done_) {
+    gc_done_ = true;
+    const RangeTable& r = trace_->ranges;
+    std::vector<int8_t> is_gc(trace_->strings.size(), -1);  // by StringId
+    std::vector<std::pair<int32_t, Interval>> found;
+    for (size_t i = 0; i < r.size(); ++i) {
+      int8_t& g = is_gc[r.name[i].value];
+      if (g < 0) {
+        const std::string_view name = trace_->str(r.name[i]);
+        g = std::find(options_.gc_range_names.begin(), options_.gc_range_names.end(), name) !=
+            options_.gc_range_names.end();
+      }
+      if (g) found.push_back({r.pid[i], Interval{r.start_ns[i], r.end_ns[i]}});
+    }
+    std::vector<Interval> all;
+    for (const auto& [p, iv] : found) all.push_back(iv);
+    if (!all.empty()) gc_.push_back({-1, MergeIntervals(std::move(all))});
+    std::stable_sort(found.begin(), found.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (size_t i = 0; i < found.size();) {
+      size_t j = i;
+      std::vector<Interval> v;
+      while (j < found.size() && found[j].first == found[i].first) v.push_back(found[j++].second);
+      if (found[i].first >= 0) gc_.push_back({found[i].first, MergeIntervals(std::move(v))});
+      i = j;
+    }
+    std::sort(gc_.begin(), gc_.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
+  auto it = std::lower_bound(gc_.begin(), gc_.end(), pid,
+                             [](const auto& e, int32_t p) { return e.first < p; });
+  if (it == gc_.end() || it->first != pid) return EmptyIntervals();
+  return it->second;
+}
+
 StatusOr<const IterationsResult*> AnalysisContext::Iterations() {
   if (!iterations_) {
     IterationsOptions o;

@@ -84,6 +84,9 @@ class AnalysisContext {
   const LaunchIndex& Launches();
   // The merged intervals of one process's host-blocking calls (IsBlockingCall); empty if none.
   const std::vector<Interval>& BlockingCalls(int32_t pid);
+  // The merged garbage-collection ranges of one process (names: options().gc_range_names; by time,
+  // whichever thread holds them); pid -1: every process's. Empty when the trace has none.
+  const std::vector<Interval>& GcIntervals(int32_t pid);
 
   // --- iterations -----------------------------------------------------------------------------
   // The iterations found with options().iterations_regex; an error when the regex is invalid.
@@ -125,6 +128,8 @@ class AnalysisContext {
   std::unique_ptr<LaunchIndex> launches_;
   bool blocking_done_ = false;
   std::vector<std::pair<int32_t, std::vector<Interval>>> blocking_;  // by pid
+  bool gc_done_ = false;
+  std::vector<std::pair<int32_t, std::vector<Interval>>> gc_;  // by pid; pid -1 = all
 
   std::optional<StatusOr<IterationsResult>> iterations_;
   bool windows_done_ = false;

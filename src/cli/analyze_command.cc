@@ -25,7 +25,7 @@ struct AnalyzeArgs {
   double min_gap_us = 2.0;
   std::string requests;  // --requests FILE
   std::string slo;       // --slo ttft=MS,...
-  int top_n = 0;  // 0: the format's default
+  int top_n = 0;         // 0: the format's default
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
@@ -123,6 +123,12 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--slo", args->slo,
                   "Service-level objectives for goodput with --requests, in ms: "
                   "ttft=MS,tpot=MS,e2el=MS (any of them)");
+  cmd->add_option("--gc-ranges", args->options.gc_range_names,
+                  "Names of the host ranges that mark garbage collections (comma-separated; "
+                  "TensorRT-LLM's TLLM_PROFILE_RECORD_GC and Sightline's Python package write "
+                  "\"Python GC\")")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--min-gap-us", args->min_gap_us,
                   "Idle gaps shorter than this many microseconds are ignored")
       ->check(CLI::NonNegativeNumber)

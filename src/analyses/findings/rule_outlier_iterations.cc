@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analyses/findings/findings.h"
+#include "analyses/intervals.h"
 #include "analyses/launch_projection.h"
 
 namespace sightline {
@@ -80,9 +81,33 @@ Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
                     FormatDuration(grew[i].first), before.count(grew[i].second) ? "" : " (new)");
   }
 
-  // The largest share of the extra time names the likely cause.
+  // Measured causes over all outliers, each against the typical iteration: garbage collection
+  // (the GC ranges of the loop's process) and host-blocking calls (synchronize, blocking copies).
+  const std::vector<Interval>& gc = c.GcIntervals(set->pid);
+  const std::vector<Interval>& blocking = c.BlockingCalls(set->pid);
+  auto inside = [](const std::vector<Interval>& v, const Iteration& it) {
+    return BusyWithin(v, it.start_ns, it.end_ns);
+  };
+  DurationNs gc_excess = 0, sync_excess = 0;
+  for (const Iteration* it : outliers) {
+    gc_excess += std::max<DurationNs>(0, inside(gc, *it) - inside(gc, *typical));
+    sync_excess += std::max<DurationNs>(0, inside(blocking, *it) - inside(blocking, *typical));
+  }
+  const double gc_share = excess > 0 ? static_cast<double>(gc_excess) / excess : 0;
+  const double sync_share = excess > 0 ? static_cast<double>(sync_excess) / excess : 0;
+
+  // A measured cause that holds most of the extra time is named with its size; otherwise the
+  // largest share of the worst outlier's extra time names the likely cause.
   std::string cause;
-  if (d_idle >= d_kernel && d_idle >= d_memop) {
+  if (gc_share >= 0.5) {
+    cause = fmt::format("{} of garbage collection inside them ({:.0f}% of their extra time)",
+                        FormatDuration(gc_excess), 100 * gc_share);
+  } else if (sync_share >= 0.5) {
+    cause = fmt::format(
+        "{} more of the host blocked in synchronize and blocking copy calls inside them ({:.0f}% "
+        "of their extra time)",
+        FormatDuration(sync_excess), 100 * sync_share);
+  } else if (d_idle >= d_kernel && d_idle >= d_memop) {
     cause =
         "GPU idle time grew (the host was late: a sync, a stall, garbage collection, "
         "scheduling, a recompilation or lazy module loading)";
@@ -123,6 +148,16 @@ Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
   f.evidence.push_back({"delta_memops", "Extra copies/sets",
                         worst->launched.memop_count - typical->launched.memop_count, Unit::kCount});
   if (!grown.empty()) f.evidence.push_back({"kernels_grown", "Kernels that grew", grown});
+  if (!gc.empty()) {
+    f.evidence.push_back(
+        {"gc_excess_ns", "Extra garbage collection in the outliers", gc_excess, Unit::kDurationNs});
+    f.evidence.push_back(
+        {"gc_share_pct", "Share of their extra time", 100.0 * gc_share, Unit::kPercent});
+  }
+  if (sync_excess > 0) {
+    f.evidence.push_back({"sync_excess_ns", "Extra host-blocking calls in the outliers",
+                          sync_excess, Unit::kDurationNs});
+  }
 
   std::string list;
   std::vector<const Iteration*> by_wall = outliers;
@@ -137,12 +172,20 @@ Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
   if (by_wall.size() > kListed) list += fmt::format(", and {} more", by_wall.size() - kListed);
   f.where =
       fmt::format("iterations of '{}' (thread {}:{}): {}", set->pattern, set->pid, set->tid, list);
-  f.recommendation =
-      "Look at the worst iteration on the timeline against a typical one. Warm-up iterations "
-      "(autotuning, lazy module loading, graph capture, allocator growth) belong before the "
-      "measured window; recurring stalls point at Python garbage collection (gc.freeze(), "
-      "gc.disable() in the loop), host-side scheduling or synchronization; kernels that grew "
-      "point at changed shapes or batch composition.";
+  if (gc_share >= 0.5) {
+    f.recommendation =
+        "Keep the garbage collector out of the loop: gc.freeze() after warm-up (what TensorRT-LLM "
+        "and vLLM do), raise the generation-0 threshold (gc.set_threshold), or gc.disable() in the "
+        "loop and collect between requests; fewer short-lived Python objects per step (reference "
+        "cycles above all) make each collection shorter.";
+  } else {
+    f.recommendation =
+        "Look at the worst iteration on the timeline against a typical one. Warm-up iterations "
+        "(autotuning, lazy module loading, graph capture, allocator growth) belong before the "
+        "measured window; recurring stalls point at Python garbage collection (gc.freeze(), "
+        "gc.disable() in the loop), host-side scheduling or synchronization; kernels that grew "
+        "point at changed shapes or batch composition.";
+  }
   f.estimated_savings_ns = excess;
   for (const Iteration* it : outliers) f.AddSpan(it->start_ns, it->end_ns);
   f.SortSpans();
