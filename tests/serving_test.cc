@@ -9,6 +9,7 @@
 
 #include "base/file_io.h"
 #include "serving/request_log.h"
+#include "serving/serving_diff.h"
 #include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
 
@@ -299,6 +300,49 @@ TEST(ServingCli, RequestsAloneAndErrors) {
       testing::RunSightline("analyze --requests /nonexistent/r.json -o '" + dir + "/m.json'");
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_FALSE(std::filesystem::exists(dir + "/m.json"));
+}
+
+TEST(ServingDiff, TheGateReadsTheP99LatenciesAndOutputThroughput) {
+  ServingMetrics b, a;
+  b.ttft.p99_ns = 100e6;
+  b.tpot.p99_ns = a.tpot.p99_ns = 20e6;
+  b.itl.p99_ns = a.itl.p99_ns = 25e6;
+  b.output_throughput = a.output_throughput = 1000;
+  a.ttft.p99_ns = 120e6;  // +20%
+  Report report;
+  report.inputs.resize(2);
+  AddServingDiff(b, a, 10.0, report);
+  EXPECT_TRUE(report.gate.failed);
+  EXPECT_NE(report.gate.message.find("TTFT p99 +20.0%"), std::string::npos) << report.gate.message;
+  Report lenient;
+  lenient.inputs.resize(2);
+  AddServingDiff(b, a, 25.0, lenient);
+  EXPECT_FALSE(lenient.gate.failed);
+  // Output throughput falling counts as worse; rising does not.
+  a.ttft.p99_ns = 100e6;
+  a.output_throughput = 800;
+  Report slower;
+  slower.inputs.resize(2);
+  AddServingDiff(b, a, 10.0, slower);
+  EXPECT_TRUE(slower.gate.failed);
+  EXPECT_NE(slower.gate.message.find("output tokens/s -20.0%"), std::string::npos);
+}
+
+TEST(ServingDiff, CliComparesTwoRunsAndRefusesAMix) {
+  const std::string log =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/serving_loop_h100.requests.jsonl";
+  testing::CliResult same =
+      testing::RunSightline("diff '" + kSample + "' '" + kSample + "' --fail-if-slower 0");
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find("Serving: candidate against baseline"), std::string::npos);
+  EXPECT_TRUE(LooksLikeRequestResultsFile(log));
+  EXPECT_TRUE(LooksLikeRequestResultsFile(kSample));
+  const std::string trace =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/llama_decode_h100.pytorch.json.gz";
+  EXPECT_FALSE(LooksLikeRequestResultsFile(trace));
+  testing::CliResult mixed = testing::RunSightline("diff '" + log + "' '" + trace + "'");
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("two serving results"), std::string::npos) << mixed.err;
 }
 
 }  // namespace

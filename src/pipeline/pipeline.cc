@@ -8,6 +8,7 @@
 
 #include "analyses/analysis_context.h"
 #include "importers/importer.h"
+#include "serving/serving_diff.h"
 
 namespace sightline {
 
@@ -142,6 +143,35 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
 
 StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candidate,
                            const AnalyzeOptions& options) {
+  // Two serving runs (request results or request logs) compare as serving metrics.
+  const bool serving_b = LooksLikeRequestResultsFile(baseline);
+  const bool serving_a = LooksLikeRequestResultsFile(candidate);
+  if (serving_b != serving_a) {
+    return InvalidArgumentError(
+        fmt::format("{} is {} but {} is {}: diff compares two traces or two serving results",
+                    baseline, serving_b ? "serving results" : "a trace", candidate,
+                    serving_a ? "serving results" : "a trace"));
+  }
+  if (serving_b) {
+    Report report;
+    report.tool_version = SIGHTLINE_VERSION;
+    ServingMetricsOptions o;
+    o.slo = options.slo;
+    ServingMetrics metrics[2];
+    int side = 0;
+    for (const std::string* path : {&baseline, &candidate}) {
+      ASSIGN_OR_RETURN(RequestResults r, ReadRequestResults(*path));
+      ASSIGN_OR_RETURN(metrics[side], ComputeServingMetrics(r, o));
+      ReportInput& in = report.inputs.emplace_back();
+      in.label = side == 0 ? "baseline" : "candidate";
+      in.path = *path;
+      in.format = r.format;
+      in.producer = r.producer;
+      ++side;
+    }
+    AddServingDiff(metrics[0], metrics[1], options.diff_fail_if_slower_pct, report);
+    return report;
+  }
   TraceSet set;
   set.kind = TraceSetKind::kDiff;
   set.members.resize(2);

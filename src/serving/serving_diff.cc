@@ -1,0 +1,103 @@
+#include "serving/serving_diff.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "base/file_io.h"
+#include "serving/request_log.h"
+
+namespace sightline {
+
+bool LooksLikeRequestResultsFile(const std::string& path) {
+  StatusOr<std::string> head = ReadFilePrefix(path, 4096);
+  if (!head.ok()) return false;
+  if (LooksLikeRequestLog(*head)) return true;
+  const size_t first = head->find_first_not_of(" \t\r\n");
+  return first != std::string::npos && (*head)[first] == '{' &&
+         head->find("\"duration\"") != std::string::npos &&
+         head->find("\"completed\"") != std::string::npos &&
+         head->find("\"traceEvents\"") == std::string::npos;
+}
+
+namespace {
+
+struct Row {
+  std::string metric;
+  double before = 0, after = 0;
+  bool latency = true;  // larger is worse; false: throughput, smaller is worse
+  bool gated = false;
+};
+
+Value Num(double v) { return std::isfinite(v) ? Value(v) : Value(); }
+
+}  // namespace
+
+void AddServingDiff(const ServingMetrics& b, const ServingMetrics& a,
+                    std::optional<double> fail_if_slower_pct, Report& report) {
+  std::vector<Row> rows;
+  auto latency = [&rows](const char* name, const LatencyStats& x, const LatencyStats& y) {
+    rows.push_back({fmt::format("{} p50", name), x.p50_ns, y.p50_ns});
+    rows.push_back({fmt::format("{} p90", name), x.p90_ns, y.p90_ns});
+    rows.push_back({fmt::format("{} p99", name), x.p99_ns, y.p99_ns, true, true});
+  };
+  latency("TTFT", b.ttft, a.ttft);
+  latency("TPOT", b.tpot, a.tpot);
+  latency("ITL", b.itl, a.itl);
+  latency("E2EL", b.e2el, a.e2el);
+  rows.back().gated = false;  // E2EL follows TTFT, TPOT and the output length
+  Section& s = report.AddSection("serving_diff", "Serving: candidate against baseline", -1);
+  s.AddFact("completed_before", "Completed (baseline)", b.completed, Unit::kCount);
+  s.AddFact("completed_after", "Completed (candidate)", a.completed, Unit::kCount);
+  Table& t = s.AddTable("latency", "Latency",
+                        {{"metric", "Metric", Unit::kText},
+                         {"before_ns", "Before", Unit::kDurationNs},
+                         {"after_ns", "After", Unit::kDurationNs},
+                         {"change_pct", "Change", Unit::kPercent},
+                         {"gated", "Gated", Unit::kText}});
+  auto change = [](double before, double after) {
+    return before > 0 ? (after / before - 1) * 100 : std::nan("");
+  };
+  for (const Row& r : rows) {
+    t.rows.push_back({r.metric, Num(r.before), Num(r.after), Num(change(r.before, r.after)),
+                      std::string(r.gated ? "yes" : "")});
+  }
+  Table& th = s.AddTable("throughput", "Throughput (per second)",
+                         {{"metric", "Metric", Unit::kText},
+                          {"before", "Before", Unit::kNumber},
+                          {"after", "After", Unit::kNumber},
+                          {"change_pct", "Change", Unit::kPercent},
+                          {"gated", "Gated", Unit::kText}});
+  const Row output{"output tokens/s", b.output_throughput, a.output_throughput, false, true};
+  const Row requests{"requests/s", b.request_throughput, a.request_throughput, false, false};
+  for (const Row& r : {output, requests}) {
+    th.rows.push_back({r.metric, Num(r.before), Num(r.after), Num(change(r.before, r.after)),
+                       std::string(r.gated ? "yes" : "")});
+  }
+  t.note = "the gate (--fail-if-slower PCT) reads the rows marked gated";
+  if (!fail_if_slower_pct) return;
+  const double limit = *fail_if_slower_pct;
+  Section& g = report.AddSection("serving_gate", "Gate (--fail-if-slower)", -1);
+  g.AddFact("threshold_pct", "Fails when a gated figure worsens by more than", limit,
+            Unit::kPercent);
+  std::string failed;
+  auto check = [&](const Row& r) {
+    if (!r.gated || !(r.before > 0)) return;
+    const double worse = r.latency ? change(r.before, r.after) : -change(r.before, r.after);
+    if (worse > limit) {
+      failed += fmt::format("{}{} {:+.1f}%", failed.empty() ? "" : "; ", r.metric,
+                            change(r.before, r.after));
+    }
+  };
+  for (const Row& r : rows) check(r);
+  check(output);
+  g.AddFact("result", "Result", std::string(failed.empty() ? "pass" : "FAIL"));
+  if (failed.empty()) return;
+  g.notes.push_back("worse than allowed: " + failed);
+  report.gate.failed = true;
+  report.gate.message =
+      fmt::format("serving figures worse than allowed (+{:.1f}%): {}", limit, failed);
+}
+
+}  // namespace sightline

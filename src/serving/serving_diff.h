@@ -1,0 +1,26 @@
+// `sightline diff A B` of two serving runs (request results or request logs): TTFT, TPOT, ITL and
+// E2EL percentiles and throughput side by side, and the CI gate on the p99 latencies and the output
+// throughput (docs/analyses/serving.md, "Diff").
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "report/report.h"
+#include "serving/request_results.h"
+#include "serving/serving_metrics.h"
+
+namespace sightline {
+
+// True when the file looks like serving results rather than a trace: a request log, or a JSON
+// object whose first 4 KiB name a benchmark's "duration" and "completed" and no "traceEvents".
+bool LooksLikeRequestResultsFile(const std::string& path);
+
+// Appends the "serving_diff" section (and "serving_gate" with a threshold) to a report whose inputs
+// 0 and 1 are the baseline and the candidate; sets Report::gate when p99 TTFT, TPOT or ITL grew, or
+// output throughput fell, by more than `fail_if_slower_pct`.
+void AddServingDiff(const ServingMetrics& baseline, const ServingMetrics& candidate,
+                    std::optional<double> fail_if_slower_pct, Report& report);
+
+}  // namespace sightline
