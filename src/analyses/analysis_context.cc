@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyses/idle_gaps.h"
+#include "analyses/threads.h"
 
 namespace sightline {
 namespace {
@@ -279,6 +280,14 @@ StatusOr<const IdleGapsResult*> AnalysisContext::IdleGaps() {
   }
   if (!idle_gaps_->ok()) return idle_gaps_->status();
   return &idle_gaps_->value();
+}
+
+StatusOr<const ThreadsResult*> AnalysisContext::Threads() {
+  if (!threads_) {
+    threads_ = std::make_unique<StatusOr<ThreadsResult>>(ComputeThreads(*this, ThreadsOptions{}));
+  }
+  if (!threads_->ok()) return threads_->status();
+  return &threads_->value();
 }
 
 }  // namespace sightline

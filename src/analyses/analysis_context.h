@@ -22,6 +22,7 @@
 namespace sightline {
 
 struct IdleGapsResult;  // analyses/idle_gaps.h
+struct ThreadsResult;   // analyses/threads.h
 
 // A stretch of the loop the finding rules look at: one iteration of the main iteration set, or,
 // when the trace has no iterations, each device's whole active span (pid = -1: every process).
@@ -100,6 +101,10 @@ class AnalysisContext {
   // "iteration 12 (ProfilerStep#12)" or "whole trace".
   std::string WindowLabel(const LoopWindow& w) const;
 
+  // --- threads -------------------------------------------------------------------------------
+  // The host threads, the launching thread and the GIL (analyses/threads.h).
+  StatusOr<const ThreadsResult*> Threads();
+
   // --- idle gaps ------------------------------------------------------------------------------
   // The idle gaps with options().min_gap_ns (analyses/idle_gaps.h); at least the options().top_n
   // largest gaps are kept with their details.
@@ -137,6 +142,7 @@ class AnalysisContext {
   std::vector<LoopWindow> windows_;
 
   std::unique_ptr<StatusOr<IdleGapsResult>> idle_gaps_;
+  std::unique_ptr<StatusOr<ThreadsResult>> threads_;
 };
 
 // A call that blocks the host until the GPU work it waits for is done: synchronize calls and

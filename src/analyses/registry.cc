@@ -7,6 +7,7 @@
 #include "analyses/memops_summary.h"
 #include "analyses/nvtx_projection.h"
 #include "analyses/overview.h"
+#include "analyses/threads.h"
 
 // Each analysis header declares its Run...Section function; add one line here per analysis. The
 // multi-trace analyses (ranks, diff) are registered in pipeline/registry.cc.
@@ -26,6 +27,8 @@ const std::vector<AnalysisEntry>& Analyses() {
       {"iterations", "loop iterations: wall time, GPU work, outliers", &RunIterationsSection},
       {"nvtx_projection", "GPU time launched inside each NVTX range", &RunNvtxProjectionSection},
       {"idle_gaps", "GPU idle gaps by length and host cause", &RunIdleGapsSection},
+      {"threads", "host threads: launching thread, GIL held and waited, who holds it (GIL traces)",
+       &RunThreadsSection},
       {"findings", "ranked findings with evidence, fix and estimated saving (--no-findings: off)",
        &RunFindings},
   };

@@ -19,6 +19,8 @@ const std::vector<FindingRule>& FindingRules() {
       {"exposed_comm", "communication kernels not overlapped with compute", &RuleExposedComm},
       {"low_utilization", "stretches where a GPU is mostly idle, and what the host did",
        &RuleLowUtilization},
+      {"gil_contention", "the launching thread waits for the Python GIL another thread holds",
+       &RuleGilContention},
   };
   return kRules;
 }

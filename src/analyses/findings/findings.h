@@ -45,6 +45,7 @@ Status RuleSmallGrid(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleKernelChain(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleExposedComm(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleLowUtilization(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleGilContention(AnalysisContext& context, std::vector<Finding>& out);
 // Multi-rank rule: runs once over all inputs (AnalyzeFiles), on the ranks analysis.
 Status RuleStraggler(const RanksResult& ranks, std::vector<Finding>& out);
 
