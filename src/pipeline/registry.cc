@@ -9,9 +9,9 @@ namespace sightline {
 
 const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses() {
   static const std::vector<MultiTraceAnalysisEntry> kAnalyses = {
-      {"ranks", "ranks of one job side by side: busy, communication, waits, straggler",
+      {"ranks", "several traces: the ranks of one job side by side, waits, straggler",
        TraceSetKind::kRanks, &CreateRanksAnalysis},
-      {"serving", "TTFT, TPOT, ITL, E2E latency, throughput, goodput (analyze --requests FILE)",
+      {"serving", "--requests FILE: TTFT, TPOT, ITL, E2E latency, throughput, goodput, tail causes",
        TraceSetKind::kRanks, &CreateServingAnalysis},
       {"diff", "a baseline against a candidate per kernel, category, range, iteration; CI gate",
        TraceSetKind::kDiff, &CreateDiffAnalysis},
