@@ -34,7 +34,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) {
       std::printf(
           "%-18s %s (%s)\n", a.name, a.summary,
-          a.kind == TraceSetKind::kRanks ? "analyze with several traces" : "sightline diff");
+          a.kind == TraceSetKind::kRanks ? "analyze" : "sightline diff");
     }
     return kExitOk;
   }
