@@ -1,6 +1,7 @@
 #include "analyses/analysis.h"
 #include "analyses/api_summary.h"
 #include "analyses/findings/findings.h"
+#include "analyses/gpu_metrics.h"
 #include "analyses/idle_gaps.h"
 #include "analyses/iterations.h"
 #include "analyses/kernel_summary.h"
@@ -27,6 +28,8 @@ const std::vector<AnalysisEntry>& Analyses() {
       {"iterations", "loop iterations: wall time, GPU work, outliers", &RunIterationsSection},
       {"nvtx_projection", "GPU time launched inside each NVTX range", &RunNvtxProjectionSection},
       {"idle_gaps", "GPU idle gaps by length and host cause", &RunIdleGapsSection},
+      {"gpu_metrics", "sampled GPU metrics (SMs active, tensor, DRAM) while busy and idle",
+       &RunGpuMetricsSection},
       {"threads", "host threads: launching thread, GIL held and waited, who holds it (GIL traces)",
        &RunThreadsSection},
       {"findings", "ranked findings with evidence, fix and estimated saving (--no-findings: off)",

@@ -31,6 +31,10 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "--cuda-graph-trace=node, sightline record --cuda-graph-trace node)"},
 
     // Nsight Systems.
+    {kGpuMetricsNotRead, "gpu_metrics_not_read", kInfo,
+     "GPU metric samples of metrics this version does not read (only the [Throughput %] metrics "
+     "and "
+     "the clock frequencies are read)"},
     {kNsysSchemaVersionUnknown, "nsys_schema_version_unknown", kWarning,
      "the export does not state its schema version (no EXPORT_SCHEMA_VERSION in "
      "META_DATA_EXPORT); read as the supported schema, checking each table and column"},

@@ -23,6 +23,7 @@ enum class DiagCode : uint16_t {
   kAmbiguousCorrelation,
   kRangeNotNested,
   kWholeGraphRuns,
+  kGpuMetricsNotRead,
   // Nsight Systems SQLite importer.
   kNsysSchemaVersionUnknown,
   kNsysSchemaVersionUntested,

@@ -164,6 +164,25 @@ struct RangeTable {
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
 };
 
+// Sampled GPU metrics (nsys --gpu-metrics-devices): one row per sample of one metric on one device.
+// A sample covers [time_ns, the next sample of the same metric and device). Metrics are
+// device-wide: other processes on the GPU count too.
+struct CounterTable {
+  std::vector<TimeNs> time_ns;
+  std::vector<int32_t> device;
+  std::vector<StringId> name;  // "SMs Active [Throughput %]": the unit is in the name
+  std::vector<double> value;
+
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(time_ns);
+    f(device);
+    f(name);
+    f(value);
+  }
+  size_t size() const { return time_ns.size(); }
+};
+
 struct DeviceInfo {
   int32_t id = -1;
   std::string name;
@@ -209,6 +228,7 @@ struct Trace {
   MemOpTable memops;
   ApiCallTable api_calls;
   RangeTable ranges;
+  CounterTable counters;            // sorted by time; not part of the trace's span
   std::vector<DeviceInfo> devices;  // sorted by id
   std::vector<ProcessInfo> processes;
   std::vector<ThreadInfo> threads;

@@ -247,6 +247,16 @@ void TraceBuilder::SortTables() {
   sort_table(trace_.memops);
   sort_table(trace_.api_calls);
   sort_table(trace_.ranges);
+  {
+    CounterTable& c = trace_.counters;
+    if (!std::is_sorted(c.time_ns.begin(), c.time_ns.end())) {
+      std::vector<uint32_t> perm(c.size());
+      for (uint32_t i = 0; i < perm.size(); ++i) perm[i] = i;
+      std::stable_sort(perm.begin(), perm.end(),
+                       [&](uint32_t x, uint32_t y) { return c.time_ns[x] < c.time_ns[y]; });
+      c.ForEachColumn([&](auto& column) { Permute(column, perm); });
+    }
+  }
   std::sort(trace_.devices.begin(), trace_.devices.end(),
             [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
   std::sort(trace_.processes.begin(), trace_.processes.end(),
@@ -365,6 +375,14 @@ void TraceBuilder::ComputeSpan() {
   if (lo == INT64_MAX) lo = hi = 0;
   trace_.begin_ns_ = lo;
   trace_.end_ns_ = hi;
+}
+
+void TraceBuilder::AddCounter(TimeNs time_ns, int32_t device, StringId name, double value) {
+  CounterTable& c = trace_.counters;
+  c.time_ns.push_back(time_ns);
+  c.device.push_back(device);
+  c.name.push_back(name);
+  c.value.push_back(value);
 }
 
 Trace TraceBuilder::Finish() {

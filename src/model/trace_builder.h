@@ -57,6 +57,7 @@ class TraceBuilder {
   void AddMemOp(const MemOpRow& row);
   void AddApiCall(const ApiCallRow& row);
   void AddRange(const RangeRow& row);
+  void AddCounter(TimeNs time_ns, int32_t device, StringId name, double value);
   void AddDevice(const DeviceInfo& device);  // a second device with the same id replaces the first
   void AddProcess(const ProcessInfo& process);
   void AddThread(const ThreadInfo& thread);

@@ -97,5 +97,7 @@ Status ImportNsysGraphTraces(NsysContext& ctx);
 Status ReadNsysDevices(NsysContext& ctx);
 // PROCESSES and ThreadNames -> processes and threads, for those in ctx.seen.
 Status ReadNsysProcessesAndThreads(NsysContext& ctx);
+// GPU_METRICS (nsys_gpu_metrics.cc).
+Status ReadNsysGpuMetrics(NsysContext& ctx);
 
 }  // namespace sightline

@@ -1,0 +1,40 @@
+// GPU metrics: what the SMs did between kernel boundaries, from the samples nsys takes with
+// --gpu-metrics-devices (SMs active, SM issue, tensor-core activity, DRAM bandwidth, PCIe, clocks):
+// per device and metric, the distribution of the samples, and their mean while the device had work
+// on the timeline against while it had none. Metrics are device-wide (other processes count too).
+// Input: one AnalysisContext. docs/analyses/gpu_metrics.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "base/status.h"
+#include "report/report.h"
+
+namespace sightline {
+
+struct GpuMetricsOptions {};
+
+struct GpuMetricRow {
+  int32_t device = -1;
+  StringId name;
+  int64_t samples = 0;
+  double mean = 0, p50 = 0, p90 = 0, max = 0;
+  int64_t busy_samples = 0;  // samples taken while the device's busy union covered their time
+  double mean_busy = 0, mean_idle = 0;
+};
+
+struct GpuMetricsResult {
+  std::vector<GpuMetricRow> rows;   // by device, then in the order metrics first appear
+  DurationNs sample_period_ns = 0;  // median interval between samples of one metric
+};
+
+StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
+                                             const GpuMetricsOptions& options);
+
+// Registry entry: the "gpu_metrics" section, when the trace has samples.
+Status RunGpuMetricsSection(AnalysisContext& context, int input, Report& report);
+
+}  // namespace sightline
