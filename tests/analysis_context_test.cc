@@ -150,7 +150,7 @@ TEST(Registries, EveryAnalysisHasANameAndTheMultiTraceOnesAreRegistered) {
   for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"overview", "kernel_summary", "api_summary",
                                              "memops_summary", "iterations", "nvtx_projection",
-                                             "idle_gaps", "gpu_metrics", "threads", "findings", "ranks", "serving", "diff"}));
+                                             "idle_gaps", "gpu_metrics", "memory", "threads", "findings", "ranks", "serving", "diff"}));
 }
 
 TEST(Pipeline, DiffRunsThroughTheRegistryAndCarriesTheGate) {

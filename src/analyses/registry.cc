@@ -5,6 +5,7 @@
 #include "analyses/idle_gaps.h"
 #include "analyses/iterations.h"
 #include "analyses/kernel_summary.h"
+#include "analyses/memory.h"
 #include "analyses/memops_summary.h"
 #include "analyses/nvtx_projection.h"
 #include "analyses/overview.h"
@@ -30,6 +31,8 @@ const std::vector<AnalysisEntry>& Analyses() {
       {"idle_gaps", "GPU idle gaps by length and host cause", &RunIdleGapsSection},
       {"gpu_metrics", "sampled GPU metrics (SMs active, tensor, DRAM) while busy and idle",
        &RunGpuMetricsSection},
+      {"memory", "GPU memory: peak of the trace's allocations, what held it, headroom",
+       &RunMemorySection},
       {"threads", "host threads: launching thread, GIL held and waited, who holds it (GIL traces)",
        &RunThreadsSection},
       {"findings", "ranked findings with evidence, fix and estimated saving (--no-findings: off)",

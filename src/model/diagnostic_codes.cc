@@ -35,6 +35,9 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "GPU metric samples of metrics this version does not read (only the [Throughput %] metrics "
      "and "
      "the clock frequencies are read)"},
+    {kNsysMemoryEventUnusable, "nsys_memory_event_unusable", kWarning,
+     "GPU memory usage events with NULLs in required columns, a negative size or an unknown "
+     "operation; dropped"},
     {kNsysSchemaVersionUnknown, "nsys_schema_version_unknown", kWarning,
      "the export does not state its schema version (no EXPORT_SCHEMA_VERSION in "
      "META_DATA_EXPORT); read as the supported schema, checking each table and column"},

@@ -24,6 +24,7 @@ enum class DiagCode : uint16_t {
   kRangeNotNested,
   kWholeGraphRuns,
   kGpuMetricsNotRead,
+  kNsysMemoryEventUnusable,
   // Nsight Systems SQLite importer.
   kNsysSchemaVersionUnknown,
   kNsysSchemaVersionUntested,

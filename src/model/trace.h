@@ -164,6 +164,32 @@ struct RangeTable {
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
 };
 
+// GPU memory allocations and frees (nsys --cuda-memory-usage=true): one row per event, in time
+// order. `bytes` is signed: + allocated, − freed. What the trace shows only: memory allocated
+// before the capture, by other processes, or inside a caching allocator's blocks is not here.
+struct MemoryEventTable {
+  std::vector<TimeNs> time_ns;
+  std::vector<int32_t> device, pid;
+  std::vector<int64_t> bytes;
+  std::vector<uint64_t> address;
+  std::vector<MemoryKind> kind;
+  std::vector<int64_t> correlation;  // the allocating or freeing API call's; -1 none
+  std::vector<StringId> name;        // static allocations: the symbol; else empty
+
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(time_ns);
+    f(device);
+    f(pid);
+    f(bytes);
+    f(address);
+    f(kind);
+    f(correlation);
+    f(name);
+  }
+  size_t size() const { return time_ns.size(); }
+};
+
 // Sampled GPU metrics (nsys --gpu-metrics-devices): one row per sample of one metric on one device.
 // A sample covers [time_ns, the next sample of the same metric and device). Metrics are
 // device-wide: other processes on the GPU count too.
@@ -229,6 +255,7 @@ struct Trace {
   ApiCallTable api_calls;
   RangeTable ranges;
   CounterTable counters;            // sorted by time; not part of the trace's span
+  MemoryEventTable memory_events;   // sorted by time; not part of the trace's span
   std::vector<DeviceInfo> devices;  // sorted by id
   std::vector<ProcessInfo> processes;
   std::vector<ThreadInfo> threads;

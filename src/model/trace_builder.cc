@@ -247,16 +247,17 @@ void TraceBuilder::SortTables() {
   sort_table(trace_.memops);
   sort_table(trace_.api_calls);
   sort_table(trace_.ranges);
-  {
-    CounterTable& c = trace_.counters;
-    if (!std::is_sorted(c.time_ns.begin(), c.time_ns.end())) {
-      std::vector<uint32_t> perm(c.size());
-      for (uint32_t i = 0; i < perm.size(); ++i) perm[i] = i;
-      std::stable_sort(perm.begin(), perm.end(),
-                       [&](uint32_t x, uint32_t y) { return c.time_ns[x] < c.time_ns[y]; });
-      c.ForEachColumn([&](auto& column) { Permute(column, perm); });
-    }
-  }
+  // Samples and memory events: by time, ties in arrival order.
+  auto sort_by_time = [](auto& table) {
+    if (std::is_sorted(table.time_ns.begin(), table.time_ns.end())) return;
+    std::vector<uint32_t> perm(table.size());
+    for (uint32_t i = 0; i < perm.size(); ++i) perm[i] = i;
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&](uint32_t x, uint32_t y) { return table.time_ns[x] < table.time_ns[y]; });
+    table.ForEachColumn([&](auto& column) { Permute(column, perm); });
+  };
+  sort_by_time(trace_.counters);
+  sort_by_time(trace_.memory_events);
   std::sort(trace_.devices.begin(), trace_.devices.end(),
             [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
   std::sort(trace_.processes.begin(), trace_.processes.end(),
@@ -375,6 +376,18 @@ void TraceBuilder::ComputeSpan() {
   if (lo == INT64_MAX) lo = hi = 0;
   trace_.begin_ns_ = lo;
   trace_.end_ns_ = hi;
+}
+
+void TraceBuilder::AddMemoryEvent(const MemoryEventRow& row) {
+  MemoryEventTable& m = trace_.memory_events;
+  m.time_ns.push_back(row.time_ns);
+  m.device.push_back(row.device);
+  m.pid.push_back(row.pid);
+  m.bytes.push_back(row.bytes);
+  m.address.push_back(row.address);
+  m.kind.push_back(row.kind);
+  m.correlation.push_back(row.correlation);
+  m.name.push_back(row.name);
 }
 
 void TraceBuilder::AddCounter(TimeNs time_ns, int32_t device, StringId name, double value) {

@@ -58,6 +58,16 @@ class TraceBuilder {
   void AddApiCall(const ApiCallRow& row);
   void AddRange(const RangeRow& row);
   void AddCounter(TimeNs time_ns, int32_t device, StringId name, double value);
+  struct MemoryEventRow {
+    TimeNs time_ns = 0;
+    int32_t device = -1, pid = -1;
+    int64_t bytes = 0;  // + allocated, − freed
+    uint64_t address = 0;
+    MemoryKind kind = MemoryKind::kUnknown;
+    int64_t correlation = -1;
+    StringId name;
+  };
+  void AddMemoryEvent(const MemoryEventRow& row);
   void AddDevice(const DeviceInfo& device);  // a second device with the same id replaces the first
   void AddProcess(const ProcessInfo& process);
   void AddThread(const ThreadInfo& thread);

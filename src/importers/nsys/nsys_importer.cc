@@ -150,6 +150,7 @@ StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) 
   RETURN_IF_ERROR(ReadNsysDevices(ctx));
   RETURN_IF_ERROR(ReadNsysProcessesAndThreads(ctx));
   RETURN_IF_ERROR(ReadNsysGpuMetrics(ctx));
+  RETURN_IF_ERROR(ReadNsysMemoryUsage(ctx));
   RETURN_IF_ERROR(strings.status());
 
   Diagnostics& d = builder.diagnostics();

@@ -99,5 +99,7 @@ Status ReadNsysDevices(NsysContext& ctx);
 Status ReadNsysProcessesAndThreads(NsysContext& ctx);
 // GPU_METRICS (nsys_gpu_metrics.cc).
 Status ReadNsysGpuMetrics(NsysContext& ctx);
+// CUDA_GPU_MEMORY_USAGE_EVENTS (nsys_memory_usage.cc).
+Status ReadNsysMemoryUsage(NsysContext& ctx);
 
 }  // namespace sightline

@@ -1,0 +1,53 @@
+// GPU memory allocations of an nsys export (--cuda-memory-usage=true):
+// CUDA_GPU_MEMORY_USAGE_EVENTS(start, globalPid, deviceId, address, bytes, memKind,
+// memoryOperationType, name, correlationId). memoryOperationType 0 (allocation) -> +bytes,
+// 1 (deallocation) -> -bytes (ENUM_CUDA_DEV_MEM_EVENT_OPER); memKind as for copies; name: the
+// symbol of a static allocation. Rows with NULLs in the required columns or another operation type
+// are dropped and counted (nsys_memory_event_unusable).
+#include "importers/nsys/nsys_tables.h"
+
+namespace sightline {
+
+Status ReadNsysMemoryUsage(NsysContext& ctx) {
+  static const std::string kTable = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+  if (!ctx.db.HasTable(kTable)) return Status::Ok();
+  static constexpr NsysColumn kColumns[] = {{"start", true},
+                                            {"globalPid"},
+                                            {"deviceId", true},
+                                            {"address"},
+                                            {"bytes", true},
+                                            {"memKind"},
+                                            {"memoryOperationType", true},
+                                            {"name"},
+                                            {"correlationId"}};
+  ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kTable, kColumns));
+  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
+  int64_t unusable = 0;
+  while (stmt.Step()) {
+    if (stmt.IsNull(0) || stmt.IsNull(2) || stmt.IsNull(4) || stmt.IsNull(6)) {
+      ++unusable;
+      continue;
+    }
+    const int64_t op = stmt.Int64(6);
+    const int64_t bytes = stmt.Int64(4);
+    if ((op != 0 && op != 1) || bytes < 0) {
+      ++unusable;
+      continue;
+    }
+    TraceBuilder::MemoryEventRow row;
+    row.time_ns = stmt.Int64(0);
+    row.pid = stmt.IsNull(1) ? -1 : NsysPidOf(stmt.Int64(1));
+    row.device = stmt.Int32(2);
+    row.address = stmt.IsNull(3) ? 0 : static_cast<uint64_t>(stmt.Int64(3));
+    row.bytes = op == 0 ? bytes : -bytes;
+    row.kind = stmt.IsNull(5) ? MemoryKind::kUnknown : ctx.enums.MemoryKindOf(stmt.Int64(5));
+    if (!stmt.IsNull(7) && !stmt.Text(7).empty()) row.name = ctx.builder.Intern(stmt.Text(7));
+    row.correlation = stmt.Int64Or(8, -1);
+    ctx.builder.AddMemoryEvent(row);
+  }
+  RETURN_IF_ERROR(stmt.status());
+  if (unusable > 0) ctx.builder.diagnostics().Add(DiagCode::kNsysMemoryEventUnusable, unusable);
+  return Status::Ok();
+}
+
+}  // namespace sightline
