@@ -302,6 +302,32 @@ TEST(ServingCli, RequestsAloneAndErrors) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/m.json"));
 }
 
+TEST(ServingMetrics, SteadyStateIsTheLongestStretchNearPeakConcurrency) {
+  // Five requests sent 0.1 s apart, each 2 s long: 5 are active from 0.4 s to 2.0 s.
+  RequestResults r;
+  r.path = "synthetic";
+  r.duration_s = 2.4;
+  for (int i = 0; i < 5; ++i) {
+    RequestRecord& q = r.requests.emplace_back();
+    q.start_s = 0.1 * i;
+    q.ttft_s = 0.1;
+    q.latency_s = 2.0;
+    q.output_tokens = 20;
+    q.itl_s.assign(19, 0.1);  // the last token at start + 2.0
+  }
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(r, {});
+  ASSERT_TRUE(m.ok());
+  const SteadyState& st = m->steady;
+  ASSERT_TRUE(st.found);
+  EXPECT_EQ(st.peak_active, 5);
+  EXPECT_EQ(st.threshold, 5);
+  EXPECT_NEAR(st.start_s, 0.4, 1e-9);
+  EXPECT_NEAR(st.end_s, 2.0, 1e-9);
+  EXPECT_EQ(st.requests, 1);  // only the last one started inside
+  EXPECT_EQ(st.ttft.n, 1);
+  EXPECT_GT(st.itl.n, 50);
+}
+
 TEST(ServingDiff, TheGateReadsTheP99LatenciesAndOutputThroughput) {
   ServingMetrics b, a;
   b.ttft.p99_ns = 100e6;

@@ -162,6 +162,65 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
         m.requests > 0 ? 100.0 * static_cast<double>(m.good_requests) / m.requests : 0;
   }
 
+  // Steady state: active requests over time (completed ones, [start, start + E2EL)).
+  {
+    std::vector<std::pair<double, int>> events;
+    for (const RequestRecord& q : results.requests) {
+      if (!q.success) continue;
+      events.push_back({q.start_s, +1});
+      events.push_back({q.start_s + q.latency_s, -1});
+    }
+    std::sort(events.begin(), events.end());  // at equal times, -1 before +1
+    int64_t active = 0, peak = 0;
+    for (const auto& [t, d] : events) peak = std::max(peak, active += d);
+    SteadyState& st = m.steady;
+    st.peak_active = peak;
+    st.threshold = static_cast<int64_t>(std::ceil(0.9 * static_cast<double>(peak)));
+    if (peak >= 2) {
+      active = 0;
+      double open = -1, best = -1;
+      for (size_t i = 0; i < events.size(); ++i) {
+        active += events[i].second;
+        const bool last_at_time = i + 1 == events.size() || events[i + 1].first != events[i].first;
+        if (!last_at_time) continue;
+        if (active >= st.threshold && open < 0) open = events[i].first;
+        if (active < st.threshold && open >= 0) {
+          if (events[i].first - open > best) {
+            best = events[i].first - open;
+            st.start_s = open;
+            st.end_s = events[i].first;
+          }
+          open = -1;
+        }
+      }
+      st.found = best > 0;
+    }
+    if (st.found) {
+      std::vector<double> ttft, itl;
+      int64_t tokens = 0;
+      for (const RequestRecord& q : results.requests) {
+        if (!q.success) continue;
+        if (q.start_s >= st.start_s && q.start_s < st.end_s) {
+          ++st.requests;
+          ttft.push_back(q.ttft_s * kNsPerSecond);
+        }
+        double t = q.start_s + q.ttft_s;  // the first chunk
+        const int64_t first_tokens = q.itl_s.empty() ? q.output_tokens : 1;
+        if (t >= st.start_s && t < st.end_s) tokens += first_tokens;
+        for (double g : q.itl_s) {
+          t += g;
+          if (t >= st.start_s && t < st.end_s) {
+            itl.push_back(g * kNsPerSecond);
+            ++tokens;  // one token per chunk after the first (per-chunk counts are not kept)
+          }
+        }
+      }
+      st.ttft = ComputeLatencyStats(ttft);
+      st.itl = ComputeLatencyStats(itl);
+      st.output_throughput = static_cast<double>(tokens) / (st.end_s - st.start_s);
+    }
+  }
+
   // Prefill interference: which ITL gaps span an iteration that ran some request's prefill.
   if (!results.prefill_iterations.empty()) {
     const std::vector<int64_t>& prefills = results.prefill_iterations;
@@ -276,10 +335,22 @@ void AddServingSection(const RequestResults& results, const ServingMetrics& m, R
   row("ITL", m.itl);
   row("E2EL", m.e2el);
   if (m.queue.n > 0) row("Queue", m.queue);
+  if (m.steady.found) {
+    row("TTFT steady", m.steady.ttft);
+    row("ITL steady", m.steady.itl);
+    s.AddFact("steady_state_ns", "Steady state (>= 90% of peak concurrency)",
+              (m.steady.end_s - m.steady.start_s) * kNsPerSecond, Unit::kDurationNs);
+    s.AddFact("steady_state_concurrency", "Concurrency there (peak)",
+              fmt::format(">= {} ({})", m.steady.threshold, m.steady.peak_active));
+    s.AddFact("steady_state_output_throughput_per_s", "Output token throughput there (tok/s)",
+              m.steady.output_throughput, Unit::kNumber);
+  }
   t.note = fmt::format(
       "TTFT from {} to its first token; TPOT = (E2EL - TTFT) / (output tokens - 1), requests "
       "with more than one output token; ITL = each gap between streamed chunks; E2EL = to the "
-      "last token{}. Completed requests only. Std is the population standard deviation and "
+      "last token{}; steady = inside the steady state (TTFT: requests that started there; ITL: "
+      "gaps "
+      "ending there). Completed requests only. Std is the population standard deviation and "
       "percentiles interpolate linearly (numpy's defaults, as the benchmark clients).",
       results.ttft_from.empty() ? "the request's start" : results.ttft_from,
       m.queue.n > 0 ? "; Queue = received to first scheduled" : "");

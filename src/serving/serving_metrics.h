@@ -59,6 +59,18 @@ struct PrefillInterference {
   double stall_ns = 0;  // their total length
 };
 
+// The steady state: the longest stretch during which at least ceil(0.9 x peak) requests are active
+// (between being sent / received and their last token), leaving out ramp-up and drain.
+struct SteadyState {
+  bool found = false;
+  double start_s = 0, end_s = 0;  // on the results' clock
+  int64_t peak_active = 0, threshold = 0;
+  int64_t requests = 0;          // completed requests that started inside it
+  LatencyStats ttft;             // of those requests
+  LatencyStats itl;              // gaps that end inside it
+  double output_throughput = 0;  // tokens emitted inside it / its length, per second
+};
+
 struct ServingMetrics {
   int64_t requests = 0, completed = 0, failed = 0;
   int64_t input_tokens = 0, output_tokens = 0;  // of the completed requests
@@ -74,6 +86,7 @@ struct ServingMetrics {
   std::vector<ReportedCheck> checks;
   int64_t mismatches = 0;
   PrefillInterference prefill;
+  SteadyState steady;
 };
 
 // Finding "prefill_interference" (docs/analyses/findings.md) when prefills make the ITL tail; none
