@@ -92,7 +92,8 @@ TEST(IterationLogJoin, ByCounterInTheRangeNames) {
   const IterationLog log =
       Parse(Line(5, 100, ",\"latency_ns\":90,\"generated_tokens\":8") +
             Line(7, 100, ",\"latency_ns\":40,\"generated_tokens\":8") + Line(9, 100));
-  const IterationLogJoin join = JoinIterationLog(*Ctx(t), log);
+  const auto context = Ctx(t);  // the join points into its iterations: keep it alive
+  const IterationLogJoin join = JoinIterationLog(*context, log);
   EXPECT_EQ(join.method, IterationLogJoinMethod::kIterationCounter);
   EXPECT_EQ(join.log_entries, 3);
   EXPECT_EQ(join.unmatched_trace, 1);
@@ -156,7 +157,8 @@ TEST(IterationLogJoin, ByMonotonicTimestampWithoutIterationRanges) {
             Line(2, 1,
                  ",\"timestamp_ns\":1700000000000002000,\"begin_monotonic_ns\":90000,"
                  "\"end_monotonic_ns\":91000,\"latency_ns\":1000"));
-  const IterationLogJoin join = JoinIterationLog(*Ctx(t), log);
+  const auto context = Ctx(t);  // the join points into its iterations: keep it alive
+  const IterationLogJoin join = JoinIterationLog(*context, log);
   EXPECT_EQ(join.method, IterationLogJoinMethod::kMonotonic);
   ASSERT_EQ(join.rows.size(), 2u);  // iteration 2 lies outside the trace
   EXPECT_EQ(join.rows[0].kernels, 2);

@@ -322,7 +322,7 @@ TEST(OccupancyAdvice, WavesAndTail) {
 
 TEST(OccupancyAdvice, Sweeps) {
   const GpuArch a = Arch("sm_90");
-  std::vector<SweepRow> rows = SweepOccupancy(a, {256, 64, 0, 0, -1}, SweepKind::kBlockSize);
+  std::vector<OccupancySweepRow> rows = SweepOccupancy(a, {256, 64, 0, 0, -1}, SweepKind::kBlockSize);
   ASSERT_EQ(rows.size(), 32u);
   EXPECT_EQ(rows.front().value, 32);
   EXPECT_EQ(rows.back().value, 1024);
@@ -331,7 +331,7 @@ TEST(OccupancyAdvice, Sweeps) {
   EXPECT_EQ(rows.front().value, 16);
   EXPECT_EQ(rows.back().value, 255);
   bool has_40 = false, some_invalid = false;
-  for (const SweepRow& r : rows) {
+  for (const OccupancySweepRow& r : rows) {
     has_40 |= r.value == 40;
     some_invalid |= !r.valid;
   }

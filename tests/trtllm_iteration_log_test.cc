@@ -150,7 +150,8 @@ TEST(TrtllmIterationLog, JoinsByCounterAndComparesPrefillWithDecode) {
             std::to_string(i % 2 == 0 ? 1 : 0) + ", 'num_ctx_tokens': 0}\n";
   }
   const IterationLog log = Parse(text);
-  const IterationLogJoin join = JoinIterationLog(*Ctx(t), log);
+  const auto context = Ctx(t);  // the join points into its iterations: keep it alive
+  const IterationLogJoin join = JoinIterationLog(*context, log);
   EXPECT_EQ(join.method, IterationLogJoinMethod::kIterationCounter);
   ASSERT_EQ(join.rows.size(), 4u);
   Section s;

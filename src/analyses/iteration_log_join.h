@@ -42,7 +42,8 @@ struct IterationLogJoin {
 };
 
 // Joins to the context's iterations; without any (or with an invalid regex) the timestamp join
-// is tried.
+// is tried. The join points into the context's iterations (IterationLogJoin::set): the context must
+// outlive it.
 IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& log);
 
 // Adds facts and an "iteration_log" table (at most `top_n` rows) to `section`; when the log says

@@ -171,7 +171,7 @@ std::vector<OccupancyChange> SuggestOccupancyChanges(const GpuArch& arch, const 
   return out;
 }
 
-std::vector<SweepRow> SweepOccupancy(const GpuArch& arch, const OccupancyInput& in,
+std::vector<OccupancySweepRow> SweepOccupancy(const GpuArch& arch, const OccupancyInput& in,
                                      SweepKind kind) {
   std::vector<int> values;
   if (kind == SweepKind::kBlockSize) {
@@ -184,11 +184,11 @@ std::vector<SweepRow> SweepOccupancy(const GpuArch& arch, const OccupancyInput& 
   }
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
-  std::vector<SweepRow> rows;
+  std::vector<OccupancySweepRow> rows;
   for (int v : values) {
     OccupancyInput m = in;
     (kind == SweepKind::kBlockSize ? m.block_size : m.registers_per_thread) = v;
-    SweepRow row;
+    OccupancySweepRow row;
     row.value = v;
     StatusOr<OccupancyResult> r = ComputeOccupancy(arch, m);
     row.valid = r.ok();

@@ -44,7 +44,7 @@ std::vector<OccupancyChange> SuggestOccupancyChanges(const GpuArch& arch, const 
 
 enum class SweepKind { kBlockSize, kRegisters };
 
-struct SweepRow {
+struct OccupancySweepRow {
   int value = 0;  // the block size or register count of this row
   bool valid = false;
   std::string error;  // why the configuration cannot launch, when !valid
@@ -53,6 +53,6 @@ struct SweepRow {
 
 // Block sizes 32..1024 in steps of 32, or registers 16..255 in steps of 8 (and the input's own
 // value), everything else as in `in`.
-std::vector<SweepRow> SweepOccupancy(const GpuArch& arch, const OccupancyInput& in, SweepKind kind);
+std::vector<OccupancySweepRow> SweepOccupancy(const GpuArch& arch, const OccupancyInput& in, SweepKind kind);
 
 }  // namespace sightline

@@ -139,7 +139,7 @@ void AddSweepSection(Report& report, const ResolvedGpu& gpu, const OccupancyInpu
                          {"theoretical_active_warps_per_sm", "Warps/SM", Unit::kCount},
                          {"theoretical_occupancy_pct", "Occupancy", Unit::kPercent},
                          {"limiting_factor", "Limited by", Unit::kText}});
-  for (const SweepRow& row : SweepOccupancy(gpu.arch, in, kind)) {
+  for (const OccupancySweepRow& row : SweepOccupancy(gpu.arch, in, kind)) {
     const OccupancyResult& r = row.result;
     if (!row.valid) {
       t.rows.push_back({int64_t{row.value},
