@@ -127,6 +127,65 @@ TEST(AnalysisContext, BlockingCallsArePerProcessAndMerged) {
   EXPECT_TRUE(context.BlockingCalls(300).empty());
 }
 
+TEST(AnalysisContext, LaunchingThreadsPerProcessMostLaunchesFirst) {
+  const Trace t = TraceFixture()
+                      .Launch("a", 0, 1, 2, 3, {}, {100, 101})
+                      .Launch("b", 4, 5, 6, 7, {}, {100, 102})
+                      .Launch("c", 8, 9, 10, 11, {}, {100, 102})
+                      .Launch("d", 12, 13, 14, 15, {}, {200, 201})
+                      .Api("cudaMalloc", 20, 30, ApiKind::kRuntime, {100, 103})
+                      .Build();
+  AnalysisContext context(t);
+  const std::vector<LaunchingThread>& p100 = context.LaunchingThreads(100);
+  ASSERT_EQ(p100.size(), 2u);  // thread 103 only allocates
+  EXPECT_EQ(p100[0].tid, 102);
+  EXPECT_EQ(p100[0].launches, 2);
+  EXPECT_EQ(p100[1].tid, 101);
+  EXPECT_EQ(context.LaunchingThreads(-1).size(), 3u);
+  EXPECT_EQ(context.MainLaunchingThread().tid, 102);
+  EXPECT_EQ(context.MainLaunchingThread(200).tid, 201);
+  EXPECT_EQ(context.MainLaunchingThread(300).tid, -1);
+}
+
+TEST(AnalysisContext, GilUnionsPerThreadAndGcByProcess) {
+  const Trace t = TraceFixture()
+                      .Gil(GilState::kHeld, 0, 10, {100, 101})
+                      .Gil(GilState::kHeld, 5, 20, {100, 101})
+                      .Gil(GilState::kWaited, 10, 30, {100, 102})
+                      .Gil(GilState::kHeld, 30, 40, {100, 102})
+                      .Gc(50, 60, {100, 101})
+                      .Gc(55, 70, {100, 102})  // another thread of the process: merged by time
+                      .Gc(100, 110, {200, 200})
+                      .Build();
+  AnalysisContext context(t);
+  EXPECT_TRUE(context.HasGil());
+  EXPECT_EQ(context.GilHeld(100, 101), (std::vector<Interval>{{0, 20}}));
+  EXPECT_TRUE(context.GilWaited(100, 101).empty());
+  EXPECT_EQ(context.GilWaited(100, 102), (std::vector<Interval>{{10, 30}}));
+  EXPECT_EQ(context.GilHeld(100, 102), (std::vector<Interval>{{30, 40}}));
+  EXPECT_TRUE(context.GilHeld(300, 300).empty());
+  EXPECT_EQ(context.GilThreads().size(), 2u);
+  EXPECT_EQ(context.GcIntervals(100), (std::vector<Interval>{{50, 70}}));
+  EXPECT_EQ(context.GcIntervals(-1), (std::vector<Interval>{{50, 70}, {100, 110}}));
+}
+
+TEST(TraceBuilder, ThreadRolesAndTheGilTable) {
+  TraceFixture f;
+  f.Thread(100, 100, "python3").Thread(100, 101, "NSys PySampling").Thread(100, 102, "worker");
+  f.Launch("gemm", 0, 5, 10, 20, {}, {100, 100});
+  f.Gil(GilState::kWaited, 30, 40, {100, 100}).Gil(GilState::kHeld, 0, 30, {100, 101});
+  const Trace t = f.Build();
+  ASSERT_EQ(t.threads.size(), 3u);
+  EXPECT_EQ(t.threads[0].role, ThreadRole::kLaunching);
+  EXPECT_EQ(t.threads[1].role, ThreadRole::kProfiler);
+  EXPECT_EQ(t.threads[2].role, ThreadRole::kOther);
+  ASSERT_EQ(t.gil.size(), 2u);
+  EXPECT_EQ(t.gil.start_ns[0], 0);  // sorted by start
+  EXPECT_EQ(t.gil.state[0], GilState::kHeld);
+  EXPECT_EQ(t.end_ns(), 40);  // part of the span
+  EXPECT_EQ(t.ranges.size(), 0u);
+}
+
 TEST(Statistics, MedianIsTheMeanOfTheMiddleTwoForAnEvenCount) {
   EXPECT_EQ(Median(std::vector<int64_t>{}), 0);
   EXPECT_EQ(Median(std::vector<int64_t>{7}), 7);

@@ -33,12 +33,9 @@ Trace GilTrace(DurationNs wait_ns) {
   for (int i = 0; i < 10; ++i) {
     f.Range("step " + std::to_string(i), t, t + 1'000'000, RangeKind::kNvtxPushPop, kMain);
     f.Launch("gemm", t + 10'000, t + 20'000, t + 20'000, t + 300'000, {}, kMain);
-    f.Range("Waiting for GIL", t + 400'000, t + 400'000 + wait_ns, RangeKind::kNvtxPushPop, kMain,
-            "GIL Trace");
-    f.Range("Holding GIL", t + 390'000, t + 400'000 + wait_ns, RangeKind::kNvtxPushPop, kResponder,
-            "GIL Trace");
-    f.Range("Holding GIL", t + 950'000, t + 960'000, RangeKind::kNvtxPushPop, kSampler,
-            "GIL Trace");
+    f.Gil(GilState::kWaited, t + 400'000, t + 400'000 + wait_ns, kMain);
+    f.Gil(GilState::kHeld, t + 390'000, t + 400'000 + wait_ns, kResponder);
+    f.Gil(GilState::kHeld, t + 950'000, t + 960'000, kSampler);
     t += 1'000'000;
   }
   return f.Build();
@@ -100,6 +97,11 @@ TEST(ThreadsShared, RealGilExport) {
   ASSERT_TRUE(WriteFileAtomically(path, *plain).ok());
   StatusOr<Trace> t = ImportTrace(path);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
+  // The GIL ranges are in the GIL table, counted, and not among the NVTX ranges.
+  EXPECT_EQ(t->gil.size(), 30'935u);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysGilRanges), 30'935);
+  EXPECT_EQ(t->ranges.size(), 339u);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRangeNotNested), 0);  // GIL ranges no longer cross
   StatusOr<ThreadsResult> r = ComputeThreads(*Ctx(*t), {});
   ASSERT_TRUE(r.ok());
   // Measured: the python3 main thread (907) launches all GPU work, holds the GIL 5.08 s and waits

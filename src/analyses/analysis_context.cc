@@ -200,6 +200,92 @@ const std::vector<Interval>& AnalysisContext::GcIntervals(int32_t pid) {
   return it->second;
 }
 
+const std::vector<LaunchingThread>& AnalysisContext::LaunchingThreads(int32_t pid) {
+  if (!launching_done_) {
+    launching_done_ = true;
+    std::vector<std::pair<int32_t, int32_t>> calls;  // (pid, tid) of each launch call
+    const ApiCallTable& a = trace_->api_calls;
+    for (size_t r = 0; r < a.size(); ++r) {
+      if (a.api_class[r] == ApiClass::kLaunch) calls.push_back({a.pid[r], a.tid[r]});
+    }
+    std::sort(calls.begin(), calls.end());
+    std::vector<LaunchingThread> all;
+    for (size_t i = 0; i < calls.size();) {
+      size_t j = i;
+      while (j < calls.size() && calls[j] == calls[i]) ++j;
+      all.push_back({calls[i].first, calls[i].second, static_cast<int64_t>(j - i)});
+      i = j;
+    }
+    auto by_launches = [](const LaunchingThread& x, const LaunchingThread& y) {
+      if (x.launches != y.launches) return x.launches > y.launches;
+      return x.pid != y.pid ? x.pid < y.pid : x.tid < y.tid;
+    };
+    for (size_t i = 0; i < all.size();) {  // `all` is sorted by pid here
+      size_t j = i;
+      while (j < all.size() && all[j].pid == all[i].pid) ++j;
+      std::vector<LaunchingThread> v(all.begin() + i, all.begin() + j);
+      std::sort(v.begin(), v.end(), by_launches);
+      if (all[i].pid >= 0) launching_.push_back({all[i].pid, std::move(v)});
+      i = j;
+    }
+    std::sort(all.begin(), all.end(), by_launches);
+    if (!all.empty()) launching_.push_back({-1, std::move(all)});
+    std::sort(launching_.begin(), launching_.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+  }
+  static const std::vector<LaunchingThread> kNone;
+  auto it = std::lower_bound(launching_.begin(), launching_.end(), pid,
+                             [](const auto& e, int32_t p) { return e.first < p; });
+  if (it == launching_.end() || it->first != pid) return kNone;
+  return it->second;
+}
+
+LaunchingThread AnalysisContext::MainLaunchingThread(int32_t pid) {
+  const std::vector<LaunchingThread>& v = LaunchingThreads(pid);
+  return v.empty() ? LaunchingThread{} : v.front();
+}
+
+void AnalysisContext::EnsureGil() {
+  if (gil_done_) return;
+  gil_done_ = true;
+  const GilTable& g = trace_->gil;
+  for (size_t i = 0; i < g.size(); ++i) gil_threads_.push_back({g.pid[i], g.tid[i]});
+  std::sort(gil_threads_.begin(), gil_threads_.end());
+  gil_threads_.erase(std::unique(gil_threads_.begin(), gil_threads_.end()), gil_threads_.end());
+  gil_held_.resize(gil_threads_.size());
+  gil_waited_.resize(gil_threads_.size());
+  // The table is sorted by start, so each thread's intervals arrive in start order.
+  size_t last = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const std::pair<int32_t, int32_t> key{g.pid[i], g.tid[i]};
+    if (last >= gil_threads_.size() || gil_threads_[last] != key) {
+      last = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), key) -
+             gil_threads_.begin();
+    }
+    std::vector<Interval>& u = g.state[i] == GilState::kHeld ? gil_held_[last] : gil_waited_[last];
+    AppendToUnion(u, g.start_ns[i], g.end_ns[i]);
+  }
+}
+
+const std::vector<Interval>& AnalysisContext::GilHeld(int32_t pid, int32_t tid) {
+  EnsureGil();
+  auto it = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), std::make_pair(pid, tid));
+  if (it == gil_threads_.end() || *it != std::make_pair(pid, tid)) return EmptyIntervals();
+  return gil_held_[it - gil_threads_.begin()];
+}
+
+const std::vector<Interval>& AnalysisContext::GilWaited(int32_t pid, int32_t tid) {
+  EnsureGil();
+  auto it = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), std::make_pair(pid, tid));
+  if (it == gil_threads_.end() || *it != std::make_pair(pid, tid)) return EmptyIntervals();
+  return gil_waited_[it - gil_threads_.begin()];
+}
+
+const std::vector<std::pair<int32_t, int32_t>>& AnalysisContext::GilThreads() {
+  EnsureGil();
+  return gil_threads_;
+}
+
 StatusOr<const IterationsResult*> AnalysisContext::Iterations() {
   if (!iterations_) {
     IterationsOptions o;

@@ -46,6 +46,12 @@ struct CommSplit {
   DurationNs exposed_ns() const { return comm_ns - overlap_ns; }
 };
 
+// A thread that issues CUDA launch calls, with how many.
+struct LaunchingThread {
+  int32_t pid = -1, tid = -1;
+  int64_t launches = 0;
+};
+
 class AnalysisContext {
  public:
   // Borrows `trace`, which must outlive the context.
@@ -88,6 +94,19 @@ class AnalysisContext {
   // The merged garbage-collection ranges of one process (names: options().gc_range_names; by time,
   // whichever thread holds them); pid -1: every process's. Empty when the trace has none.
   const std::vector<Interval>& GcIntervals(int32_t pid);
+
+  // The threads with launch calls (ApiClass kLaunch) of process `pid`, most launches first (ties:
+  // lower tid); pid -1: of every process. Empty when none.
+  const std::vector<LaunchingThread>& LaunchingThreads(int32_t pid);
+  // The thread of `pid` (-1: of any process) with the most launch calls; pid/tid -1 when none.
+  LaunchingThread MainLaunchingThread(int32_t pid = -1);
+  // The union of one thread's intervals holding / waiting for the Python GIL (trace.gil); empty
+  // when it has none. All threads are computed in one pass.
+  const std::vector<Interval>& GilHeld(int32_t pid, int32_t tid);
+  const std::vector<Interval>& GilWaited(int32_t pid, int32_t tid);
+  // Threads with GIL intervals, as (pid, tid), sorted.
+  const std::vector<std::pair<int32_t, int32_t>>& GilThreads();
+  bool HasGil() const { return trace_->gil.size() > 0; }
 
   // --- iterations -----------------------------------------------------------------------------
   // The iterations found with options().iterations_regex; an error when the regex is invalid.
@@ -133,6 +152,12 @@ class AnalysisContext {
   std::unique_ptr<LaunchIndex> launches_;
   bool blocking_done_ = false;
   std::vector<std::pair<int32_t, std::vector<Interval>>> blocking_;  // by pid
+  bool launching_done_ = false;
+  std::vector<std::pair<int32_t, std::vector<LaunchingThread>>> launching_;  // by pid; -1 = all
+  bool gil_done_ = false;
+  std::vector<std::pair<int32_t, int32_t>> gil_threads_;
+  std::vector<std::vector<Interval>> gil_held_, gil_waited_;  // parallel to gil_threads_
+  void EnsureGil();
   bool gc_done_ = false;
   std::vector<std::pair<int32_t, std::vector<Interval>>> gc_;  // by pid; pid -1 = all
 

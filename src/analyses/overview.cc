@@ -180,6 +180,8 @@ StatusOr<OverviewResult> ComputeOverview(AnalysisContext& context, const Overvie
   for (size_t n = 0; n < a.size(); ++n) threads.Add(a.pid[n], a.tid[n]);
   const RangeTable& rg = trace.ranges;
   for (size_t n = 0; n < rg.size(); ++n) threads.Add(rg.pid[n], rg.tid[n]);
+  const GilTable& gil = trace.gil;
+  for (size_t n = 0; n < gil.size(); ++n) threads.Add(gil.pid[n], gil.tid[n]);
   std::vector<int32_t> pids;
   for (const ProcessInfo& p : trace.processes) pids.push_back(p.pid);
   for (int32_t pid : k.pid) {

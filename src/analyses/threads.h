@@ -1,8 +1,9 @@
 // Threads: the host side per thread — which thread launches the GPU work, who holds the Python GIL
-// and who waits for it, time in CUDA calls and in NVTX ranges — from nsys's GIL tracing (`-t
-// python-gil`: push/pop ranges "Holding GIL" / "Waiting for GIL" in the NVTX domain "GIL Trace")
-// and the thread names. Profiler threads (nsys's "NSys PySampling") are listed apart and never
-// blamed. Input: one AnalysisContext. Units: ns. docs/analyses/threads.md.
+// and who waits for it, time in CUDA calls and in NVTX ranges — from the trace's GIL table (nsys
+// `-t python-gil`), thread names and roles (trace.threads), and the garbage-collection time of each
+// process (GC ranges by name, AnalysisContext::GcIntervals). Profiler threads (nsys's "NSys
+// PySampling") are listed apart and never blamed. Input: one AnalysisContext. Units: ns.
+// docs/analyses/threads.md.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,6 @@ namespace sightline {
 
 struct ThreadsOptions {};
 
-enum class ThreadRole : uint8_t { kLaunching, kProfiler, kOther };
-const char* ThreadRoleName(ThreadRole role);  // "launching", "profiler", "other"
-
 struct ThreadRow {
   int32_t pid = -1, tid = -1;
   std::string name;
@@ -28,7 +26,16 @@ struct ThreadRow {
   DurationNs cuda_api_ns = 0;    // Σ CUDA API call durations
   DurationNs gil_held_ns = 0;    // union of "Holding GIL"
   DurationNs gil_waited_ns = 0;  // union of "Waiting for GIL"
-  std::string top_ranges;        // the NVTX ranges (not GIL) it spent most time in
+  std::string top_ranges;        // the outermost NVTX ranges it spent most time in (top 3)
+};
+
+// Garbage collection of one process: its GC ranges (names: AnalyzeOptions::gc_range_names).
+struct ProcessGc {
+  int32_t pid = -1;
+  std::string name;
+  int64_t collections = 0;  // merged GC intervals
+  DurationNs gc_ns = 0;     // their total length
+  DurationNs longest_ns = 0;
 };
 
 // Who held the GIL while the main launching thread waited for it.
@@ -40,17 +47,19 @@ struct GilHolder {
 };
 
 struct ThreadsResult {
-  bool has_gil = false;
+  bool has_gil = false;                  // the trace has GIL intervals
+  bool has_gc = false;                   // the trace has GC ranges
   std::vector<ThreadRow> threads;        // launching first, then by GIL held, profiler threads last
   int32_t main_pid = -1, main_tid = -1;  // the thread with the most launches; -1 none
   DurationNs main_waited_ns = 0;         // its GIL wait
   std::vector<GilHolder> holders;        // by time held while it waited, largest first
+  std::vector<ProcessGc> gc;             // processes with GC ranges, by pid
 };
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions& options);
 
-// Registry entry: the "threads" section, when the trace has GIL ranges (other traces' threads are
-// counted in the overview).
+// Registry entry: the "threads" section, when the trace has GIL intervals or GC ranges (other
+// traces' threads are counted in the overview).
 Status RunThreadsSection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

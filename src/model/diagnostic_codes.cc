@@ -58,6 +58,8 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kNsysNoGpuActivity, "nsys_no_gpu_activity", kWarning,
      "the export has CUDA API calls but no kernels or memory operations: GPU activity was not "
      "traced, or the capture ended before any GPU work. Only host-side analyses apply"},
+    {kNsysGilRanges, "nsys_gil_ranges", kInfo,
+     "GIL ranges (NVTX domain \"GIL Trace\") read into the GIL table, not as NVTX ranges"},
 
     // Kineto.
     {kKinetoInvalidDevice, "kineto_invalid_device", kWarning,

@@ -34,6 +34,7 @@ enum class DiagCode : uint16_t {
   kNvtxEventIgnored,
   kNsysUnknownStringId,
   kNsysNoGpuActivity,
+  kNsysGilRanges,
   // Kineto (PyTorch profiler) JSON importer.
   kKinetoInvalidDevice,
   kKinetoInvalidEvent,

@@ -104,4 +104,22 @@ const DeviceInfo* Trace::FindDevice(int32_t id) const {
   return &*it;
 }
 
+const char* ThreadRoleName(ThreadRole role) {
+  switch (role) {
+    case ThreadRole::kLaunching:
+      return "launching";
+    case ThreadRole::kProfiler:
+      return "profiler";
+    case ThreadRole::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+bool IsProfilerThreadName(std::string_view name) {
+  // nsys's Python sampler and its other helper threads.
+  return name.starts_with("NSys") || name.starts_with("nsys") ||
+         name.find("PySampling") != std::string_view::npos;
+}
+
 }  // namespace sightline

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/string_pool.h"
@@ -230,9 +231,40 @@ struct ProcessInfo {
   std::string name;
 };
 
+// What a host thread does, as far as the trace shows (set by TraceBuilder::Finish): kLaunching
+// issues CUDA launch calls (kernels, copies, graphs); kProfiler is a profiler's own thread (nsys's
+// Python sampler "NSys PySampling"), never blamed for what the application waits on; kOther is the
+// rest. A profiler thread that launches stays kProfiler.
+enum class ThreadRole : uint8_t { kLaunching, kProfiler, kOther };
+const char* ThreadRoleName(ThreadRole role);  // "launching", "profiler", "other"
+// Whether a thread's name is a profiler's own thread ("NSys PySampling", "nsys-...").
+bool IsProfilerThreadName(std::string_view name);
+
 struct ThreadInfo {
   int32_t pid = -1, tid = -1;
   std::string name;
+  ThreadRole role = ThreadRole::kOther;  // computed by TraceBuilder::Finish; importers leave it
+};
+
+// The Python GIL per thread (nsys -t python-gil: "Holding GIL" / "Waiting for GIL"): one row per
+// interval a thread held or waited for it, sorted by start. Intervals of one thread and state may
+// touch or repeat; analyses take unions.
+enum class GilState : uint8_t { kHeld, kWaited };
+struct GilTable {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<int32_t> pid, tid;
+  std::vector<GilState> state;
+
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(start_ns);
+    f(end_ns);
+    f(pid);
+    f(tid);
+    f(state);
+  }
+  size_t size() const { return start_ns.size(); }
+  DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
 };
 
 // Where the trace came from.
@@ -254,11 +286,12 @@ struct Trace {
   MemOpTable memops;
   ApiCallTable api_calls;
   RangeTable ranges;
+  GilTable gil;                     // sorted by start; part of the trace's span
   CounterTable counters;            // sorted by time; not part of the trace's span
   MemoryEventTable memory_events;   // sorted by time; not part of the trace's span
   std::vector<DeviceInfo> devices;  // sorted by id
   std::vector<ProcessInfo> processes;
-  std::vector<ThreadInfo> threads;
+  std::vector<ThreadInfo> threads;  // sorted by (pid, tid); those the importer named
   Diagnostics diagnostics;
 
   std::string_view str(StringId id) const { return strings.Get(id); }

@@ -203,6 +203,16 @@ void TraceBuilder::AddRange(const RangeRow& row) {
   r.kind.push_back(row.kind);
 }
 
+void TraceBuilder::AddGil(const GilRow& row) {
+  if (!CheckDuration(row.start_ns, row.end_ns)) return;
+  GilTable& g = trace_.gil;
+  g.start_ns.push_back(row.start_ns);
+  g.end_ns.push_back(row.end_ns);
+  g.pid.push_back(row.pid);
+  g.tid.push_back(row.tid);
+  g.state.push_back(row.state);
+}
+
 void TraceBuilder::AddDevice(const DeviceInfo& device) {
   for (DeviceInfo& d : trace_.devices) {
     if (d.id == device.id) {
@@ -247,6 +257,7 @@ void TraceBuilder::SortTables() {
   sort_table(trace_.memops);
   sort_table(trace_.api_calls);
   sort_table(trace_.ranges);
+  sort_table(trace_.gil);
   // Samples and memory events: by time, ties in arrival order.
   auto sort_by_time = [](auto& table) {
     if (std::is_sorted(table.time_ns.begin(), table.time_ns.end())) return;
@@ -362,6 +373,32 @@ void TraceBuilder::ComputeRangeNesting() {
   trace_.diagnostics.Add(DiagCode::kRangeNotNested, crossing);
 }
 
+void TraceBuilder::ComputeThreadRoles() {
+  // Launching threads: those with a launch call. A launching thread that no importer listed stays
+  // unlisted (AnalysisContext::LaunchingThreads finds every one from the calls).
+  if (trace_.threads.empty()) return;
+  std::vector<std::pair<int32_t, int32_t>> launching;
+  const ApiCallTable& a = trace_.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.api_class[i] != ApiClass::kLaunch) continue;
+    const std::pair<int32_t, int32_t> key{a.pid[i], a.tid[i]};
+    if (launching.empty() || launching.back() != key) launching.push_back(key);  // runs of one
+  }
+  std::sort(launching.begin(), launching.end());
+  launching.erase(std::unique(launching.begin(), launching.end()), launching.end());
+  std::vector<ThreadInfo>& threads = trace_.threads;
+  for (ThreadInfo& t : threads) {
+    if (IsProfilerThreadName(t.name)) {
+      t.role = ThreadRole::kProfiler;
+    } else if (std::binary_search(launching.begin(), launching.end(),
+                                  std::make_pair(t.pid, t.tid))) {
+      t.role = ThreadRole::kLaunching;
+    } else {
+      t.role = ThreadRole::kOther;
+    }
+  }
+}
+
 void TraceBuilder::ComputeSpan() {
   TimeNs lo = INT64_MAX, hi = INT64_MIN;
   auto span = [&](const std::vector<TimeNs>& s, const std::vector<TimeNs>& e) {
@@ -373,6 +410,10 @@ void TraceBuilder::ComputeSpan() {
   span(trace_.memops.start_ns, trace_.memops.end_ns);
   span(trace_.api_calls.start_ns, trace_.api_calls.end_ns);
   span(trace_.ranges.start_ns, trace_.ranges.end_ns);
+  if (!trace_.gil.start_ns.empty()) {  // not sorted with the others: take the minimum too
+    lo = std::min(lo, trace_.gil.start_ns.front());
+    for (TimeNs t : trace_.gil.end_ns) hi = std::max(hi, t);
+  }
   if (lo == INT64_MAX) lo = hi = 0;
   trace_.begin_ns_ = lo;
   trace_.end_ns_ = hi;
@@ -402,6 +443,7 @@ Trace TraceBuilder::Finish() {
   SortTables();
   LinkLaunches();
   ComputeRangeNesting();
+  ComputeThreadRoles();
   ComputeSpan();
   Trace out = std::move(trace_);
   trace_ = Trace();

@@ -44,6 +44,12 @@ struct RangeRow {
   RangeKind kind = RangeKind::kNvtxPushPop;
 };
 
+struct GilRow {
+  TimeNs start_ns = 0, end_ns = 0;
+  int32_t pid = -1, tid = -1;
+  GilState state = GilState::kHeld;
+};
+
 class TraceBuilder {
  public:
   TraceBuilder() = default;
@@ -57,6 +63,7 @@ class TraceBuilder {
   void AddMemOp(const MemOpRow& row);
   void AddApiCall(const ApiCallRow& row);
   void AddRange(const RangeRow& row);
+  void AddGil(const GilRow& row);
   void AddCounter(TimeNs time_ns, int32_t device, StringId name, double value);
   struct MemoryEventRow {
     TimeNs time_ns = 0;
@@ -74,7 +81,7 @@ class TraceBuilder {
 
   void Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges);
 
-  // Sorts, links and returns the trace. The builder is empty afterwards.
+  // Sorts, links, sets the roles of the listed threads and returns the trace. The builder is empty afterwards.
   Trace Finish();
 
  private:
@@ -82,6 +89,7 @@ class TraceBuilder {
   void SortTables();
   void LinkLaunches();
   void ComputeRangeNesting();
+  void ComputeThreadRoles();
   void ComputeSpan();
 
   Trace trace_;

@@ -82,6 +82,17 @@ TraceFixture& TraceFixture::Range(std::string_view name, TimeNs start_ns, TimeNs
   return *this;
 }
 
+TraceFixture& TraceFixture::Gil(GilState state, TimeNs start_ns, TimeNs end_ns,
+                                HostThread thread) {
+  builder_.AddGil(GilRow{start_ns, end_ns, thread.pid, thread.tid, state});
+  return *this;
+}
+
+TraceFixture& TraceFixture::Gc(TimeNs start_ns, TimeNs end_ns, HostThread thread,
+                               std::string_view name) {
+  return Range(name, start_ns, end_ns, RangeKind::kNvtxStartEnd, thread);
+}
+
 TraceFixture& TraceFixture::Device(int32_t id, std::string_view name, int32_t sm_count,
                                    int32_t cc_major, int32_t cc_minor, int64_t total_memory_bytes) {
   DeviceInfo d;

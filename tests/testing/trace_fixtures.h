@@ -56,6 +56,12 @@ class TraceFixture {
   TraceFixture& Range(std::string_view name, TimeNs start_ns, TimeNs end_ns,
                       RangeKind kind = RangeKind::kNvtxPushPop, HostThread thread = {},
                       std::string_view domain = "");
+  // The Python GIL held or waited for by `thread` over [start, end) (nsys -t python-gil).
+  TraceFixture& Gil(GilState state, TimeNs start_ns, TimeNs end_ns, HostThread thread = {});
+  // A garbage collection over [start, end): a start/end range named `name` (TensorRT-LLM's
+  // TLLM_PROFILE_RECORD_GC writes "Python GC" in the default domain) on `thread`.
+  TraceFixture& Gc(TimeNs start_ns, TimeNs end_ns, HostThread thread = {},
+                   std::string_view name = "Python GC");
   TraceFixture& Device(int32_t id, std::string_view name = "NVIDIA H100 80GB HBM3",
                        int32_t sm_count = 132, int32_t cc_major = 9, int32_t cc_minor = 0,
                        int64_t total_memory_bytes = int64_t{80} << 30);

@@ -61,6 +61,8 @@ enum ScanTag { kKernels, kMemcpys, kMemsets, kApiCalls, kNvtxDomains, kNvtx };
 Status ReadLargeTables(NsysContext& ctx) {
   SqliteDb& db = ctx.db;
   NsysParallelScan scan(db.path());
+  ctx.gil = {ctx.builder.Intern("GIL Trace"), ctx.builder.Intern("Holding GIL"),
+             ctx.builder.Intern("Waiting for GIL")};
   auto add = [&](int worker, ScanTag tag, const char* table,
                  StatusOr<NsysSelect> (*select)(SqliteDb&), uint64_t text_columns) -> Status {
     if (!db.HasTable(table)) return Status::Ok();
@@ -110,6 +112,7 @@ void AddDropDiagnostics(const NsysContext& ctx, const NsysStrings& strings, Diag
   d.Add(DiagCode::kNvtxMarkIgnored, c.nvtx_marks);
   d.Add(DiagCode::kNvtxEventIgnored, c.nvtx_other);
   d.Add(DiagCode::kNsysUnknownStringId, strings.unknown_ids());
+  d.Add(DiagCode::kNsysGilRanges, c.gil_ranges);
 }
 
 void ReserveRows(const SqliteDb& db, TraceBuilder& builder) {

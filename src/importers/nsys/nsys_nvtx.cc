@@ -7,7 +7,10 @@
 // same domainId in the same process (its text, or StringIds[textId]), as nsys's own reports join
 // them; domainId 0 is the default domain (empty). Ranges without an end (still open when the
 // capture stopped) are dropped and counted; marks and other event types (categories, thread
-// names, payload-only events) are counted as info and not imported.
+// names, payload-only events) are counted as info and not imported. nsys's GIL tracing (-t
+// python-gil: push/pop ranges "Holding GIL" / "Waiting for GIL" in the domain "GIL Trace", one
+// per thread and interval) goes to the GIL table instead of the ranges, counted as info
+// (nsys_gil_ranges): a 5-second loop holds hundreds of thousands of them.
 #include "importers/nsys/nsys_tables.h"
 
 namespace sightline {
@@ -104,6 +107,13 @@ void AddNsysNvtxRows(NsysContext& ctx, const NsysChunk& chunk) {
     if (v[6] != 0 && !ctx.nvtx_domains.empty()) {
       auto it = ctx.nvtx_domains.find(std::make_pair(row.pid, v[6]));
       if (it != ctx.nvtx_domains.end()) row.domain = it->second;
+    }
+    if (row.domain == ctx.gil.domain &&
+        (row.name == ctx.gil.holding || row.name == ctx.gil.waiting)) {
+      ctx.builder.AddGil(GilRow{row.start_ns, row.end_ns, row.pid, row.tid,
+                                row.name == ctx.gil.holding ? GilState::kHeld : GilState::kWaited});
+      ++ctx.counts.gil_ranges;
+      continue;
     }
     ctx.builder.AddRange(row);
   }

@@ -59,6 +59,12 @@ struct NsysCounts {
   int64_t nvtx_without_end = 0;  // ranges still open when the capture stopped
   int64_t nvtx_marks = 0;
   int64_t nvtx_other = 0;  // categories, thread names, payload-only events, ...
+  int64_t gil_ranges = 0;  // "GIL Trace" ranges read into the GIL table (info)
+};
+
+// The names of nsys's GIL tracing (-t python-gil), interned before the NVTX ranges are read.
+struct NsysGilNames {
+  StringId domain, holding, waiting;  // "GIL Trace", "Holding GIL", "Waiting for GIL"
 };
 
 struct NsysContext {
@@ -69,6 +75,7 @@ struct NsysContext {
   NsysSeenIds seen;
   NsysCounts counts;
   std::map<std::pair<int32_t, int64_t>, StringId> nvtx_domains;  // (pid, domainId) -> name
+  NsysGilNames gil = {};
 };
 
 // CUPTI_ACTIVITY_KIND_KERNEL -> kernels.
@@ -82,7 +89,8 @@ void AddNsysMemsetRows(NsysContext& ctx, const NsysChunk& chunk);
 // CUPTI_ACTIVITY_KIND_RUNTIME -> runtime and driver API calls.
 StatusOr<NsysSelect> SelectNsysApiCalls(SqliteDb& db);
 void AddNsysApiCallRows(NsysContext& ctx, const NsysChunk& chunk);
-// NVTX_EVENTS -> push/pop and start/end ranges. The domain names (NvtxDomainCreate events) must
+// NVTX_EVENTS -> push/pop and start/end ranges; "Holding GIL" / "Waiting for GIL" in the domain
+// "GIL Trace" -> the GIL table (ctx.gil must be interned first). The domain names (NvtxDomainCreate events) must
 // be added first: all their chunks before the first range chunk.
 inline constexpr uint64_t kNsysNvtxDomainTextColumns = 1u << 2;
 StatusOr<NsysSelect> SelectNsysNvtxDomains(SqliteDb& db);
