@@ -245,6 +245,87 @@ LaunchingThread AnalysisContext::MainLaunchingThread(int32_t pid) {
   return v.empty() ? LaunchingThread{} : v.front();
 }
 
+bool IsWaitingOsCall(std::string_view name) {
+  static constexpr std::string_view kWaiting[] = {
+      "poll", "ppoll", "epoll_wait", "epoll_pwait", "epoll_pwait2", "select", "pselect",
+      "pselect6", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+      "pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_rwlock_rdlock",
+      "pthread_rwlock_wrlock", "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock",
+      "pthread_join", "pthread_timedjoin_np", "sem_wait", "sem_timedwait", "sem_clockwait",
+      "futex", "nanosleep", "clock_nanosleep", "usleep", "sleep", "read", "readv", "pread",
+      "pread64", "recv", "recvfrom", "recvmsg", "recvmmsg", "accept", "accept4", "wait",
+      "waitpid", "waitid", "wait4", "msgrcv", "mq_receive", "mq_timedreceive", "sigwait",
+      "sigwaitinfo", "sigtimedwait", "sigsuspend", "pause", "flock", "lockf"};
+  for (std::string_view w : kWaiting) {
+    if (name == w) return true;
+  }
+  return false;
+}
+
+void AnalysisContext::EnsureWaits() {
+  if (waits_done_) return;
+  waits_done_ = true;
+  const OsCallTable& os = trace_->os_calls;
+  const OffCpuTable& off = trace_->off_cpu;
+  for (size_t i = 0; i < os.size(); ++i) wait_threads_.push_back({os.pid[i], os.tid[i]});
+  for (size_t i = 0; i < off.size(); ++i) wait_threads_.push_back({off.pid[i], off.tid[i]});
+  std::sort(wait_threads_.begin(), wait_threads_.end());
+  wait_threads_.erase(std::unique(wait_threads_.begin(), wait_threads_.end()),
+                      wait_threads_.end());
+  waits_.resize(wait_threads_.size());
+  auto slot = [&](int32_t pid, int32_t tid) -> ThreadWaits& {
+    auto it = std::lower_bound(wait_threads_.begin(), wait_threads_.end(),
+                               std::make_pair(pid, tid));
+    return waits_[it - wait_threads_.begin()];
+  };
+  std::vector<int8_t> waiting(trace_->strings.size(), -1);  // by StringId
+  for (size_t i = 0; i < os.size(); ++i) {  // sorted by start: unions build in order
+    int8_t& w = waiting[os.name[i].value];
+    if (w < 0) w = IsWaitingOsCall(trace_->str(os.name[i]));
+    if (w) AppendToUnion(slot(os.pid[i], os.tid[i]).os_wait, os.start_ns[i], os.end_ns[i]);
+  }
+  for (size_t i = 0; i < off.size(); ++i) {
+    AppendToUnion(slot(off.pid[i], off.tid[i]).off_cpu, off.start_ns[i], off.end_ns[i]);
+  }
+  // An OS wait inside a CUDA call (the driver polls while cudaStreamSynchronize waits) belongs to
+  // that call: take the thread's CUDA API calls out.
+  const ApiCallTable& api = trace_->api_calls;
+  std::vector<std::vector<Interval>> cuda(wait_threads_.size());
+  for (size_t i = 0; i < api.size(); ++i) {
+    const auto key = std::make_pair(api.pid[i], api.tid[i]);
+    auto it = std::lower_bound(wait_threads_.begin(), wait_threads_.end(), key);
+    if (it == wait_threads_.end() || *it != key) continue;
+    AppendToUnion(cuda[it - wait_threads_.begin()], api.start_ns[i], api.end_ns[i]);
+  }
+  // Likewise a condition wait inside a wait for the GIL (CPython's GIL is a condition variable)
+  // belongs to the GIL wait.
+  for (size_t k = 0; k < waits_.size(); ++k) {
+    std::vector<Interval>& w = waits_[k].os_wait;
+    if (!cuda[k].empty() && !w.empty()) w = SubtractIntervals(w, cuda[k]);
+    const std::vector<Interval>& gil = GilWaited(wait_threads_[k].first, wait_threads_[k].second);
+    if (!gil.empty() && !w.empty()) w = SubtractIntervals(w, gil);
+  }
+}
+
+const ThreadWaits& AnalysisContext::Waits(int32_t pid, int32_t tid) {
+  static const ThreadWaits kNone;
+  EnsureWaits();
+  auto it = std::lower_bound(wait_threads_.begin(), wait_threads_.end(), std::make_pair(pid, tid));
+  if (it == wait_threads_.end() || *it != std::make_pair(pid, tid)) return kNone;
+  return waits_[it - wait_threads_.begin()];
+}
+
+HostBreakdown AnalysisContext::HostWithin(int32_t pid, int32_t tid, TimeNs a, TimeNs b) {
+  HostBreakdown h;
+  const ThreadWaits& w = Waits(pid, tid);
+  h.gc_ns = BusyWithin(GcIntervals(pid), a, b);
+  h.gil_wait_ns = BusyWithin(GilWaited(pid, tid), a, b);
+  h.os_wait_ns = BusyWithin(w.os_wait, a, b);
+  h.sync_ns = BusyWithin(BlockingCalls(pid), a, b);
+  h.off_cpu_ns = BusyWithin(w.off_cpu, a, b);
+  return h;
+}
+
 void AnalysisContext::EnsureGil() {
   if (gil_done_) return;
   gil_done_ = true;

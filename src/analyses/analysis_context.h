@@ -52,6 +52,22 @@ struct LaunchingThread {
   int64_t launches = 0;
 };
 
+// One host thread's waits outside the GPU's control (docs/metrics.md, "Host waits"), as unions.
+struct ThreadWaits {
+  std::vector<Interval> os_wait;  // waiting OS calls (IsWaitingOsCall) outside its CUDA API calls
+  std::vector<Interval> off_cpu;  // switched out by the scheduler (nsys --cpuctxsw)
+};
+
+// What took one thread's time in [a, b), each part clipped to the window. The parts may overlap
+// (a thread waiting for the GIL can be off-CPU too), so they are not added up.
+struct HostBreakdown {
+  DurationNs gc_ns = 0;        // GC ranges of its process
+  DurationNs gil_wait_ns = 0;  // it waited for the GIL
+  DurationNs os_wait_ns = 0;   // it waited in OS calls outside CUDA calls
+  DurationNs sync_ns = 0;      // host-blocking CUDA calls of its process (BlockingCalls)
+  DurationNs off_cpu_ns = 0;   // it was switched out
+};
+
 class AnalysisContext {
  public:
   // Borrows `trace`, which must outlive the context.
@@ -108,6 +124,14 @@ class AnalysisContext {
   const std::vector<std::pair<int32_t, int32_t>>& GilThreads();
   bool HasGil() const { return trace_->gil.size() > 0; }
 
+  // One thread's OS waits and off-CPU time; empty when the trace has none for it. All threads are
+  // computed in one pass.
+  const ThreadWaits& Waits(int32_t pid, int32_t tid);
+  bool HasOsCalls() const { return trace_->os_calls.size() > 0; }
+  bool HasOffCpu() const { return trace_->off_cpu.size() > 0; }
+  // The host breakdown of thread (pid, tid) in [a, b).
+  HostBreakdown HostWithin(int32_t pid, int32_t tid, TimeNs a, TimeNs b);
+
   // --- iterations -----------------------------------------------------------------------------
   // The iterations found with options().iterations_regex; an error when the regex is invalid.
   StatusOr<const IterationsResult*> Iterations();
@@ -158,6 +182,10 @@ class AnalysisContext {
   std::vector<std::pair<int32_t, int32_t>> gil_threads_;
   std::vector<std::vector<Interval>> gil_held_, gil_waited_;  // parallel to gil_threads_
   void EnsureGil();
+  bool waits_done_ = false;
+  std::vector<std::pair<int32_t, int32_t>> wait_threads_;  // sorted
+  std::vector<ThreadWaits> waits_;                         // parallel to wait_threads_
+  void EnsureWaits();
   bool gc_done_ = false;
   std::vector<std::pair<int32_t, std::vector<Interval>>> gc_;  // by pid; pid -1 = all
 
@@ -173,5 +201,10 @@ class AnalysisContext {
 // A call that blocks the host until the GPU work it waits for is done: synchronize calls and
 // memcpy/memset calls without "Async" in the name.
 bool IsBlockingCall(const Trace& trace, size_t api_row);
+
+// An OS runtime call that waits for something else (poll, select, epoll_wait, the pthread condition
+// and mutex waits, sem_wait, futex, sleeps, read/recv, waitpid, join), as opposed to one that works
+// (open, mmap, stat). docs/metrics.md, "Host waits".
+bool IsWaitingOsCall(std::string_view name);
 
 }  // namespace sightline

@@ -84,4 +84,21 @@ DurationNs IdleAfter(const std::vector<Interval>& merged, TimeNs t) {
   return it->start_ns - t;
 }
 
+std::vector<Interval> SubtractIntervals(const std::vector<Interval>& a,
+                                        const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t j = 0;
+  for (const Interval& iv : a) {
+    TimeNs start = iv.start_ns;
+    while (j < b.size() && b[j].end_ns <= start) ++j;
+    for (size_t k = j; k < b.size() && b[k].start_ns < iv.end_ns; ++k) {
+      if (b[k].start_ns > start) out.push_back({start, b[k].start_ns});
+      start = std::max(start, b[k].end_ns);
+      if (start >= iv.end_ns) break;
+    }
+    if (start < iv.end_ns) out.push_back({start, iv.end_ns});
+  }
+  return out;
+}
+
 }  // namespace sightline

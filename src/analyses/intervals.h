@@ -67,6 +67,10 @@ std::vector<Interval> GapsWithin(const std::vector<Interval>& merged, TimeNs a, 
 // Length of the intersection of two disjoint sorted interval lists. O(a + b).
 DurationNs IntersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
+// The parts of disjoint sorted `a` not covered by disjoint sorted `b` (a minus b). O(a + b).
+std::vector<Interval> SubtractIntervals(const std::vector<Interval>& a,
+                                        const std::vector<Interval>& b);
+
 // Time the union `merged` stays idle after `t`: until its next interval starts (0 when `t` is
 // inside an interval or nothing follows).
 DurationNs IdleAfter(const std::vector<Interval>& merged, TimeNs t);

@@ -83,8 +83,6 @@ StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(AnalysisContext& context,
 }
 
 Status RunMemOpsSummarySection(AnalysisContext& context, int input, Report& report) {
-  const Trace& trace = context.trace();
-  const AnalyzeOptions& options = context.options();
   ASSIGN_OR_RETURN(MemOpsSummaryResult r, ComputeMemOpsSummary(context, MemOpsSummaryOptions{}));
   Section& s = report.AddSection("memops_summary", "GPU memory operations", input);
   s.AddFact("count", "Memory operations", r.count, Unit::kCount);

@@ -8,6 +8,8 @@
 
 #include "analyses/analysis_context.h"
 #include "analyses/intervals.h"
+#include "base/name_pattern.h"
+#include "base/stats.h"
 
 namespace sightline {
 namespace {
@@ -23,6 +25,28 @@ struct Acc {
 };
 
 }  // namespace
+
+std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, TimeNs b, size_t n) {
+  const PySampleTable& p = trace.py_samples;
+  auto first = std::lower_bound(p.time_ns.begin(), p.time_ns.end(), a) - p.time_ns.begin();
+  std::map<StringId, int64_t> counts;
+  int64_t total = 0;
+  for (size_t i = static_cast<size_t>(first); i < p.size() && p.time_ns[i] < b; ++i) {
+    if (p.pid[i] != pid || p.tid[i] != tid || p.frame_count[i] == 0) continue;
+    ++counts[p.frames[static_cast<size_t>(p.first_frame[i])]];
+    ++total;
+  }
+  std::vector<std::pair<int64_t, StringId>> top;
+  for (const auto& [frame, c] : counts) top.push_back({c, frame});
+  std::stable_sort(top.begin(), top.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::string out;
+  for (size_t i = 0; i < std::min(n, top.size()); ++i) {
+    out += fmt::format("{}{} {:.0f}%", i ? ", " : "", trace.str(top[i].second),
+                       100.0 * static_cast<double>(top[i].first) / static_cast<double>(total));
+  }
+  return out;
+}
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions&) {
   const Trace& trace = context.trace();
@@ -48,15 +72,35 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
     a.row.launches += api.api_class[i] == ApiClass::kLaunch;
   }
   const RangeTable& r = trace.ranges;
+  StringPool pool;  // the ranges' name patterns ("iteration N"); `threads` keeps views into it
+  std::vector<StringId> patterns(trace.strings.size());
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.depth[i] == 0 && r.kind[i] != RangeKind::kPythonFunction) {
-      at(r.pid[i], r.tid[i]).ranges[trace.str(r.name[i])] += r.dur_ns(i);
+      // "iteration 12" and "iteration 13" add up as "iteration N".
+      StringId& pattern = patterns[r.name[i].value];
+      if (pattern == StringId{}) pattern = pool.Intern(DigitRunsToN(trace.str(r.name[i])));
+      at(r.pid[i], r.tid[i]).ranges[pool.Get(pattern)] += r.dur_ns(i);
     }
   }
   for (const auto& [pid, tid] : context.GilThreads()) {
     Acc& a = at(pid, tid);
     a.row.gil_held_ns = TotalLength(context.GilHeld(pid, tid));
     a.row.gil_waited_ns = TotalLength(context.GilWaited(pid, tid));
+  }
+  res.has_os_calls = context.HasOsCalls();
+  res.has_off_cpu = context.HasOffCpu();
+  for (size_t i = 0; i < trace.os_calls.size(); ++i) at(trace.os_calls.pid[i], trace.os_calls.tid[i]);
+  for (size_t i = 0; i < trace.off_cpu.size(); ++i) at(trace.off_cpu.pid[i], trace.off_cpu.tid[i]);
+  const PySampleTable& samples = trace.py_samples;
+  res.has_samples = samples.size() > 0;
+  for (size_t i = 0; i < samples.size(); ++i) ++at(samples.pid[i], samples.tid[i]).row.py_samples;
+  for (auto& [key, a] : threads) {
+    const ThreadWaits& w = context.Waits(a.row.pid, a.row.tid);
+    a.row.os_wait_ns = TotalLength(w.os_wait);
+    a.row.off_cpu_ns = TotalLength(w.off_cpu);
+    if (a.row.py_samples > 0) {
+      a.row.hot_frames = HotFrames(trace, a.row.pid, a.row.tid, INT64_MIN, INT64_MAX, 3);
+    }
   }
   for (auto& [key, a] : threads) {
     if (!a.listed) {  // a thread the trace does not list (no launches: the builder lists those)
@@ -95,7 +139,7 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
   for (auto& [key, a] : threads) {
     const ThreadRow& t = a.row;
     if (t.launches == 0 && t.cuda_api_ns == 0 && t.gil_held_ns == 0 && t.gil_waited_ns == 0 &&
-        t.top_ranges.empty()) {
+        t.os_wait_ns == 0 && t.py_samples == 0 && t.top_ranges.empty()) {
       continue;  // a named thread that did nothing the trace shows
     }
     res.threads.push_back(t);
@@ -132,13 +176,65 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
     res.gc.push_back(std::move(g));
   }
   res.has_gc = !context.GcIntervals(-1).empty();
+  if (res.main_tid >= 0) {
+    // The OS functions the launching thread waited in, outside CUDA calls.
+    const ThreadWaits& w = context.Waits(res.main_pid, res.main_tid);
+    std::map<StringId, OsWaitRow> by_name;
+    const OsCallTable& os = trace.os_calls;
+    for (size_t i = 0; i < os.size(); ++i) {
+      if (os.pid[i] != res.main_pid || os.tid[i] != res.main_tid) continue;
+      const DurationNs t = BusyWithin(w.os_wait, os.start_ns[i], os.end_ns[i]);
+      if (t <= 0) continue;
+      OsWaitRow& row = by_name[os.name[i]];
+      row.name = std::string(trace.str(os.name[i]));
+      ++row.calls;
+      row.total_ns += t;
+      row.longest_ns = std::max(row.longest_ns, t);
+    }
+    for (auto& [name, row] : by_name) res.main_os_waits.push_back(std::move(row));
+    std::stable_sort(res.main_os_waits.begin(), res.main_os_waits.end(),
+                     [](const OsWaitRow& x, const OsWaitRow& y) { return x.total_ns > y.total_ns; });
+    // Per iteration of the main set, when the launching thread runs it.
+    const IterationSet* set = context.MainSet();
+    if (set != nullptr && !set->iterations.empty()) {
+      std::vector<HostBreakdown> per;
+      for (const Iteration& it : set->iterations) {
+        per.push_back(context.HostWithin(res.main_pid, res.main_tid, it.start_ns, it.end_ns));
+      }
+      auto add = [&](const char* key, const char* label, DurationNs HostBreakdown::*part,
+                     bool present) {
+        if (!present) return;
+        PerIterationHost p{key, label};
+        std::vector<int64_t> values;
+        for (size_t i = 0; i < per.size(); ++i) {
+          const DurationNs v = per[i].*part;
+          values.push_back(v);
+          p.total_ns += v;
+          if (p.worst_iteration < 0 || v > p.worst_ns) {
+            p.worst_ns = v;
+            p.worst_iteration = set->iterations[i].index;
+          }
+        }
+        p.median_ns = Median(values);
+        res.per_iteration.push_back(std::move(p));
+      };
+      add("gc_ns", "garbage collection (process)", &HostBreakdown::gc_ns, res.has_gc);
+      add("gil_wait_ns", "GIL wait", &HostBreakdown::gil_wait_ns, res.has_gil);
+      add("os_wait_ns", "OS waits outside CUDA calls", &HostBreakdown::os_wait_ns,
+          res.has_os_calls);
+      add("sync_ns", "blocking CUDA calls (process)", &HostBreakdown::sync_ns, true);
+      add("off_cpu_ns", "off-CPU", &HostBreakdown::off_cpu_ns, res.has_off_cpu);
+    }
+  }
   return res;
 }
 
 Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   ASSIGN_OR_RETURN(const ThreadsResult* result, context.Threads());
   const ThreadsResult& r = *result;
-  if (!r.has_gil && !r.has_gc) return Status::Ok();
+  if (!r.has_gil && !r.has_gc && !r.has_os_calls && !r.has_samples && !r.has_off_cpu) {
+    return Status::Ok();
+  }
   const AnalyzeOptions& options = context.options();
   Section& s = report.AddSection("threads", "Host threads and the GIL", input);
   s.AddFact("threads", "Threads with activity", static_cast<int64_t>(r.threads.size()),
@@ -149,26 +245,49 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
     s.AddFact("launching_thread_gil_wait_ns", "Its wait for the GIL", r.main_waited_ns,
               Unit::kDurationNs);
   }
-  Table& t = s.AddTable("threads", "Threads",
-                        {{"pid", "pid", Unit::kNumber},
-                         {"tid", "tid", Unit::kNumber},
-                         {"name", "name", Unit::kText},
-                         {"role", "role", Unit::kText},
-                         {"launches", "launches", Unit::kCount},
-                         {"cuda_api_ns", "CUDA API", Unit::kDurationNs},
-                         {"gil_held_ns", "GIL held", Unit::kDurationNs},
-                         {"gil_waited_ns", "GIL waited", Unit::kDurationNs},
-                         {"top_ranges", "top NVTX ranges", Unit::kText, true}});
+  std::vector<Column> columns = {{"pid", "pid", Unit::kNumber},
+                                 {"tid", "tid", Unit::kNumber},
+                                 {"name", "name", Unit::kText},
+                                 {"role", "role", Unit::kText},
+                                 {"launches", "launches", Unit::kCount},
+                                 {"cuda_api_ns", "CUDA API", Unit::kDurationNs}};
+  if (r.has_gil) {
+    columns.push_back({"gil_held_ns", "GIL held", Unit::kDurationNs});
+    columns.push_back({"gil_waited_ns", "GIL waited", Unit::kDurationNs});
+  }
+  if (r.has_os_calls) columns.push_back({"os_wait_ns", "OS waits", Unit::kDurationNs});
+  if (r.has_off_cpu) columns.push_back({"off_cpu_ns", "off-CPU", Unit::kDurationNs});
+  if (r.has_samples) {
+    columns.push_back({"py_samples", "Py samples", Unit::kCount});
+    columns.push_back({"hot_frames", "hot Python frames", Unit::kText, true});
+  }
+  columns.push_back({"top_ranges", "top NVTX ranges", Unit::kText, true});
+  Table& t = s.AddTable("threads", "Threads", columns);
   const size_t limit = std::min(r.threads.size(), static_cast<size_t>(std::max(options.top_n, 1)));
   for (size_t i = 0; i < limit; ++i) {
     const ThreadRow& x = r.threads[i];
-    t.rows.push_back({int64_t{x.pid}, int64_t{x.tid}, x.name, std::string(ThreadRoleName(x.role)),
-                      x.launches, x.cuda_api_ns, x.gil_held_ns, x.gil_waited_ns, x.top_ranges});
+    std::vector<Value> row = {int64_t{x.pid}, int64_t{x.tid},  x.name,
+                              std::string(ThreadRoleName(x.role)), x.launches, x.cuda_api_ns};
+    if (r.has_gil) {
+      row.push_back(x.gil_held_ns);
+      row.push_back(x.gil_waited_ns);
+    }
+    if (r.has_os_calls) row.push_back(x.os_wait_ns);
+    if (r.has_off_cpu) row.push_back(x.off_cpu_ns);
+    if (r.has_samples) {
+      row.push_back(x.py_samples);
+      row.push_back(x.hot_frames);
+    }
+    row.push_back(x.top_ranges);
+    t.rows.push_back(std::move(row));
   }
   if (r.threads.size() > limit) t.total_rows = static_cast<int64_t>(r.threads.size());
   t.note =
       "launching = issues CUDA launch calls; profiler = the profiler's own thread (never "
-      "blamed); GIL held/waited = union of the thread's GIL intervals (nsys -t python-gil)";
+      "blamed); GIL held/waited = union of the thread's GIL intervals (nsys -t python-gil); OS "
+      "waits = waiting OS calls (poll, select, futex, condition waits, sleeps, ...) outside CUDA "
+      "calls (nsys -t osrt); hot Python frames = innermost frames of its samples "
+      "(--python-sampling)";
   if (!r.holders.empty()) {
     Table& h = s.AddTable("gil_holders", "Who held the GIL while the launching thread waited",
                           {{"pid", "pid", Unit::kNumber},
@@ -196,6 +315,33 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
     }
     g.note = fmt::format("GC ranges named {} (--gc-ranges), read by time within their process",
                          fmt::join(options.gc_range_names, ", "));
+  }
+  if (!r.per_iteration.empty()) {
+    Table& p = s.AddTable("launching_per_iteration", "The launching thread per iteration",
+                          {{"part", "part", Unit::kText},
+                           {"median_ns", "median", Unit::kDurationNs},
+                           {"worst_ns", "worst", Unit::kDurationNs},
+                           {"worst_iteration", "in iteration", Unit::kNumber},
+                           {"total_ns", "total", Unit::kDurationNs}});
+    for (const PerIterationHost& x : r.per_iteration) {
+      p.rows.push_back({x.label, static_cast<int64_t>(x.median_ns), x.worst_ns,
+                        x.worst_iteration, x.total_ns});
+    }
+    p.note = "each part clipped to the iteration; parts can overlap (docs/metrics.md, \"Host waits\")";
+  }
+  if (!r.main_os_waits.empty()) {
+    Table& o = s.AddTable("launching_os_waits", "OS calls the launching thread waited in",
+                          {{"name", "function", Unit::kText},
+                           {"calls", "calls", Unit::kCount},
+                           {"total_ns", "waited", Unit::kDurationNs},
+                           {"longest_ns", "longest", Unit::kDurationNs}});
+    const size_t n = std::min(r.main_os_waits.size(), static_cast<size_t>(std::max(options.top_n, 1)));
+    for (size_t i = 0; i < n; ++i) {
+      const OsWaitRow& x = r.main_os_waits[i];
+      o.rows.push_back({x.name, x.calls, x.total_ns, x.longest_ns});
+    }
+    if (r.main_os_waits.size() > n) o.total_rows = static_cast<int64_t>(r.main_os_waits.size());
+    o.note = "outside CUDA calls (a driver's poll inside cudaStreamSynchronize counts as the sync)";
   }
   return Status::Ok();
 }

@@ -26,7 +26,27 @@ struct ThreadRow {
   DurationNs cuda_api_ns = 0;    // Σ CUDA API call durations
   DurationNs gil_held_ns = 0;    // union of "Holding GIL"
   DurationNs gil_waited_ns = 0;  // union of "Waiting for GIL"
+  DurationNs os_wait_ns = 0;     // union of waiting OS calls outside CUDA calls (Waits)
+  DurationNs off_cpu_ns = 0;     // union of its off-CPU intervals
+  int64_t py_samples = 0;        // Python samples of the thread
   std::string top_ranges;        // the outermost NVTX ranges it spent most time in (top 3)
+  std::string hot_frames;        // innermost Python frames of its samples (top 3, share)
+};
+
+// One OS function the launching thread waited in (outside CUDA calls).
+struct OsWaitRow {
+  std::string name;
+  int64_t calls = 0;
+  DurationNs total_ns = 0, longest_ns = 0;
+};
+
+// One part of the launching thread's host time per iteration of the main set.
+struct PerIterationHost {
+  std::string key, label;   // "gil_wait_ns", "GIL wait"
+  double median_ns = 0;     // over the iterations
+  DurationNs worst_ns = 0;  // the largest
+  int64_t worst_iteration = -1;
+  DurationNs total_ns = 0;
 };
 
 // Garbage collection of one process: its GC ranges (names: AnalyzeOptions::gc_range_names).
@@ -54,7 +74,14 @@ struct ThreadsResult {
   DurationNs main_waited_ns = 0;         // its GIL wait
   std::vector<GilHolder> holders;        // by time held while it waited, largest first
   std::vector<ProcessGc> gc;             // processes with GC ranges, by pid
+  bool has_os_calls = false, has_off_cpu = false, has_samples = false;
+  std::vector<OsWaitRow> main_os_waits;     // the launching thread's, longest total first
+  std::vector<PerIterationHost> per_iteration;  // the launching thread's, when iterations exist
 };
+
+// The innermost Python frames of thread (pid, tid)'s samples in [a, b): "f (file.py:12) 41%, ...",
+// the top `n` by sample count; empty without samples.
+std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, TimeNs b, size_t n);
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions& options);
 

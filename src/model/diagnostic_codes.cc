@@ -60,6 +60,16 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "traced, or the capture ended before any GPU work. Only host-side analyses apply"},
     {kNsysGilRanges, "nsys_gil_ranges", kInfo,
      "GIL ranges (NVTX domain \"GIL Trace\") read into the GIL table, not as NVTX ranges"},
+    {kNsysPySamples, "nsys_py_samples", kInfo,
+     "Python call-stack samples (NVTX marks in the domain \"Python Periodic Sampling\") read into "
+     "the Python sample table, not as NVTX marks"},
+    {kNsysPySamplesWithoutStack, "nsys_py_samples_without_stack", kWarning,
+     "Python samples without their stacks: the export left out the JSON payloads, so no hot "
+     "Python frames can be shown; export again with `nsys export --type sqlite "
+     "--include-json=true`"},
+    {kNsysPySampleUnreadable, "nsys_py_sample_unreadable", kWarning,
+     "Python samples whose JSON stack could not be read (not JSON, or frames without integer "
+     "Function/File/Line); kept without a stack"},
 
     // Kineto.
     {kKinetoInvalidDevice, "kineto_invalid_device", kWarning,

@@ -35,6 +35,9 @@ enum class DiagCode : uint16_t {
   kNsysUnknownStringId,
   kNsysNoGpuActivity,
   kNsysGilRanges,
+  kNsysPySamples,
+  kNsysPySamplesWithoutStack,
+  kNsysPySampleUnreadable,
   // Kineto (PyTorch profiler) JSON importer.
   kKinetoInvalidDevice,
   kKinetoInvalidEvent,

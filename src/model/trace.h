@@ -267,6 +267,64 @@ struct GilTable {
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
 };
 
+// Host OS runtime calls (nsys -t osrt: poll, pthread_cond_wait, read, ioctl, ...): one row per
+// call, sorted by start. Not part of the trace's span (a poll can outlast the capture's work).
+struct OsCallTable {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<int32_t> pid, tid;
+  std::vector<StringId> name;  // the function: "poll", "pthread_cond_wait"
+
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(start_ns);
+    f(end_ns);
+    f(pid);
+    f(tid);
+    f(name);
+  }
+  size_t size() const { return start_ns.size(); }
+  DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
+};
+
+// Off-CPU intervals of host threads from the scheduler's context switches (nsys --cpuctxsw): from
+// a thread's switch-out to its next switch-in, sorted by start. Not part of the trace's span.
+struct OffCpuTable {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<int32_t> pid, tid;
+
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(start_ns);
+    f(end_ns);
+    f(pid);
+    f(tid);
+  }
+  size_t size() const { return start_ns.size(); }
+  DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
+};
+
+// Python call-stack samples (nsys --python-sampling, exported with --include-json=true): one row per
+// sample, sorted by time; its stack is frames[first_frame, first_frame + frame_count), innermost
+// first, each frame interned as "function (file:line)". A sample without a stack has
+// frame_count 0. Not part of the trace's span.
+struct PySampleTable {
+  std::vector<TimeNs> time_ns;
+  std::vector<int32_t> pid, tid;
+  std::vector<int64_t> first_frame;
+  std::vector<int32_t> frame_count;
+  std::vector<StringId> frames;  // the stacks, back to back; not a column (rows index into it)
+
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(time_ns);
+    f(pid);
+    f(tid);
+    f(first_frame);
+    f(frame_count);
+  }
+  size_t size() const { return time_ns.size(); }
+};
+
 // Where the trace came from.
 struct TraceSource {
   std::string path;
@@ -289,6 +347,9 @@ struct Trace {
   GilTable gil;                     // sorted by start; part of the trace's span
   CounterTable counters;            // sorted by time; not part of the trace's span
   MemoryEventTable memory_events;   // sorted by time; not part of the trace's span
+  OsCallTable os_calls;             // sorted by start; not part of the trace's span
+  OffCpuTable off_cpu;              // sorted by start; not part of the trace's span
+  PySampleTable py_samples;         // sorted by time; not part of the trace's span
   std::vector<DeviceInfo> devices;  // sorted by id
   std::vector<ProcessInfo> processes;
   std::vector<ThreadInfo> threads;  // sorted by (pid, tid); those the importer named

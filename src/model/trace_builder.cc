@@ -213,6 +213,37 @@ void TraceBuilder::AddGil(const GilRow& row) {
   g.state.push_back(row.state);
 }
 
+void TraceBuilder::AddOsCall(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid,
+                             StringId name) {
+  if (!CheckDuration(start_ns, end_ns)) return;
+  OsCallTable& o = trace_.os_calls;
+  o.start_ns.push_back(start_ns);
+  o.end_ns.push_back(end_ns);
+  o.pid.push_back(pid);
+  o.tid.push_back(tid);
+  o.name.push_back(name);
+}
+
+void TraceBuilder::AddOffCpu(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid) {
+  if (!CheckDuration(start_ns, end_ns)) return;
+  OffCpuTable& o = trace_.off_cpu;
+  o.start_ns.push_back(start_ns);
+  o.end_ns.push_back(end_ns);
+  o.pid.push_back(pid);
+  o.tid.push_back(tid);
+}
+
+void TraceBuilder::AddPySample(TimeNs time_ns, int32_t pid, int32_t tid,
+                               const std::vector<StringId>& stack) {
+  PySampleTable& p = trace_.py_samples;
+  p.time_ns.push_back(time_ns);
+  p.pid.push_back(pid);
+  p.tid.push_back(tid);
+  p.first_frame.push_back(static_cast<int64_t>(p.frames.size()));
+  p.frame_count.push_back(static_cast<int32_t>(stack.size()));
+  p.frames.insert(p.frames.end(), stack.begin(), stack.end());
+}
+
 void TraceBuilder::AddDevice(const DeviceInfo& device) {
   for (DeviceInfo& d : trace_.devices) {
     if (d.id == device.id) {
@@ -258,6 +289,8 @@ void TraceBuilder::SortTables() {
   sort_table(trace_.api_calls);
   sort_table(trace_.ranges);
   sort_table(trace_.gil);
+  sort_table(trace_.os_calls);
+  sort_table(trace_.off_cpu);
   // Samples and memory events: by time, ties in arrival order.
   auto sort_by_time = [](auto& table) {
     if (std::is_sorted(table.time_ns.begin(), table.time_ns.end())) return;
@@ -269,6 +302,7 @@ void TraceBuilder::SortTables() {
   };
   sort_by_time(trace_.counters);
   sort_by_time(trace_.memory_events);
+  sort_by_time(trace_.py_samples);
   std::sort(trace_.devices.begin(), trace_.devices.end(),
             [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
   std::sort(trace_.processes.begin(), trace_.processes.end(),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "model/trace.h"
@@ -64,6 +65,11 @@ class TraceBuilder {
   void AddApiCall(const ApiCallRow& row);
   void AddRange(const RangeRow& row);
   void AddGil(const GilRow& row);
+  // OS runtime calls and off-CPU intervals; rows with end < start are counted and dropped.
+  void AddOsCall(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid, StringId name);
+  void AddOffCpu(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid);
+  // A Python sample with its stack, innermost frame first (may be empty).
+  void AddPySample(TimeNs time_ns, int32_t pid, int32_t tid, const std::vector<StringId>& stack);
   void AddCounter(TimeNs time_ns, int32_t device, StringId name, double value);
   struct MemoryEventRow {
     TimeNs time_ns = 0;

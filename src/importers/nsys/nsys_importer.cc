@@ -62,7 +62,7 @@ Status ReadLargeTables(NsysContext& ctx) {
   SqliteDb& db = ctx.db;
   NsysParallelScan scan(db.path());
   ctx.gil = {ctx.builder.Intern("GIL Trace"), ctx.builder.Intern("Holding GIL"),
-             ctx.builder.Intern("Waiting for GIL")};
+             ctx.builder.Intern("Waiting for GIL"), ctx.builder.Intern("Python Periodic Sampling")};
   auto add = [&](int worker, ScanTag tag, const char* table,
                  StatusOr<NsysSelect> (*select)(SqliteDb&), uint64_t text_columns) -> Status {
     if (!db.HasTable(table)) return Status::Ok();
@@ -151,6 +151,7 @@ StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) 
   RETURN_IF_ERROR(ReadLargeTables(ctx));
   RETURN_IF_ERROR(ImportNsysGraphTraces(ctx));
   RETURN_IF_ERROR(ReadNsysDevices(ctx));
+  RETURN_IF_ERROR(ReadNsysHostTables(ctx));
   RETURN_IF_ERROR(ReadNsysProcessesAndThreads(ctx));
   RETURN_IF_ERROR(ReadNsysGpuMetrics(ctx));
   RETURN_IF_ERROR(ReadNsysMemoryUsage(ctx));

@@ -65,6 +65,7 @@ struct NsysCounts {
 // The names of nsys's GIL tracing (-t python-gil), interned before the NVTX ranges are read.
 struct NsysGilNames {
   StringId domain, holding, waiting;  // "GIL Trace", "Holding GIL", "Waiting for GIL"
+  StringId py_sampling;               // "Python Periodic Sampling" (its marks are samples)
 };
 
 struct NsysContext {
@@ -107,6 +108,9 @@ Status ReadNsysDevices(NsysContext& ctx);
 Status ReadNsysProcessesAndThreads(NsysContext& ctx);
 // GPU_METRICS (nsys_gpu_metrics.cc).
 Status ReadNsysGpuMetrics(NsysContext& ctx);
+// OSRT_API, SCHED_EVENTS and the Python samples (nsys_host.cc); after ReadLargeTables (the NVTX
+// domains) and before ReadNsysProcessesAndThreads (the threads they own).
+Status ReadNsysHostTables(NsysContext& ctx);
 // CUDA_GPU_MEMORY_USAGE_EVENTS (nsys_memory_usage.cc).
 Status ReadNsysMemoryUsage(NsysContext& ctx);
 
