@@ -89,7 +89,7 @@ TEST(AnalysisContext, FactsAreComputedOnceAndShared) {
   ASSERT_EQ(context.Windows().size(), 2u);
   EXPECT_EQ(context.Windows()[1].it, &(*a)->sets[0].iterations[1]);
   EXPECT_EQ(context.FindWindow(100, 50), 1);
-  EXPECT_EQ(context.WindowLabel(context.Windows()[0]), "iteration 0 (iteration 0)");
+  EXPECT_EQ(context.WindowLabel(context.Windows()[0]), "iteration 0");
   EXPECT_EQ(&context.Launches(), &context.Launches());
   EXPECT_EQ(context.TotalKernelTimeNs(), 30);
   EXPECT_FALSE(context.HasCommunication());

@@ -89,9 +89,15 @@ TEST(MemOpsSummary, Section) {
   ASSERT_EQ(s.tables.size(), 2u);
   EXPECT_EQ(s.tables[0].rows.size(), 3u);
   for (const Column& c : s.tables[0].columns) {
-    if (c.unit == Unit::kGBps) EXPECT_TRUE(c.key.ends_with("_gbps")) << c.key;
-    if (c.unit == Unit::kBytes) EXPECT_TRUE(c.key.ends_with("_bytes")) << c.key;
-    if (c.unit == Unit::kDurationNs) EXPECT_TRUE(c.key.ends_with("_ns")) << c.key;
+    if (c.unit == Unit::kGBps) {
+      EXPECT_TRUE(c.key.ends_with("_gbps")) << c.key;
+    }
+    if (c.unit == Unit::kBytes) {
+      EXPECT_TRUE(c.key.ends_with("_bytes")) << c.key;
+    }
+    if (c.unit == Unit::kDurationNs) {
+      EXPECT_TRUE(c.key.ends_with("_ns")) << c.key;
+    }
   }
 }
 

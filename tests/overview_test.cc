@@ -133,9 +133,15 @@ TEST(Overview, SectionCarriesUnits) {
   EXPECT_EQ(s.tables[0].rows.size(), 2u);
   for (const Table& table : s.tables) {
     for (const Column& c : table.columns) {
-      if (c.unit == Unit::kPercent) EXPECT_TRUE(c.key.ends_with("_pct")) << c.key;
-      if (c.unit == Unit::kDurationNs) EXPECT_TRUE(c.key.ends_with("_ns")) << c.key;
-      if (c.unit == Unit::kBytes) EXPECT_TRUE(c.key.ends_with("_bytes")) << c.key;
+      if (c.unit == Unit::kPercent) {
+        EXPECT_TRUE(c.key.ends_with("_pct")) << c.key;
+      }
+      if (c.unit == Unit::kDurationNs) {
+        EXPECT_TRUE(c.key.ends_with("_ns")) << c.key;
+      }
+      if (c.unit == Unit::kBytes) {
+        EXPECT_TRUE(c.key.ends_with("_bytes")) << c.key;
+      }
     }
   }
 }

@@ -246,16 +246,57 @@ LaunchingThread AnalysisContext::MainLaunchingThread(int32_t pid) {
 }
 
 bool IsWaitingOsCall(std::string_view name) {
-  static constexpr std::string_view kWaiting[] = {
-      "poll", "ppoll", "epoll_wait", "epoll_pwait", "epoll_pwait2", "select", "pselect",
-      "pselect6", "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
-      "pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_rwlock_rdlock",
-      "pthread_rwlock_wrlock", "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock",
-      "pthread_join", "pthread_timedjoin_np", "sem_wait", "sem_timedwait", "sem_clockwait",
-      "futex", "nanosleep", "clock_nanosleep", "usleep", "sleep", "read", "readv", "pread",
-      "pread64", "recv", "recvfrom", "recvmsg", "recvmmsg", "accept", "accept4", "wait",
-      "waitpid", "waitid", "wait4", "msgrcv", "mq_receive", "mq_timedreceive", "sigwait",
-      "sigwaitinfo", "sigtimedwait", "sigsuspend", "pause", "flock", "lockf"};
+  static constexpr std::string_view kWaiting[] = {"poll",
+                                                  "ppoll",
+                                                  "epoll_wait",
+                                                  "epoll_pwait",
+                                                  "epoll_pwait2",
+                                                  "select",
+                                                  "pselect",
+                                                  "pselect6",
+                                                  "pthread_cond_wait",
+                                                  "pthread_cond_timedwait",
+                                                  "pthread_cond_clockwait",
+                                                  "pthread_mutex_lock",
+                                                  "pthread_mutex_timedlock",
+                                                  "pthread_rwlock_rdlock",
+                                                  "pthread_rwlock_wrlock",
+                                                  "pthread_rwlock_timedrdlock",
+                                                  "pthread_rwlock_timedwrlock",
+                                                  "pthread_join",
+                                                  "pthread_timedjoin_np",
+                                                  "sem_wait",
+                                                  "sem_timedwait",
+                                                  "sem_clockwait",
+                                                  "futex",
+                                                  "nanosleep",
+                                                  "clock_nanosleep",
+                                                  "usleep",
+                                                  "sleep",
+                                                  "read",
+                                                  "readv",
+                                                  "pread",
+                                                  "pread64",
+                                                  "recv",
+                                                  "recvfrom",
+                                                  "recvmsg",
+                                                  "recvmmsg",
+                                                  "accept",
+                                                  "accept4",
+                                                  "wait",
+                                                  "waitpid",
+                                                  "waitid",
+                                                  "wait4",
+                                                  "msgrcv",
+                                                  "mq_receive",
+                                                  "mq_timedreceive",
+                                                  "sigwait",
+                                                  "sigwaitinfo",
+                                                  "sigtimedwait",
+                                                  "sigsuspend",
+                                                  "pause",
+                                                  "flock",
+                                                  "lockf"};
   for (std::string_view w : kWaiting) {
     if (name == w) return true;
   }
@@ -270,12 +311,11 @@ void AnalysisContext::EnsureWaits() {
   for (size_t i = 0; i < os.size(); ++i) wait_threads_.push_back({os.pid[i], os.tid[i]});
   for (size_t i = 0; i < off.size(); ++i) wait_threads_.push_back({off.pid[i], off.tid[i]});
   std::sort(wait_threads_.begin(), wait_threads_.end());
-  wait_threads_.erase(std::unique(wait_threads_.begin(), wait_threads_.end()),
-                      wait_threads_.end());
+  wait_threads_.erase(std::unique(wait_threads_.begin(), wait_threads_.end()), wait_threads_.end());
   waits_.resize(wait_threads_.size());
   auto slot = [&](int32_t pid, int32_t tid) -> ThreadWaits& {
-    auto it = std::lower_bound(wait_threads_.begin(), wait_threads_.end(),
-                               std::make_pair(pid, tid));
+    auto it =
+        std::lower_bound(wait_threads_.begin(), wait_threads_.end(), std::make_pair(pid, tid));
     return waits_[it - wait_threads_.begin()];
   };
   std::vector<int8_t> waiting(trace_->strings.size(), -1);  // by StringId
@@ -340,8 +380,7 @@ void AnalysisContext::EnsureGil() {
   for (size_t i = 0; i < g.size(); ++i) {
     const std::pair<int32_t, int32_t> key{g.pid[i], g.tid[i]};
     if (last >= gil_threads_.size() || gil_threads_[last] != key) {
-      last = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), key) -
-             gil_threads_.begin();
+      last = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), key) - gil_threads_.begin();
     }
     std::vector<Interval>& u = g.state[i] == GilState::kHeld ? gil_held_[last] : gil_waited_[last];
     AppendToUnion(u, g.start_ns[i], g.end_ns[i]);
@@ -434,7 +473,10 @@ int64_t AnalysisContext::FindWindow(int32_t pid, TimeNs t) {
 
 std::string AnalysisContext::WindowLabel(const LoopWindow& w) const {
   if (w.it == nullptr) return "whole trace";
-  return fmt::format("iteration {} ({})", w.iteration, trace_->str(w.it->name));
+  const std::string plain = fmt::format("iteration {}", w.iteration);
+  const std::string_view name = trace_->str(w.it->name);
+  if (name == plain) return plain;  // "iteration 12", not "iteration 12 (iteration 12)"
+  return fmt::format("{} ({})", plain, name);
 }
 
 StatusOr<const IdleGapsResult*> AnalysisContext::IdleGaps() {

@@ -26,15 +26,19 @@ struct Acc {
 
 }  // namespace
 
-std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, TimeNs b, size_t n) {
+std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid,
+                      const std::vector<Interval>& within, size_t n) {
   const PySampleTable& p = trace.py_samples;
-  auto first = std::lower_bound(p.time_ns.begin(), p.time_ns.end(), a) - p.time_ns.begin();
   std::map<StringId, int64_t> counts;
   int64_t total = 0;
-  for (size_t i = static_cast<size_t>(first); i < p.size() && p.time_ns[i] < b; ++i) {
-    if (p.pid[i] != pid || p.tid[i] != tid || p.frame_count[i] == 0) continue;
-    ++counts[p.frames[static_cast<size_t>(p.first_frame[i])]];
-    ++total;
+  for (const Interval& iv : within) {
+    auto first =
+        std::lower_bound(p.time_ns.begin(), p.time_ns.end(), iv.start_ns) - p.time_ns.begin();
+    for (size_t i = static_cast<size_t>(first); i < p.size() && p.time_ns[i] < iv.end_ns; ++i) {
+      if (p.pid[i] != pid || p.tid[i] != tid || p.frame_count[i] == 0) continue;
+      ++counts[p.frames[static_cast<size_t>(p.first_frame[i])]];
+      ++total;
+    }
   }
   std::vector<std::pair<int64_t, StringId>> top;
   for (const auto& [frame, c] : counts) top.push_back({c, frame});
@@ -46,6 +50,10 @@ std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, Ti
                        100.0 * static_cast<double>(top[i].first) / static_cast<double>(total));
   }
   return out;
+}
+
+std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, TimeNs b, size_t n) {
+  return HotFrames(trace, pid, tid, std::vector<Interval>{{a, b}}, n);
 }
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions&) {
@@ -89,7 +97,8 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
   }
   res.has_os_calls = context.HasOsCalls();
   res.has_off_cpu = context.HasOffCpu();
-  for (size_t i = 0; i < trace.os_calls.size(); ++i) at(trace.os_calls.pid[i], trace.os_calls.tid[i]);
+  for (size_t i = 0; i < trace.os_calls.size(); ++i)
+    at(trace.os_calls.pid[i], trace.os_calls.tid[i]);
   for (size_t i = 0; i < trace.off_cpu.size(); ++i) at(trace.off_cpu.pid[i], trace.off_cpu.tid[i]);
   const PySampleTable& samples = trace.py_samples;
   res.has_samples = samples.size() > 0;
@@ -192,8 +201,9 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
       row.longest_ns = std::max(row.longest_ns, t);
     }
     for (auto& [name, row] : by_name) res.main_os_waits.push_back(std::move(row));
-    std::stable_sort(res.main_os_waits.begin(), res.main_os_waits.end(),
-                     [](const OsWaitRow& x, const OsWaitRow& y) { return x.total_ns > y.total_ns; });
+    std::stable_sort(
+        res.main_os_waits.begin(), res.main_os_waits.end(),
+        [](const OsWaitRow& x, const OsWaitRow& y) { return x.total_ns > y.total_ns; });
     // Per iteration of the main set, when the launching thread runs it.
     const IterationSet* set = context.MainSet();
     if (set != nullptr && !set->iterations.empty()) {
@@ -236,21 +246,21 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
     return Status::Ok();
   }
   const AnalyzeOptions& options = context.options();
-  Section& s = report.AddSection("threads", "Host threads and the GIL", input);
+  Section& s = report.AddSection("threads", "Host threads", input);
   s.AddFact("threads", "Threads with activity", static_cast<int64_t>(r.threads.size()),
             Unit::kCount);
   if (r.main_tid >= 0) {
     s.AddFact("launching_thread", "Main launching thread (pid/tid)",
               fmt::format("{}/{}", r.main_pid, r.main_tid));
-    s.AddFact("launching_thread_gil_wait_ns", "Its wait for the GIL", r.main_waited_ns,
-              Unit::kDurationNs);
+    if (r.has_gil) {
+      s.AddFact("launching_thread_gil_wait_ns", "Its wait for the GIL", r.main_waited_ns,
+                Unit::kDurationNs);
+    }
   }
-  std::vector<Column> columns = {{"pid", "pid", Unit::kNumber},
-                                 {"tid", "tid", Unit::kNumber},
-                                 {"name", "name", Unit::kText},
-                                 {"role", "role", Unit::kText},
-                                 {"launches", "launches", Unit::kCount},
-                                 {"cuda_api_ns", "CUDA API", Unit::kDurationNs}};
+  std::vector<Column> columns = {
+      {"pid", "pid", Unit::kNumber},          {"tid", "tid", Unit::kNumber},
+      {"name", "name", Unit::kText},          {"role", "role", Unit::kText},
+      {"launches", "launches", Unit::kCount}, {"cuda_api_ns", "CUDA API", Unit::kDurationNs}};
   if (r.has_gil) {
     columns.push_back({"gil_held_ns", "GIL held", Unit::kDurationNs});
     columns.push_back({"gil_waited_ns", "GIL waited", Unit::kDurationNs});
@@ -266,8 +276,9 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   const size_t limit = std::min(r.threads.size(), static_cast<size_t>(std::max(options.top_n, 1)));
   for (size_t i = 0; i < limit; ++i) {
     const ThreadRow& x = r.threads[i];
-    std::vector<Value> row = {int64_t{x.pid}, int64_t{x.tid},  x.name,
-                              std::string(ThreadRoleName(x.role)), x.launches, x.cuda_api_ns};
+    std::vector<Value> row = {int64_t{x.pid}, int64_t{x.tid},
+                              x.name,         std::string(ThreadRoleName(x.role)),
+                              x.launches,     x.cuda_api_ns};
     if (r.has_gil) {
       row.push_back(x.gil_held_ns);
       row.push_back(x.gil_waited_ns);
@@ -283,11 +294,17 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   }
   if (r.threads.size() > limit) t.total_rows = static_cast<int64_t>(r.threads.size());
   t.note =
-      "launching = issues CUDA launch calls; profiler = the profiler's own thread (never "
-      "blamed); GIL held/waited = union of the thread's GIL intervals (nsys -t python-gil); OS "
-      "waits = waiting OS calls (poll, select, futex, condition waits, sleeps, ...) outside CUDA "
-      "calls (nsys -t osrt); hot Python frames = innermost frames of its samples "
-      "(--python-sampling)";
+      "launching = issues CUDA launch calls; profiler = the profiler's own thread (never blamed)";
+  if (r.has_gil) t.note += "; GIL held/waited = union of its GIL intervals (nsys -t python-gil)";
+  if (r.has_os_calls) {
+    t.note +=
+        "; OS waits = waiting OS calls (poll, select, futex, condition waits, sleeps, ...) outside "
+        "CUDA calls and GIL waits (nsys -t osrt)";
+  }
+  if (r.has_off_cpu) t.note += "; off-CPU = switched out by the scheduler (nsys --cpuctxsw)";
+  if (r.has_samples) {
+    t.note += "; hot Python frames = innermost frames of its samples (--python-sampling)";
+  }
   if (!r.holders.empty()) {
     Table& h = s.AddTable("gil_holders", "Who held the GIL while the launching thread waited",
                           {{"pid", "pid", Unit::kNumber},
@@ -324,10 +341,11 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
                            {"worst_iteration", "in iteration", Unit::kNumber},
                            {"total_ns", "total", Unit::kDurationNs}});
     for (const PerIterationHost& x : r.per_iteration) {
-      p.rows.push_back({x.label, static_cast<int64_t>(x.median_ns), x.worst_ns,
-                        x.worst_iteration, x.total_ns});
+      p.rows.push_back(
+          {x.label, static_cast<int64_t>(x.median_ns), x.worst_ns, x.worst_iteration, x.total_ns});
     }
-    p.note = "each part clipped to the iteration; parts can overlap (docs/metrics.md, \"Host waits\")";
+    p.note =
+        "each part clipped to the iteration; parts can overlap (docs/metrics.md, \"Host waits\")";
   }
   if (!r.main_os_waits.empty()) {
     Table& o = s.AddTable("launching_os_waits", "OS calls the launching thread waited in",
@@ -335,7 +353,8 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
                            {"calls", "calls", Unit::kCount},
                            {"total_ns", "waited", Unit::kDurationNs},
                            {"longest_ns", "longest", Unit::kDurationNs}});
-    const size_t n = std::min(r.main_os_waits.size(), static_cast<size_t>(std::max(options.top_n, 1)));
+    const size_t n =
+        std::min(r.main_os_waits.size(), static_cast<size_t>(std::max(options.top_n, 1)));
     for (size_t i = 0; i < n; ++i) {
       const OsWaitRow& x = r.main_os_waits[i];
       o.rows.push_back({x.name, x.calls, x.total_ns, x.longest_ns});

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyses/analysis.h"
+#include "analyses/intervals.h"
 #include "base/status.h"
 #include "report/report.h"
 
@@ -75,13 +76,16 @@ struct ThreadsResult {
   std::vector<GilHolder> holders;        // by time held while it waited, largest first
   std::vector<ProcessGc> gc;             // processes with GC ranges, by pid
   bool has_os_calls = false, has_off_cpu = false, has_samples = false;
-  std::vector<OsWaitRow> main_os_waits;     // the launching thread's, longest total first
+  std::vector<OsWaitRow> main_os_waits;         // the launching thread's, longest total first
   std::vector<PerIterationHost> per_iteration;  // the launching thread's, when iterations exist
 };
 
 // The innermost Python frames of thread (pid, tid)'s samples in [a, b): "f (file.py:12) 41%, ...",
 // the top `n` by sample count; empty without samples.
 std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, TimeNs b, size_t n);
+// The same over the samples inside disjoint sorted intervals `within`.
+std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid,
+                      const std::vector<Interval>& within, size_t n);
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions& options);
 

@@ -70,6 +70,8 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kNsysPySampleUnreadable, "nsys_py_sample_unreadable", kWarning,
      "Python samples whose JSON stack could not be read (not JSON, or frames without integer "
      "Function/File/Line); kept without a stack"},
+    {kNsysOsCallOtherProcess, "nsys_os_call_other_process", kInfo,
+     "OS runtime calls of processes with no CUDA or NVTX event in the capture; not imported"},
 
     // Kineto.
     {kKinetoInvalidDevice, "kineto_invalid_device", kWarning,

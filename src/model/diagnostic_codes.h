@@ -38,6 +38,7 @@ enum class DiagCode : uint16_t {
   kNsysPySamples,
   kNsysPySamplesWithoutStack,
   kNsysPySampleUnreadable,
+  kNsysOsCallOtherProcess,
   // Kineto (PyTorch profiler) JSON importer.
   kKinetoInvalidDevice,
   kKinetoInvalidEvent,

@@ -303,9 +303,9 @@ struct OffCpuTable {
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
 };
 
-// Python call-stack samples (nsys --python-sampling, exported with --include-json=true): one row per
-// sample, sorted by time; its stack is frames[first_frame, first_frame + frame_count), innermost
-// first, each frame interned as "function (file:line)". A sample without a stack has
+// Python call-stack samples (nsys --python-sampling, exported with --include-json=true): one row
+// per sample, sorted by time; its stack is frames[first_frame, first_frame + frame_count),
+// innermost first, each frame interned as "function (file:line)". A sample without a stack has
 // frame_count 0. Not part of the trace's span.
 struct PySampleTable {
   std::vector<TimeNs> time_ns;

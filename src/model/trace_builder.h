@@ -87,7 +87,8 @@ class TraceBuilder {
 
   void Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges);
 
-  // Sorts, links, sets the roles of the listed threads and returns the trace. The builder is empty afterwards.
+  // Sorts, links, sets the roles of the listed threads and returns the trace. The builder is empty
+  // afterwards.
   Trace Finish();
 
  private:

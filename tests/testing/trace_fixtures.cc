@@ -82,8 +82,7 @@ TraceFixture& TraceFixture::Range(std::string_view name, TimeNs start_ns, TimeNs
   return *this;
 }
 
-TraceFixture& TraceFixture::Gil(GilState state, TimeNs start_ns, TimeNs end_ns,
-                                HostThread thread) {
+TraceFixture& TraceFixture::Gil(GilState state, TimeNs start_ns, TimeNs end_ns, HostThread thread) {
   builder_.AddGil(GilRow{start_ns, end_ns, thread.pid, thread.tid, state});
   return *this;
 }
@@ -91,6 +90,25 @@ TraceFixture& TraceFixture::Gil(GilState state, TimeNs start_ns, TimeNs end_ns,
 TraceFixture& TraceFixture::Gc(TimeNs start_ns, TimeNs end_ns, HostThread thread,
                                std::string_view name) {
   return Range(name, start_ns, end_ns, RangeKind::kNvtxStartEnd, thread);
+}
+
+TraceFixture& TraceFixture::OsCall(std::string_view name, TimeNs start_ns, TimeNs end_ns,
+                                   HostThread thread) {
+  builder_.AddOsCall(start_ns, end_ns, thread.pid, thread.tid, builder_.Intern(name));
+  return *this;
+}
+
+TraceFixture& TraceFixture::OffCpu(TimeNs start_ns, TimeNs end_ns, HostThread thread) {
+  builder_.AddOffCpu(start_ns, end_ns, thread.pid, thread.tid);
+  return *this;
+}
+
+TraceFixture& TraceFixture::PySample(TimeNs time_ns, std::initializer_list<std::string_view> stack,
+                                     HostThread thread) {
+  std::vector<StringId> frames;
+  for (std::string_view f : stack) frames.push_back(builder_.Intern(f));
+  builder_.AddPySample(time_ns, thread.pid, thread.tid, frames);
+  return *this;
 }
 
 TraceFixture& TraceFixture::Device(int32_t id, std::string_view name, int32_t sm_count,

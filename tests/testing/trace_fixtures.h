@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string_view>
 
@@ -62,6 +63,14 @@ class TraceFixture {
   // TLLM_PROFILE_RECORD_GC writes "Python GC" in the default domain) on `thread`.
   TraceFixture& Gc(TimeNs start_ns, TimeNs end_ns, HostThread thread = {},
                    std::string_view name = "Python GC");
+  // An OS runtime call `name` (nsys -t osrt) by `thread` over [start, end).
+  TraceFixture& OsCall(std::string_view name, TimeNs start_ns, TimeNs end_ns,
+                       HostThread thread = {});
+  // `thread` switched out by the scheduler over [start, end).
+  TraceFixture& OffCpu(TimeNs start_ns, TimeNs end_ns, HostThread thread = {});
+  // A Python sample of `thread` at `time` with its stack, innermost frame first.
+  TraceFixture& PySample(TimeNs time_ns, std::initializer_list<std::string_view> stack,
+                         HostThread thread = {});
   TraceFixture& Device(int32_t id, std::string_view name = "NVIDIA H100 80GB HBM3",
                        int32_t sm_count = 132, int32_t cc_major = 9, int32_t cc_minor = 0,
                        int64_t total_memory_bytes = int64_t{80} << 30);

@@ -21,6 +21,13 @@ const std::vector<FindingRule>& FindingRules() {
        &RuleLowUtilization},
       {"gil_contention", "the launching thread waits for the Python GIL another thread holds",
        &RuleGilContention},
+      {"gc_pauses", "Python garbage collection inside the loop, and the GPU idle it caused",
+       &RuleGcPauses},
+      {"blocking_os_call", "the launching thread blocks in OS calls inside the loop",
+       &RuleBlockingOsCall},
+      {"host_bound_pipeline",
+       "the GPU waits for the host's work in a typical iteration (responses, Python, the GIL)",
+       &RuleHostBoundPipeline},
   };
   return kRules;
 }

@@ -46,8 +46,16 @@ Status RuleKernelChain(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleExposedComm(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleLowUtilization(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleGilContention(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleGcPauses(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleBlockingOsCall(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleHostBoundPipeline(AnalysisContext& context, std::vector<Finding>& out);
 // Multi-rank rule: runs once over all inputs (AnalyzeFiles), on the ranks analysis.
 Status RuleStraggler(const RanksResult& ranks, std::vector<Finding>& out);
+
+// An idle gap between two pieces of a window's GPU work longer than this is a host stall (GC,
+// scheduling, I/O, response handling), not launch overhead: launch_bound counts the shorter ones,
+// host_bound_pipeline the longer ones and the idle before a window's first and after its last work.
+inline constexpr DurationNs kMaxLaunchGapNs = 1'000'000;
 
 // Helpers the rules share.
 std::string Percent(double part, double whole);  // "42.1%"

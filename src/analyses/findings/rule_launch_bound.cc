@@ -17,8 +17,6 @@ constexpr DurationNs kMaxMeanKernelNs = 20'000;  // "short" kernels
 constexpr double kMaxBusyFraction = 0.5;         // GPU busy under half of the loop's time
 constexpr DurationNs kGraphGapNs = 1'000;        // gap left between kernels of a graph
 constexpr double kMinSavingFraction = 0.05;      // of the windows' wall time
-// A longer gap is a host stall (GC, scheduling, I/O), not launch overhead: graphs do not remove it.
-constexpr DurationNs kMaxLaunchGapNs = 1'000'000;
 
 struct WindowStats {
   size_t window = 0;

@@ -10,6 +10,7 @@
 #include "analyses/findings/findings.h"
 #include "analyses/intervals.h"
 #include "analyses/launch_projection.h"
+#include "analyses/threads.h"
 
 namespace sightline {
 namespace {
@@ -81,32 +82,79 @@ Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
                     FormatDuration(grew[i].first), before.count(grew[i].second) ? "" : " (new)");
   }
 
-  // Measured causes over all outliers, each against the typical iteration: garbage collection
-  // (the GC ranges of the loop's process) and host-blocking calls (synchronize, blocking copies).
-  const std::vector<Interval>& gc = c.GcIntervals(set->pid);
-  const std::vector<Interval>& blocking = c.BlockingCalls(set->pid);
-  auto inside = [](const std::vector<Interval>& v, const Iteration& it) {
-    return BusyWithin(v, it.start_ns, it.end_ns);
-  };
-  DurationNs gc_excess = 0, sync_excess = 0;
+  // Measured causes over all outliers, each against the typical iteration (docs/metrics.md, "Host
+  // waits"): garbage collection (the GC ranges of the loop's process), the launching thread's GIL
+  // wait and OS waits, host-blocking CUDA calls (synchronize, blocking copies), and kernel time.
+  // What they do not cover is left "unexplained", with its size.
+  const HostBreakdown base = c.HostWithin(set->pid, set->tid, typical->start_ns, typical->end_ns);
+  DurationNs gc_excess = 0, sync_excess = 0, gil_excess = 0, os_excess = 0, kernel_excess = 0;
+  std::vector<Interval> outlier_spans;
   for (const Iteration* it : outliers) {
-    gc_excess += std::max<DurationNs>(0, inside(gc, *it) - inside(gc, *typical));
-    sync_excess += std::max<DurationNs>(0, inside(blocking, *it) - inside(blocking, *typical));
+    const HostBreakdown h = c.HostWithin(set->pid, set->tid, it->start_ns, it->end_ns);
+    gc_excess += std::max<DurationNs>(0, h.gc_ns - base.gc_ns);
+    sync_excess += std::max<DurationNs>(0, h.sync_ns - base.sync_ns);
+    gil_excess += std::max<DurationNs>(0, h.gil_wait_ns - base.gil_wait_ns);
+    os_excess += std::max<DurationNs>(0, h.os_wait_ns - base.os_wait_ns);
+    kernel_excess +=
+        std::max<DurationNs>(0, it->launched.kernel_time_ns - typical->launched.kernel_time_ns);
+    outlier_spans.push_back({it->start_ns, it->end_ns});
   }
-  const double gc_share = excess > 0 ? static_cast<double>(gc_excess) / excess : 0;
-  const double sync_share = excess > 0 ? static_cast<double>(sync_excess) / excess : 0;
+  struct Cause {
+    const char* key;
+    const char* label;  // evidence label
+    const char* what;   // in the title: "<duration> <what> inside them"
+    const char* short_name;
+    DurationNs ns;
+  };
+  std::vector<Cause> causes = {
+      {"gc_excess_ns", "Extra garbage collection in the outliers", "of garbage collection", "GC",
+       gc_excess},
+      {"gil_excess_ns", "Extra GIL wait of the launching thread",
+       "of the launching thread waiting for the GIL", "GIL wait", gil_excess},
+      {"os_wait_excess_ns", "Extra OS waits of the launching thread",
+       "of the launching thread waiting in OS calls", "OS waits", os_excess},
+      {"sync_excess_ns", "Extra host-blocking calls in the outliers",
+       "more of the host blocked in synchronize and blocking copy calls", "blocking CUDA calls",
+       sync_excess},
+      {"kernel_excess_ns", "Extra kernel time in the outliers", "more kernel time", "kernel time",
+       kernel_excess},
+  };
+  DurationNs explained = 0;
+  for (const Cause& x : causes) explained += x.ns;
+  const DurationNs unexplained = std::max<DurationNs>(0, excess - explained);
+  const Cause* top = &causes[0];
+  for (const Cause& x : causes) {
+    if (x.ns > top->ns) top = &x;
+  }
+  auto share_of = [&](DurationNs t) { return excess > 0 ? static_cast<double>(t) / excess : 0; };
+  const double gc_share = share_of(gc_excess);
+  std::string attribution;
+  for (const Cause& x : causes) {
+    if (x.ns <= 0) continue;
+    attribution += fmt::format("{}{} {} ({:.0f}%)", attribution.empty() ? "" : ", ", x.short_name,
+                               FormatDuration(x.ns), 100 * share_of(x.ns));
+  }
+  attribution += fmt::format("{}unexplained {} ({:.0f}%)", attribution.empty() ? "" : "; ",
+                             FormatDuration(unexplained), 100 * share_of(unexplained));
+  std::string frames;
+  if (trace.py_samples.size() > 0) {
+    // The samples of the unexplained part: the outliers minus the measured waits.
+    std::vector<Interval> measured = c.GcIntervals(set->pid);
+    const std::vector<Interval>& gil = c.GilWaited(set->pid, set->tid);
+    const std::vector<Interval>& os = c.Waits(set->pid, set->tid).os_wait;
+    measured.insert(measured.end(), gil.begin(), gil.end());
+    measured.insert(measured.end(), os.begin(), os.end());
+    frames = HotFrames(
+        trace, set->pid, set->tid,
+        SubtractIntervals(MergeIntervals(outlier_spans), MergeIntervals(std::move(measured))), 3);
+  }
 
   // A measured cause that holds most of the extra time is named with its size; otherwise the
   // largest share of the worst outlier's extra time names the likely cause.
   std::string cause;
-  if (gc_share >= 0.5) {
-    cause = fmt::format("{} of garbage collection inside them ({:.0f}% of their extra time)",
-                        FormatDuration(gc_excess), 100 * gc_share);
-  } else if (sync_share >= 0.5) {
-    cause = fmt::format(
-        "{} more of the host blocked in synchronize and blocking copy calls inside them ({:.0f}% "
-        "of their extra time)",
-        FormatDuration(sync_excess), 100 * sync_share);
+  if (top->ns > 0 && share_of(top->ns) >= 0.5) {  // `named` below
+    cause = fmt::format("{} {} inside them ({:.0f}% of their extra time)", FormatDuration(top->ns),
+                        top->what, 100 * share_of(top->ns));
   } else if (d_idle >= d_kernel && d_idle >= d_memop) {
     cause =
         "GPU idle time grew (the host was late: a sync, a stall, garbage collection, "
@@ -148,15 +196,21 @@ Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
   f.evidence.push_back({"delta_memops", "Extra copies/sets",
                         worst->launched.memop_count - typical->launched.memop_count, Unit::kCount});
   if (!grown.empty()) f.evidence.push_back({"kernels_grown", "Kernels that grew", grown});
-  if (!gc.empty()) {
-    f.evidence.push_back(
-        {"gc_excess_ns", "Extra garbage collection in the outliers", gc_excess, Unit::kDurationNs});
-    f.evidence.push_back(
-        {"gc_share_pct", "Share of their extra time", 100.0 * gc_share, Unit::kPercent});
+  for (const Cause& x : causes) {
+    if (x.ns > 0 ||
+        (x.key == std::string_view("gc_excess_ns") && !c.GcIntervals(set->pid).empty())) {
+      f.evidence.push_back({x.key, x.label, x.ns, Unit::kDurationNs});
+    }
   }
-  if (sync_excess > 0) {
-    f.evidence.push_back({"sync_excess_ns", "Extra host-blocking calls in the outliers",
-                          sync_excess, Unit::kDurationNs});
+  if (!c.GcIntervals(set->pid).empty()) {
+    f.evidence.push_back(
+        {"gc_share_pct", "GC's share of their extra time", 100.0 * gc_share, Unit::kPercent});
+  }
+  f.evidence.push_back(
+      {"unexplained_ns", "Extra time no measured cause covers", unexplained, Unit::kDurationNs});
+  f.evidence.push_back({"attribution", "Their extra time", attribution});
+  if (!frames.empty()) {
+    f.evidence.push_back({"hot_frames", "Hot Python frames of the unexplained part", frames});
   }
 
   std::string list;
@@ -172,19 +226,30 @@ Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
   if (by_wall.size() > kListed) list += fmt::format(", and {} more", by_wall.size() - kListed);
   f.where =
       fmt::format("iterations of '{}' (thread {}:{}): {}", set->pattern, set->pid, set->tid, list);
-  if (gc_share >= 0.5) {
+  const bool named = top->ns > 0 && share_of(top->ns) >= 0.5;
+  if (named && top == &causes[0]) {
     f.recommendation =
         "Keep the garbage collector out of the loop: gc.freeze() after warm-up (what TensorRT-LLM "
         "and vLLM do), raise the generation-0 threshold (gc.set_threshold), or gc.disable() in the "
         "loop and collect between requests; fewer short-lived Python objects per step (reference "
         "cycles above all) make each collection shorter.";
+  } else if (named && top == &causes[1]) {
+    f.recommendation =
+        "Another thread held the GIL when the loop needed it: see the threads section for who "
+        "held it; move that work (response handling, detokenization, logging) to another process "
+        "or batch it every N iterations.";
+  } else if (named && top == &causes[2]) {
+    f.recommendation =
+        "The loop thread waited in the OS (see the threads section's OS calls): poll without "
+        "blocking or from another thread, and keep file and network I/O off the loop.";
   } else {
     f.recommendation =
         "Look at the worst iteration on the timeline against a typical one. Warm-up iterations "
         "(autotuning, lazy module loading, graph capture, allocator growth) belong before the "
         "measured window; recurring stalls point at Python garbage collection (gc.freeze(), "
         "gc.disable() in the loop), host-side scheduling or synchronization; kernels that grew "
-        "point at changed shapes or batch composition.";
+        "point at changed shapes or batch composition. The hot Python frames of the outliers "
+        "(with --python-sampling) show what the host did instead.";
   }
   f.estimated_savings_ns = excess;
   for (const Iteration* it : outliers) f.AddSpan(it->start_ns, it->end_ns);

@@ -1,6 +1,8 @@
 // The host side of an nsys export beyond CUDA and NVTX:
 //
-// OSRT_API (-t osrt): start, end, globalTid, nameId -> os_calls (the function name from StringIds).
+// OSRT_API (-t osrt): start, end, globalTid, nameId -> os_calls (the function name from StringIds),
+//   for the processes that own a CUDA or NVTX event (the others are counted:
+//   nsys_os_call_other_process).
 // SCHED_EVENTS (--cpuctxsw): start, isSchedIn, globalTid -> off_cpu, one interval from a thread's
 //   switch-out to its next switch-in; only threads that own another imported event are kept (a
 //   process-tree capture lists every helper thread of the runtime), and a switch-out with no
@@ -88,14 +90,20 @@ Status ReadOsCalls(NsysContext& ctx) {
       {"start", true}, {"end", true}, {"globalTid", true}, {"nameId", true}};
   ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kTable, kColumns));
   ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
+  int64_t other_process = 0;
   while (stmt.Step()) {
     if (stmt.IsNull(0) || stmt.IsNull(1) || stmt.IsNull(2) || stmt.IsNull(3)) continue;
     const int64_t global_tid = stmt.Int64(2);
+    if (!ctx.seen.HasProcess(NsysPidOf(global_tid))) {
+      ++other_process;  // a process with no CUDA or NVTX event: not the one being analysed
+      continue;
+    }
     ctx.seen.AddThread(global_tid);
     ctx.builder.AddOsCall(stmt.Int64(0), stmt.Int64(1), NsysPidOf(global_tid),
                           NsysTidOf(global_tid), ctx.strings.Id(stmt.Int64(3)));
   }
   RETURN_IF_ERROR(stmt.status());
+  ctx.builder.diagnostics().Add(DiagCode::kNsysOsCallOtherProcess, other_process);
   return ctx.strings.status();
 }
 
@@ -104,8 +112,7 @@ Status ReadSchedEvents(NsysContext& ctx) {
   if (!ctx.db.HasTable(kTable)) return Status::Ok();
   static constexpr NsysColumn kColumns[] = {{"start", true}, {"isSchedIn", true}, {"globalTid"}};
   ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kTable, kColumns));
-  ASSIGN_OR_RETURN(SqliteStatement stmt,
-                   ctx.db.Prepare(select.sql + " ORDER BY globalTid, start"));
+  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql + " ORDER BY globalTid, start"));
   int64_t thread = INT64_MIN;
   bool keep = false;
   int64_t out_at = -1;  // the pending switch-out of `thread`; -1 none

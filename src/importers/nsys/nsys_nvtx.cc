@@ -79,8 +79,7 @@ void AddNsysNvtxRows(NsysContext& ctx, const NsysChunk& chunk) {
       if (type == kMark || type == kNvtxtMark) {
         // Python samples are marks in their own domain, read by ReadNsysHostTables.
         if (v[6] != 0) {
-          auto it = ctx.nvtx_domains.find(
-              std::make_pair(v[3] < 0 ? -1 : NsysPidOf(v[3]), v[6]));
+          auto it = ctx.nvtx_domains.find(std::make_pair(v[3] < 0 ? -1 : NsysPidOf(v[3]), v[6]));
           if (it != ctx.nvtx_domains.end() && it->second == ctx.gil.py_sampling) continue;
         }
         ++ctx.counts.nvtx_marks;

@@ -1,0 +1,274 @@
+// Tests for the host side beyond the GIL (issue 14): OS runtime calls, off-CPU time and Python
+// samples in the trace model and the analysis context (Waits, HostWithin), the threads section's
+// per-iteration and OS-wait tables, the rules gc_pauses, blocking_os_call and host_bound_pipeline
+// (each fires and stays quiet), the outlier rule's attribution, and the shipped nsys capture of
+// examples/host_loop (always present).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "analyses/findings/findings.h"
+#include "analyses/intervals.h"
+#include "analyses/threads.h"
+#include "importers/importer.h"
+#include "testing/trace_fixtures.h"
+
+namespace sightline {
+namespace {
+
+using testing::Ctx;
+using testing::HostThread;
+using testing::TraceFixture;
+
+constexpr HostThread kMain{100, 100}, kOther{100, 101};
+constexpr TimeNs kStep = 1'000'000;  // 1 ms iterations
+constexpr TimeNs kT0 = 10'000'000;
+
+// Ten 1 ms iterations on the main thread; each launches one kernel that runs 20..`gpu_end_us` us
+// into it. The callback adds what a test plants in iteration i starting at time t.
+template <typename F>
+Trace Loop(TimeNs gpu_end_us, F&& plant, int iterations = 10) {
+  TraceFixture f;
+  f.Device(0);
+  f.Thread(100, 100, "python3").Thread(100, 101, "responder");
+  TimeNs t = kT0;
+  for (int i = 0; i < iterations; ++i) {
+    const TimeNs len = plant(f, i, t);  // 0: the default length
+    const TimeNs end = t + (len > 0 ? len : kStep);
+    f.Range("iteration " + std::to_string(i), t, end, RangeKind::kNvtxPushPop, kMain);
+    f.Launch("gemm", t + 10'000, t + 20'000, t + 20'000, t + gpu_end_us * 1'000, {}, kMain);
+    t = end;
+  }
+  return f.Build();
+}
+
+const Finding* FindRule(const std::vector<Finding>& findings, std::string_view id) {
+  for (const Finding& f : findings) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<Finding> Findings(const Trace& trace) {
+  auto c = Ctx(trace);
+  StatusOr<std::vector<Finding>> r = ComputeFindings(*c);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : std::vector<Finding>{};
+}
+
+int64_t Evidence(const Finding& f, std::string_view key) {
+  for (const Fact& e : f.evidence) {
+    if (e.key == key) return std::get<int64_t>(e.value);
+  }
+  ADD_FAILURE() << "no evidence " << key;
+  return -1;
+}
+
+TEST(Intervals, SubtractIntervals) {
+  const std::vector<Interval> a = {{0, 10}, {20, 30}, {40, 50}};
+  const std::vector<Interval> b = {{5, 22}, {25, 26}, {45, 60}};
+  const std::vector<Interval> want = {{0, 5}, {22, 25}, {26, 30}, {40, 45}};
+  EXPECT_EQ(SubtractIntervals(a, b), want);
+  EXPECT_EQ(SubtractIntervals(a, {}), a);
+  EXPECT_TRUE(SubtractIntervals({}, b).empty());
+  EXPECT_TRUE(SubtractIntervals({{5, 10}}, {{0, 20}}).empty());
+}
+
+TEST(HostSide, WaitingOsCalls) {
+  EXPECT_TRUE(IsWaitingOsCall("poll"));
+  EXPECT_TRUE(IsWaitingOsCall("pthread_cond_timedwait"));
+  EXPECT_TRUE(IsWaitingOsCall("select"));
+  EXPECT_FALSE(IsWaitingOsCall("open64"));
+  EXPECT_FALSE(IsWaitingOsCall("mmap64"));
+  EXPECT_FALSE(IsWaitingOsCall("ioctl"));
+}
+
+TEST(HostSide, OsWaitsLeaveOutCudaCallsAndGilWaits) {
+  TraceFixture f;
+  f.OsCall("poll", 100, 200, kMain);  // inside the sync below: the sync's
+  f.Api("cudaStreamSynchronize", 90, 210, ApiKind::kRuntime, kMain);
+  f.OsCall("pthread_cond_wait", 300, 400, kMain);  // half inside a GIL wait
+  f.Gil(GilState::kWaited, 350, 450, kMain);
+  f.OsCall("open64", 500, 600, kMain);  // works, does not wait
+  f.OsCall("select", 700, 800, kMain);
+  f.OffCpu(700, 780, kMain);
+  const Trace t = f.Build();
+  auto c = Ctx(t);
+  const ThreadWaits& w = c->Waits(100, 100);
+  const std::vector<Interval> want = {{300, 350}, {700, 800}};
+  EXPECT_EQ(w.os_wait, want);
+  EXPECT_EQ(TotalLength(w.off_cpu), 80);
+  const HostBreakdown h = c->HostWithin(100, 100, 0, 1000);
+  EXPECT_EQ(h.os_wait_ns, 150);
+  EXPECT_EQ(h.gil_wait_ns, 100);
+  EXPECT_EQ(h.sync_ns, 120);
+  EXPECT_EQ(h.off_cpu_ns, 80);
+  EXPECT_TRUE(c->Waits(100, 999).os_wait.empty());
+}
+
+TEST(HostSide, ThreadsSectionPerIterationAndOsWaits) {
+  const Trace t = Loop(300, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {
+    f.OsCall("select", t0 + 400'000, t0 + (i == 3 ? 900'000 : 500'000), kMain);
+    f.PySample(t0 + 600'000, {"respond (server.py:12)", "run (threading.py:1)"}, kOther);
+    f.PySample(t0 + 700'000, {"detok (server.py:40)", "respond (server.py:12)"}, kOther);
+    f.PySample(t0 + 800'000, {"detok (server.py:40)", "respond (server.py:12)"}, kOther);
+    return 0;
+  });
+  StatusOr<ThreadsResult> r = ComputeThreads(*Ctx(t), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->has_os_calls);
+  EXPECT_TRUE(r->has_samples);
+  ASSERT_EQ(r->main_os_waits.size(), 1u);
+  EXPECT_EQ(r->main_os_waits[0].name, "select");
+  EXPECT_EQ(r->main_os_waits[0].calls, 10);
+  EXPECT_EQ(r->main_os_waits[0].total_ns, 9 * 100'000 + 500'000);
+  EXPECT_EQ(r->main_os_waits[0].longest_ns, 500'000);
+  const auto part = std::find_if(r->per_iteration.begin(), r->per_iteration.end(),
+                                 [](const PerIterationHost& p) { return p.key == "os_wait_ns"; });
+  ASSERT_NE(part, r->per_iteration.end());
+  EXPECT_EQ(part->median_ns, 100'000);
+  EXPECT_EQ(part->worst_ns, 500'000);
+  EXPECT_EQ(part->worst_iteration, 3);
+  const auto responder = std::find_if(r->threads.begin(), r->threads.end(),
+                                      [](const ThreadRow& x) { return x.tid == 101; });
+  ASSERT_NE(responder, r->threads.end());
+  EXPECT_EQ(responder->py_samples, 30);
+  EXPECT_EQ(responder->hot_frames, "detok (server.py:40) 67%, respond (server.py:12) 33%");
+}
+
+TEST(GcPauses, FiresForCollectionsInTheLoopAndStaysQuietOutside) {
+  const Trace in_loop = Loop(300, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {
+    if (i == 5 || i == 6) f.Gc(t0 + 350'000, t0 + 950'000, kMain);
+    return 0;
+  });
+  const std::vector<Finding> fired = Findings(in_loop);
+  const Finding* gc = FindRule(fired, "gc_pauses");
+  ASSERT_NE(gc, nullptr);
+  EXPECT_EQ(Evidence(*gc, "gc_ns"), 1'200'000);
+  EXPECT_EQ(Evidence(*gc, "collections"), 2);
+  EXPECT_EQ(gc->estimated_savings_ns, 1'200'000);  // the GPU was idle throughout
+  EXPECT_NE(gc->where.find("iteration 5"), std::string::npos);
+
+  // The same collection after the loop, and a short one inside it: quiet.
+  const Trace outside = Loop(300, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {
+    if (i == 9) f.Gc(t0 + 2'000'000, t0 + 3'000'000, kMain);
+    if (i == 2) f.Gc(t0 + 400'000, t0 + 410'000, kMain);
+    return 0;
+  });
+  EXPECT_EQ(FindRule(Findings(outside), "gc_pauses"), nullptr);
+}
+
+TEST(BlockingOsCall, FiresForWaitsOnTheLaunchingThreadOnly) {
+  const Trace polls = Loop(300, [](TraceFixture& f, int, TimeNs t0) -> TimeNs {
+    f.OsCall("select", t0 + 400'000, t0 + 900'000, kMain);
+    return 0;
+  });
+  const std::vector<Finding> fired = Findings(polls);
+  const Finding* os = FindRule(fired, "blocking_os_call");
+  ASSERT_NE(os, nullptr);
+  EXPECT_EQ(Evidence(*os, "os_wait_ns"), 5'000'000);
+  EXPECT_EQ(os->estimated_savings_ns, 5'000'000);
+  EXPECT_NE(os->title.find("select"), std::string::npos);
+
+  // Inside a synchronize call (the sync's own wait), on another thread, or a call that does not
+  // wait: quiet.
+  const Trace quiet = Loop(300, [](TraceFixture& f, int, TimeNs t0) -> TimeNs {
+    f.Api("cudaStreamSynchronize", t0 + 390'000, t0 + 910'000, ApiKind::kRuntime, kMain);
+    f.OsCall("poll", t0 + 400'000, t0 + 900'000, kMain);
+    f.OsCall("select", t0 + 400'000, t0 + 900'000, kOther);
+    f.OsCall("open64", t0 + 920'000, t0 + 990'000, kMain);
+    return 0;
+  });
+  EXPECT_EQ(FindRule(Findings(quiet), "blocking_os_call"), nullptr);
+}
+
+TEST(HostBoundPipeline, FiresWhenTheGpuWaitsForTheHostAndNotWhenGpuBound) {
+  // The GPU works 20..300 us of each 1 ms iteration; the responder holds the GIL while the main
+  // thread waits for it 400..700 us.
+  const Trace host_bound = Loop(300, [](TraceFixture& f, int, TimeNs t0) -> TimeNs {
+    f.Gil(GilState::kWaited, t0 + 400'000, t0 + 700'000, kMain);
+    f.Gil(GilState::kHeld, t0 + 390'000, t0 + 700'000, kOther);
+    f.Range("handle_responses", t0 + 390'000, t0 + 700'000, RangeKind::kNvtxPushPop, kOther);
+    return 0;
+  });
+  const std::vector<Finding> fired = Findings(host_bound);
+  const Finding* hb = FindRule(fired, "host_bound_pipeline");
+  ASSERT_NE(hb, nullptr);
+  // Idle before the kernel (0..20 us, minus the launch call 10..20 us) and after it (300..1000).
+  EXPECT_EQ(Evidence(*hb, "median_host_idle_ns"), 710'000);
+  EXPECT_EQ(Evidence(*hb, "gil_wait_ns"), 10 * 300'000);
+  EXPECT_EQ(Evidence(*hb, "own_host_ns"), 10 * 410'000);
+  EXPECT_EQ(hb->estimated_savings_ns, 10 * 410'000);
+  bool named = false;
+  for (const Fact& e : hb->evidence) {
+    if (e.key == "ranges") named = std::get<std::string>(e.value).starts_with("handle_responses");
+  }
+  EXPECT_TRUE(named);
+
+  const Trace gpu_bound = Loop(990, [](TraceFixture&, int, TimeNs) -> TimeNs { return 0; });
+  EXPECT_EQ(FindRule(Findings(gpu_bound), "host_bound_pipeline"), nullptr);
+}
+
+TEST(OutlierIterations, AttributesExtraTimeToOsWaitsAndLeavesTheRestUnexplained) {
+  const Trace t = Loop(990, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {
+    if (i == 7) {  // 5 ms: 3.5 ms in select, the rest unexplained
+      f.OsCall("select", t0 + 1'000'000, t0 + 4'500'000, kMain);
+      f.PySample(t0 + 4'700'000, {"tokenize (app.py:9)"}, kMain);
+      return 5'000'000;
+    }
+    return 0;
+  });
+  const std::vector<Finding> fired = Findings(t);
+  const Finding* o = FindRule(fired, "outlier_iterations");
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(Evidence(*o, "os_wait_excess_ns"), 3'500'000);
+  EXPECT_EQ(Evidence(*o, "unexplained_ns"), 500'000);
+  EXPECT_NE(o->title.find("waiting in OS calls"), std::string::npos) << o->title;
+  bool frames = false;
+  for (const Fact& e : o->evidence) {
+    if (e.key == "hot_frames")
+      frames = std::get<std::string>(e.value) == "tokenize (app.py:9) 100%";
+  }
+  EXPECT_TRUE(frames);
+}
+
+// The shipped capture of examples/host_loop (nsys -t cuda,nvtx,osrt,python-gil --python-sampling,
+// exported with --include-json=true): every OS call of the process and every sample is read, the
+// stacks are unescaped, and the findings name the planted causes.
+TEST(HostLoopSample, ImportsOsCallsAndSamplesAndNamesThePlantedCauses) {
+  const std::string path =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/host_loop_h100.nsys.sqlite";
+  StatusOr<Trace> trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->os_calls.size(), 18415u);  // SELECT count(*) FROM OSRT_API (one process)
+  EXPECT_EQ(trace->py_samples.size(), 1377u);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysPySamples), 1377);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNvtxMarkIgnored), 0);
+  int64_t with_stack = 0;
+  bool escaped = false;
+  for (size_t i = 0; i < trace->py_samples.size(); ++i) {
+    with_stack += trace->py_samples.frame_count[i] > 0;
+  }
+  for (StringId f : trace->py_samples.frames) {
+    escaped |= trace->str(f).find("&lt;") != std::string_view::npos;
+  }
+  EXPECT_EQ(with_stack, 1377);
+  EXPECT_FALSE(escaped);
+  auto c = Ctx(*trace);
+  StatusOr<std::vector<Finding>> f = ComputeFindings(*c);
+  ASSERT_TRUE(f.ok());
+  for (const char* id : {"outlier_iterations", "gc_pauses", "gil_contention", "blocking_os_call",
+                         "host_bound_pipeline"}) {
+    EXPECT_NE(FindRule(*f, id), nullptr) << id;
+  }
+  const Finding* os = FindRule(*f, "blocking_os_call");
+  ASSERT_NE(os, nullptr);
+  EXPECT_NE(os->title.find("select"), std::string::npos) << os->title;
+  const Finding* gil = FindRule(*f, "gil_contention");
+  ASSERT_NE(gil, nullptr);
+  EXPECT_NE(gil->title.find("responder"), std::string::npos) << gil->title;
+}
+
+}  // namespace
+}  // namespace sightline
