@@ -169,6 +169,38 @@ TEST(PerfettoExport, IterationsAndFindingsAnnotate) {
   EXPECT_GT(launch->spans.size(), 1u);
 }
 
+// With the analysis context, the GIL of each thread and the collections of each process get tracks
+// of their own: the unions, not the raw rows (touching GIL ranges merge).
+TEST(PerfettoExport, GilAndGcTracks) {
+  testing::TraceFixture f;
+  f.Device(0).Thread(100, 100, "python3").Thread(100, 101, "responder");
+  f.Launch("gemm", 0, 10, 10, 100);
+  f.Gil(GilState::kHeld, 0, 50, {100, 100});
+  f.Gil(GilState::kHeld, 50, 80, {100, 100});  // touches the first: one slice
+  f.Gil(GilState::kWaited, 80, 120, {100, 100});
+  f.Gil(GilState::kHeld, 80, 120, {100, 101});
+  f.Gc(200, 300, {100, 100});
+  f.Gc(250, 400, {100, 101});  // overlaps the first: one collection
+  const Trace trace = f.Build();
+  auto context = Ctx(trace);
+  PerfettoExportOptions options;
+  options.context = context.get();
+  PerfettoExportCounts counts;
+  const std::string json = ExportPerfettoJson(trace, &counts, options);
+  Parsed p = Parse(json);
+  ASSERT_TRUE(p.ok);
+  EXPECT_EQ(counts.gil_slices, 3);
+  EXPECT_EQ(p.slices_by_cat["gil"], 3);
+  EXPECT_EQ(counts.gc_slices, 1);
+  EXPECT_EQ(p.slices_by_cat["gc"], 1);
+  EXPECT_NE(json.find("GIL: thread 101 (responder)"), std::string::npos);
+  // Without the context: no host tracks.
+  PerfettoExportCounts plain;
+  ExportPerfettoJson(trace, &plain, {});
+  EXPECT_EQ(plain.gil_slices, 0);
+  EXPECT_EQ(plain.gc_slices, 0);
+}
+
 // The export is handed out in chunks; a failing sink stops it and its error comes back.
 TEST(PerfettoExport, StreamsInChunksAndStopsOnSinkError) {
   StatusOr<Trace> trace = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +

@@ -21,6 +21,7 @@ struct ExportArgs {
   std::string output;
   bool perfetto = false;
   std::string iterations_regex;
+  std::vector<std::string> gc_range_names = AnalyzeOptions{}.gc_range_names;
   bool no_annotations = false;
 };
 
@@ -35,6 +36,7 @@ int RunExport(const ExportArgs& args) {
   // Annotations: the iterations and findings `sightline analyze` would report, from one context.
   AnalyzeOptions analyze;
   analyze.iterations_regex = args.iterations_regex;
+  analyze.gc_range_names = args.gc_range_names;
   AnalysisContext context(*imported, analyze);
   const Trace* trace = &context.trace();
   PerfettoExportOptions options;
@@ -47,6 +49,7 @@ int RunExport(const ExportArgs& args) {
     findings = std::move(*f);
     options.iterations = *iterations;
     options.findings = &findings;
+    options.context = &context;
   }
 
   PerfettoExportCounts counts;
@@ -68,14 +71,14 @@ int RunExport(const ExportArgs& args) {
       *trace, options, [&file](std::string_view chunk) { return file->Append(chunk); }, &counts);
   if (s.ok()) s = file->Commit();
   if (!s.ok()) return ReportError(s);
-  std::fprintf(
-      stderr, "%s",
-      fmt::format("sightline: wrote {}: {} kernels, {} memory operations, {} API calls, "
-                  "{} ranges, {} launch flows, {} iterations, {} findings ({} marked "
-                  "spans)\n",
-                  args.output, counts.kernels, counts.memops, counts.api_calls, counts.ranges,
-                  counts.flows, counts.iterations, counts.findings, counts.finding_spans)
-          .c_str());
+  std::fprintf(stderr, "%s",
+               fmt::format("sightline: wrote {}: {} kernels, {} memory operations, {} API calls, "
+                           "{} ranges, {} launch flows, {} iterations, {} findings ({} marked "
+                           "spans), {} GIL and {} GC slices\n",
+                           args.output, counts.kernels, counts.memops, counts.api_calls,
+                           counts.ranges, counts.flows, counts.iterations, counts.findings,
+                           counts.finding_spans, counts.gil_slices, counts.gc_slices)
+                   .c_str());
   return kExitOk;
 }
 
@@ -95,8 +98,14 @@ void AddExportCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--iterations", args->iterations_regex,
                   "Regex (ECMAScript, whole name) of the ranges that are iterations; default: "
                   "ProfilerStep#N, iteration/step/decode_step... names (docs/metrics.md)");
+  cmd->add_option("--gc-ranges", args->gc_range_names,
+                  "Names of the host ranges that mark garbage collections, for the GC tracks "
+                  "(comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_flag("--no-annotations", args->no_annotations,
-                "Leave out the iteration markers and findings (the raw timeline only)");
+                "Leave out the iteration markers, findings and GIL/GC tracks (the raw timeline "
+                "only)");
   cmd->callback([&runner, args] { runner = [args] { return RunExport(*args); }; });
 }
 

@@ -136,6 +136,51 @@ void WriteIterations(const Trace& trace, const IterationsResult& result,
   }
 }
 
+// Host tracks from the analysis context: the GIL per thread (held / waited, as unions) and the
+// garbage collections per process, each on a track of its own beside the process's threads.
+void WriteHostTracks(const Trace& trace, AnalysisContext& context, EventWriter& w,
+                     PerfettoExportCounts& c) {
+  const std::vector<std::pair<int32_t, int32_t>>& threads = context.GilThreads();
+  for (size_t k = 0; k < threads.size(); ++k) {
+    const auto [pid, tid] = threads[k];
+    const int64_t track = kGilTidBase + static_cast<int64_t>(k);
+    std::string name = fmt::format("GIL: thread {}", tid);
+    for (const ThreadInfo& t : trace.threads) {
+      if (t.pid == pid && t.tid == tid && !t.name.empty()) name += fmt::format(" ({})", t.name);
+    }
+    w.Metadata("thread_name", pid, track, name);
+    auto slices = [&](const std::vector<Interval>& v, std::string_view what) {
+      for (const Interval& iv : v) {
+        w.Begin('X', pid, track, iv.start_ns);
+        w.Name(what);
+        w.Field("cat", "gil");
+        w.Dur(iv.end_ns - iv.start_ns);
+        w.End();
+        ++c.gil_slices;
+      }
+    };
+    slices(context.GilHeld(pid, tid), "Holding GIL");
+    slices(context.GilWaited(pid, tid), "Waiting for GIL");
+  }
+  std::set<int32_t> pids;
+  for (const ProcessInfo& p : trace.processes) pids.insert(p.pid);
+  for (size_t i = 0; i < trace.ranges.size(); ++i) pids.insert(trace.ranges.pid[i]);
+  for (int32_t pid : pids) {
+    if (pid < 0) continue;
+    const std::vector<Interval>& gc = context.GcIntervals(pid);
+    if (gc.empty()) continue;
+    w.Metadata("thread_name", pid, kGcTid, "Python GC");
+    for (const Interval& iv : gc) {
+      w.Begin('X', pid, kGcTid, iv.start_ns);
+      w.Name("GC");
+      w.Field("cat", "gc");
+      w.Dur(iv.end_ns - iv.start_ns);
+      w.End();
+      ++c.gc_slices;
+    }
+  }
+}
+
 // Findings: a process at the top with one track per finding (in rank order) and a slice per span;
 // a finding without spans gets one slice over the whole trace.
 void WriteFindings(const Trace& trace, const std::vector<Finding>& findings, EventWriter& w,
@@ -293,6 +338,7 @@ Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& option
     }
     ++c.ranges;
   }
+  if (options.context != nullptr) WriteHostTracks(trace, *options.context, w, c);
   if (options.iterations != nullptr) WriteIterations(trace, *options.iterations, gpus, w, c);
   if (options.findings != nullptr) WriteFindings(trace, *options.findings, w, c);
   if (counts != nullptr) *counts = c;

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyses/analysis_context.h"
 #include "analyses/iterations.h"
 #include "base/status.h"
 #include "model/trace.h"
@@ -28,11 +29,17 @@ struct PerfettoExportCounts {  // what was written, for tests and the CLI's summ
   int64_t iterations = 0;     // iteration slices (each iteration once, however many tracks show it)
   int64_t findings = 0;       // finding tracks
   int64_t finding_spans = 0;  // finding slices
+  int64_t gil_slices = 0;     // "Holding GIL" / "Waiting for GIL" slices on the GIL tracks
+  int64_t gc_slices = 0;      // collections on the GC tracks
 };
 
 struct PerfettoExportOptions {
   const IterationsResult* iterations = nullptr;    // iteration markers; null: none
   const std::vector<Finding>* findings = nullptr;  // annotations, in rank order; null: none
+  // The trace's analysis context, for the host tracks: per thread with GIL data a "GIL" track (its
+  // held and waited unions), per process with GC ranges a "Python GC" track (GcIntervals, by the
+  // context's --gc-ranges). Null: no host tracks.
+  AnalysisContext* context = nullptr;
 };
 
 // GPU processes get pid kGpuPidBase + device, so they never collide with host pids; the findings
@@ -40,6 +47,10 @@ struct PerfettoExportOptions {
 inline constexpr int64_t kGpuPidBase = 1'000'000'000;
 inline constexpr int64_t kFindingsPid = kGpuPidBase - 1;
 inline constexpr int64_t kIterationTidBase = 2'000'000'000;
+// GIL tracks are threads kGilTidBase + the index of the thread among those with GIL data; the GC
+// track of a process is thread kGcTid.
+inline constexpr int64_t kGilTidBase = 2'100'000'000;
+inline constexpr int64_t kGcTid = 2'099'999'999;
 
 // Receives the export in consecutive chunks (about 1 MiB each); an error stops the export.
 using ChunkSink = std::function<Status(std::string_view chunk)>;
