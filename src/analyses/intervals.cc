@@ -60,10 +60,26 @@ std::vector<Interval> GapsWithin(const std::vector<Interval>& merged, TimeNs a, 
   return gaps;
 }
 
+namespace {
+
+// The first interval of disjoint sorted `v` that ends after `t` (binary search): where a walk over
+// `v` against intervals starting at `t` begins, so that a short list against a long one costs
+// O(short + overlap + log long), not O(long).
+size_t FirstEndingAfter(const std::vector<Interval>& v, TimeNs t) {
+  return static_cast<size_t>(
+      std::upper_bound(v.begin(), v.end(), t,
+                       [](TimeNs x, const Interval& iv) { return x < iv.end_ns; }) -
+      v.begin());
+}
+
+}  // namespace
+
 DurationNs IntersectionLength(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  if (a.empty() || b.empty()) return 0;
   DurationNs total = 0;
-  size_t i = 0, j = 0;
+  size_t i = FirstEndingAfter(a, b.front().start_ns), j = FirstEndingAfter(b, a.front().start_ns);
   while (i < a.size() && j < b.size()) {
+    if (a[i].start_ns >= b.back().end_ns || b[j].start_ns >= a.back().end_ns) break;
     const TimeNs s = std::max(a[i].start_ns, b[j].start_ns);
     const TimeNs e = std::min(a[i].end_ns, b[j].end_ns);
     if (e > s) total += e - s;
@@ -87,7 +103,7 @@ DurationNs IdleAfter(const std::vector<Interval>& merged, TimeNs t) {
 std::vector<Interval> SubtractIntervals(const std::vector<Interval>& a,
                                         const std::vector<Interval>& b) {
   std::vector<Interval> out;
-  size_t j = 0;
+  size_t j = a.empty() ? 0 : FirstEndingAfter(b, a.front().start_ns);
   for (const Interval& iv : a) {
     TimeNs start = iv.start_ns;
     while (j < b.size() && b[j].end_ns <= start) ++j;

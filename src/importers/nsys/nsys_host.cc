@@ -7,6 +7,9 @@
 //   switch-out to its next switch-in; only threads that own another imported event are kept (a
 //   process-tree capture lists every helper thread of the runtime), and a switch-out with no
 //   switch-in before the capture ends is not an interval.
+// The tables are scanned with the large ones (NsysParallelScan): OS calls and scheduling events are
+// buffered as they arrive and mapped by FinishNsysHostTables once every other table is read (they
+// need to know which processes and threads own other events).
 // NVTX_EVENTS marks (eventType 34) in the domain "Python Periodic Sampling" (--python-sampling):
 //   start, globalTid, jsonText -> py_samples. jsonText is
 //   {"Python Periodic Sampling":{"Thread state":..,"Frames":[{"Function":F,"File":S,"Line":L},..]}}
@@ -16,6 +19,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <tuple>
 
@@ -83,42 +87,112 @@ bool ParseStack(simdjson::dom::parser& parser, std::string_view json, NsysContex
   return true;
 }
 
-Status ReadOsCalls(NsysContext& ctx) {
-  static const std::string kTable = "OSRT_API";
-  if (!ctx.db.HasTable(kTable)) return Status::Ok();
+}  // namespace
+
+struct NsysHostBuffers {
+  std::vector<std::array<int64_t, 4>> os_calls;  // start, end, globalTid, nameId
+  std::vector<std::array<int64_t, 3>> sched;     // globalTid, start, isSchedIn
+  simdjson::dom::parser parser;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, StringId> frame_ids;
+  std::vector<StringId> stack;
+  int64_t samples = 0, without_stack = 0, unreadable = 0;
+};
+
+namespace {
+
+NsysHostBuffers& Host(NsysContext& ctx) {
+  if (!ctx.host) ctx.host = std::make_shared<NsysHostBuffers>();
+  return *ctx.host;
+}
+
+}  // namespace
+
+StatusOr<NsysSelect> SelectNsysOsCalls(SqliteDb& db) {
   static constexpr NsysColumn kColumns[] = {
-      {"start", true}, {"end", true}, {"globalTid", true}, {"nameId", true}};
-  ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kTable, kColumns));
-  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
+      {"start", true}, {"end", true, "-1"}, {"globalTid", true, "-1"}, {"nameId", true, "-1"}};
+  return BuildNsysSelect(db, kNsysOsCallTable, kColumns);
+}
+
+void AddNsysOsCallRows(NsysContext& ctx, const NsysChunk& chunk) {
+  NsysHostBuffers& h = Host(ctx);
+  for (size_t i = 0; i < chunk.rows; ++i) {
+    const int64_t* v = chunk.row(i);
+    if (v[2] < 0 || v[3] < 0) continue;
+    h.os_calls.push_back({v[0], v[1], v[2], v[3]});
+  }
+}
+
+StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db) {
+  static constexpr NsysColumn kColumns[] = {
+      {"globalTid", true, "-1"}, {"start", true}, {"isSchedIn", true, "-1"}};
+  return BuildNsysSelect(db, kNsysSchedTable, kColumns);
+}
+
+void AddNsysSchedRows(NsysContext& ctx, const NsysChunk& chunk) {
+  NsysHostBuffers& h = Host(ctx);
+  for (size_t i = 0; i < chunk.rows; ++i) {
+    const int64_t* v = chunk.row(i);
+    if (v[0] < 0 || v[2] < 0) continue;
+    h.sched.push_back({v[0], v[1], v[2]});
+  }
+}
+
+StatusOr<NsysSelect> SelectNsysPySamples(SqliteDb& db) {
+  static constexpr NsysColumn kColumns[] = {
+      {"start", true}, {"globalTid", false, "-1"}, {"domainId", true, "0"}, {"jsonText"}};
+  // The marks of any domain named so; AddNsysPySampleRows checks each row's process.
+  return BuildNsysSelect(
+      db, kNsysNvtxTable, kColumns,
+      "eventType = 34 AND domainId IN (SELECT d.domainId FROM NVTX_EVENTS d LEFT JOIN StringIds "
+      "s ON s.id = d.textId WHERE d.eventType = 75 AND coalesce(d.text, s.value) = 'Python "
+      "Periodic Sampling')");
+}
+
+void AddNsysPySampleRows(NsysContext& ctx, const NsysChunk& chunk) {
+  NsysHostBuffers& h = Host(ctx);
+  for (size_t i = 0; i < chunk.rows; ++i) {
+    const int64_t* v = chunk.row(i);
+    if (v[1] < 0) continue;
+    const int32_t pid = NsysPidOf(v[1]), tid = NsysTidOf(v[1]);
+    auto domain = ctx.nvtx_domains.find(std::make_pair(pid, v[2]));
+    if (domain == ctx.nvtx_domains.end() || domain->second != ctx.gil.py_sampling) {
+      continue;  // another process's domain with the same id
+    }
+    h.stack.clear();
+    if (v[3] < 0) {
+      ++h.without_stack;
+    } else if (!ParseStack(h.parser, chunk.text(v[3]), ctx, h.frame_ids, h.stack)) {
+      ++h.unreadable;
+      h.stack.clear();
+    }
+    ctx.seen.AddThread(v[1]);
+    ctx.builder.AddPySample(v[0], pid, tid, h.stack);
+    ++h.samples;
+  }
+}
+
+Status FinishNsysHostTables(NsysContext& ctx) {
+  if (!ctx.host) return Status::Ok();
+  NsysHostBuffers& h = *ctx.host;
+  Diagnostics& d = ctx.builder.diagnostics();
+  // OS calls of the processes that own a CUDA or NVTX event.
   int64_t other_process = 0;
-  while (stmt.Step()) {
-    if (stmt.IsNull(0) || stmt.IsNull(1) || stmt.IsNull(2) || stmt.IsNull(3)) continue;
-    const int64_t global_tid = stmt.Int64(2);
+  for (const auto& [start, end, global_tid, name] : h.os_calls) {
     if (!ctx.seen.HasProcess(NsysPidOf(global_tid))) {
-      ++other_process;  // a process with no CUDA or NVTX event: not the one being analysed
+      ++other_process;
       continue;
     }
     ctx.seen.AddThread(global_tid);
-    ctx.builder.AddOsCall(stmt.Int64(0), stmt.Int64(1), NsysPidOf(global_tid),
-                          NsysTidOf(global_tid), ctx.strings.Id(stmt.Int64(3)));
+    ctx.builder.AddOsCall(start, end, NsysPidOf(global_tid), NsysTidOf(global_tid),
+                          ctx.strings.Id(name));
   }
-  RETURN_IF_ERROR(stmt.status());
-  ctx.builder.diagnostics().Add(DiagCode::kNsysOsCallOtherProcess, other_process);
-  return ctx.strings.status();
-}
-
-Status ReadSchedEvents(NsysContext& ctx) {
-  static const std::string kTable = "SCHED_EVENTS";
-  if (!ctx.db.HasTable(kTable)) return Status::Ok();
-  static constexpr NsysColumn kColumns[] = {{"start", true}, {"isSchedIn", true}, {"globalTid"}};
-  ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kTable, kColumns));
-  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql + " ORDER BY globalTid, start"));
-  int64_t thread = INT64_MIN;
+  d.Add(DiagCode::kNsysOsCallOtherProcess, other_process);
+  // Off-CPU intervals of the threads that own other events: per thread, in time order, from a
+  // switch-out to the next switch-in.
+  std::sort(h.sched.begin(), h.sched.end());
+  int64_t thread = INT64_MIN, out_at = -1;
   bool keep = false;
-  int64_t out_at = -1;  // the pending switch-out of `thread`; -1 none
-  while (stmt.Step()) {
-    if (stmt.IsNull(0) || stmt.IsNull(1) || stmt.IsNull(2)) continue;
-    const int64_t global_tid = stmt.Int64(2);
+  for (const auto& [global_tid, t, in] : h.sched) {
     const int32_t pid = NsysPidOf(global_tid), tid = NsysTidOf(global_tid);
     if (global_tid != thread) {
       thread = global_tid;
@@ -126,72 +200,18 @@ Status ReadSchedEvents(NsysContext& ctx) {
       out_at = -1;
     }
     if (!keep) continue;
-    const int64_t t = stmt.Int64(0);
-    if (stmt.Int64(1) == 0) {
+    if (in == 0) {
       if (out_at < 0) out_at = t;
     } else if (out_at >= 0) {
       ctx.builder.AddOffCpu(out_at, t, pid, tid);
       out_at = -1;
     }
   }
-  return stmt.status();
-}
-
-Status ReadPySamples(NsysContext& ctx) {
-  if (!ctx.db.HasTable(kNsysNvtxTable) || !HasNsysColumn(ctx.db, kNsysNvtxTable, "domainId")) {
-    return Status::Ok();
-  }
-  // The sampling domain's ids, per process.
-  const StringId domain = ctx.builder.Intern(kPySamplingDomain);
-  std::vector<std::pair<int32_t, int64_t>> ids;
-  for (const auto& [key, name] : ctx.nvtx_domains) {
-    if (name == domain) ids.push_back(key);
-  }
-  if (ids.empty()) return Status::Ok();
-  const bool has_json = HasNsysColumn(ctx.db, kNsysNvtxTable, "jsonText");
-  std::string in;
-  for (const auto& [pid, id] : ids) in += (in.empty() ? "" : ",") + std::to_string(id);
-  ASSIGN_OR_RETURN(SqliteStatement stmt,
-                   ctx.db.Prepare(std::string("SELECT start, globalTid, domainId, ") +
-                                  (has_json ? "jsonText" : "NULL") + " FROM " + kNsysNvtxTable +
-                                  " WHERE eventType = " + std::to_string(kMark) +
-                                  " AND domainId IN (" + in + ")"));
-  simdjson::dom::parser parser;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, StringId> frame_ids;
-  std::vector<StringId> stack;
-  int64_t samples = 0, without_stack = 0, unreadable = 0;
-  while (stmt.Step()) {
-    if (stmt.IsNull(0) || stmt.IsNull(1)) continue;
-    const int64_t global_tid = stmt.Int64(1);
-    const int32_t pid = NsysPidOf(global_tid), tid = NsysTidOf(global_tid);
-    if (std::find(ids.begin(), ids.end(), std::make_pair(pid, stmt.Int64(2))) == ids.end()) {
-      continue;  // another process's domain with the same id
-    }
-    stack.clear();
-    if (stmt.IsNull(3)) {
-      ++without_stack;
-    } else if (!ParseStack(parser, stmt.Text(3), ctx, frame_ids, stack)) {
-      ++unreadable;
-      stack.clear();
-    }
-    ctx.seen.AddThread(global_tid);
-    ctx.builder.AddPySample(stmt.Int64(0), pid, tid, stack);
-    ++samples;
-  }
-  RETURN_IF_ERROR(stmt.status());
-  Diagnostics& d = ctx.builder.diagnostics();
-  d.Add(DiagCode::kNsysPySamples, samples);
-  d.Add(DiagCode::kNsysPySamplesWithoutStack, without_stack);
-  d.Add(DiagCode::kNsysPySampleUnreadable, unreadable);
+  d.Add(DiagCode::kNsysPySamples, h.samples);
+  d.Add(DiagCode::kNsysPySamplesWithoutStack, h.without_stack);
+  d.Add(DiagCode::kNsysPySampleUnreadable, h.unreadable);
+  ctx.host.reset();
   return ctx.strings.status();
-}
-
-}  // namespace
-
-Status ReadNsysHostTables(NsysContext& ctx) {
-  RETURN_IF_ERROR(ReadOsCalls(ctx));
-  RETURN_IF_ERROR(ReadPySamples(ctx));
-  return ReadSchedEvents(ctx);  // last: it keeps the threads the others saw
 }
 
 }  // namespace sightline

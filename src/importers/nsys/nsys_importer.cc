@@ -53,7 +53,17 @@ void DescribeSource(const std::string& path, const NsysExportInfo& info, TraceBu
   }
 }
 
-enum ScanTag { kKernels, kMemcpys, kMemsets, kApiCalls, kNvtxDomains, kNvtx };
+enum ScanTag {
+  kKernels,
+  kMemcpys,
+  kMemsets,
+  kApiCalls,
+  kNvtxDomains,
+  kNvtx,
+  kOsCalls,
+  kSched,
+  kPySamples
+};
 
 // Reads the large tables. Two workers: kernels (the widest rows) and memory operations on one;
 // API calls, NVTX domains and NVTX ranges on the other (a worker's scans arrive in order, so the
@@ -80,6 +90,16 @@ Status ReadLargeTables(NsysContext& ctx) {
         add(1, kNvtxDomains, kNsysNvtxTable, &SelectNsysNvtxDomains, kNsysNvtxDomainTextColumns));
   }
   RETURN_IF_ERROR(add(1, kNvtx, kNsysNvtxTable, &SelectNsysNvtx, kNsysNvtxTextColumns));
+  // The host side: OS calls and scheduling on the GPU worker (the API/NVTX one carries the GIL
+  // ranges), the Python samples after the NVTX domains they are matched by.
+  RETURN_IF_ERROR(add(0, kOsCalls, kNsysOsCallTable, &SelectNsysOsCalls, 0));
+  RETURN_IF_ERROR(add(0, kSched, kNsysSchedTable, &SelectNsysSched, 0));
+  if (HasNsysColumn(db, kNsysNvtxTable, "domainId") &&
+      HasNsysColumn(db, kNsysNvtxTable, "textId") && HasNsysColumn(db, kNsysNvtxTable, "text") &&
+      db.HasTable(kNsysStringTable)) {
+    RETURN_IF_ERROR(
+        add(1, kPySamples, kNsysNvtxTable, &SelectNsysPySamples, kNsysPySampleTextColumns));
+  }
   return scan.Run([&ctx](const NsysChunk& chunk) {
     switch (chunk.tag) {
       case kKernels:
@@ -99,6 +119,15 @@ Status ReadLargeTables(NsysContext& ctx) {
         break;
       case kNvtx:
         AddNsysNvtxRows(ctx, chunk);
+        break;
+      case kOsCalls:
+        AddNsysOsCallRows(ctx, chunk);
+        break;
+      case kSched:
+        AddNsysSchedRows(ctx, chunk);
+        break;
+      case kPySamples:
+        AddNsysPySampleRows(ctx, chunk);
         break;
     }
     return ctx.strings.status();
@@ -146,12 +175,12 @@ StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) 
   RETURN_IF_ERROR(enums.Load(db));
   NsysStrings strings(db, builder);
   RETURN_IF_ERROR(strings.Init());
-  NsysContext ctx{db, builder, strings, enums, {}, {}, {}};
+  NsysContext ctx{db, builder, strings, enums, {}, {}, {}, {}, {}};
 
   RETURN_IF_ERROR(ReadLargeTables(ctx));
   RETURN_IF_ERROR(ImportNsysGraphTraces(ctx));
   RETURN_IF_ERROR(ReadNsysDevices(ctx));
-  RETURN_IF_ERROR(ReadNsysHostTables(ctx));
+  RETURN_IF_ERROR(FinishNsysHostTables(ctx));
   RETURN_IF_ERROR(ReadNsysProcessesAndThreads(ctx));
   RETURN_IF_ERROR(ReadNsysGpuMetrics(ctx));
   RETURN_IF_ERROR(ReadNsysMemoryUsage(ctx));

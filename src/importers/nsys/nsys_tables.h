@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -68,6 +70,8 @@ struct NsysGilNames {
   StringId py_sampling;               // "Python Periodic Sampling" (its marks are samples)
 };
 
+struct NsysHostBuffers;  // nsys_host.cc
+
 struct NsysContext {
   SqliteDb& db;
   TraceBuilder& builder;
@@ -77,6 +81,7 @@ struct NsysContext {
   NsysCounts counts;
   std::map<std::pair<int32_t, int64_t>, StringId> nvtx_domains;  // (pid, domainId) -> name
   NsysGilNames gil = {};
+  std::shared_ptr<NsysHostBuffers> host;  // OS calls and scheduling rows until the scan ends
 };
 
 // CUPTI_ACTIVITY_KIND_KERNEL -> kernels.
@@ -91,8 +96,8 @@ void AddNsysMemsetRows(NsysContext& ctx, const NsysChunk& chunk);
 StatusOr<NsysSelect> SelectNsysApiCalls(SqliteDb& db);
 void AddNsysApiCallRows(NsysContext& ctx, const NsysChunk& chunk);
 // NVTX_EVENTS -> push/pop and start/end ranges; "Holding GIL" / "Waiting for GIL" in the domain
-// "GIL Trace" -> the GIL table (ctx.gil must be interned first). The domain names (NvtxDomainCreate events) must
-// be added first: all their chunks before the first range chunk.
+// "GIL Trace" -> the GIL table (ctx.gil must be interned first). The domain names (NvtxDomainCreate
+// events) must be added first: all their chunks before the first range chunk.
 inline constexpr uint64_t kNsysNvtxDomainTextColumns = 1u << 2;
 StatusOr<NsysSelect> SelectNsysNvtxDomains(SqliteDb& db);
 void AddNsysNvtxDomainRows(NsysContext& ctx, const NsysChunk& chunk);
@@ -108,9 +113,20 @@ Status ReadNsysDevices(NsysContext& ctx);
 Status ReadNsysProcessesAndThreads(NsysContext& ctx);
 // GPU_METRICS (nsys_gpu_metrics.cc).
 Status ReadNsysGpuMetrics(NsysContext& ctx);
-// OSRT_API, SCHED_EVENTS and the Python samples (nsys_host.cc); after ReadLargeTables (the NVTX
-// domains) and before ReadNsysProcessesAndThreads (the threads they own).
-Status ReadNsysHostTables(NsysContext& ctx);
+// OSRT_API -> os_calls, SCHED_EVENTS -> off_cpu and the Python samples -> py_samples
+// (nsys_host.cc), scanned with the large tables: the samples after the NVTX domains (on their
+// worker); OS calls and scheduling rows are buffered and mapped by FinishNsysHostTables after the
+// scan, before ReadNsysProcessesAndThreads (the threads they own).
+inline constexpr char kNsysOsCallTable[] = "OSRT_API";
+inline constexpr char kNsysSchedTable[] = "SCHED_EVENTS";
+StatusOr<NsysSelect> SelectNsysOsCalls(SqliteDb& db);
+void AddNsysOsCallRows(NsysContext& ctx, const NsysChunk& chunk);
+StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db);
+void AddNsysSchedRows(NsysContext& ctx, const NsysChunk& chunk);
+inline constexpr uint64_t kNsysPySampleTextColumns = 1u << 3;
+StatusOr<NsysSelect> SelectNsysPySamples(SqliteDb& db);
+void AddNsysPySampleRows(NsysContext& ctx, const NsysChunk& chunk);
+Status FinishNsysHostTables(NsysContext& ctx);
 // CUDA_GPU_MEMORY_USAGE_EVENTS (nsys_memory_usage.cc).
 Status ReadNsysMemoryUsage(NsysContext& ctx);
 

@@ -79,6 +79,9 @@ StatusOr<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
 #ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
   sqlite3_db_config(raw, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
 #endif
+  // Read pages through a memory map rather than a pread per page: on exports whose rows are small
+  // (GIL ranges, OS calls) the system calls cost as much as decoding the rows.
+  sqlite3_exec(raw, "PRAGMA mmap_size = 4294967296", nullptr, nullptr, nullptr);
   // The first read of the schema is where SQLite notices a file that is not a database.
   ASSIGN_OR_RETURN(SqliteStatement stmt,
                    db.Prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"));
