@@ -7,9 +7,9 @@
 //   switch-out to its next switch-in; only threads that own another imported event are kept (a
 //   process-tree capture lists every helper thread of the runtime), and a switch-out with no
 //   switch-in before the capture ends is not an interval.
-// The tables are scanned with the large ones (NsysParallelScan): OS calls and scheduling events are
-// buffered as they arrive and mapped by FinishNsysHostTables once every other table is read (they
-// need to know which processes and threads own other events).
+// OS calls and scheduling events are scanned with the large tables (NsysParallelScan), buffered as
+// they arrive and mapped by FinishNsysHostTables once every other table is read (they need to know
+// which processes and threads own other events); the samples are read there too.
 // NVTX_EVENTS marks (eventType 34) in the domain "Python Periodic Sampling" (--python-sampling):
 //   start, globalTid, jsonText -> py_samples. jsonText is
 //   {"Python Periodic Sampling":{"Thread state":..,"Frames":[{"Function":F,"File":S,"Line":L},..]}}
@@ -137,41 +137,48 @@ void AddNsysSchedRows(NsysContext& ctx, const NsysChunk& chunk) {
   }
 }
 
-StatusOr<NsysSelect> SelectNsysPySamples(SqliteDb& db) {
+// The samples are read after the scan, when the NVTX domains are known, and only when one is named
+// "Python Periodic Sampling": finding them costs a pass over NVTX_EVENTS, which traces without
+// samples should not pay.
+Status ReadNsysPySamples(NsysContext& ctx) {
+  std::vector<std::pair<int32_t, int64_t>> ids;  // (pid, domainId) of the sampling domains
+  for (const auto& [key, name] : ctx.nvtx_domains) {
+    if (name == ctx.gil.py_sampling) ids.push_back(key);
+  }
+  if (ids.empty()) return Status::Ok();
+  std::string in;
+  for (const auto& [pid, id] : ids) in += (in.empty() ? "" : ",") + std::to_string(id);
   static constexpr NsysColumn kColumns[] = {
-      {"start", true}, {"globalTid", false, "-1"}, {"domainId", true, "0"}, {"jsonText"}};
-  // The marks of any domain named so; AddNsysPySampleRows checks each row's process.
-  return BuildNsysSelect(
-      db, kNsysNvtxTable, kColumns,
-      "eventType = 34 AND domainId IN (SELECT d.domainId FROM NVTX_EVENTS d LEFT JOIN StringIds "
-      "s ON s.id = d.textId WHERE d.eventType = 75 AND coalesce(d.text, s.value) = 'Python "
-      "Periodic Sampling')");
-}
-
-void AddNsysPySampleRows(NsysContext& ctx, const NsysChunk& chunk) {
+      {"start", true}, {"globalTid"}, {"domainId", true}, {"jsonText"}};
+  ASSIGN_OR_RETURN(NsysSelect select,
+                   BuildNsysSelect(ctx.db, kNsysNvtxTable, kColumns,
+                                   "eventType = 34 AND domainId IN (" + in + ")"));
+  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
   NsysHostBuffers& h = Host(ctx);
-  for (size_t i = 0; i < chunk.rows; ++i) {
-    const int64_t* v = chunk.row(i);
-    if (v[1] < 0) continue;
-    const int32_t pid = NsysPidOf(v[1]), tid = NsysTidOf(v[1]);
-    auto domain = ctx.nvtx_domains.find(std::make_pair(pid, v[2]));
-    if (domain == ctx.nvtx_domains.end() || domain->second != ctx.gil.py_sampling) {
+  while (stmt.Step()) {
+    if (stmt.IsNull(0) || stmt.IsNull(1)) continue;
+    const int64_t global_tid = stmt.Int64(1);
+    const int32_t pid = NsysPidOf(global_tid), tid = NsysTidOf(global_tid);
+    if (std::find(ids.begin(), ids.end(), std::make_pair(pid, stmt.Int64(2))) == ids.end()) {
       continue;  // another process's domain with the same id
     }
     h.stack.clear();
-    if (v[3] < 0) {
+    if (stmt.IsNull(3)) {
       ++h.without_stack;
-    } else if (!ParseStack(h.parser, chunk.text(v[3]), ctx, h.frame_ids, h.stack)) {
+    } else if (!ParseStack(h.parser, stmt.Text(3), ctx, h.frame_ids, h.stack)) {
       ++h.unreadable;
       h.stack.clear();
     }
-    ctx.seen.AddThread(v[1]);
-    ctx.builder.AddPySample(v[0], pid, tid, h.stack);
+    ctx.seen.AddThread(global_tid);
+    ctx.builder.AddPySample(stmt.Int64(0), pid, tid, h.stack);
     ++h.samples;
   }
+  RETURN_IF_ERROR(stmt.status());
+  return ctx.strings.status();
 }
 
 Status FinishNsysHostTables(NsysContext& ctx) {
+  RETURN_IF_ERROR(ReadNsysPySamples(ctx));
   if (!ctx.host) return Status::Ok();
   NsysHostBuffers& h = *ctx.host;
   Diagnostics& d = ctx.builder.diagnostics();

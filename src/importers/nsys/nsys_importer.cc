@@ -61,8 +61,7 @@ enum ScanTag {
   kNvtxDomains,
   kNvtx,
   kOsCalls,
-  kSched,
-  kPySamples
+  kSched
 };
 
 // Reads the large tables. Two workers: kernels (the widest rows) and memory operations on one;
@@ -91,15 +90,9 @@ Status ReadLargeTables(NsysContext& ctx) {
   }
   RETURN_IF_ERROR(add(1, kNvtx, kNsysNvtxTable, &SelectNsysNvtx, kNsysNvtxTextColumns));
   // The host side: OS calls and scheduling on the GPU worker (the API/NVTX one carries the GIL
-  // ranges), the Python samples after the NVTX domains they are matched by.
+  // ranges). The Python samples are read after the scan (FinishNsysHostTables).
   RETURN_IF_ERROR(add(0, kOsCalls, kNsysOsCallTable, &SelectNsysOsCalls, 0));
   RETURN_IF_ERROR(add(0, kSched, kNsysSchedTable, &SelectNsysSched, 0));
-  if (HasNsysColumn(db, kNsysNvtxTable, "domainId") &&
-      HasNsysColumn(db, kNsysNvtxTable, "textId") && HasNsysColumn(db, kNsysNvtxTable, "text") &&
-      db.HasTable(kNsysStringTable)) {
-    RETURN_IF_ERROR(
-        add(1, kPySamples, kNsysNvtxTable, &SelectNsysPySamples, kNsysPySampleTextColumns));
-  }
   return scan.Run([&ctx](const NsysChunk& chunk) {
     switch (chunk.tag) {
       case kKernels:
@@ -125,9 +118,6 @@ Status ReadLargeTables(NsysContext& ctx) {
         break;
       case kSched:
         AddNsysSchedRows(ctx, chunk);
-        break;
-      case kPySamples:
-        AddNsysPySampleRows(ctx, chunk);
         break;
     }
     return ctx.strings.status();

@@ -114,18 +114,15 @@ Status ReadNsysProcessesAndThreads(NsysContext& ctx);
 // GPU_METRICS (nsys_gpu_metrics.cc).
 Status ReadNsysGpuMetrics(NsysContext& ctx);
 // OSRT_API -> os_calls, SCHED_EVENTS -> off_cpu and the Python samples -> py_samples
-// (nsys_host.cc), scanned with the large tables: the samples after the NVTX domains (on their
-// worker); OS calls and scheduling rows are buffered and mapped by FinishNsysHostTables after the
-// scan, before ReadNsysProcessesAndThreads (the threads they own).
+// (nsys_host.cc): OS calls and scheduling rows are scanned with the large tables, buffered, and
+// mapped by FinishNsysHostTables after the scan, which also reads the samples (it needs the NVTX
+// domains); before ReadNsysProcessesAndThreads (the threads they own).
 inline constexpr char kNsysOsCallTable[] = "OSRT_API";
 inline constexpr char kNsysSchedTable[] = "SCHED_EVENTS";
 StatusOr<NsysSelect> SelectNsysOsCalls(SqliteDb& db);
 void AddNsysOsCallRows(NsysContext& ctx, const NsysChunk& chunk);
 StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db);
 void AddNsysSchedRows(NsysContext& ctx, const NsysChunk& chunk);
-inline constexpr uint64_t kNsysPySampleTextColumns = 1u << 3;
-StatusOr<NsysSelect> SelectNsysPySamples(SqliteDb& db);
-void AddNsysPySampleRows(NsysContext& ctx, const NsysChunk& chunk);
 Status FinishNsysHostTables(NsysContext& ctx);
 // CUDA_GPU_MEMORY_USAGE_EVENTS (nsys_memory_usage.cc).
 Status ReadNsysMemoryUsage(NsysContext& ctx);
