@@ -223,6 +223,11 @@ std::vector<std::string> SplitLayerMetadata(std::string_view metadata) {
   return out;
 }
 
+bool IsFusedLayer(const TrtLayerRow& layer) {
+  return layer.parts.size() >= 2 || layer.type == "Myelin" ||
+         layer.name.rfind("{ForeignNode[", 0) == 0;
+}
+
 TrtStat ComputeTrtStat(std::vector<double> v) {
   TrtStat s;
   if (v.empty()) return s;
@@ -310,10 +315,7 @@ StatusOr<TrtEngineAnalysis> AnalyzeTrtEngine(const TrtEngine& engine) {
   }
   for (TrtLayerRow& r : a.layers) {
     r.share_pct = a.total_ms > 0 ? r.time_ms / a.total_ms * 100 : 0;
-    if (r.parts.size() >= 2 || r.type == "Myelin" ||
-        (r.parts.size() == 1 && r.parts[0].find("...") != std::string::npos)) {
-      ++a.fused_layers;
-    }
+    a.fused_layers += IsFusedLayer(r);
   }
   a.by_type = Group(a.layers, a.total_ms, &TrtLayerRow::type);
   a.by_precision = Group(a.layers, a.total_ms, &TrtLayerRow::precision);

@@ -103,6 +103,9 @@ struct TrtEngineAnalysis {
 std::vector<std::string> SplitFusedName(std::string_view name);
 std::vector<std::string> SplitLayerMetadata(std::string_view metadata);
 
+// Two or more of the network's layers in one, or a Myelin region.
+bool IsFusedLayer(const TrtLayerRow& layer);
+
 // Statistics as defined once (base/stats.h: Median, PercentileOfSorted).
 TrtStat ComputeTrtStat(std::vector<double> values_ms);
 

@@ -135,10 +135,7 @@ void AddLayersSection(const TrtEngineAnalysis& a, int input, int top_n, Report& 
                          {"fused", "Network layers fused", Unit::kText}});
   int64_t fused = 0;
   for (const TrtLayerRow* l : rows) {
-    if (l->parts.size() < 2 && l->type != "Myelin" &&
-        !(l->parts.size() == 1 && l->parts[0].find("...") != std::string::npos)) {
-      continue;
-    }
+    if (!IsFusedLayer(*l)) continue;
     ++fused;
     if (static_cast<int>(f.rows.size()) >= top_n) continue;
     f.rows.push_back({l->name, l->type, l->time_ms * kNsPerMs,
