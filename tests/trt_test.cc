@@ -349,6 +349,28 @@ TEST(TrtCli, AnyFileOfTheEngineInEveryFormat) {
   }
 }
 
+TEST(TrtReport, TheEngineGraphHasEveryLayerAndTensor) {
+  StatusOr<Report> r = AnalyzeFiles({kTiny}, AnalyzeOptions{});
+  ASSERT_TRUE(r.ok());
+  const Graph* g = nullptr;
+  for (const Section& s : r->sections) {
+    if (!s.graphs.empty()) g = &s.graphs.front();
+  }
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(g->nodes.size(), 7u);  // input, 5 layers, output
+  EXPECT_TRUE(g->nodes.front().terminal);
+  EXPECT_EQ(g->nodes.front().label, "input input");
+  EXPECT_EQ(g->nodes.back().label, "output output");
+  EXPECT_EQ(g->edges.size(), 6u);  // a chain
+  for (const GraphEdge& e : g->edges) EXPECT_LT(e.from, e.to);
+  EXPECT_DOUBLE_EQ(g->nodes[2].heat, 1.0);  // the convolution holds the largest share
+  EXPECT_NEAR(g->nodes[1].heat, 0.25, 1e-9);
+  const std::string html = RenderHtmlReport(*r);
+  EXPECT_NE(html.find("class=\"dag\""), std::string::npos);
+  const std::string json = RenderJsonReport(*r);
+  EXPECT_NE(json.find("\"engine_graph\""), std::string::npos);
+}
+
 // The shared exports: ResNet-50 FP16 against its QAT build on one A100.
 TEST(TrtShared, ResnetFp16AgainstQatByLayerType) {
   const std::string shared = testing::SharedTracesDir();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "base/time_units.h"
@@ -102,7 +103,10 @@ void AddEngineSection(const TrtEngine& e, const TrtEngineAnalysis& a, int input,
   }
 }
 
-void AddLayersSection(const TrtEngineAnalysis& a, int input, int top_n, Report& report) {
+void AddGraph(const TrtEngine& e, const TrtEngineAnalysis& a, Section& s);
+
+void AddLayersSection(const TrtEngine& e, const TrtEngineAnalysis& a, int input, int top_n,
+                      Report& report) {
   Section& s = report.AddSection("trt_layers", "TensorRT layers (largest time first)", input);
   std::vector<const TrtLayerRow*> rows;
   for (const TrtLayerRow& l : a.layers) rows.push_back(&l);
@@ -146,6 +150,74 @@ void AddLayersSection(const TrtEngineAnalysis& a, int input, int top_n, Report& 
       "parts from the layer name (\" + \" joins fused layers, PWN(...) a pointwise fusion, "
       "{ForeignNode[A...B]} a Myelin region from A to B) or from TensorRT 10's layer "
       "Metadata";
+  AddGraph(e, a, s);
+}
+
+// The engine graph: input bindings, layers in engine order, output bindings; an edge per tensor
+// from the layer (or binding) that writes it to each layer that reads it.
+void AddGraph(const TrtEngine& e, const TrtEngineAnalysis& a, Section& s) {
+  if (!e.graph || e.graph->names_only || e.graph->layers.empty()) return;
+  const TrtGraph& tg = *e.graph;
+  Graph& g = s.graphs.emplace_back();
+  g.key = "engine_graph";
+  g.title = "Engine graph (colour: share of layer time)";
+  std::map<std::string, int> writer;  // tensor -> node
+  std::set<std::string> written;
+  for (const TrtLayer& l : tg.layers) {
+    for (const TrtTensor& t : l.outputs) written.insert(t.name);
+  }
+  for (const TrtLayer& l : tg.layers) {  // inputs: read, never written
+    for (const TrtTensor& t : l.inputs) {
+      if (written.count(t.name) || writer.count(t.name)) continue;
+      writer[t.name] = static_cast<int>(g.nodes.size());
+      GraphNode& n = g.nodes.emplace_back();
+      n.label = "input " + t.name;
+      n.tooltip = fmt::format("engine input {} ({})", t.name, t.format);
+      n.terminal = true;
+    }
+  }
+  double max_share = 0;
+  for (size_t i = 0; i < tg.layers.size(); ++i)
+    max_share = std::max(max_share, a.layers[i].share_pct);
+  for (size_t i = 0; i < tg.layers.size(); ++i) {
+    const TrtLayer& l = tg.layers[i];
+    const TrtLayerRow& r = a.layers[i];
+    const int node = static_cast<int>(g.nodes.size());
+    GraphNode& n = g.nodes.emplace_back();
+    n.label = l.name;
+    n.detail = fmt::format("{} · {} · {} ({:.1f}%)", l.type.empty() ? "?" : l.type,
+                           r.precision.empty() ? "?" : r.precision, Ms(r.time_ms), r.share_pct);
+    n.tooltip = fmt::format("{}\n{}{}", l.name, l.tactic.empty() ? "" : "tactic " + l.tactic,
+                            r.parts.size() >= 2 ? "\nfused: " + Join(r.parts, ", ") : "");
+    n.heat = max_share > 0 ? r.share_pct / max_share : 0;
+    for (const TrtTensor& t : l.inputs) {
+      auto w = writer.find(t.name);
+      if (w != writer.end()) g.edges.push_back({w->second, node});
+    }
+    for (const TrtTensor& t : l.outputs) writer[t.name] = node;
+  }
+  std::set<std::string> read;
+  for (const TrtLayer& l : tg.layers) {
+    for (const TrtTensor& t : l.inputs) read.insert(t.name);
+  }
+  for (const TrtLayer& l : tg.layers) {  // outputs: bindings, or written and never read
+    for (const TrtTensor& t : l.outputs) {
+      const bool binding =
+          std::find(tg.bindings.begin(), tg.bindings.end(), t.name) != tg.bindings.end();
+      if (!binding && read.count(t.name)) continue;
+      auto w = writer.find(t.name);
+      if (w == writer.end()) continue;
+      const int node = static_cast<int>(g.nodes.size());
+      GraphNode& n = g.nodes.emplace_back();
+      n.label = "output " + t.name;
+      n.tooltip = fmt::format("engine output {} ({})", t.name, t.format);
+      n.terminal = true;
+      g.edges.push_back({w->second, node});
+    }
+  }
+  g.note =
+      "layers in engine order, each one row below the deepest layer it reads from; hover a "
+      "layer for its full name, tactic and fused parts";
 }
 
 void AddReformatSection(const TrtEngineAnalysis& a, int input, Report& report) {
@@ -373,7 +445,7 @@ void AddTrtEngineReport(const TrtEngine& e, const TrtEngineAnalysis& a,
   in.producer = e.metadata ? "trtexec exports + Trex metadata" : "trtexec exports";
   in.diagnostics = e.diagnostics;
   AddEngineSection(e, a, input, report);
-  if (!a.layers.empty()) AddLayersSection(a, input, options.top_n, report);
+  if (!a.layers.empty()) AddLayersSection(e, a, input, options.top_n, report);
   if (e.graph) AddReformatSection(a, input, report);
   if (a.latency.known) AddLatencySection(e, a, input, report);
   if (options.findings) AddFindings(e, a, input, options, report);
