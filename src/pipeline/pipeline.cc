@@ -147,6 +147,11 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
           "--exportProfile, --exportTimes) or traces, not both in one run; analyze them "
           "separately");
     }
+    if (options.requests || options.iteration_log) {
+      return InvalidArgumentError(
+          "--requests and --iteration-log join a trace; a TensorRT engine's exports have their "
+          "own latency report: analyze them without these options");
+    }
     TrtReportOptions o;
     o.top_n = options.top_n;
     o.findings = options.findings;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "base/file_io.h"
 
@@ -291,12 +292,17 @@ TrtFileKind TrtFileKindOf(const std::string& path) {
     std::error_code ec;
     const uintmax_t size = std::filesystem::file_size(path, ec);
     if (ec || size > kMaxSniffGzBytes) return TrtFileKind::kNone;
-    StatusOr<std::string> gz = ReadFileToString(path);
-    if (!gz.ok() || gz->size() < 18) return TrtFileKind::kNone;
-    const auto* tail = reinterpret_cast<const unsigned char*>(gz->data() + gz->size() - 4);
+    if (size < 18) return TrtFileKind::kNone;
+    // The gzip trailer's ISIZE (inflated size mod 2^32), read before inflating anything.
+    std::ifstream f(path, std::ios::binary);
+    unsigned char tail[4] = {};
+    f.seekg(static_cast<std::streamoff>(size - 4));
+    if (!f.read(reinterpret_cast<char*>(tail), 4)) return TrtFileKind::kNone;
     const uint32_t inflated =
         tail[0] | (tail[1] << 8) | (tail[2] << 16) | (uint32_t{tail[3]} << 24);
     if (inflated > kMaxSniffInflatedBytes) return TrtFileKind::kNone;
+    StatusOr<std::string> gz = ReadFileToString(path);
+    if (!gz.ok()) return TrtFileKind::kNone;
     StatusOr<std::string> text = GunzipToString(*gz, path);
     if (!text.ok()) return TrtFileKind::kNone;
     return KindOfHead(std::string_view(*text).substr(0, kSniffBytes));
