@@ -262,6 +262,29 @@ TEST(TrtReaders, BadFilesSayWhatIsWrong) {
   EXPECT_EQ(cli.exit_code, 2);
   EXPECT_NE(cli.err.find("x.engine.profile.json"), std::string::npos) << cli.err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/out.txt"));
+  // A profile of another build: its unknown layer is kept, counted and shown without a type.
+  Write(dir + "/x.engine.profile.json",
+        R"([{"count": 1}, {"name": "conv1 + relu1", "averageMs": 0.4},
+            {"name": "other_layer", "averageMs": 0.1}])");
+  StatusOr<TrtEngine> other = ReadTrtEngine(dir + "/x.engine.graph.json");
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(other->diagnostics.Count(DiagCode::kTrtProfileLayerNotInGraph), 1);
+  const TrtEngineAnalysis oa = *AnalyzeTrtEngine(*other);
+  EXPECT_EQ(oa.profile_only, 1);
+  EXPECT_EQ(oa.graph_only, 4);
+  EXPECT_NEAR(oa.total_ms, 0.5, 1e-12);
+  EXPECT_EQ(oa.layers.back().name, "other_layer");
+  EXPECT_EQ(oa.layers.back().type, "");
+  // A profile alone: its layers, with no complaint about a graph that is not there.
+  StatusOr<TrtEngine> alone = ReadTrtEngine(dir + "/x.engine.profile.json");
+  ASSERT_TRUE(alone.ok());
+  std::filesystem::remove(dir + "/x.engine.graph.json");
+  alone = ReadTrtEngine(dir + "/x.engine.profile.json");
+  ASSERT_TRUE(alone.ok());
+  EXPECT_FALSE(alone->graph.has_value());
+  EXPECT_TRUE(alone->diagnostics.empty());
+  EXPECT_EQ(AnalyzeTrtEngine(*alone)->profile_only, 0);
+  std::filesystem::copy_file(kTiny, dir + "/x.engine.graph.json");
   // A profile that is valid JSON but is cut mid-row.
   Write(dir + "/x.engine.profile.json", "[{\"count\": 1}, {\"name\": \"a\", \"averageMs\": 0.1}");
   cli = testing::RunSightline("analyze '" + dir + "/x.engine.graph.json'");

@@ -300,7 +300,7 @@ StatusOr<TrtEngineAnalysis> AnalyzeTrtEngine(const TrtEngine& engine) {
         r->name = p.name;
         r->parts = SplitFusedName(p.name);
         index.emplace(p.name, a.layers.size() - 1);
-        ++a.profile_only;
+        a.profile_only += engine.graph.has_value();
       } else {
         r = &a.layers[it->second];
       }

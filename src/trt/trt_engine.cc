@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unordered_set>
 
 #include "base/file_io.h"
 
@@ -616,6 +617,13 @@ StatusOr<TrtEngine> ReadTrtEngine(const std::string& path) {
       case TrtFileKind::kNone:
         break;
     }
+  }
+  if (engine.graph && engine.profile && !engine.graph->layers.empty()) {
+    std::unordered_set<std::string> names;
+    for (const TrtLayer& l : engine.graph->layers) names.insert(l.name);
+    int64_t missing = 0;
+    for (const TrtProfileRow& r : engine.profile->rows) missing += names.count(r.name) == 0;
+    engine.diagnostics.Add(DiagCode::kTrtProfileLayerNotInGraph, missing);
   }
   return engine;
 }
