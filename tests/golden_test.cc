@@ -40,6 +40,12 @@ const GoldenCase kCases[] = {
     {"kineto_hta_diff_test", "kineto_hta_diff_test.json.gz", true},
     {"kineto_hta_sampled_ranks01", "kineto_hta_sampled_rank0.json.gz", true,
      "kineto_hta_sampled_rank1.json.gz"},
+    // TensorRT engines (trtexec and Trex exports; any file of an engine finds its siblings).
+    {"trt_resnet_a100_fp16", "trt/resnet_a100_fp16/resnet.onnx.engine.graph.json", true},
+    {"trt_resnet_a100_qat", "trt/resnet_a100_qat/resnet-qat.onnx.engine.graph.json", true},
+    {"trt_mobilenet_qat", "trt/mobilenet/mobilenet.qat.onnx.engine.graph.json", true},
+    {"trt_mobilenet_v2_residuals_qat",
+     "trt/mobilenet/mobilenet_v2_residuals.qat.onnx.engine.graph.json", true},
 };
 
 std::string ReadAll(const std::string& path) {

@@ -280,5 +280,23 @@ TEST(HtmlReporterBrowser, LoadsWithoutScriptErrorsAndScreenshots) {
   }
 }
 
+// The TensorRT engine report: its engine graph (an SVG DAG) loads in the browser too.
+TEST(HtmlReporterBrowser, TrtEngineGraphRenders) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed";
+  StatusOr<Report> report = AnalyzeFiles(
+      {std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/trt/tiny.engine.graph.json"}, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const std::string dir = testing::MakeTempDir();
+  const std::string page = dir + "/trt.html";
+  std::ofstream(page, std::ios::binary) << RenderHtmlReport(*report);
+  ShellRun dom = RunShell(ChromiumCommand(chromium, dir) + "--dump-dom 'file://" + page + "'", dir);
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_NE(dom.out.find("data-ready=\"1\""), std::string::npos) << dom.err;
+  EXPECT_EQ(dom.err.find("Uncaught"), std::string::npos) << dom.err;
+  EXPECT_NE(dom.out.find("class=\"dag\""), std::string::npos);
+  EXPECT_EQ(Count(dom.out, "<g class=\"node\">"), 7u);  // 5 layers, an input, an output
+}
+
 }  // namespace
 }  // namespace sightline

@@ -151,6 +151,18 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kNcuLinesSkipped, "ncu_lines_skipped", kInfo,
      "lines before the ncu table (ncu's ==PROF== messages and the application's output), "
      "skipped"},
+
+    // TensorRT engine exports.
+    {kTrtFieldWrongType, "trt_field_wrong_type", kWarning,
+     "fields of a TensorRT export (trtexec, Trex) whose JSON type is not the format's; dropped, "
+     "not "
+     "converted (the detail names the file kind and field)"},
+    {kTrtRecordIncomplete, "trt_record_incomplete", kWarning,
+     "profile rows, timing records or layers of a TensorRT export without a required field, or "
+     "with a negative or non-finite time; dropped"},
+    {kTrtProfileLayerNotInGraph, "trt_profile_layer_not_in_graph", kWarning,
+     "profiled layers whose name is not in the engine graph (profile and graph of different "
+     "builds?); their time counts in the totals, with no type or precision"},
 };
 
 constexpr bool InEnumOrder() {
@@ -160,7 +172,7 @@ constexpr bool InEnumOrder() {
   return true;
 }
 static_assert(InEnumOrder(), "kCatalogue must list every DiagCode once, in enum order");
-static_assert(static_cast<size_t>(kNcuLinesSkipped) + 1 == std::size(kCatalogue),
+static_assert(static_cast<size_t>(kTrtProfileLayerNotInGraph) + 1 == std::size(kCatalogue),
               "a DiagCode after the last catalogue entry has no entry");
 
 }  // namespace

@@ -68,7 +68,11 @@ enum class DiagCode : uint16_t {
   kRecorderMissingStrings,
   kRecorderSyncRecords,
   // Nsight Compute CSV reader.
-  kNcuLinesSkipped,  // last: diagnostic_codes.cc checks the catalogue's size against it
+  kNcuLinesSkipped,
+  // TensorRT engine exports (trtexec, Trex).
+  kTrtFieldWrongType,
+  kTrtRecordIncomplete,
+  kTrtProfileLayerNotInGraph,  // last: diagnostic_codes.cc checks the catalogue's size against it
 };
 
 struct DiagnosticInfo {

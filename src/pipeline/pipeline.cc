@@ -9,6 +9,8 @@
 #include "analyses/analysis_context.h"
 #include "importers/importer.h"
 #include "serving/serving_diff.h"
+#include "trt/trt_diff.h"
+#include "trt/trt_report.h"
 
 namespace sightline {
 
@@ -135,6 +137,26 @@ StatusOr<Report> RunTraceSet(TraceSet set, const std::vector<std::string>& files
 StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
                               const AnalyzeOptions& options) {
   ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandTracePaths(paths));
+  // TensorRT engine exports (trtexec, Trex) are not timelines: they have their own report.
+  size_t trt = 0;
+  for (const std::string& f : files) trt += LooksLikeTrtFile(f);
+  if (trt > 0) {
+    if (trt != files.size()) {
+      return InvalidArgumentError(
+          "analyze reads either TensorRT engine exports (trtexec --exportLayerInfo, "
+          "--exportProfile, --exportTimes) or traces, not both in one run; analyze them "
+          "separately");
+    }
+    if (options.requests || options.iteration_log) {
+      return InvalidArgumentError(
+          "--requests and --iteration-log join a trace; a TensorRT engine's exports have their "
+          "own latency report: analyze them without these options");
+    }
+    TrtReportOptions o;
+    o.top_n = options.top_n;
+    o.findings = options.findings;
+    return AnalyzeTrtFiles(files, o);
+  }
   TraceSet set;
   set.kind = TraceSetKind::kRanks;
   set.members.resize(files.size());
@@ -171,6 +193,22 @@ StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candi
     }
     AddServingDiff(metrics[0], metrics[1], options.diff_fail_if_slower_pct, report);
     return report;
+  }
+  // Two TensorRT engines compare per layer, type and precision.
+  const bool trt_b = LooksLikeTrtFile(baseline);
+  const bool trt_a = LooksLikeTrtFile(candidate);
+  if (trt_b || trt_a) {
+    if (trt_b != trt_a) {
+      return InvalidArgumentError(
+          fmt::format("{} is {} but {} is {}: diff compares two TensorRT engines or two traces",
+                      baseline, trt_b ? "a TensorRT engine export" : "not", candidate,
+                      trt_a ? "a TensorRT engine export" : "not"));
+    }
+    TrtDiffOptions o;
+    o.top_n = options.top_n;
+    o.min_share_pct = options.diff_min_share_pct;
+    o.fail_if_slower_pct = options.diff_fail_if_slower_pct;
+    return DiffTrtEngines(baseline, candidate, o);
   }
   TraceSet set;
   set.kind = TraceSetKind::kDiff;

@@ -65,6 +65,28 @@ struct Series {
   std::vector<double> x, y;
 };
 
+// A directed acyclic graph (a TensorRT engine's layers): nodes in a topological order, edges
+// between them. The HTML report draws it (layered, top to bottom); JSON lists it.
+struct GraphNode {
+  std::string label;   // first line (shortened to fit)
+  std::string detail;  // second line
+  std::string tooltip;
+  double heat = 0;        // [0, 1]: the node's colour on a white-to-red scale
+  bool terminal = false;  // an input or output of the whole graph (drawn as a pill, not a box)
+};
+
+struct GraphEdge {
+  int from = 0, to = 0;  // indexes into nodes; from comes before to
+};
+
+struct Graph {
+  std::string key;
+  std::string title;
+  std::vector<GraphNode> nodes;
+  std::vector<GraphEdge> edges;
+  std::string note;  // shown under it
+};
+
 struct Section {
   std::string key;    // analysis name, e.g. "kernel_summary"
   std::string title;  // "Kernels"
@@ -73,6 +95,7 @@ struct Section {
   // Deques: references returned by AddTable or series.emplace_back() stay valid as more are added.
   std::deque<Table> tables;
   std::deque<Series> series;
+  std::deque<Graph> graphs;
   std::vector<std::string> notes;
 
   Fact& AddFact(std::string key, std::string label, Value value, Unit unit = Unit::kText);

@@ -10,6 +10,7 @@
 #include "report/value_format.h"
 #include "reporters/html/html_util.h"
 #include "reporters/reporter.h"
+#include "svg/dag.h"
 
 namespace sightline {
 namespace {
@@ -256,6 +257,32 @@ void RenderCharts(std::string& out, const Report& report, const Section& s) {
   }
 }
 
+// A graph (a TensorRT engine's layers) as a layered SVG drawing, scrollable when large.
+void RenderGraph(std::string& out, const Graph& g) {
+  if (g.nodes.empty()) return;
+  std::vector<svg::DagNode> nodes;
+  nodes.reserve(g.nodes.size());
+  for (const GraphNode& n : g.nodes) {
+    svg::DagNode& d = nodes.emplace_back();
+    d.label = n.label;
+    d.detail = n.detail;
+    d.tooltip = n.tooltip;
+    d.fill = svg::HeatRed(std::clamp(n.heat, 0.0, 1.0));
+    d.terminal = n.terminal;
+  }
+  std::vector<svg::DagEdge> edges;
+  edges.reserve(g.edges.size());
+  for (const GraphEdge& e : g.edges) edges.push_back({e.from, e.to});
+  RenderChartTitle(out, g.title);
+  fmt::format_to(std::back_inserter(out),
+                 "<div class=\"graph\" data-key=\"{}\" style=\"overflow:auto;max-height:900px\">{}"
+                 "</div>",
+                 XmlEscape(g.key), svg::DagSvg(nodes, edges));
+  if (!g.note.empty()) {
+    fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(g.note));
+  }
+}
+
 // The first findings are open; the rest show their title line and open on a click.
 constexpr size_t kOpenFindings = 3;
 
@@ -360,6 +387,7 @@ std::string RenderHtmlReport(const Report& report) {
                    XmlEscape(Anchor(s, i)), XmlEscape(s.key), XmlEscape(title));
     RenderFacts(out, s.facts);
     RenderCharts(out, report, s);
+    for (const Graph& g : s.graphs) RenderGraph(out, g);
     for (const Table& t : s.tables) RenderTable(out, t);
     for (const std::string& n : s.notes) {
       fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(n));

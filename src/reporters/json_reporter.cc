@@ -154,6 +154,33 @@ std::string RenderJsonReport(const Report& report) {
       }
       w.EndObject();
     }
+    if (!s.graphs.empty()) {
+      w.Key("graphs").BeginObject();
+      for (const Graph& g : s.graphs) {
+        w.Key(g.key).BeginObject();
+        w.Key("title").String(g.title);
+        w.Key("nodes").BeginArray();
+        for (const GraphNode& n : g.nodes) {
+          w.BeginObject();
+          w.Key("label").String(n.label);
+          w.Key("detail").String(n.detail);
+          w.Key("heat").Double(n.heat);
+          if (n.terminal) w.Key("terminal").Bool(true);
+          w.EndObject();
+        }
+        w.EndArray();
+        w.Key("edges").BeginArray();
+        for (const GraphEdge& e : g.edges) {
+          w.BeginArray();
+          w.Int(e.from);
+          w.Int(e.to);
+          w.EndArray();
+        }
+        w.EndArray();
+        w.EndObject();
+      }
+      w.EndObject();
+    }
     if (!s.notes.empty()) {
       w.Key("notes").BeginArray();
       for (const std::string& n : s.notes) w.String(n);
