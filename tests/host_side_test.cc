@@ -233,6 +233,53 @@ TEST(OutlierIterations, AttributesExtraTimeToOsWaitsAndLeavesTheRestUnexplained)
   EXPECT_TRUE(frames);
 }
 
+// The threads section draws the slowest iteration beside a typical one, lane by lane.
+TEST(HostSide, IterationTimelines) {
+  const Trace t = Loop(300, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {
+    f.Gil(GilState::kWaited, t0 + 400'000, t0 + 700'000, kMain);
+    f.Gil(GilState::kHeld, t0 + 390'000, t0 + 700'000, kOther);
+    f.Range("handle_responses", t0 + 390'000, t0 + 700'000, RangeKind::kNvtxPushPop, kOther);
+    if (i == 6) {
+      f.Gc(t0 + 1'000'000, t0 + 3'000'000, kMain);
+      return 4'000'000;
+    }
+    return 0;
+  });
+  auto c = Ctx(t);
+  Report report;
+  ASSERT_TRUE(RunThreadsSection(*c, 0, report).ok());
+  ASSERT_EQ(report.sections.size(), 1u);
+  const Section& s = report.sections[0];
+  ASSERT_EQ(s.timelines.size(), 2u);
+  const Timeline& worst = s.timelines[0];
+  EXPECT_EQ(worst.key, "worst_iteration");
+  EXPECT_EQ(worst.start_ns, kT0 + 6 * kStep);
+  EXPECT_EQ(worst.end_ns, kT0 + 6 * kStep + 4'000'000);
+  auto lane = [](const Timeline& tl, std::string_view label) -> const TimelineLane* {
+    for (const TimelineLane& l : tl.lanes) {
+      if (l.label == label) return &l;
+    }
+    return nullptr;
+  };
+  const TimelineLane* gc = lane(worst, "garbage collection");
+  ASSERT_NE(gc, nullptr);
+  ASSERT_EQ(gc->spans.size(), 1u);
+  EXPECT_EQ(gc->spans[0].end_ns - gc->spans[0].start_ns, 2'000'000);
+  const TimelineLane* gpu = lane(worst, "GPU 0 busy");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->spans.size(), 1u);
+  const Timeline& typical = s.timelines[1];
+  EXPECT_EQ(typical.key, "typical_iteration");
+  const TimelineLane* gil = lane(typical, "thread 100 (python3): GIL");
+  ASSERT_NE(gil, nullptr);
+  ASSERT_EQ(gil->spans.size(), 1u);
+  EXPECT_EQ(gil->spans[0].kind, "gil_wait");
+  const TimelineLane* responder = lane(typical, "thread 101 (responder): NVTX");
+  ASSERT_NE(responder, nullptr);
+  ASSERT_EQ(responder->spans.size(), 1u);
+  EXPECT_EQ(responder->spans[0].label, "handle_responses");
+}
+
 // The shipped capture of examples/host_loop (nsys -t cuda,nvtx,osrt,python-gil --python-sampling,
 // exported with --include-json=true): every OS call of the process and every sample is read, the
 // stacks are unescaped, and the findings name the planted causes.

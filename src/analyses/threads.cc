@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <tuple>
 
 #include "analyses/analysis_context.h"
 #include "analyses/intervals.h"
@@ -23,6 +25,128 @@ struct Acc {
   bool listed = false;  // in trace.threads (its role comes from there)
   std::map<std::string_view, DurationNs> ranges;
 };
+
+constexpr size_t kMaxSpansPerLane = 4000;
+constexpr size_t kOtherThreadLanes = 4;
+
+// The parts of disjoint sorted `v` inside [a, b) as spans of `kind`.
+void AddClipped(TimelineLane& lane, const std::vector<Interval>& v, TimeNs a, TimeNs b,
+                const char* kind, const std::string& label) {
+  auto it = std::lower_bound(v.begin(), v.end(), a,
+                             [](const Interval& iv, TimeNs t) { return iv.end_ns <= t; });
+  for (; it != v.end() && it->start_ns < b && lane.spans.size() < kMaxSpansPerLane; ++it) {
+    lane.spans.push_back({std::max(it->start_ns, a), std::min(it->end_ns, b), kind, label});
+  }
+}
+
+// The worst iteration beside a typical one, lane by lane: the GPUs, the launching thread's CUDA
+// calls, NVTX ranges, GIL and OS waits, GC, and the other threads that held the GIL.
+void AddIterationTimelines(AnalysisContext& context, const ThreadsResult& r, Section& s) {
+  const IterationSet* set = context.MainSet();
+  if (set == nullptr || set->iterations.size() < 2 || r.main_tid < 0) return;
+  const Trace& trace = context.trace();
+  const Iteration* worst = &set->iterations[0];
+  const Iteration* typical = nullptr;
+  for (const Iteration& it : set->iterations) {
+    if (it.wall_ns() > worst->wall_ns()) worst = &it;
+    if (!it.outlier &&
+        (typical == nullptr || std::abs(it.wall_ns() - set->wall.median) <
+                                   std::abs(typical->wall_ns() - set->wall.median))) {
+      typical = &it;
+    }
+  }
+  if (typical == nullptr || typical == worst) return;
+  auto thread_label = [&](int32_t pid, int32_t tid) {
+    for (const ThreadInfo& t : trace.threads) {
+      if (t.pid == pid && t.tid == tid && !t.name.empty()) {
+        return fmt::format("thread {} ({})", tid, t.name);
+      }
+    }
+    return fmt::format("thread {}", tid);
+  };
+  const int32_t pid = r.main_pid, tid = r.main_tid;
+  const std::string main = thread_label(pid, tid);
+  for (const auto& [it, key, what] :
+       {std::tuple{worst, "worst_iteration", "The slowest iteration"},
+        std::tuple{typical, "typical_iteration", "A typical iteration"}}) {
+    const TimeNs a = it->start_ns, b = it->end_ns;
+    Timeline& t = s.timelines.emplace_back();
+    t.key = key;
+    t.title = fmt::format("{}: {} ({}), {}", what, it->index, trace.str(it->name),
+                          FormatDuration(it->wall_ns()));
+    t.start_ns = a;
+    t.end_ns = b;
+    std::vector<int32_t> devices = set->devices;
+    if (devices.empty()) devices = context.GpuDevices();
+    for (int32_t d : devices) {
+      TimelineLane& lane = t.lanes.emplace_back();
+      lane.label = fmt::format("GPU {} busy", d);
+      AddClipped(lane, context.Busy(d), a, b, "gpu", "GPU busy");
+    }
+    TimelineLane& api = t.lanes.emplace_back();
+    api.label = main + ": CUDA calls";
+    const ApiCallTable& calls = trace.api_calls;
+    for (size_t i =
+             static_cast<size_t>(std::lower_bound(calls.start_ns.begin(), calls.start_ns.end(), a) -
+                                 calls.start_ns.begin());
+         i < calls.size() && calls.start_ns[i] < b && api.spans.size() < kMaxSpansPerLane; ++i) {
+      if (calls.pid[i] != pid || calls.tid[i] != tid) continue;
+      api.spans.push_back({calls.start_ns[i], std::min(calls.end_ns[i], b), "cuda_api",
+                           std::string(trace.str(calls.name[i]))});
+    }
+    auto ranges_of = [&](int32_t p, int32_t th, TimelineLane& lane) {
+      const RangeTable& rg = trace.ranges;
+      for (size_t i = static_cast<size_t>(
+               std::lower_bound(rg.start_ns.begin(), rg.start_ns.end(), a) - rg.start_ns.begin());
+           i < rg.size() && rg.start_ns[i] < b && lane.spans.size() < kMaxSpansPerLane; ++i) {
+        if (rg.pid[i] != p || rg.tid[i] != th || static_cast<int32_t>(i) == it->range_row) continue;
+        lane.spans.push_back({rg.start_ns[i], std::min(rg.end_ns[i], b), "nvtx",
+                              std::string(trace.str(rg.name[i]))});
+      }
+    };
+    TimelineLane& nvtx = t.lanes.emplace_back();
+    nvtx.label = main + ": NVTX";
+    ranges_of(pid, tid, nvtx);
+    if (r.has_gil) {
+      TimelineLane& gil = t.lanes.emplace_back();
+      gil.label = main + ": GIL";
+      AddClipped(gil, context.GilHeld(pid, tid), a, b, "gil_held", "holding the GIL");
+      AddClipped(gil, context.GilWaited(pid, tid), a, b, "gil_wait", "waiting for the GIL");
+    }
+    if (r.has_os_calls) {
+      TimelineLane& os = t.lanes.emplace_back();
+      os.label = main + ": OS waits";
+      AddClipped(os, context.Waits(pid, tid).os_wait, a, b, "os_wait", "waiting in an OS call");
+    }
+    if (r.has_gc) {
+      TimelineLane& gc = t.lanes.emplace_back();
+      gc.label = "garbage collection";
+      AddClipped(gc, context.GcIntervals(pid), a, b, "gc", "garbage collection");
+    }
+    // The other threads of the process that held the GIL longest in the iteration.
+    std::vector<std::pair<DurationNs, std::pair<int32_t, int32_t>>> others;
+    for (const auto& [p, th] : context.GilThreads()) {
+      if (p != pid || th == tid) continue;
+      const DurationNs held = BusyWithin(context.GilHeld(p, th), a, b);
+      if (held > 0) others.push_back({held, {p, th}});
+    }
+    std::stable_sort(others.begin(), others.end(),
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (size_t k = 0; k < std::min(kOtherThreadLanes, others.size()); ++k) {
+      const auto [p, th] = others[k].second;
+      TimelineLane& gil = t.lanes.emplace_back();
+      gil.label = thread_label(p, th) + ": GIL";
+      AddClipped(gil, context.GilHeld(p, th), a, b, "gil_held", "holding the GIL");
+      TimelineLane nvtx_lane;
+      nvtx_lane.label = thread_label(p, th) + ": NVTX";
+      ranges_of(p, th, nvtx_lane);
+      if (!nvtx_lane.spans.empty()) t.lanes.push_back(std::move(nvtx_lane));
+    }
+    t.note =
+        "green: GPU busy; blue: CUDA calls; purple: NVTX ranges; orange: holding the GIL; red: "
+        "waiting for it; brown: OS waits; black: garbage collection (hover for names)";
+  }
+}
 
 }  // namespace
 
@@ -333,6 +457,7 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
     g.note = fmt::format("GC ranges named {} (--gc-ranges), read by time within their process",
                          fmt::join(options.gc_range_names, ", "));
   }
+  AddIterationTimelines(context, r, s);
   if (!r.per_iteration.empty()) {
     Table& p = s.AddTable("launching_per_iteration", "The launching thread per iteration",
                           {{"part", "part", Unit::kText},

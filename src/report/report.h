@@ -87,6 +87,28 @@ struct Graph {
   std::string note;  // shown under it
 };
 
+// A stretch of the timeline drawn lane by lane (the threads section's view of an iteration): the
+// HTML report draws it, JSON lists it. `kind` picks the colour: "gpu", "cuda_api", "nvtx",
+// "gil_held", "gil_wait", "gc", "os_wait".
+struct TimelineSpan {
+  TimeNs start_ns = 0, end_ns = 0;
+  std::string kind;
+  std::string label;  // tooltip
+};
+
+struct TimelineLane {
+  std::string label;
+  std::vector<TimelineSpan> spans;
+};
+
+struct Timeline {
+  std::string key;
+  std::string title;
+  TimeNs start_ns = 0, end_ns = 0;
+  std::vector<TimelineLane> lanes;
+  std::string note;
+};
+
 struct Section {
   std::string key;    // analysis name, e.g. "kernel_summary"
   std::string title;  // "Kernels"
@@ -96,6 +118,7 @@ struct Section {
   std::deque<Table> tables;
   std::deque<Series> series;
   std::deque<Graph> graphs;
+  std::deque<Timeline> timelines;
   std::vector<std::string> notes;
 
   Fact& AddFact(std::string key, std::string label, Value value, Unit unit = Unit::kText);

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <map>
 
+#include "base/time_units.h"
 #include "report/value_format.h"
 #include "reporters/html/html_util.h"
 #include "reporters/reporter.h"
 #include "svg/dag.h"
+#include "svg/timeline.h"
 
 namespace sightline {
 namespace {
@@ -283,6 +285,37 @@ void RenderGraph(std::string& out, const Graph& g) {
   }
 }
 
+// A timeline (the threads section's iterations) as lanes of bars, scrollable when wide.
+void RenderTimeline(std::string& out, const Timeline& t) {
+  if (t.lanes.empty()) return;
+  auto fill = [](std::string_view kind) -> const char* {
+    if (kind == "gpu") return "#59a14f";
+    if (kind == "cuda_api") return "#4e79a7";
+    if (kind == "nvtx") return "#b07aa1";
+    if (kind == "gil_held") return "#f28e2b";
+    if (kind == "gil_wait") return "#e15759";
+    if (kind == "gc") return "#000000";
+    if (kind == "os_wait") return "#9c755f";
+    return "#bab0ac";
+  };
+  std::vector<svg::TimelineLane> lanes;
+  for (const TimelineLane& l : t.lanes) {
+    svg::TimelineLane& lane = lanes.emplace_back();
+    lane.label = l.label;
+    for (const TimelineSpan& sp : l.spans) {
+      lane.bars.push_back({sp.start_ns, sp.end_ns, fill(sp.kind),
+                           sp.label + " (" + FormatDuration(sp.end_ns - sp.start_ns) + ")"});
+    }
+  }
+  RenderChartTitle(out, t.title);
+  fmt::format_to(std::back_inserter(out),
+                 "<div class=\"timeline\" data-key=\"{}\" style=\"overflow:auto\">{}</div>",
+                 XmlEscape(t.key), svg::TimelineSvg(lanes, t.start_ns, t.end_ns));
+  if (!t.note.empty()) {
+    fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(t.note));
+  }
+}
+
 // The first findings are open; the rest show their title line and open on a click.
 constexpr size_t kOpenFindings = 3;
 
@@ -388,6 +421,7 @@ std::string RenderHtmlReport(const Report& report) {
     RenderFacts(out, s.facts);
     RenderCharts(out, report, s);
     for (const Graph& g : s.graphs) RenderGraph(out, g);
+    for (const Timeline& t : s.timelines) RenderTimeline(out, t);
     for (const Table& t : s.tables) RenderTable(out, t);
     for (const std::string& n : s.notes) {
       fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(n));

@@ -181,6 +181,35 @@ std::string RenderJsonReport(const Report& report) {
       }
       w.EndObject();
     }
+    if (!s.timelines.empty()) {
+      w.Key("timelines").BeginObject();
+      for (const Timeline& tl : s.timelines) {
+        w.Key(tl.key).BeginObject();
+        w.Key("title").String(tl.title);
+        w.Key("start_ns").Int(tl.start_ns);
+        w.Key("end_ns").Int(tl.end_ns);
+        w.Key("lanes").BeginArray();
+        for (const TimelineLane& lane : tl.lanes) {
+          w.BeginObject();
+          w.Key("label").String(lane.label);
+          w.Key("spans").BeginArray();
+          for (const TimelineSpan& sp : lane.spans) {
+            w.BeginObject();
+            w.Key("start_ns").Int(sp.start_ns);
+            w.Key("end_ns").Int(sp.end_ns);
+            w.Key("kind").String(sp.kind);
+            w.Key("label").String(sp.label);
+            w.EndObject();
+          }
+          w.EndArray();
+          w.EndObject();
+        }
+        w.EndArray();
+        if (!tl.note.empty()) w.Key("note").String(tl.note);
+        w.EndObject();
+      }
+      w.EndObject();
+    }
     if (!s.notes.empty()) {
       w.Key("notes").BeginArray();
       for (const std::string& n : s.notes) w.String(n);
