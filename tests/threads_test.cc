@@ -115,6 +115,18 @@ TEST(ThreadsShared, RealGilExport) {
                                     [](const ThreadRow& x) { return x.tid == 924; });
   ASSERT_NE(sampler, r->threads.end());
   EXPECT_EQ(sampler->role, ThreadRole::kProfiler);
+  // The host side beyond the GIL: every sample (with its stack), the OS calls of the process, the
+  // off-CPU intervals, and the metrics the capture skipped.
+  EXPECT_EQ(t->py_samples.size(), 1'129u);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysPySamplesWithoutStack), 0);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNvtxMarkIgnored), 0);
+  EXPECT_EQ(t->os_calls.size(), 12'918u);  // every OSRT_API row: all of pid 907
+  EXPECT_GT(t->off_cpu.size(), 0u);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysGpuMetricsSkipped), 10);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysCaptureProblem), 0);
+  EXPECT_TRUE(r->has_os_calls);
+  EXPECT_TRUE(r->has_off_cpu);
+  EXPECT_FALSE(sampler->hot_frames.empty() && r->threads[0].hot_frames.empty());
 }
 
 }  // namespace

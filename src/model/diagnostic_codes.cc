@@ -72,6 +72,12 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "Function/File/Line); kept without a stack"},
     {kNsysOsCallOtherProcess, "nsys_os_call_other_process", kInfo,
      "OS runtime calls of processes with no CUDA or NVTX event in the capture; not imported"},
+    {kNsysCaptureProblem, "nsys_capture_problem", kWarning,
+     "warnings and errors Nsight Systems recorded about the capture itself (DIAGNOSTIC_EVENT): "
+     "data it lost or could not collect"},
+    {kNsysGpuMetricsSkipped, "nsys_gpu_metrics_skipped", kInfo,
+     "GPU metrics the capture skipped (DIAGNOSTIC_EVENT: they need a counter this GPU or "
+     "configuration does not offer, often NVLink's); absent from the GPU metrics, not zero"},
 
     // Kineto.
     {kKinetoInvalidDevice, "kineto_invalid_device", kWarning,

@@ -39,6 +39,8 @@ enum class DiagCode : uint16_t {
   kNsysPySamplesWithoutStack,
   kNsysPySampleUnreadable,
   kNsysOsCallOtherProcess,
+  kNsysCaptureProblem,
+  kNsysGpuMetricsSkipped,
   // Kineto (PyTorch profiler) JSON importer.
   kKinetoInvalidDevice,
   kKinetoInvalidEvent,

@@ -177,7 +177,48 @@ Status ReadNsysPySamples(NsysContext& ctx) {
   return ctx.strings.status();
 }
 
+// DIAGNOSTIC_EVENT: what the capture itself reported. Its warnings and errors become one diagnostic
+// (the first message as the detail), and the GPU metrics it skipped ("GPU Metrics [0]: Skipping
+// metric NVLRX.… (requires unsupported counter …)") another, naming the metric groups, so that a
+// missing NVLink metric reads as skipped, not as zero.
+Status ReadNsysDiagnosticEvents(NsysContext& ctx) {
+  static constexpr char kTable[] = "DIAGNOSTIC_EVENT";
+  if (!ctx.db.HasTable(kTable)) return Status::Ok();
+  static constexpr NsysColumn kColumns[] = {{"severity", true}, {"text", true}};
+  ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kTable, kColumns));
+  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
+  int64_t problems = 0, skipped = 0;
+  std::string first_problem;
+  std::vector<std::string> groups;
+  while (stmt.Step()) {
+    if (stmt.IsNull(0) || stmt.IsNull(1)) continue;
+    const std::string_view text = stmt.Text(1);
+    if (text.starts_with("GPU Metrics [") && text.find("Skipping metric ") != std::string::npos) {
+      ++skipped;
+      std::string_view metric = text.substr(text.find("Skipping metric ") + 16);
+      metric = metric.substr(0, metric.find('.'));
+      if (std::find(groups.begin(), groups.end(), metric) == groups.end() && groups.size() < 8) {
+        groups.emplace_back(metric);
+      }
+      continue;
+    }
+    if (stmt.Int64(0) >= 2 && stmt.Int64(0) <= 3) {  // Warning, Error
+      if (problems++ == 0) first_problem = std::string(text.substr(0, 300));
+    }
+  }
+  RETURN_IF_ERROR(stmt.status());
+  Diagnostics& d = ctx.builder.diagnostics();
+  if (problems > 0) d.Add(DiagCode::kNsysCaptureProblem, problems, "first: " + first_problem);
+  if (skipped > 0) {
+    std::string names;
+    for (const std::string& g : groups) names += (names.empty() ? "" : ", ") + g;
+    d.Add(DiagCode::kNsysGpuMetricsSkipped, skipped, "groups: " + names);
+  }
+  return Status::Ok();
+}
+
 Status FinishNsysHostTables(NsysContext& ctx) {
+  RETURN_IF_ERROR(ReadNsysDiagnosticEvents(ctx));
   RETURN_IF_ERROR(ReadNsysPySamples(ctx));
   if (!ctx.host) return Status::Ok();
   NsysHostBuffers& h = *ctx.host;
