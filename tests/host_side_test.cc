@@ -233,6 +233,23 @@ TEST(OutlierIterations, AttributesExtraTimeToOsWaitsAndLeavesTheRestUnexplained)
   EXPECT_TRUE(frames);
 }
 
+// PyTorch's python_function ranges (with_stack) give a thread's hot frames by self time: a frame's
+// duration less that of the Python frames it called, through operators in between.
+TEST(HostSide, PythonFunctionSelfTime) {
+  TraceFixture f;
+  f.Device(0).Thread(100, 100, "python3");
+  f.Launch("gemm", 50, 55, 60, 80, {}, kMain);
+  f.Range("a.py(1): f", 0, 100, RangeKind::kPythonFunction, kMain);
+  f.Range("aten::linear", 10, 80, RangeKind::kCpuOp, kMain);
+  f.Range("b.py(2): g", 20, 80, RangeKind::kPythonFunction, kMain);
+  const Trace t = f.Build();
+  StatusOr<ThreadsResult> r = ComputeThreads(*Ctx(t), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->has_py_functions);
+  ASSERT_FALSE(r->threads.empty());
+  EXPECT_EQ(r->threads[0].hot_frames, "b.py(2): g 60%, a.py(1): f 40%");
+}
+
 // The threads section draws the slowest iteration beside a typical one, lane by lane.
 TEST(HostSide, IterationTimelines) {
   const Trace t = Loop(300, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {

@@ -227,13 +227,48 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
   const PySampleTable& samples = trace.py_samples;
   res.has_samples = samples.size() > 0;
   for (size_t i = 0; i < samples.size(); ++i) ++at(samples.pid[i], samples.tid[i]).row.py_samples;
+  // PyTorch's python_function ranges (with_stack): self time per frame and thread, a frame's self
+  // time being its duration less that of the Python frames it called (its nearest Python
+  // ancestor's child).
+  std::vector<DurationNs> child_ns;
+  std::map<uint64_t, std::map<StringId, DurationNs>> py_self;  // by thread
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.kind[i] != RangeKind::kPythonFunction) continue;
+    if (child_ns.empty()) child_ns.assign(r.size(), 0);
+    int32_t p = r.parent[i];
+    while (p != kNoRow && r.kind[p] != RangeKind::kPythonFunction) p = r.parent[p];
+    if (p != kNoRow) child_ns[p] += r.dur_ns(i);
+  }
+  if (!child_ns.empty()) {
+    res.has_py_functions = true;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (r.kind[i] != RangeKind::kPythonFunction) continue;
+      py_self[Key(r.pid[i], r.tid[i])][r.name[i]] +=
+          std::max<DurationNs>(0, r.dur_ns(i) - child_ns[i]);
+    }
+  }
   for (auto& [key, a] : threads) {
+    if (auto it = py_self.find(key); it != py_self.end() && a.row.py_samples == 0) {
+      std::vector<std::pair<DurationNs, StringId>> top;
+      DurationNs total = 0;
+      for (const auto& [name, ns] : it->second) {
+        top.push_back({ns, name});
+        total += ns;
+      }
+      std::stable_sort(top.begin(), top.end(),
+                       [](const auto& x, const auto& y) { return x.first > y.first; });
+      for (size_t i = 0; i < std::min<size_t>(3, top.size()) && total > 0; ++i) {
+        a.row.hot_frames += fmt::format("{}{} {:.0f}%", i ? ", " : "", trace.str(top[i].second),
+                                        100.0 * static_cast<double>(top[i].first) / total);
+      }
+    }
     const ThreadWaits& w = context.Waits(a.row.pid, a.row.tid);
     a.row.os_wait_ns = TotalLength(w.os_wait);
     a.row.off_cpu_ns = TotalLength(w.off_cpu);
     if (a.row.py_samples > 0) {
       a.row.hot_frames = HotFrames(trace, a.row.pid, a.row.tid, INT64_MIN, INT64_MAX, 3);
     }
+    a.row.has_py_frames = !a.row.hot_frames.empty();
   }
   for (auto& [key, a] : threads) {
     if (!a.listed) {  // a thread the trace does not list (no launches: the builder lists those)
@@ -272,7 +307,7 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
   for (auto& [key, a] : threads) {
     const ThreadRow& t = a.row;
     if (t.launches == 0 && t.cuda_api_ns == 0 && t.gil_held_ns == 0 && t.gil_waited_ns == 0 &&
-        t.os_wait_ns == 0 && t.py_samples == 0 && t.top_ranges.empty()) {
+        t.os_wait_ns == 0 && t.py_samples == 0 && !t.has_py_frames && t.top_ranges.empty()) {
       continue;  // a named thread that did nothing the trace shows
     }
     res.threads.push_back(t);
@@ -366,7 +401,8 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
 Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   ASSIGN_OR_RETURN(const ThreadsResult* result, context.Threads());
   const ThreadsResult& r = *result;
-  if (!r.has_gil && !r.has_gc && !r.has_os_calls && !r.has_samples && !r.has_off_cpu) {
+  if (!r.has_gil && !r.has_gc && !r.has_os_calls && !r.has_samples && !r.has_off_cpu &&
+      !r.has_py_functions) {
     return Status::Ok();
   }
   const AnalyzeOptions& options = context.options();
@@ -391,8 +427,8 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   }
   if (r.has_os_calls) columns.push_back({"os_wait_ns", "OS waits", Unit::kDurationNs});
   if (r.has_off_cpu) columns.push_back({"off_cpu_ns", "off-CPU", Unit::kDurationNs});
-  if (r.has_samples) {
-    columns.push_back({"py_samples", "Py samples", Unit::kCount});
+  if (r.has_samples) columns.push_back({"py_samples", "Py samples", Unit::kCount});
+  if (r.has_samples || r.has_py_functions) {
     columns.push_back({"hot_frames", "hot Python frames", Unit::kText, true});
   }
   columns.push_back({"top_ranges", "top NVTX ranges", Unit::kText, true});
@@ -409,10 +445,8 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
     }
     if (r.has_os_calls) row.push_back(x.os_wait_ns);
     if (r.has_off_cpu) row.push_back(x.off_cpu_ns);
-    if (r.has_samples) {
-      row.push_back(x.py_samples);
-      row.push_back(x.hot_frames);
-    }
+    if (r.has_samples) row.push_back(x.py_samples);
+    if (r.has_samples || r.has_py_functions) row.push_back(x.hot_frames);
     row.push_back(x.top_ranges);
     t.rows.push_back(std::move(row));
   }
@@ -428,6 +462,10 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   if (r.has_off_cpu) t.note += "; off-CPU = switched out by the scheduler (nsys --cpuctxsw)";
   if (r.has_samples) {
     t.note += "; hot Python frames = innermost frames of its samples (--python-sampling)";
+  } else if (r.has_py_functions) {
+    t.note +=
+        "; hot Python frames = python_function ranges by self time (PyTorch profiler "
+        "with_stack=True)";
   }
   if (!r.holders.empty()) {
     Table& h = s.AddTable("gil_holders", "Who held the GIL while the launching thread waited",

@@ -31,7 +31,9 @@ struct ThreadRow {
   DurationNs off_cpu_ns = 0;     // union of its off-CPU intervals
   int64_t py_samples = 0;        // Python samples of the thread
   std::string top_ranges;        // the outermost NVTX ranges it spent most time in (top 3)
-  std::string hot_frames;        // innermost Python frames of its samples (top 3, share)
+  std::string hot_frames;        // its hottest Python frames (top 3, share): innermost frames
+                                 // of its samples, else python_function ranges by self time
+  bool has_py_frames = false;
 };
 
 // One OS function the launching thread waited in (outside CUDA calls).
@@ -76,6 +78,7 @@ struct ThreadsResult {
   std::vector<GilHolder> holders;        // by time held while it waited, largest first
   std::vector<ProcessGc> gc;             // processes with GC ranges, by pid
   bool has_os_calls = false, has_off_cpu = false, has_samples = false;
+  bool has_py_functions = false;                // PyTorch python_function ranges (with_stack)
   std::vector<OsWaitRow> main_os_waits;         // the launching thread's, longest total first
   std::vector<PerIterationHost> per_iteration;  // the launching thread's, when iterations exist
 };
