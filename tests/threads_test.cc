@@ -122,6 +122,7 @@ TEST(ThreadsShared, RealGilExport) {
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kNvtxMarkIgnored), 0);
   EXPECT_EQ(t->os_calls.size(), 12'918u);  // every OSRT_API row: all of pid 907
   EXPECT_GT(t->off_cpu.size(), 0u);
+  EXPECT_EQ(t->cpu_samples.size(), 3'732u);  // every COMPOSITE_EVENTS row: all of pid 907
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysGpuMetricsSkipped), 10);
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysCaptureProblem), 0);
   EXPECT_TRUE(r->has_os_calls);

@@ -150,9 +150,8 @@ void AddIterationTimelines(AnalysisContext& context, const ThreadsResult& r, Sec
 
 }  // namespace
 
-std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid,
+std::string HotFrames(const Trace& trace, const StackSampleTable& p, int32_t pid, int32_t tid,
                       const std::vector<Interval>& within, size_t n) {
-  const PySampleTable& p = trace.py_samples;
   std::map<StringId, int64_t> counts;
   int64_t total = 0;
   for (const Interval& iv : within) {
@@ -176,8 +175,13 @@ std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid,
   return out;
 }
 
+std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid,
+                      const std::vector<Interval>& within, size_t n) {
+  return HotFrames(trace, trace.py_samples, pid, tid, within, n);
+}
+
 std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, TimeNs b, size_t n) {
-  return HotFrames(trace, pid, tid, std::vector<Interval>{{a, b}}, n);
+  return HotFrames(trace, trace.py_samples, pid, tid, std::vector<Interval>{{a, b}}, n);
 }
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions&) {
@@ -224,9 +228,12 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
   for (size_t i = 0; i < trace.os_calls.size(); ++i)
     at(trace.os_calls.pid[i], trace.os_calls.tid[i]);
   for (size_t i = 0; i < trace.off_cpu.size(); ++i) at(trace.off_cpu.pid[i], trace.off_cpu.tid[i]);
-  const PySampleTable& samples = trace.py_samples;
+  const StackSampleTable& samples = trace.py_samples;
   res.has_samples = samples.size() > 0;
   for (size_t i = 0; i < samples.size(); ++i) ++at(samples.pid[i], samples.tid[i]).row.py_samples;
+  const StackSampleTable& cpu = trace.cpu_samples;
+  res.has_cpu_samples = cpu.size() > 0;
+  for (size_t i = 0; i < cpu.size(); ++i) ++at(cpu.pid[i], cpu.tid[i]).row.cpu_samples;
   // PyTorch's python_function ranges (with_stack): self time per frame and thread, a frame's self
   // time being its duration less that of the Python frames it called (its nearest Python
   // ancestor's child).
@@ -269,6 +276,10 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
       a.row.hot_frames = HotFrames(trace, a.row.pid, a.row.tid, INT64_MIN, INT64_MAX, 3);
     }
     a.row.has_py_frames = !a.row.hot_frames.empty();
+    if (a.row.cpu_samples > 0) {
+      a.row.hot_native =
+          HotFrames(trace, trace.cpu_samples, a.row.pid, a.row.tid, {{INT64_MIN, INT64_MAX}}, 3);
+    }
   }
   for (auto& [key, a] : threads) {
     if (!a.listed) {  // a thread the trace does not list (no launches: the builder lists those)
@@ -307,7 +318,8 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
   for (auto& [key, a] : threads) {
     const ThreadRow& t = a.row;
     if (t.launches == 0 && t.cuda_api_ns == 0 && t.gil_held_ns == 0 && t.gil_waited_ns == 0 &&
-        t.os_wait_ns == 0 && t.py_samples == 0 && !t.has_py_frames && t.top_ranges.empty()) {
+        t.os_wait_ns == 0 && t.py_samples == 0 && !t.has_py_frames && t.cpu_samples == 0 &&
+        t.top_ranges.empty()) {
       continue;  // a named thread that did nothing the trace shows
     }
     res.threads.push_back(t);
@@ -402,7 +414,7 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   ASSIGN_OR_RETURN(const ThreadsResult* result, context.Threads());
   const ThreadsResult& r = *result;
   if (!r.has_gil && !r.has_gc && !r.has_os_calls && !r.has_samples && !r.has_off_cpu &&
-      !r.has_py_functions) {
+      !r.has_py_functions && !r.has_cpu_samples) {
     return Status::Ok();
   }
   const AnalyzeOptions& options = context.options();
@@ -431,6 +443,10 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   if (r.has_samples || r.has_py_functions) {
     columns.push_back({"hot_frames", "hot Python frames", Unit::kText, true});
   }
+  if (r.has_cpu_samples) {
+    columns.push_back({"cpu_samples", "CPU samples", Unit::kCount});
+    columns.push_back({"hot_native", "hot native functions", Unit::kText, true});
+  }
   columns.push_back({"top_ranges", "top NVTX ranges", Unit::kText, true});
   Table& t = s.AddTable("threads", "Threads", columns);
   const size_t limit = std::min(r.threads.size(), static_cast<size_t>(std::max(options.top_n, 1)));
@@ -447,6 +463,10 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
     if (r.has_off_cpu) row.push_back(x.off_cpu_ns);
     if (r.has_samples) row.push_back(x.py_samples);
     if (r.has_samples || r.has_py_functions) row.push_back(x.hot_frames);
+    if (r.has_cpu_samples) {
+      row.push_back(x.cpu_samples);
+      row.push_back(x.hot_native);
+    }
     row.push_back(x.top_ranges);
     t.rows.push_back(std::move(row));
   }
@@ -462,7 +482,11 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
   if (r.has_off_cpu) t.note += "; off-CPU = switched out by the scheduler (nsys --cpuctxsw)";
   if (r.has_samples) {
     t.note += "; hot Python frames = innermost frames of its samples (--python-sampling)";
-  } else if (r.has_py_functions) {
+  }
+  if (r.has_cpu_samples) {
+    t.note += "; hot native functions = innermost frames of its CPU samples (nsys -s process-tree)";
+  }
+  if (!r.has_samples && r.has_py_functions) {
     t.note +=
         "; hot Python frames = python_function ranges by self time (PyTorch profiler "
         "with_stack=True)";

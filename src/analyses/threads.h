@@ -34,6 +34,8 @@ struct ThreadRow {
   std::string hot_frames;        // its hottest Python frames (top 3, share): innermost frames
                                  // of its samples, else python_function ranges by self time
   bool has_py_frames = false;
+  int64_t cpu_samples = 0;  // its CPU (native) samples
+  std::string hot_native;   // innermost native frames of its CPU samples (top 3, share)
 };
 
 // One OS function the launching thread waited in (outside CUDA calls).
@@ -79,6 +81,7 @@ struct ThreadsResult {
   std::vector<ProcessGc> gc;             // processes with GC ranges, by pid
   bool has_os_calls = false, has_off_cpu = false, has_samples = false;
   bool has_py_functions = false;                // PyTorch python_function ranges (with_stack)
+  bool has_cpu_samples = false;                 // nsys CPU samples (native stacks)
   std::vector<OsWaitRow> main_os_waits;         // the launching thread's, longest total first
   std::vector<PerIterationHost> per_iteration;  // the launching thread's, when iterations exist
 };

@@ -307,7 +307,7 @@ struct OffCpuTable {
 // per sample, sorted by time; its stack is frames[first_frame, first_frame + frame_count),
 // innermost first, each frame interned as "function (file:line)". A sample without a stack has
 // frame_count 0. Not part of the trace's span.
-struct PySampleTable {
+struct StackSampleTable {
   std::vector<TimeNs> time_ns;
   std::vector<int32_t> pid, tid;
   std::vector<int64_t> first_frame;
@@ -349,7 +349,8 @@ struct Trace {
   MemoryEventTable memory_events;   // sorted by time; not part of the trace's span
   OsCallTable os_calls;             // sorted by start; not part of the trace's span
   OffCpuTable off_cpu;              // sorted by start; not part of the trace's span
-  PySampleTable py_samples;         // sorted by time; not part of the trace's span
+  StackSampleTable py_samples;      // Python frames; sorted by time; not part of the span
+  StackSampleTable cpu_samples;     // native frames; sorted by time; not part of the span
   std::vector<DeviceInfo> devices;  // sorted by id
   std::vector<ProcessInfo> processes;
   std::vector<ThreadInfo> threads;  // sorted by (pid, tid); those the importer named

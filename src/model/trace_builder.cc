@@ -233,15 +233,28 @@ void TraceBuilder::AddOffCpu(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_
   o.tid.push_back(tid);
 }
 
-void TraceBuilder::AddPySample(TimeNs time_ns, int32_t pid, int32_t tid,
-                               const std::vector<StringId>& stack) {
-  PySampleTable& p = trace_.py_samples;
+namespace {
+
+void AddStackSample(StackSampleTable& p, TimeNs time_ns, int32_t pid, int32_t tid,
+                    const std::vector<StringId>& stack) {
   p.time_ns.push_back(time_ns);
   p.pid.push_back(pid);
   p.tid.push_back(tid);
   p.first_frame.push_back(static_cast<int64_t>(p.frames.size()));
   p.frame_count.push_back(static_cast<int32_t>(stack.size()));
   p.frames.insert(p.frames.end(), stack.begin(), stack.end());
+}
+
+}  // namespace
+
+void TraceBuilder::AddPySample(TimeNs time_ns, int32_t pid, int32_t tid,
+                               const std::vector<StringId>& stack) {
+  AddStackSample(trace_.py_samples, time_ns, pid, tid, stack);
+}
+
+void TraceBuilder::AddCpuSample(TimeNs time_ns, int32_t pid, int32_t tid,
+                                const std::vector<StringId>& stack) {
+  AddStackSample(trace_.cpu_samples, time_ns, pid, tid, stack);
 }
 
 void TraceBuilder::AddDevice(const DeviceInfo& device) {
@@ -303,6 +316,7 @@ void TraceBuilder::SortTables() {
   sort_by_time(trace_.counters);
   sort_by_time(trace_.memory_events);
   sort_by_time(trace_.py_samples);
+  sort_by_time(trace_.cpu_samples);
   std::sort(trace_.devices.begin(), trace_.devices.end(),
             [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
   std::sort(trace_.processes.begin(), trace_.processes.end(),

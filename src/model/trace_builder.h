@@ -70,6 +70,8 @@ class TraceBuilder {
   void AddOffCpu(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid);
   // A Python sample with its stack, innermost frame first (may be empty).
   void AddPySample(TimeNs time_ns, int32_t pid, int32_t tid, const std::vector<StringId>& stack);
+  // A CPU (native) sample with its stack, innermost frame first (may be empty).
+  void AddCpuSample(TimeNs time_ns, int32_t pid, int32_t tid, const std::vector<StringId>& stack);
   void AddCounter(TimeNs time_ns, int32_t device, StringId name, double value);
   struct MemoryEventRow {
     TimeNs time_ns = 0;

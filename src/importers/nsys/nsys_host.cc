@@ -9,7 +9,7 @@
 //   switch-in before the capture ends is not an interval.
 // OS calls and scheduling events are scanned with the large tables (NsysParallelScan), buffered as
 // they arrive and mapped by FinishNsysHostTables once every other table is read (they need to know
-// which processes and threads own other events); the samples are read there too.
+// which processes and threads own other events); the Python and CPU samples are read there too.
 // NVTX_EVENTS marks (eventType 34) in the domain "Python Periodic Sampling" (--python-sampling):
 //   start, globalTid, jsonText -> py_samples. jsonText is
 //   {"Python Periodic Sampling":{"Thread state":..,"Frames":[{"Function":F,"File":S,"Line":L},..]}}
@@ -217,10 +217,60 @@ Status ReadNsysDiagnosticEvents(NsysContext& ctx) {
   return Status::Ok();
 }
 
+// CPU samples (nsys -s process-tree): COMPOSITE_EVENTS (id, start, globalTid) with their call
+// chains in SAMPLING_CALLCHAINS (id, stackDepth 0 = innermost, symbol, module), for the threads
+// that own another imported event; frames interned as "symbol (module file name)".
+Status ReadNsysCpuSamples(NsysContext& ctx) {
+  if (!ctx.db.HasTable("COMPOSITE_EVENTS")) return Status::Ok();
+  const bool chains = ctx.db.HasTable("SAMPLING_CALLCHAINS");
+  ASSIGN_OR_RETURN(
+      SqliteStatement stmt,
+      ctx.db.Prepare(chains ? "SELECT e.id, e.start, e.globalTid, c.symbol, c.module FROM "
+                              "COMPOSITE_EVENTS e LEFT JOIN SAMPLING_CALLCHAINS c ON c.id = e.id "
+                              "ORDER BY e.id, c.stackDepth"
+                            : "SELECT id, start, globalTid, NULL, NULL FROM COMPOSITE_EVENTS "
+                              "ORDER BY id"));
+  std::map<std::pair<int64_t, int64_t>, StringId> frame_ids;  // (symbol, module)
+  std::vector<StringId> stack;
+  int64_t id = INT64_MIN, start = 0, global_tid = -1;
+  bool keep = false;
+  auto flush = [&] {
+    if (keep) {
+      ctx.builder.AddCpuSample(start, NsysPidOf(global_tid), NsysTidOf(global_tid), stack);
+    }
+    stack.clear();
+  };
+  while (stmt.Step()) {
+    if (stmt.IsNull(0) || stmt.IsNull(1)) continue;
+    if (stmt.Int64(0) != id) {
+      flush();
+      id = stmt.Int64(0);
+      start = stmt.Int64(1);
+      global_tid = stmt.IsNull(2) ? -1 : stmt.Int64(2);
+      keep = global_tid >= 0 && ctx.seen.HasProcess(NsysPidOf(global_tid));
+      if (keep) ctx.seen.AddThread(global_tid);
+    }
+    if (!keep || stmt.IsNull(3)) continue;
+    const int64_t symbol = stmt.Int64(3), module = stmt.IsNull(4) ? -1 : stmt.Int64(4);
+    auto [it, inserted] = frame_ids.try_emplace({symbol, module});
+    if (inserted) {
+      std::string where(module < 0 ? std::string_view() : ctx.strings.View(module));
+      const size_t slash = where.find_last_of('/');
+      if (slash != std::string::npos) where = where.substr(slash + 1);
+      std::string name(ctx.strings.View(symbol));
+      it->second = ctx.builder.Intern(where.empty() ? name : name + " (" + where + ")");
+    }
+    stack.push_back(it->second);
+  }
+  flush();
+  RETURN_IF_ERROR(stmt.status());
+  return ctx.strings.status();
+}
+
 Status FinishNsysHostTables(NsysContext& ctx) {
   RETURN_IF_ERROR(ReadNsysDiagnosticEvents(ctx));
   RETURN_IF_ERROR(ReadNsysPySamples(ctx));
-  if (!ctx.host) return Status::Ok();
+  if (!ctx.host) return ReadNsysCpuSamples(ctx);
   NsysHostBuffers& h = *ctx.host;
   Diagnostics& d = ctx.builder.diagnostics();
   // OS calls of the processes that own a CUDA or NVTX event.
@@ -255,6 +305,7 @@ Status FinishNsysHostTables(NsysContext& ctx) {
       out_at = -1;
     }
   }
+  RETURN_IF_ERROR(ReadNsysCpuSamples(ctx));
   d.Add(DiagCode::kNsysPySamples, h.samples);
   d.Add(DiagCode::kNsysPySamplesWithoutStack, h.without_stack);
   d.Add(DiagCode::kNsysPySampleUnreadable, h.unreadable);
