@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "base/file_io.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
@@ -36,6 +38,43 @@ TEST(GpuMetrics, DistributionAndBusyAgainstIdle) {
   EXPECT_DOUBLE_EQ(row.max, 90.0);
   EXPECT_EQ(r->sample_period_ns, 1'000);
   EXPECT_EQ(trace.begin_ns(), 1'000);  // samples are not part of the trace's span
+}
+
+// Per kernel: the key metrics' samples taken while each kernel ran; a kernel no sample caught has
+// none (NaN), and a metric that is not a key metric is not shown.
+TEST(GpuMetrics, PerKernelMeansAndSeries) {
+  TraceFixture f;
+  f.Kernel("gemm", 1'000, 5'000);   // samples at 1..4 us
+  f.Kernel("norm", 6'000, 8'000);   // samples at 6, 7 us
+  f.Kernel("tiny", 8'100, 8'200);   // no sample
+  const StringId sm = f.Intern("SMs Active [Throughput %]");
+  const StringId tensor = f.Intern("Tensor Active [Throughput %]");
+  const StringId clock = f.Intern("GPC Clock Frequency [MHz]");
+  for (int i = 0; i < 10; ++i) {
+    const TimeNs t = i * 1'000;
+    f.builder().AddCounter(t, 0, sm, t >= 1'000 && t < 5'000 ? 90.0 : t >= 6'000 ? 30.0 : 0.0);
+    f.builder().AddCounter(t, 0, tensor, t >= 1'000 && t < 5'000 ? 50.0 : 0.0);
+    f.builder().AddCounter(t, 0, clock, 1980.0);
+  }
+  const Trace trace = f.Build();
+  StatusOr<GpuMetricsResult> r = ComputeGpuMetrics(*Ctx(trace), {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->key_metrics.size(), 2u);
+  EXPECT_EQ(trace.str(r->key_metrics[0]), "SMs Active [Throughput %]");
+  ASSERT_EQ(r->kernels.size(), 3u);
+  EXPECT_EQ(trace.str(r->kernels[0].kernel), "gemm");
+  EXPECT_EQ(r->kernels[0].samples, 4);
+  EXPECT_DOUBLE_EQ(r->kernels[0].mean[0], 90.0);
+  EXPECT_DOUBLE_EQ(r->kernels[0].mean[1], 50.0);
+  EXPECT_EQ(trace.str(r->kernels[1].kernel), "norm");
+  EXPECT_DOUBLE_EQ(r->kernels[1].mean[0], 30.0);
+  EXPECT_EQ(r->kernels[2].samples, 0);
+  EXPECT_TRUE(std::isnan(r->kernels[2].mean[0]));
+  Report report;
+  ASSERT_TRUE(RunGpuMetricsSection(*Ctx(trace), 0, report).ok());
+  ASSERT_EQ(report.sections.size(), 1u);
+  ASSERT_EQ(report.sections[0].series.size(), 1u);
+  EXPECT_EQ(report.sections[0].series[0].key, "utilization_sms_active_device_0");
 }
 
 TEST(GpuMetrics, NoSamplesNoSection) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <map>
 
 #include "analyses/analysis_context.h"
@@ -11,7 +13,8 @@
 
 namespace sightline {
 
-StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context, const GpuMetricsOptions&) {
+StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
+                                             const GpuMetricsOptions& options) {
   const Trace& trace = context.trace();
   const CounterTable& c = trace.counters;
   GpuMetricsResult res;
@@ -62,12 +65,82 @@ StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context, const Gpu
       res.rows.begin(), res.rows.end(),
       [](const GpuMetricRow& x, const GpuMetricRow& y) { return x.device < y.device; });
   res.sample_period_ns = static_cast<DurationNs>(Median(std::move(periods)));
+
+  // The key metrics, in a fixed order, those the trace has (names as nsys's metric sets spell
+  // them; older sets say "SM Active" and "Tensor Active / FP16 Active").
+  static constexpr std::string_view kKeys[] = {
+      "SMs Active",    "SM Active",           "SM Issue",
+      "Tensor Active", "DRAM Read Bandwidth", "DRAM Write Bandwidth"};
+  for (std::string_view key : kKeys) {
+    for (const GpuMetricRow& r : res.rows) {
+      const std::string_view name = trace.str(r.name);
+      if (name.starts_with(key) && name.find("[Throughput %]") != std::string_view::npos &&
+          std::find(res.key_metrics.begin(), res.key_metrics.end(), r.name) ==
+              res.key_metrics.end()) {
+        if (key == "SM Active" && !res.key_metrics.empty() &&
+            trace.str(res.key_metrics[0]).starts_with("SMs Active")) {
+          continue;  // one of the two spellings
+        }
+        res.key_metrics.push_back(r.name);
+      }
+    }
+  }
+  if (res.key_metrics.empty()) return res;
+  // Per device, the top kernels by time and the union of each one's executions.
+  const KernelTable& k = trace.kernels;
+  std::map<std::pair<int32_t, uint32_t>, DurationNs> time;  // (device, short name)
+  for (size_t i = 0; i < k.size(); ++i) time[{k.device[i], k.short_name[i].value}] += k.dur_ns(i);
+  std::map<int32_t, std::vector<std::pair<DurationNs, uint32_t>>> by_device;
+  for (const auto& [key, ns] : time) by_device[key.first].push_back({ns, key.second});
+  std::map<std::pair<int32_t, uint32_t>, size_t> slot;  // -> index in res.kernels
+  std::vector<std::vector<Interval>> unions;
+  for (auto& [device, v] : by_device) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (size_t j = 0; j < std::min(options.top_kernels, v.size()); ++j) {
+      slot[{device, v[j].second}] = res.kernels.size();
+      KernelMetricsRow& row = res.kernels.emplace_back();
+      row.device = device;
+      row.kernel = StringId{v[j].second};
+      row.total_ns = v[j].first;
+      unions.emplace_back();
+    }
+  }
+  for (size_t i = 0; i < k.size(); ++i) {  // by start: the unions build in order
+    auto it = slot.find({k.device[i], k.short_name[i].value});
+    if (it != slot.end()) AppendToUnion(unions[it->second], k.start_ns[i], k.end_ns[i]);
+  }
+  std::vector<std::vector<double>> sums(res.kernels.size(),
+                                        std::vector<double>(res.key_metrics.size(), 0));
+  std::vector<std::vector<int64_t>> counts(res.kernels.size(),
+                                           std::vector<int64_t>(res.key_metrics.size(), 0));
+  for (size_t i = 0; i < c.size(); ++i) {
+    const auto m = std::find(res.key_metrics.begin(), res.key_metrics.end(), c.name[i]);
+    if (m == res.key_metrics.end()) continue;
+    const size_t mi = static_cast<size_t>(m - res.key_metrics.begin());
+    for (size_t j = 0; j < res.kernels.size(); ++j) {
+      if (res.kernels[j].device != c.device[i]) continue;
+      if (BusyWithin(unions[j], c.time_ns[i], c.time_ns[i] + 1) == 0) continue;
+      sums[j][mi] += c.value[i];
+      ++counts[j][mi];
+    }
+  }
+  for (size_t j = 0; j < res.kernels.size(); ++j) {
+    KernelMetricsRow& row = res.kernels[j];
+    row.samples = counts[j][0];
+    for (size_t mi = 0; mi < res.key_metrics.size(); ++mi) {
+      row.mean.push_back(counts[j][mi] > 0 ? sums[j][mi] / static_cast<double>(counts[j][mi])
+                                           : std::nan(""));
+    }
+  }
   return res;
 }
 
 Status RunGpuMetricsSection(AnalysisContext& context, int input, Report& report) {
   if (context.trace().counters.size() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(GpuMetricsResult r, ComputeGpuMetrics(context, GpuMetricsOptions{}));
+  GpuMetricsOptions options;
+  options.top_kernels = static_cast<size_t>(std::max(context.options().top_n, 1));
+  ASSIGN_OR_RETURN(GpuMetricsResult r, ComputeGpuMetrics(context, options));
   const Trace& trace = context.trace();
   Section& s = report.AddSection("gpu_metrics", "GPU metrics (sampled)", input);
   s.AddFact("samples", "Samples", static_cast<int64_t>(trace.counters.size()), Unit::kCount);
@@ -90,6 +163,73 @@ Status RunGpuMetricsSection(AnalysisContext& context, int input, Report& report)
       "values in the unit the metric names (percent of peak, MHz); GPU busy/idle = whether the "
       "sample's time falls in the device's union of kernels and memory operations of this trace. "
       "Metrics are device-wide: other processes on the GPU count too.";
+  if (!r.kernels.empty()) {
+    std::vector<Column> columns = {{"device", "GPU", Unit::kNumber},
+                                   {"kernel", "kernel", Unit::kText},
+                                   {"total_ns", "kernel time", Unit::kDurationNs},
+                                   {"samples", "samples", Unit::kCount}};
+    for (StringId m : r.key_metrics) {
+      std::string name(trace.str(m));
+      const size_t bracket = name.find(" [");
+      const std::string title = bracket == std::string::npos ? name : name.substr(0, bracket);
+      std::string key;
+      for (char ch : title)
+        key += std::isalnum(static_cast<unsigned char>(ch)) ? std::tolower(ch) : '_';
+      columns.push_back({key + "_pct", title + " %", Unit::kNumber});
+    }
+    Table& kt = s.AddTable("per_kernel", "What the SMs did while each kernel ran", columns);
+    for (const KernelMetricsRow& x : r.kernels) {
+      std::vector<Value> row = {int64_t{x.device}, std::string(trace.str(x.kernel)), x.total_ns,
+                                x.samples};
+      for (double v : x.mean) {
+        if (std::isnan(v)) {
+          row.emplace_back(std::monostate{});
+        } else {
+          row.emplace_back(v);
+        }
+      }
+      kt.rows.push_back(std::move(row));
+    }
+    kt.note = fmt::format(
+        "mean of the samples taken while the kernel ran on the device (a kernel shorter than the "
+        "sampling period of {} is caught by few samples or none); device-wide, so kernels running "
+        "beside it count too",
+        FormatDuration(r.sample_period_ns));
+  }
+  // SMs Active over time per device: 200 buckets of the trace span, the mean of each bucket's
+  // samples (x from the trace's begin, as the utilization series of the overview).
+  if (!r.key_metrics.empty()) {
+    constexpr int kBuckets = 200;
+    const TimeNs origin = trace.begin_ns();
+    const DurationNs span = trace.end_ns() - origin;
+    const CounterTable& c = trace.counters;
+    std::map<int32_t, std::vector<std::pair<double, int64_t>>> buckets;
+    for (size_t i = 0; i < c.size() && span > 0; ++i) {
+      if (c.name[i] != r.key_metrics[0] || c.time_ns[i] < origin || c.time_ns[i] >= origin + span) {
+        continue;
+      }
+      auto& b = buckets[c.device[i]];
+      if (b.empty()) b.resize(kBuckets);
+      const size_t k = static_cast<size_t>((c.time_ns[i] - origin) * kBuckets / span);
+      b[k].first += c.value[i];
+      ++b[k].second;
+    }
+    const std::string metric(trace.str(r.key_metrics[0]));
+    for (const auto& [device, b] : buckets) {
+      Series& se = s.series.emplace_back();
+      se.key = "utilization_sms_active_device_" + std::to_string(device);
+      se.title =
+          fmt::format("GPU {} {} over time (sampled)", device, metric.substr(0, metric.find(" [")));
+      se.x_unit = Unit::kDurationNs;
+      se.y_unit = Unit::kPercent;
+      double last = 0;
+      for (int k = 0; k < kBuckets; ++k) {
+        if (b[k].second > 0) last = b[k].first / static_cast<double>(b[k].second);
+        se.x.push_back(static_cast<double>(span * k / kBuckets));
+        se.y.push_back(last);
+      }
+    }
+  }
   return Status::Ok();
 }
 

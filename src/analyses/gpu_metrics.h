@@ -15,7 +15,9 @@
 
 namespace sightline {
 
-struct GpuMetricsOptions {};
+struct GpuMetricsOptions {
+  size_t top_kernels = 10;  // per device, by total time
+};
 
 struct GpuMetricRow {
   int32_t device = -1;
@@ -26,9 +28,23 @@ struct GpuMetricRow {
   double mean_busy = 0, mean_idle = 0;
 };
 
+// What the key metrics read while one kernel ran: the mean of the samples whose time falls inside
+// one of its executions on the device (device-wide metrics: concurrent kernels count too).
+struct KernelMetricsRow {
+  int32_t device = -1;
+  StringId kernel;  // short name
+  DurationNs total_ns = 0;
+  int64_t samples = 0;       // samples of the first key metric taken while it ran
+  std::vector<double> mean;  // parallel to GpuMetricsResult::key_metrics; NaN: no sample
+};
+
 struct GpuMetricsResult {
   std::vector<GpuMetricRow> rows;   // by device, then in the order metrics first appear
   DurationNs sample_period_ns = 0;  // median interval between samples of one metric
+  // The metrics shown per kernel and over time, those present of: SMs Active, SM Issue, Tensor
+  // Active, DRAM Read Bandwidth, DRAM Write Bandwidth ([Throughput %]).
+  std::vector<StringId> key_metrics;
+  std::vector<KernelMetricsRow> kernels;  // the top kernels by time per device, longest first
 };
 
 StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
