@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "analyses/findings/findings.h"
 #include "base/file_io.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
@@ -44,9 +46,9 @@ TEST(GpuMetrics, DistributionAndBusyAgainstIdle) {
 // none (NaN), and a metric that is not a key metric is not shown.
 TEST(GpuMetrics, PerKernelMeansAndSeries) {
   TraceFixture f;
-  f.Kernel("gemm", 1'000, 5'000);   // samples at 1..4 us
-  f.Kernel("norm", 6'000, 8'000);   // samples at 6, 7 us
-  f.Kernel("tiny", 8'100, 8'200);   // no sample
+  f.Kernel("gemm", 1'000, 5'000);  // samples at 1..4 us
+  f.Kernel("norm", 6'000, 8'000);  // samples at 6, 7 us
+  f.Kernel("tiny", 8'100, 8'200);  // no sample
   const StringId sm = f.Intern("SMs Active [Throughput %]");
   const StringId tensor = f.Intern("Tensor Active [Throughput %]");
   const StringId clock = f.Intern("GPC Clock Frequency [MHz]");
@@ -75,6 +77,29 @@ TEST(GpuMetrics, PerKernelMeansAndSeries) {
   ASSERT_EQ(report.sections.size(), 1u);
   ASSERT_EQ(report.sections[0].series.size(), 1u);
   EXPECT_EQ(report.sections[0].series[0].key, "utilization_sms_active_device_0");
+}
+
+// sm_underfilled: a long kernel whose samples show the SMs 20% active fires; at 90% it stays quiet.
+TEST(GpuMetrics, SmUnderfilledFiresAndStaysQuiet) {
+  for (const double active : {20.0, 90.0}) {
+    TraceFixture f;
+    f.Device(0);
+    f.Kernel("small_grid_kernel", 0, 100'000);  // 100 us, 20 samples of 5 us
+    const StringId sm = f.Intern("SMs Active [Throughput %]");
+    for (int i = 0; i < 20; ++i) f.builder().AddCounter(i * 5'000, 0, sm, active);
+    const Trace trace = f.Build();
+    StatusOr<std::vector<Finding>> findings = ComputeFindings(*Ctx(trace));
+    ASSERT_TRUE(findings.ok());
+    const auto it = std::find_if(findings->begin(), findings->end(),
+                                 [](const Finding& x) { return x.id == "sm_underfilled"; });
+    if (active > 40) {
+      EXPECT_EQ(it, findings->end());
+      continue;
+    }
+    ASSERT_NE(it, findings->end());
+    EXPECT_EQ(it->estimated_savings_ns, 80'000);  // 100 us x (1 - 20%)
+    EXPECT_NE(it->title.find("GPU 0"), std::string::npos);
+  }
 }
 
 TEST(GpuMetrics, NoSamplesNoSection) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analyses/gpu_metrics.h"
 #include "analyses/idle_gaps.h"
 #include "analyses/threads.h"
 
@@ -489,6 +490,16 @@ StatusOr<const IdleGapsResult*> AnalysisContext::IdleGaps() {
   }
   if (!idle_gaps_->ok()) return idle_gaps_->status();
   return &idle_gaps_->value();
+}
+
+StatusOr<const GpuMetricsResult*> AnalysisContext::GpuMetrics() {
+  if (!gpu_metrics_) {
+    GpuMetricsOptions o;
+    o.top_kernels = static_cast<size_t>(std::max(options_.top_n, 1));
+    gpu_metrics_ = std::make_unique<StatusOr<GpuMetricsResult>>(ComputeGpuMetrics(*this, o));
+  }
+  if (!gpu_metrics_->ok()) return gpu_metrics_->status();
+  return &gpu_metrics_->value();
 }
 
 StatusOr<const ThreadsResult*> AnalysisContext::Threads() {

@@ -21,8 +21,9 @@
 
 namespace sightline {
 
-struct IdleGapsResult;  // analyses/idle_gaps.h
-struct ThreadsResult;   // analyses/threads.h
+struct IdleGapsResult;    // analyses/idle_gaps.h
+struct ThreadsResult;     // analyses/threads.h
+struct GpuMetricsResult;  // analyses/gpu_metrics.h
 
 // A stretch of the loop the finding rules look at: one iteration of the main iteration set, or,
 // when the trace has no iterations, each device's whole active span (pid = -1: every process).
@@ -148,6 +149,10 @@ class AnalysisContext {
   // The host threads, the launching thread and the GIL (analyses/threads.h).
   StatusOr<const ThreadsResult*> Threads();
 
+  // --- GPU metrics ---------------------------------------------------------------------------
+  // The sampled GPU metrics (analyses/gpu_metrics.h), per kernel for the options().top_n longest.
+  StatusOr<const GpuMetricsResult*> GpuMetrics();
+
   // --- idle gaps ------------------------------------------------------------------------------
   // The idle gaps with options().min_gap_ns (analyses/idle_gaps.h); at least the options().top_n
   // largest gaps are kept with their details.
@@ -196,6 +201,7 @@ class AnalysisContext {
 
   std::unique_ptr<StatusOr<IdleGapsResult>> idle_gaps_;
   std::unique_ptr<StatusOr<ThreadsResult>> threads_;
+  std::unique_ptr<StatusOr<GpuMetricsResult>> gpu_metrics_;
 };
 
 // A call that blocks the host until the GPU work it waits for is done: synchronize calls and

@@ -138,9 +138,8 @@ StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
 
 Status RunGpuMetricsSection(AnalysisContext& context, int input, Report& report) {
   if (context.trace().counters.size() == 0) return Status::Ok();
-  GpuMetricsOptions options;
-  options.top_kernels = static_cast<size_t>(std::max(context.options().top_n, 1));
-  ASSIGN_OR_RETURN(GpuMetricsResult r, ComputeGpuMetrics(context, options));
+  ASSIGN_OR_RETURN(const GpuMetricsResult* result, context.GpuMetrics());
+  const GpuMetricsResult& r = *result;
   const Trace& trace = context.trace();
   Section& s = report.AddSection("gpu_metrics", "GPU metrics (sampled)", input);
   s.AddFact("samples", "Samples", static_cast<int64_t>(trace.counters.size()), Unit::kCount);

@@ -28,6 +28,9 @@ const std::vector<FindingRule>& FindingRules() {
       {"host_bound_pipeline",
        "the GPU waits for the host's work in a typical iteration (responses, Python, the GIL)",
        &RuleHostBoundPipeline},
+      {"sm_underfilled",
+       "the timeline shows the GPU busy, the sampled metrics show its SMs mostly empty",
+       &RuleSmUnderfilled},
   };
   return kRules;
 }

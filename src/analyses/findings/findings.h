@@ -49,6 +49,7 @@ Status RuleGilContention(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleGcPauses(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleBlockingOsCall(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleHostBoundPipeline(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleSmUnderfilled(AnalysisContext& context, std::vector<Finding>& out);
 // Multi-rank rule: runs once over all inputs (AnalyzeFiles), on the ranks analysis.
 Status RuleStraggler(const RanksResult& ranks, std::vector<Finding>& out);
 
