@@ -383,6 +383,34 @@ TEST_F(KinetoTest, UnknownCategoriesAreCountedOnePerCategory) {
   EXPECT_EQ(by_detail, expected);
 }
 
+// docs/reliability.md: events with fields of the wrong type are dropped and counted; when nothing
+// usable is left, ImportTrace (what `sightline analyze` runs) is an error that lists the drops.
+TEST_F(KinetoTest, NothingUsableLeftIsAnErrorListingTheDrops) {
+  const std::string bad =
+      Write("all_bad.json",
+            TraceJson(R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": "abc",
+                    "dur": 2, "args": {"device": 0, "stream": 7}},
+                   {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5,
+                    "dur": null, "args": {"device": 0, "stream": 7}})"));
+  EXPECT_EQ(Count(MustImport(bad), DiagCode::kKinetoInvalidEvent), 2);
+  StatusOr<Trace> t = ImportTrace(bad);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(t.status().message().find("nothing usable is left"), std::string::npos);
+  EXPECT_NE(t.status().message().find("2 kineto_invalid_event"), std::string::npos)
+      << t.status().message();
+  // One usable event beside them: a trace, the drops counted.
+  StatusOr<Trace> one = ImportTrace(
+      Write("one_good.json", TraceJson(std::string(kKernelEvent) +
+                                       R"(, {"ph": "X", "cat": "kernel", "name": "k", "pid": 0,
+                                       "tid": 7, "ts": "abc", "dur": 2})")));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->kernels.size(), 1u);
+  EXPECT_EQ(Count(*one, DiagCode::kKinetoInvalidEvent), 1);
+  // An empty capture drops nothing: still a trace.
+  EXPECT_TRUE(ImportTrace(Write("empty_events.json", TraceJson(""))).ok());
+}
+
 TEST_F(KinetoTest, EventsWhoseStringsLookLikeWindowBoundaries) {
   // Names full of '}', '},{', quotes and escapes, so that windows get cut inside strings.
   std::string events;

@@ -154,6 +154,53 @@ TEST(NcuCsv, NotAnExportIsAClearError) {
   }
 }
 
+// Found by fuzz_ncu_csv (tests/data/fuzz_regressions): an ID that is not a number was cast from
+// NaN (undefined behaviour); it is now unknown (-1) and the row's metric is kept.
+TEST(NcuCsv, IdThatIsNotANumberIsUnknown) {
+  std::ifstream in(std::string(SIGHTLINE_SOURCE_DIR) +
+                   "/tests/data/fuzz_regressions/fuzz_ncu_csv/id_not_a_number.csv");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  StatusOr<NcuExport> e = ParseNcuCsv(text, "x.csv");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_EQ(e->kernels.size(), 1u);
+  EXPECT_EQ(e->kernels[0].id, -1);
+  EXPECT_EQ(e->kernels[0].name, "k");
+  ASSERT_EQ(e->kernels[0].metrics.size(), 1u);
+  EXPECT_EQ(e->kernels[0].metrics[0].value, "1");
+  StatusOr<NcuExport> ok =
+      ParseNcuCsv("\"ID\",\"Kernel Name\",\"Metric Name\"\n\"12\",\"k\",\"Duration\"\n", "y.csv");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->kernels[0].id, 12);
+}
+
+// Found by fuzz_ncu_csv: a size of 1e300 Kbyte was rounded to an integer that overflowed. Counts
+// and sizes that no real kernel has (negative, infinite, beyond 2^53) are now unknown (-1).
+TEST(NcuCsv, AbsurdCountsAndSizesAreUnknown) {
+  std::ifstream in(std::string(SIGHTLINE_SOURCE_DIR) +
+                   "/tests/data/fuzz_regressions/fuzz_ncu_csv/absurd_sizes.csv");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  StatusOr<NcuExport> e = ParseNcuCsv(text, "x.csv");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_EQ(e->kernels.size(), 1u);
+  const NcuKernelAnalysis a = AnalyzeNcuKernel(e->kernels[0]);
+  EXPECT_EQ(a.smem_config_bytes, -1);
+  EXPECT_EQ(a.block_threads, -1);
+  EXPECT_EQ(a.registers, -1);
+  EXPECT_EQ(a.static_smem_bytes, -1);
+  StatusOr<NcuExport> ok = ParseNcuCsv(
+      "\"ID\",\"Kernel Name\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric "
+      "Value\"\n"
+      "\"0\",\"k\",\"Launch Statistics\",\"Shared Memory Configuration Size\",\"Kbyte\","
+      "\"233.47\"\n"
+      "\"0\",\"k\",\"Launch Statistics\",\"Block Size\",\"\",\"256\"\n",
+      "y.csv");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  const NcuKernelAnalysis b = AnalyzeNcuKernel(ok->kernels[0]);
+  EXPECT_EQ(b.smem_config_bytes, 228 * 1024);
+  EXPECT_EQ(b.block_threads, 256);
+}
+
 TEST(NcuCsv, RealDetailsExportFromH100) {
   const NcuExport e = Read("h100_torch_full_details.csv.gz");
   EXPECT_EQ(e.page, NcuPage::kDetails);

@@ -26,6 +26,7 @@
 #include "importers/nsys/nsys_schema.h"
 #include "model/trace.h"
 #include "model/trace_builder.h"
+#include "testing/cli_runner.h"
 
 namespace sightline {
 namespace {
@@ -738,6 +739,135 @@ TEST(NsysBadInput, MissingFile) {
   ASSERT_FALSE(trace.ok());
   EXPECT_EQ(trace.status().code(), StatusCode::kNotFound);
   EXPECT_NE(trace.status().message().find(path), std::string::npos);
+}
+
+// ---- Values of the wrong type (docs/reliability.md): counted by table and dropped, never coerced
+// ----
+
+// A kernel table as a hostile or damaged file may have it: the real columns, no NOT NULL.
+constexpr char kCreateLooseKernel[] =
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+    "streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, "
+    "shortName INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, "
+    "blockY INTEGER, blockZ INTEGER, registersPerThread INTEGER, staticSharedMemory INTEGER, "
+    "dynamicSharedMemory INTEGER)";
+
+// An export whose kernel rows are `rows` (each a parenthesised list of the 17 values above).
+void WriteKernelRows(const std::string& path, const std::string& rows) {
+  Db db(path, true);
+  AddMeta(db, "3.16.1");
+  db.Exec(kCreateStrings);
+  db.Exec("INSERT INTO StringIds VALUES (1, 'void gemm<float>(float*)'), (2, 'gemm')");
+  db.Exec(kCreateLooseKernel);
+  db.Exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES " + rows);
+}
+
+TEST(NsysWrongTypes, RowsAreCountedByTableAndDropped) {
+  TempDir dir;
+  const std::string path = dir.File("wrong_types.sqlite");
+  WriteKernelRows(
+      path,
+      "(1000, 1500, 0, 7, 1, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0), "
+      "('abc', NULL, 0, 7, 2, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0), "     // the row
+      "(3000, 3500.5, 0, 7, 3, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0), "    // a real
+      "(4000, 4500, 0, 7, 4, NULL, 1, 2, 'x', 1, 1, 128, 1, 1, 32, 0, 0), "    // optional column
+      "(5000, 5500, 0, X'00', 5, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0), "  // a blob
+      "(6000, 6400, 0, 7, 6, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0)");
+  StatusOr<Trace> trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->kernels.size(), 2u);
+  EXPECT_EQ(trace->kernels.start_ns[0], 1000);
+  EXPECT_EQ(trace->kernels.start_ns[1], 6000);  // not a kernel at time 0
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysValueWrongType), 4);
+  bool named = false;
+  for (const Diagnostic& d : trace->diagnostics.items()) {
+    if (d.id == DiagCode::kNsysValueWrongType) named = d.detail == "CUPTI_ACTIVITY_KIND_KERNEL";
+  }
+  EXPECT_TRUE(named);
+}
+
+// The scan itself, with and without threads: bad rows are taken out of the chunk (values and
+// texts), counted once, and a chunk that carries only bad rows still arrives.
+TEST(NsysWrongTypes, ScanDropsRowsAndCountsThemInEveryChunk) {
+  TempDir dir;
+  const std::string path = dir.File("rows.sqlite");
+  {
+    Db db(path, true);
+    db.Exec("CREATE TABLE a (i, t TEXT)");  // no affinity: values keep their type
+    db.Exec(
+        "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 2999) "
+        "INSERT INTO a SELECT CASE WHEN i % 3 = 0 THEN 'n' || i WHEN i % 3 = 1 THEN i "
+        "ELSE i + 0.5 END, 'r' || i FROM c");
+    db.Exec("CREATE TABLE b (j)");
+    db.Exec("INSERT INTO b VALUES ('x'), (NULL)");  // nothing usable: one chunk of drops only
+  }
+  for (bool threads : {true, false}) {
+    NsysParallelScan scan(path);
+    scan.set_use_threads(threads);
+    scan.Add(0, 1, "i, t", " FROM a", 2, /*text_columns=*/0b10);
+    scan.Add(1, 2, "j", " FROM b", 1);
+    int64_t rows_a = 0, dropped_a = 0, rows_b = 0, dropped_b = 0;
+    Status s = scan.Run([&](const NsysChunk& chunk) {
+      if (chunk.tag == 1) {
+        for (size_t r = 0; r < chunk.rows; ++r) {
+          const int64_t* v = chunk.row(r);
+          EXPECT_EQ(v[0] % 3, 1);
+          EXPECT_EQ(chunk.text(v[1]), "r" + std::to_string(v[0]));
+        }
+        rows_a += static_cast<int64_t>(chunk.rows);
+        dropped_a += chunk.wrong_type_rows;
+      } else {
+        rows_b += static_cast<int64_t>(chunk.rows);
+        dropped_b += chunk.wrong_type_rows;
+      }
+      return Status::Ok();
+    });
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(rows_a, 1000) << threads;
+    EXPECT_EQ(dropped_a, 2000) << threads;
+    EXPECT_EQ(rows_b, 0) << threads;
+    EXPECT_EQ(dropped_b, 2) << threads;
+  }
+}
+
+// Nothing usable left: an error (exit 2 from the CLI) that lists what was dropped, not an empty
+// report.
+TEST(NsysWrongTypes, NothingUsableLeftIsAnErrorListingTheDrops) {
+  TempDir dir;
+  const std::string path = dir.File("all_wrong.sqlite");
+  WriteKernelRows(path,
+                  "('abc', NULL, 0, 7, 1, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0), "
+                  "(NULL, 2000, 0, 7, 2, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0)");
+  StatusOr<Trace> trace = ImportTrace(path);
+  ExpectErrorNamingFile(trace, path, StatusCode::kInvalidInput, "nothing usable is left");
+  EXPECT_NE(trace.status().message().find("2 nsys_value_wrong_type"), std::string::npos)
+      << trace.status().message();
+  EXPECT_NE(trace.status().message().find("CUPTI_ACTIVITY_KIND_KERNEL"), std::string::npos);
+  // The importer alone still returns the (empty) trace and its diagnostics.
+  StatusOr<Trace> raw = ImportNsysSqlite(path, {});
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  EXPECT_EQ(raw->kernels.size(), 0u);
+  EXPECT_EQ(raw->diagnostics.Count(DiagCode::kNsysValueWrongType), 2);
+
+  const testing::CliResult cli = testing::RunSightline("analyze '" + path + "'");
+  EXPECT_EQ(cli.exit_code, 2) << cli.out << cli.err;
+  EXPECT_NE(cli.err.find("nsys_value_wrong_type"), std::string::npos) << cli.err;
+  EXPECT_EQ(cli.out.find("Kernels"), std::string::npos) << cli.out;  // no empty report
+}
+
+// An export with tables but no rows drops nothing: still a (trivially empty) trace.
+TEST(NsysWrongTypes, EmptyCaptureDroppingNothingStaysValid) {
+  TempDir dir;
+  const std::string path = dir.File("empty.sqlite");
+  {
+    Db db(path, true);
+    AddMeta(db, "3.16.1");
+    db.Exec(kCreateStrings);
+    db.Exec(kCreateLooseKernel);
+  }
+  StatusOr<Trace> trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->kernels.size(), 0u);
 }
 
 // ---- Real exports: expected values from independent SQL on the same file ----

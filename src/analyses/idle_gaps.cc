@@ -13,7 +13,8 @@ namespace {
 // device id.
 std::vector<std::pair<int32_t, std::vector<int32_t>>> LaunchingProcesses(AnalysisContext& context) {
   std::vector<std::pair<int32_t, std::vector<int32_t>>> out;
-  for (const auto& [pid, device] : context.PidDevices()) {
+  for (const auto& [pid, device_id] : context.PidDevices()) {
+    const int32_t device = device_id;  // a lambda may not capture a structured binding (clang 14)
     auto it =
         std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == device; });
     if (it == out.end()) it = out.insert(out.end(), {device, {}});

@@ -94,12 +94,13 @@ void AddIterationTimelines(AnalysisContext& context, const ThreadsResult& r, Sec
       api.spans.push_back({calls.start_ns[i], std::min(calls.end_ns[i], b), "cuda_api",
                            std::string(trace.str(calls.name[i]))});
     }
+    const int32_t own_range = it->range_row;  // a lambda may not capture `it` (clang 14)
     auto ranges_of = [&](int32_t p, int32_t th, TimelineLane& lane) {
       const RangeTable& rg = trace.ranges;
       for (size_t i = static_cast<size_t>(
                std::lower_bound(rg.start_ns.begin(), rg.start_ns.end(), a) - rg.start_ns.begin());
            i < rg.size() && rg.start_ns[i] < b && lane.spans.size() < kMaxSpansPerLane; ++i) {
-        if (rg.pid[i] != p || rg.tid[i] != th || static_cast<int32_t>(i) == it->range_row) continue;
+        if (rg.pid[i] != p || rg.tid[i] != th || static_cast<int32_t>(i) == own_range) continue;
         lane.spans.push_back({rg.start_ns[i], std::min(rg.end_ns[i], b), "nvtx",
                               std::string(trace.str(rg.name[i]))});
       }

@@ -8,6 +8,32 @@
 #include "importers/recorder/recorder_importer.h"
 
 namespace sightline {
+namespace {
+
+bool HasEvents(const Trace& t) {
+  return t.kernels.size() + t.memops.size() + t.api_calls.size() + t.ranges.size() + t.gil.size() +
+             t.counters.size() + t.memory_events.size() + t.os_calls.size() + t.off_cpu.size() +
+             t.py_samples.size() >
+         0;
+}
+
+}  // namespace
+
+Status CheckTraceUsable(const Trace& trace, const std::string& path) {
+  if (HasEvents(trace)) return Status::Ok();
+  bool dropped = false;
+  std::string what;
+  for (const Diagnostic& d : trace.diagnostics.items()) {
+    dropped |= d.severity() == DiagnosticSeverity::kWarning;
+    what += fmt::format("\n  - {} {}: {}", d.count, d.code(), d.text());
+  }
+  if (!dropped) return Status::Ok();
+  return InvalidInputError(fmt::format(
+      "{}: nothing usable is left in this trace: every event was dropped. What was dropped "
+      "(docs/diagnostics.md explains each code):{}\nCheck that the file is the tool's own, "
+      "complete output (not edited or damaged), or record it again",
+      path, what));
+}
 
 const std::vector<ImporterEntry>& Importers() {
   static const std::vector<ImporterEntry> kImporters = {
@@ -29,7 +55,10 @@ StatusOr<Trace> ImportTrace(const std::string& path, const ImportOptions& option
         path));
   }
   for (const ImporterEntry& importer : Importers()) {
-    if (importer.sniff(head)) return importer.import(path, options);
+    if (!importer.sniff(head)) continue;
+    ASSIGN_OR_RETURN(Trace trace, importer.import(path, options));
+    RETURN_IF_ERROR(CheckTraceUsable(trace, path));
+    return trace;
   }
   std::string known;
   for (const ImporterEntry& importer : Importers()) {

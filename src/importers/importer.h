@@ -27,7 +27,14 @@ struct ImporterEntry {
 // All importers, in sniffing order.
 const std::vector<ImporterEntry>& Importers();
 
-// Sniffs the file and runs the matching importer. Errors name the file and say what to do.
+// Sniffs the file and runs the matching importer. Errors name the file and say what to do; a trace
+// with nothing usable left (CheckTraceUsable) is an error too.
 StatusOr<Trace> ImportTrace(const std::string& path, const ImportOptions& options = {});
+
+// InvalidInput, listing every diagnostic, when the trace has no event of any kind left and the
+// importer dropped some (a warning diagnostic): an empty report would hide that the input was
+// unusable. A trace with no events and nothing dropped (an empty capture) stays valid.
+// docs/reliability.md.
+Status CheckTraceUsable(const Trace& trace, const std::string& path);
 
 }  // namespace sightline

@@ -78,7 +78,10 @@ struct KernelColumns {
         process(c.Of("Process Name")),
         stream(c.Of("Stream")) {}
   void Fill(const CsvRow& row, NcuKernel& k) const {
-    k.id = static_cast<int64_t>(NcuNumber(Cell(row, id)));
+    // ncu's result ID; -1 (unknown) when the cell is absent or not a non-negative integer ("n/a",
+    // an edited file): never a cast of NaN.
+    const double v = NcuNumber(Cell(row, id));
+    k.id = v >= 0 && v < 9e18 && v == std::floor(v) ? static_cast<int64_t>(v) : -1;
     k.name = Cell(row, name);
     k.short_name = ShortNcuName(k.name);
     k.block_size = Cell(row, block);

@@ -114,13 +114,18 @@ double Get(const NcuKernel& k, const FieldSpec& f, bool* rounded = nullptr) {
   return v;
 }
 
-int64_t ToCount(double v) { return std::isnan(v) ? -1 : static_cast<int64_t>(std::llround(v)); }
+// Counts and sizes of one kernel are far below 2^53 (where doubles stop being exact); anything
+// beyond, negative, infinite or NaN is not a value ncu printed for a real kernel.
+constexpr double kMaxPlausible = 9007199254740992.0;  // 2^53
+
+// v rounded, or -1 (unknown) when it is not a plausible count: never an out-of-range conversion.
+int64_t ToCount(double v) { return v >= 0 && v <= kMaxPlausible ? std::llround(v) : -1; }
 
 // Sizes ncu printed as "7.70 Kbyte" are known to +-5 bytes; shared memory sizes are multiples of
 // 16 bytes in practice, so the nearest multiple of 16 recovers them.
 int64_t ToBytes(double v, bool rounded) {
-  if (std::isnan(v)) return -1;
-  const int64_t b = std::llround(v);
+  const int64_t b = ToCount(v);
+  if (b < 0) return -1;
   return rounded && b >= 1000 ? (b + 8) / 16 * 16 : b;
 }
 
@@ -155,7 +160,8 @@ void ReadNcuMetrics(const NcuKernel& k, NcuKernelAnalysis& a) {
   a.driver_smem_bytes = ToBytes(Get(k, kDriver), true);
   // Carveouts are whole KiB; ncu prints e.g. 233.47 Kbyte for 228 KiB.
   const double config = Get(k, kConfig);
-  a.smem_config_bytes = std::isnan(config) ? -1 : std::llround(config / 1024.0) * 1024;
+  const int64_t config_kib = ToCount(config / 1024.0);
+  a.smem_config_bytes = config_kib < 0 ? -1 : config_kib * 1024;
   a.limit_registers = ToCount(Get(k, kFieldLimitRegs));
   a.limit_shared_mem = ToCount(Get(k, kFieldLimitSmem));
   a.limit_warps = ToCount(Get(k, kFieldLimitWarps));

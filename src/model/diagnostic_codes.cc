@@ -78,6 +78,9 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kNsysGpuMetricsSkipped, "nsys_gpu_metrics_skipped", kInfo,
      "GPU metrics the capture skipped (DIAGNOSTIC_EVENT: they need a counter this GPU or "
      "configuration does not offer, often NVLink's); absent from the GPU metrics, not zero"},
+    {kNsysValueWrongType, "nsys_value_wrong_type", kWarning,
+     "rows with a value of the wrong type (text, a real, a blob or NULL where the export holds an "
+     "integer); dropped, not read as 0"},
 
     // Kineto.
     {kKinetoInvalidDevice, "kineto_invalid_device", kWarning,

@@ -41,6 +41,7 @@ enum class DiagCode : uint16_t {
   kNsysOsCallOtherProcess,
   kNsysCaptureProblem,
   kNsysGpuMetricsSkipped,
+  kNsysValueWrongType,
   // Kineto (PyTorch profiler) JSON importer.
   kKinetoInvalidDevice,
   kKinetoInvalidEvent,

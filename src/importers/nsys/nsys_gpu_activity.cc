@@ -10,6 +10,8 @@
 // CUPTI_ACTIVITY_KIND_GRAPH_TRACE (a graph run traced as a whole, nsys's default): one kernel row
 // named WholeGraphName(graphId) per run, with start, end, deviceId, streamId, correlationId (the
 // cudaGraphLaunch's) and globalPid as for kernels.
+#include <iterator>
+
 #include "importers/nsys/nsys_tables.h"
 
 namespace sightline {
@@ -150,6 +152,10 @@ Status ImportNsysGraphTraces(NsysContext& ctx) {
   int64_t runs = 0;
   KernelRow row;
   while (stmt.Step()) {
+    if (!stmt.AllIntegers(static_cast<int>(std::size(kColumns)))) {
+      ++ctx.counts.wrong_type_rows[kNsysGraphTraceTable];
+      continue;
+    }
     row.start_ns = stmt.Int64(0);
     row.end_ns = stmt.Int64(1);
     row.device = stmt.Int32(2);

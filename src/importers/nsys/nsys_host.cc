@@ -29,7 +29,6 @@ namespace sightline {
 namespace {
 
 constexpr std::string_view kPySamplingDomain = "Python Periodic Sampling";
-constexpr int64_t kMark = 34;
 
 // "<module>" from "&lt;module&gt;": the five entities nsys writes.
 std::string HtmlUnescape(std::string_view s) {

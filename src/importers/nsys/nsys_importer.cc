@@ -53,16 +53,30 @@ void DescribeSource(const std::string& path, const NsysExportInfo& info, TraceBu
   }
 }
 
-enum ScanTag {
-  kKernels,
-  kMemcpys,
-  kMemsets,
-  kApiCalls,
-  kNvtxDomains,
-  kNvtx,
-  kOsCalls,
-  kSched
-};
+enum ScanTag { kKernels, kMemcpys, kMemsets, kApiCalls, kNvtxDomains, kNvtx, kOsCalls, kSched };
+
+// The table a scan reads, for diagnostics; nullptr when its rows are counted by another scan.
+const char* ScanTable(ScanTag tag) {
+  switch (tag) {
+    case kKernels:
+      return kNsysKernelTable;
+    case kMemcpys:
+      return kNsysMemcpyTable;
+    case kMemsets:
+      return kNsysMemsetTable;
+    case kApiCalls:
+      return kNsysRuntimeTable;
+    case kNvtxDomains:
+      return nullptr;  // its rows are NVTX rows too, counted by the kNvtx scan
+    case kNvtx:
+      return kNsysNvtxTable;
+    case kOsCalls:
+      return kNsysOsCallTable;
+    case kSched:
+      return kNsysSchedTable;
+  }
+  return nullptr;
+}
 
 // Reads the large tables. Two workers: kernels (the widest rows) and memory operations on one;
 // API calls, NVTX domains and NVTX ranges on the other (a worker's scans arrive in order, so the
@@ -94,6 +108,10 @@ Status ReadLargeTables(NsysContext& ctx) {
   RETURN_IF_ERROR(add(0, kOsCalls, kNsysOsCallTable, &SelectNsysOsCalls, 0));
   RETURN_IF_ERROR(add(0, kSched, kNsysSchedTable, &SelectNsysSched, 0));
   return scan.Run([&ctx](const NsysChunk& chunk) {
+    const char* table = ScanTable(static_cast<ScanTag>(chunk.tag));
+    if (chunk.wrong_type_rows > 0 && table != nullptr) {
+      ctx.counts.wrong_type_rows[table] += chunk.wrong_type_rows;
+    }
     switch (chunk.tag) {
       case kKernels:
         AddNsysKernelRows(ctx, chunk);
@@ -132,6 +150,9 @@ void AddDropDiagnostics(const NsysContext& ctx, const NsysStrings& strings, Diag
   d.Add(DiagCode::kNvtxEventIgnored, c.nvtx_other);
   d.Add(DiagCode::kNsysUnknownStringId, strings.unknown_ids());
   d.Add(DiagCode::kNsysGilRanges, c.gil_ranges);
+  for (const auto& [table, rows] : c.wrong_type_rows) {
+    d.Add(DiagCode::kNsysValueWrongType, rows, table);
+  }
 }
 
 void ReserveRows(const SqliteDb& db, TraceBuilder& builder) {

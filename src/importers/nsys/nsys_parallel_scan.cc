@@ -27,10 +27,15 @@ struct NsysParallelScan::ScanState {
   NsysChunk chunk;
   bool stopped = false;  // the step function stopped the statement (cancelled, or consume failed)
   Status consume_status;
+  int64_t wrong_type_rows = 0;  // dropped since the last chunk was handed on
 
   // Hands the chunk on; false when the scan should stop.
   bool Flush() {
-    if (chunk.rows == 0) return true;
+    if (chunk.rows == 0 && wrong_type_rows == 0) return true;
+    chunk.tag = spec->tag;
+    chunk.columns = spec->column_count;
+    chunk.wrong_type_rows = wrong_type_rows;
+    wrong_type_rows = 0;
     if (inline_consume != nullptr) {
       consume_status = (*inline_consume)(chunk);
       chunk.rows = 0;
@@ -154,11 +159,23 @@ void NsysParallelScan::AggregateStep(sqlite3_context* ctx, int argc, sqlite3_val
     // mean a fresh mmap and its page faults).
     chunk.values.reserve(NsysChunk::kRowsPerChunk * NsysChunk::kMaxColumns);
   }
+  // An integer column of another type drops the row: what was appended of it is taken back.
+  const size_t row_begin = chunk.values.size();
+  const size_t texts_begin = chunk.texts.size();
+  auto drop_row = [&] {
+    chunk.values.resize(row_begin);
+    chunk.texts.resize(texts_begin);
+    ++state.wrong_type_rows;
+  };
   if (spec.text_columns == 0) {
-    for (int c = 0; c < argc; ++c) chunk.values.push_back(sqlite3_value_int64(argv[c]));
+    for (int c = 0; c < argc; ++c) {
+      if (sqlite3_value_type(argv[c]) != SQLITE_INTEGER) return drop_row();
+      chunk.values.push_back(sqlite3_value_int64(argv[c]));
+    }
   } else {
     for (int c = 0; c < argc; ++c) {
       if ((spec.text_columns >> c & 1) == 0) {
+        if (sqlite3_value_type(argv[c]) != SQLITE_INTEGER) return drop_row();
         chunk.values.push_back(sqlite3_value_int64(argv[c]));
       } else if (sqlite3_value_type(argv[c]) == SQLITE_NULL) {
         chunk.values.push_back(-1);

@@ -27,8 +27,9 @@ struct sqlite3_value;
 namespace sightline {
 
 // Up to kRowsPerChunk rows of one scan: `columns` integers each, row-major. A text column holds
-// an index into `texts`, or -1 for NULL. Integer columns should have no NULLs (select them through
-// ifnull()); a NULL reads as 0.
+// an index into `texts`, or -1 for NULL. An integer column must hold an integer: a row where one
+// holds text, a real, a blob or NULL (select optional columns through ifnull()) is not coerced
+// (SQLite would read 'abc' as 0) but dropped, and counted in `wrong_type_rows`.
 struct NsysChunk {
   static constexpr size_t kRowsPerChunk = 1024;
   static constexpr int kMaxColumns = 32;  // buffers are sized for this, so any scan can reuse them
@@ -36,6 +37,9 @@ struct NsysChunk {
   int tag = -1;  // which scan, as passed to Add()
   int columns = 0;
   size_t rows = 0;
+  // Rows of this scan dropped since its previous chunk for a value of the wrong type in an
+  // integer column (a chunk may carry only these, with rows == 0).
+  int64_t wrong_type_rows = 0;
   std::vector<int64_t> values;
   std::vector<std::string> texts;
 

@@ -62,6 +62,9 @@ struct NsysCounts {
   int64_t nvtx_marks = 0;
   int64_t nvtx_other = 0;  // categories, thread names, payload-only events, ...
   int64_t gil_ranges = 0;  // "GIL Trace" ranges read into the GIL table (info)
+  // Rows with a value of the wrong type in an integer column (text where a timestamp belongs),
+  // dropped; by table.
+  std::map<std::string, int64_t> wrong_type_rows;
 };
 
 // The names of nsys's GIL tracing (-t python-gil), interned before the NVTX ranges are read.

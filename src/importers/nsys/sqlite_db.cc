@@ -52,6 +52,13 @@ bool SqliteStatement::IsNull(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }
 
+bool SqliteStatement::AllIntegers(int n) const {
+  for (int col = 0; col < n; ++col) {
+    if (sqlite3_column_type(stmt_, col) != SQLITE_INTEGER) return false;
+  }
+  return true;
+}
+
 int64_t SqliteStatement::Int64(int col) const { return sqlite3_column_int64(stmt_, col); }
 
 std::string_view SqliteStatement::Text(int col) const {

@@ -37,6 +37,9 @@ class SqliteStatement {
   void BindInt64(int index, int64_t value);  // index is 1-based, as in SQLite
 
   bool IsNull(int col) const;
+  // True when columns [0, n) all hold integers (not text, a real, a blob or NULL), so that Int64
+  // reads what is there instead of coercing it (SQLite reads 'abc' as 0).
+  bool AllIntegers(int n) const;
   int64_t Int64(int col) const;
   int32_t Int32(int col) const { return static_cast<int32_t>(Int64(col)); }
   // Int64, or `fallback` when the value is NULL.

@@ -1,0 +1,210 @@
+// The Nsight Systems importer on hostile rows rather than hostile bytes: each input is read as a
+// few rows of SQL values (integers, NULLs, text, reals, blobs, ids that point nowhere) put into a
+// small generated export's kernel, API, memory-copy and NVTX tables, whose columns are declared
+// without NOT NULL so that any value fits. Most values decode to what a real export would hold
+// there, so that the hostile ones sit among plausible rows.
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fuzz_support.h"
+#include "importers/nsys/nsys_importer.h"
+
+namespace {
+
+// PID 4242, TID 4243 on machine 1, packed as nsys packs them.
+constexpr int64_t kGlobalPid = (int64_t{1} << 48) | (int64_t{4242} << 24);
+constexpr int64_t kGlobalTid = kGlobalPid | 4243;
+
+// A column and the value a real export would hold in row r: base + step * r, or text.
+struct Column {
+  const char* name;
+  int64_t base = 0;
+  int64_t step = 0;
+  const char* text = nullptr;
+};
+
+struct Table {
+  const char* name;
+  std::vector<Column> columns;
+};
+
+const std::vector<Table>& Tables() {
+  static const auto* tables = new std::vector<Table>{
+      {"CUPTI_ACTIVITY_KIND_KERNEL",
+       {{"start", 1000, 1000},
+        {"end", 1500, 1000},
+        {"deviceId", 0},
+        {"streamId", 7},
+        {"correlationId", 1, 1},
+        {"globalPid", kGlobalPid},
+        {"demangledName", 1},
+        {"shortName", 2},
+        {"gridX", 132},
+        {"gridY", 1},
+        {"gridZ", 1},
+        {"blockX", 256},
+        {"blockY", 1},
+        {"blockZ", 1},
+        {"registersPerThread", 64},
+        {"staticSharedMemory", 0},
+        {"dynamicSharedMemory", 49152}}},
+      {"CUPTI_ACTIVITY_KIND_RUNTIME",
+       {{"start", 900, 1000},
+        {"end", 950, 1000},
+        {"eventClass", 0},
+        {"globalTid", kGlobalTid},
+        {"correlationId", 1, 1},
+        {"nameId", 3}}},
+      {"CUPTI_ACTIVITY_KIND_MEMCPY",
+       {{"start", 1600, 1000},
+        {"end", 1700, 1000},
+        {"deviceId", 0},
+        {"streamId", 7},
+        {"correlationId", 1000, 1},
+        {"globalPid", kGlobalPid},
+        {"bytes", 4096},
+        {"copyKind", 1},
+        {"srcKind", 0},
+        {"dstKind", 2}}},
+      {"NVTX_EVENTS",
+       {{"start", 800, 1000},
+        {"end", 1800, 1000},
+        {"eventType", 59},
+        {"text", 0, 0, "step"},
+        {"globalTid", kGlobalTid},
+        {"textId", 4},
+        {"domainId", 0}}},
+  };
+  return *tables;
+}
+
+class Input {
+ public:
+  Input(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
+  bool empty() const { return p_ == end_; }
+  uint8_t Byte() { return p_ < end_ ? *p_++ : 0; }
+  int64_t Int64() {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = v << 8 | Byte();
+    return static_cast<int64_t>(v);
+  }
+  std::string Bytes(size_t n) {
+    std::string s;
+    while (n-- > 0 && p_ < end_) s.push_back(static_cast<char>(*p_++));
+    return s;
+  }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+bool Exec(sqlite3* db, const std::string& sql) {
+  return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+}
+
+// Binds one value for `column` in row `row`, chosen by the next input byte.
+void BindValue(sqlite3_stmt* stmt, int index, const Column& column, int64_t row, Input& in) {
+  const uint8_t tag = in.Byte();
+  const int64_t typical = column.base + column.step * row;
+  switch (tag % 10) {
+    case 0:
+      sqlite3_bind_null(stmt, index);
+      break;
+    case 1:  // small integers: ids that point nowhere, negative sizes, unknown enums
+      sqlite3_bind_int64(stmt, index, static_cast<int8_t>(in.Byte()));
+      break;
+    case 2:  // near the typical value
+      sqlite3_bind_int64(stmt, index, typical + static_cast<int8_t>(in.Byte()));
+      break;
+    case 3:
+      sqlite3_bind_int64(stmt, index, in.Int64());
+      break;
+    case 4: {
+      const std::string text = in.Bytes(in.Byte() % 16);
+      sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+      break;
+    }
+    case 5: {
+      const int64_t bits = in.Int64();
+      double value;
+      std::memcpy(&value, &bits, sizeof value);  // any double, NaN and infinities included
+      sqlite3_bind_double(stmt, index, value);
+      break;
+    }
+    case 6: {
+      const std::string blob = in.Bytes(in.Byte() % 8);
+      sqlite3_bind_blob(stmt, index, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+      break;
+    }
+    default:  // what a real export holds
+      if (column.text != nullptr) {
+        sqlite3_bind_text(stmt, index, column.text, -1, SQLITE_STATIC);
+      } else {
+        sqlite3_bind_int64(stmt, index, typical);
+      }
+  }
+}
+
+// Writes the export for this input; false when SQLite refuses (then the input is skipped).
+bool WriteExport(const std::string& path, const uint8_t* data, size_t size) {
+  unlink(path.c_str());
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close_v2(db);
+    return false;
+  }
+  bool ok = Exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN") &&
+            Exec(db,
+                 "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
+                 "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.16.1');"
+                 "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+                 "INSERT INTO StringIds VALUES (1, 'void gemm<float>(float const*, float*)'), "
+                 "(2, 'gemm'), (3, 'cudaLaunchKernel_v7000'), (4, 'decode_step')");
+  std::vector<sqlite3_stmt*> inserts;
+  for (const Table& table : Tables()) {
+    std::string create = std::string("CREATE TABLE ") + table.name + " (";
+    std::string insert = std::string("INSERT INTO ") + table.name + " VALUES (";
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      const Column& column = table.columns[c];
+      create += (c ? ", " : "") + std::string(column.name) +
+                (column.text != nullptr ? " TEXT" : " INTEGER");
+      insert += c ? ", ?" : "?";
+    }
+    ok = ok && Exec(db, create + ")");
+    sqlite3_stmt* stmt = nullptr;
+    ok = ok && sqlite3_prepare_v2(db, (insert + ")").c_str(), -1, &stmt, nullptr) == SQLITE_OK;
+    inserts.push_back(stmt);
+  }
+  Input in(data, size);
+  std::vector<int64_t> rows(Tables().size(), 0);
+  for (int n = 0; ok && n < 64 && !in.empty(); ++n) {
+    const size_t t = in.Byte() % Tables().size();
+    const Table& table = Tables()[t];
+    sqlite3_stmt* stmt = inserts[t];
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      BindValue(stmt, static_cast<int>(c) + 1, table.columns[c], rows[t], in);
+    }
+    ok = sqlite3_step(stmt) == SQLITE_DONE && sqlite3_reset(stmt) == SQLITE_OK;
+    ++rows[t];
+  }
+  for (sqlite3_stmt* stmt : inserts) sqlite3_finalize(stmt);
+  ok = ok && Exec(db, "COMMIT");
+  sqlite3_close_v2(db);
+  return ok;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string path = sightline::fuzz::WriteInputFile({}, ".rows.sqlite");
+  if (!WriteExport(path, data, size)) return 0;
+  (void)sightline::ImportNsysSqlite(path, {});
+  return 0;
+}

@@ -1,0 +1,8 @@
+// The all-reduce sweep CSV reader (`sightline allreduce bench` output, read by tune and plot).
+#include "allreduce/sweep_csv.h"
+#include "fuzz_support.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  (void)sightline::ParseSweepCsv(sightline::fuzz::AsView(data, size), "fuzz.csv");
+  return 0;
+}
