@@ -1,0 +1,37 @@
+#!/bin/bash
+# The gated-MLP fusion case study on the GPU machine, from the repository root:
+#   bash examples/case_studies/gated_mlp/run.sh
+# Builds gated_mlp, checks both variants (CPU samples, after against before) and times them at several
+# token counts, records before/after with `sightline record` and Nsight Systems at one token count, and
+# runs `sightline analyze/diff` on them. Results: $OUT/gated_mlp.tar.gz and $OUT/mlp_log.txt.
+cd "$(dirname "$0")/../../.."
+source examples/case_studies/common.sh
+OUT=${OUT:-/tmp/case-out}
+W=/tmp/mlp; R=$W/gated_mlp
+rm -rf "$W"; mkdir -p "$R" "$OUT"
+here=examples/case_studies/gated_mlp
+TOKENS=${MLP_TOKENS:-16,64,256,1024,4096}
+REC_TOKENS=${MLP_REC_TOKENS:-256}
+{
+  echo "== $(date -u) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+  nvcc $NVCC_FLAGS $here/gated_mlp.cu -o $W/gated_mlp -lcublas || exit 1
+  echo "== 1. check and time (tokens $TOKENS)"
+  $W/gated_mlp --variant both --tokens $TOKENS | tee $R/timing.txt
+  echo "== 2. sightline record and nsys (tokens $REC_TOKENS)"
+  for v in before after; do
+    $SL record -o $R/trace_$v.slrec -- $W/gated_mlp --variant $v --tokens $REC_TOKENS --iters 20 | tail -1
+    nsys_trace $W/nsys_$v $W/gated_mlp --variant $v --tokens $REC_TOKENS --iters 20
+    [ -f $W/nsys_$v.sqlite ] && [ $(stat -c %s $W/nsys_$v.sqlite) -lt 3000000 ] && cp $W/nsys_$v.sqlite $R/trace_$v.nsys.sqlite
+    cp $W/nsys_${v}_cuda_gpu_kern_sum.csv $R/ 2>/dev/null
+  done
+  ls -la $R
+  echo "== 3. sightline on what was made"
+  $SL analyze $R/trace_before.slrec > $R/analyze_before.txt 2>&1; echo "analyze rc=$?"
+  grep -i -E "chain|fus" $R/analyze_before.txt | head -12
+  $SL diff $R/trace_before.slrec $R/trace_after.slrec > $R/diff.txt 2>&1; echo "diff rc=$?"; head -50 $R/diff.txt
+  echo "== table"
+  grep -E "^(variant|before|after) " $R/timing.txt
+} 2>&1 | tee $OUT/mlp_log.txt
+cp $OUT/mlp_log.txt $R/log.txt
+tar -C $W -czf $OUT/gated_mlp.tar.gz gated_mlp
+ls -la $OUT
