@@ -20,11 +20,11 @@ if [ -z "${SIGHTLINE_RECORDER_LIB:-}" ]; then
 fi
 NSYS=""
 if [ -f .device/device/nsys-env.sh ]; then source .device/device/nsys-env.sh .device/device; fi
-# nsys_trace NAME CMD...: Nsight Systems (cuda,nvtx) capture, exported to NAME.sqlite.
+# nsys_trace NAME CMD...: Nsight Systems (cuda,nvtx) capture of the cudaProfilerStart/Stop range, exported to NAME.sqlite.
 nsys_trace() {
   local name=$1; shift
   [ -n "$NSYS" ] || { echo "no nsys"; return 0; }
-  $NSYS profile -t cuda,nvtx -s none --cpuctxsw none -f true -o "$name" "$@" > "$name.nsys.log" 2>&1
+  $NSYS profile -t cuda,nvtx -s none --cpuctxsw none -c cudaProfilerApi --capture-range-end=stop -f true -o "$name" "$@" > "$name.nsys.log" 2>&1
   [ -f "$name.nsys-rep" ] || $QDSTRM_IMPORTER -i "$name.qdstrm" >> "$name.nsys.log" 2>&1
   $NSYS export --type sqlite -f true -o "$name.sqlite" "$name.nsys-rep" >> "$name.nsys.log" 2>&1
   $NSYS stats --report cuda_gpu_kern_sum --format csv -o "$name" "$name.sqlite" >> "$name.nsys.log" 2>&1

@@ -15,22 +15,22 @@ here=examples/case_studies/fp8_block_quant
 ARGS=${FP8_ARGS:-}
 {
   echo "== $(date -u) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-  nvcc $NVCC_FLAGS $here/fp8_block_quant.cu -o $W/fp8_block_quant -lcublasLt || exit 1
+  nvcc $NVCC_FLAGS $here/fp8_block_quant.cu -o $W/fp8q -lcublasLt || exit 1
   echo "== 1. check and time (both variants)"
-  $W/fp8_block_quant --variant both $ARGS | tee $R/timing.txt
+  $W/fp8q --variant both $ARGS | tee $R/timing.txt
   echo "== 2. sightline record"
   for v in naive opt; do
-    $SL record -o $R/record_$v.slrec -- $W/fp8_block_quant --variant $v --iters 40 $ARGS | tail -2
+    $SL record --capture-range cudaProfilerApi -o $R/record_$v.slrec -- $W/fp8q --variant $v --iters 40 $ARGS | tail -2
   done
   ls -la $R/*.slrec
   echo "== 3. nsys"
-  for v in naive opt; do nsys_trace $W/nsys_$v $W/fp8_block_quant --variant $v --iters 40 $ARGS; done
+  for v in naive opt; do nsys_trace $W/nsys_$v $W/fp8q --variant $v --iters 40 $ARGS; done
   cp $W/nsys_*_cuda_gpu_kern_sum.csv $R/ 2>/dev/null
   for v in naive opt; do [ -f $W/nsys_$v.sqlite ] && [ $(stat -c %s $W/nsys_$v.sqlite) -lt 3000000 ] && cp $W/nsys_$v.sqlite $R/; done
   echo "== 4. ncu --set full (one launch of each kernel)"
   for v in naive opt; do
     tag=$([ $v = naive ] && echo before || echo after)
-    ncu --set full --import-source yes -k regex:quant_ -c 1 -f -o $W/$tag $W/fp8_block_quant --variant $v --iters 1 --warmup 0 $ARGS > $W/ncu_$tag.log 2>&1
+    ncu --set full --import-source yes -k regex:quant_ -c 1 -f -o $W/$tag $W/fp8q --variant $v --iters 1 --warmup 0 $ARGS > $W/ncu_$tag.log 2>&1
     tail -3 $W/ncu_$tag.log
     ncu --import $W/$tag.ncu-rep --page details --csv > $R/ncu_$tag.csv
     ncu --import $W/$tag.ncu-rep --page raw --csv > $R/ncu_${tag}_raw.csv

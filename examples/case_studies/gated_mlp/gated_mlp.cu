@@ -11,6 +11,7 @@
 //                  [--layers L] [--iters N] [--warmup W]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -189,29 +190,36 @@ int main(int argc, char** argv) {
       }
       failures += bad != 0;
 
-      cudaEvent_t e0, e1, e2;
-      CUDA_CHECK(cudaEventCreate(&e0)); CUDA_CHECK(cudaEventCreate(&e1)); CUDA_CHECK(cudaEventCreate(&e2));
-      std::vector<float> tu, tm;
-      for (int it = 0; it < warmup + iters; ++it) {
+      // Timed loop: events per step (layer 0's "up" part and its whole MLP), one synchronize at the
+      // end; the profiler range marks it for `sightline record --capture-range cudaProfilerApi`.
+      const int n = warmup + iters;
+      std::vector<cudaEvent_t> ev(3 * n);
+      for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
+      CUDA_CHECK(cudaProfilerStart());
+      for (int it = 0; it < n; ++it) {
         const std::string name = "step " + std::to_string(it);
         nvtxRangePushA(name.c_str());
         for (int l = 0; l < layers; ++l) {
           nvtxRangePushA("mlp");
-          if (l == 0) CUDA_CHECK(cudaEventRecord(e0, s));
+          if (l == 0) CUDA_CHECK(cudaEventRecord(ev[3 * it], s));
           up(fused, t);
-          if (l == 0) CUDA_CHECK(cudaEventRecord(e1, s));
+          if (l == 0) CUDA_CHECK(cudaEventRecord(ev[3 * it + 1], s));
           Gemm(cb, hact, wdown, y, t, hidden, inter);
-          if (l == 0) CUDA_CHECK(cudaEventRecord(e2, s));
+          if (l == 0) CUDA_CHECK(cudaEventRecord(ev[3 * it + 2], s));
           nvtxRangePop();
         }
-        CUDA_CHECK(cudaStreamSynchronize(s));
         nvtxRangePop();
-        if (it < warmup) continue;
+      }
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      CUDA_CHECK(cudaProfilerStop());
+      std::vector<float> tu, tm;
+      for (int it = warmup; it < n; ++it) {
         float a, b;
-        CUDA_CHECK(cudaEventElapsedTime(&a, e0, e1));
-        CUDA_CHECK(cudaEventElapsedTime(&b, e0, e2));
+        CUDA_CHECK(cudaEventElapsedTime(&a, ev[3 * it], ev[3 * it + 1]));
+        CUDA_CHECK(cudaEventElapsedTime(&b, ev[3 * it], ev[3 * it + 2]));
         tu.push_back(a * 1e3f); tm.push_back(b * 1e3f);
       }
+      for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
       std::printf("%-7s %6d %10.1f %10.1f %10d %s (cpu samples off %d/64, max rel vs before %.4f)\n", v.c_str(), t,
                   Median(tu), Median(tm), fused ? 3 : 4, bad == 0 ? "PASS" : "FAIL", bad, max_rel_vs_before);
       std::printf("result variant=%s tokens=%d up_us=%.2f mlp_us=%.2f\n", v.c_str(), t, Median(tu), Median(tm));

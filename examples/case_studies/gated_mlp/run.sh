@@ -14,13 +14,13 @@ TOKENS=${MLP_TOKENS:-16,64,256,1024,4096}
 REC_TOKENS=${MLP_REC_TOKENS:-256}
 {
   echo "== $(date -u) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-  nvcc $NVCC_FLAGS $here/gated_mlp.cu -o $W/gated_mlp -lcublas || exit 1
+  nvcc $NVCC_FLAGS $here/gated_mlp.cu -o $W/gmlp -lcublas || exit 1
   echo "== 1. check and time (tokens $TOKENS)"
-  $W/gated_mlp --variant both --tokens $TOKENS | tee $R/timing.txt
+  $W/gmlp --variant both --tokens $TOKENS | tee $R/timing.txt
   echo "== 2. sightline record and nsys (tokens $REC_TOKENS)"
   for v in before after; do
-    $SL record -o $R/trace_$v.slrec -- $W/gated_mlp --variant $v --tokens $REC_TOKENS --iters 20 | tail -1
-    nsys_trace $W/nsys_$v $W/gated_mlp --variant $v --tokens $REC_TOKENS --iters 20
+    $SL record --capture-range cudaProfilerApi -o $R/trace_$v.slrec -- $W/gmlp --variant $v --tokens $REC_TOKENS --iters 20 | tail -1
+    nsys_trace $W/nsys_$v $W/gmlp --variant $v --tokens $REC_TOKENS --iters 20
     [ -f $W/nsys_$v.sqlite ] && [ $(stat -c %s $W/nsys_$v.sqlite) -lt 3000000 ] && cp $W/nsys_$v.sqlite $R/trace_$v.nsys.sqlite
     cp $W/nsys_${v}_cuda_gpu_kern_sum.csv $R/ 2>/dev/null
   done
