@@ -17,6 +17,7 @@ struct NcuArgs {
   std::string format = "text";
   std::string output;
   int top = 10;
+  std::vector<std::string> pairs;  // OLD=NEW
 };
 
 int RunNcu(const NcuArgs& args) {
@@ -26,14 +27,35 @@ int RunNcu(const NcuArgs& args) {
         "--page details or --page raw)"));
   }
   std::vector<NcuExport> exports;
+  std::vector<NcuSourceExport> sources;
   for (const std::string& f : args.files) {
+    // Source-page exports (--page source) start with "Kernel Name"/"File Path" instead of a
+    // table; everything else goes to the details/raw reader.
+    StatusOr<std::string> head = ReadFilePrefix(f, 64);
+    if (head.ok() && LooksLikeNcuSourceCsv(*head)) {
+      StatusOr<std::string> text = ReadFileToString(f);
+      if (!text.ok()) return ReportError(text.status());
+      StatusOr<NcuSourceExport> src = ParseNcuSourceCsv(*text, f);
+      if (!src.ok()) return ReportError(src.status());
+      sources.push_back(std::move(*src));
+      continue;
+    }
     StatusOr<NcuExport> e = ReadNcuCsv(f);
     if (!e.ok()) return ReportError(e.status());
     exports.push_back(std::move(*e));
   }
   NcuReportOptions options;
   options.top = args.top;
-  const Report report = BuildNcuReport(GroupNcuExports(std::move(exports)), options);
+  for (const std::string& p : args.pairs) {
+    const size_t eq = p.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
+      return ReportError(InvalidArgumentError("--pair takes OLD=NEW (kernel short names), got '" +
+                                              p + "'"));
+    }
+    options.pairs.emplace_back(p.substr(0, eq), p.substr(eq + 1));
+  }
+  Report report = BuildNcuReport(GroupNcuExports(std::move(exports)), options);
+  AddNcuSourceSections(report, sources, args.top);
   const std::string out =
       args.format == "json" ? RenderJsonReport(report) : RenderTextReport(report);
   if (args.output.empty() || args.output == "-") {
@@ -55,11 +77,17 @@ void AddNcuCommand(CLI::App& app, CommandRunner& runner) {
       "verdict, stall reasons, ncu's rules and hints; several exports side by side.");
   cmd->add_option("exports", args->files,
                   "CSV exports (.csv or .csv.gz); a details and a raw export of the same report "
-                  "are merged, other files are compared side by side");
+                  "are merged, other files are compared side by side; source-page exports "
+                  "(--page source --print-source sass|cuda,sass) get the hottest instructions "
+                  "and lines");
   cmd->add_option("--format", args->format, "Report format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
+  cmd->add_option("--pair", args->pairs,
+                  "OLD=NEW: compare kernel NEW of a later export with kernel OLD of the first "
+                  "(short names; repeatable). Without it, kernels pair by name, or by launch "
+                  "order when the exports hold as many kernels and the names differ");
   cmd->add_option("--top", args->top, "Kernels (longest first) shown in detail per export")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

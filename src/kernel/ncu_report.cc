@@ -154,7 +154,64 @@ std::string KernelKey(const std::string& short_name, std::map<std::string, int>&
   return short_name + "#" + std::to_string(++seen[short_name]);
 }
 
-void AddComparison(Report& report, const std::vector<std::vector<NcuKernelAnalysis>>& all) {
+std::string TopStall(const NcuKernelAnalysis& k) {
+  for (const NcuStall& st : k.stalls) {
+    if (st.reason == "selected") continue;
+    const StallReasonInfo* info = FindStallReason(st.reason);
+    return fmt::format("{} {:.3g}", info != nullptr ? info->title : st.reason.c_str(), st.value);
+  }
+  return "";
+}
+
+double StallValue(const NcuKernelAnalysis& k, const std::string& reason) {
+  for (const NcuStall& st : k.stalls) {
+    if (st.reason == reason) return st.value;
+  }
+  return NAN;
+}
+
+// Before/after of one pair, metric by metric (two exports).
+void AddPairTable(Section& s, size_t index, const std::string& label, const NcuKernelAnalysis& a,
+                  const NcuKernelAnalysis& b) {
+  Table& t = s.AddTable(fmt::format("pair_{}", index), "Before / after: " + label,
+                        {{"metric", "Metric", Unit::kText},
+                         {"before", "Before", Unit::kNumber},
+                         {"after", "After", Unit::kNumber},
+                         {"ratio", "After / before", Unit::kRatio}});
+  auto row = [&](const std::string& name, double x, double y) {
+    if (std::isnan(x) && std::isnan(y)) return;
+    t.rows.push_back({name, Num(x), Num(y), x > 0 && !std::isnan(y) ? Num(y / x) : Value{}});
+  };
+  row("duration (us)", a.duration_ns / 1e3, b.duration_ns / 1e3);
+  row("compute (SM) throughput (%)", a.sm_throughput_pct, b.sm_throughput_pct);
+  row("memory throughput (%)", a.memory_throughput_pct, b.memory_throughput_pct);
+  row("DRAM bandwidth (GB/s)", a.dram_bandwidth_gbps, b.dram_bandwidth_gbps);
+  row("achieved occupancy (%)", a.achieved_occupancy_pct, b.achieved_occupancy_pct);
+  row("theoretical occupancy (%)", a.theoretical_occupancy_pct, b.theoretical_occupancy_pct);
+  row("active warps per scheduler", a.achieved_warps_per_sm / 4, b.achieved_warps_per_sm / 4);
+  row("eligible warps per scheduler", a.eligible_warps, b.eligible_warps);
+  row("warp cycles per issued instruction", a.warp_cycles_per_issue, b.warp_cycles_per_issue);
+  row("grid (blocks)", a.grid_blocks >= 0 ? double(a.grid_blocks) : NAN,
+      b.grid_blocks >= 0 ? double(b.grid_blocks) : NAN);
+  std::vector<std::string> reasons;
+  for (const auto* k : {&a, &b}) {
+    for (size_t i = 0; i < k->stalls.size() && i < 3; ++i) {
+      if (k->stalls[i].reason != "selected" &&
+          std::find(reasons.begin(), reasons.end(), k->stalls[i].reason) == reasons.end()) {
+        reasons.push_back(k->stalls[i].reason);
+      }
+    }
+  }
+  for (const std::string& r : reasons) {
+    const StallReasonInfo* info = FindStallReason(r);
+    row(fmt::format("stall: {} ({})", info != nullptr ? info->title : r.c_str(),
+                    a.stalls_are_samples ? "samples" : "cycles per issue"),
+        StallValue(a, r), StallValue(b, r));
+  }
+}
+
+void AddComparison(Report& report, const std::vector<std::vector<NcuKernelAnalysis>>& all,
+                   const NcuReportOptions& options) {
   Section& s = report.AddSection("ncu_comparison", "Side by side", -1);
   std::vector<Column> cols = {{"kernel", "Kernel", Unit::kText}};
   for (size_t i = 0; i < all.size(); ++i) {
@@ -167,47 +224,135 @@ void AddComparison(Report& report, const std::vector<std::vector<NcuKernelAnalys
         {fmt::format("achieved_occupancy_pct_{}", i), fmt::format("Occ [{}]", i), Unit::kPercent});
   }
   for (size_t i = 0; i < all.size(); ++i) {
+    cols.push_back(
+        {fmt::format("sm_throughput_pct_{}", i), fmt::format("SM % [{}]", i), Unit::kPercent});
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    cols.push_back({fmt::format("memory_throughput_pct_{}", i), fmt::format("Mem % [{}]", i),
+                    Unit::kPercent});
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    cols.push_back({fmt::format("top_stall_{}", i), fmt::format("Top stall [{}]", i), Unit::kText});
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
     cols.push_back({fmt::format("bound_{}", i), fmt::format("Bound [{}]", i), Unit::kText});
   }
   Table& t = s.AddTable("kernels", "", cols);
-  // Kernels match by short name and occurrence: the 2nd launch of a kernel in one export is
-  // compared with the 2nd launch of that kernel in the other.
-  std::vector<std::string> order;
-  std::vector<std::map<std::string, const NcuKernelAnalysis*>> by_key(all.size());
+  // Kernels match by short name and occurrence (the 2nd launch of a kernel in one export with the
+  // 2nd launch of that kernel in the other), after the explicit --pair renames. When every export
+  // holds the same number of kernels and the names still do not match, they pair by launch order.
+  std::vector<std::vector<std::string>> keys(all.size());
+  int renamed = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     std::map<std::string, int> seen;
     for (const NcuKernelAnalysis& k : all[i]) {
-      const std::string key = KernelKey(k.short_name, seen);
-      if (by_key[i].emplace(key, &k).second &&
+      std::string name = k.short_name;
+      if (i > 0) {
+        for (const auto& [from, to] : options.pairs) {
+          if (name == to && name != from) {
+            name = from;
+            ++renamed;
+            break;
+          }
+        }
+      }
+      keys[i].push_back(KernelKey(name, seen));
+    }
+  }
+  bool by_order = false;
+  std::vector<std::string> renames;
+  for (size_t i = 1; i < all.size(); ++i) {
+    std::vector<std::string> x = keys[0], y = keys[i];
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    if (x != y && keys[i].size() == keys[0].size() && !keys[0].empty()) by_order = true;
+  }
+  if (by_order) {
+    for (size_t i = 1; i < all.size(); ++i) {
+      if (keys[i].size() != keys[0].size()) by_order = false;
+    }
+  }
+  if (by_order) {
+    for (size_t i = 1; i < all.size(); ++i) {
+      for (size_t j = 0; j < keys[i].size(); ++j) {
+        if (keys[i][j] != keys[0][j] && renames.size() < 4) {
+          renames.push_back(all[0][j].short_name + " -> " + all[i][j].short_name);
+        }
+        keys[i][j] = keys[0][j];
+      }
+    }
+  }
+  std::vector<std::string> order;
+  std::vector<std::map<std::string, const NcuKernelAnalysis*>> by_key(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    for (size_t j = 0; j < all[i].size(); ++j) {
+      const std::string& key = keys[i][j];
+      if (by_key[i].emplace(key, &all[i][j]).second &&
           std::find(order.begin(), order.end(), key) == order.end()) {
         order.push_back(key);
       }
     }
   }
+  struct Pair {
+    std::string label;
+    const NcuKernelAnalysis *a, *b;
+  };
+  std::vector<Pair> pairs;
   for (const std::string& key : order) {
-    std::vector<Value> row = {key.ends_with("#1") ? key.substr(0, key.size() - 2) : key};
     std::vector<const NcuKernelAnalysis*> ks;
     for (auto& m : by_key) {
       auto it = m.find(key);
       ks.push_back(it == m.end() ? nullptr : it->second);
     }
-    for (const NcuKernelAnalysis* k : ks) row.push_back(k ? Num(k->duration_ns) : Value{});
+    std::string label = key.ends_with("#1") ? key.substr(0, key.size() - 2) : key;
     const NcuKernelAnalysis *first = ks.front(), *last = ks.back();
+    if (first != nullptr && last != nullptr && first->short_name != last->short_name) {
+      label = first->short_name + " -> " + last->short_name;
+    }
+    std::vector<Value> row = {label};
+    for (const NcuKernelAnalysis* k : ks) row.push_back(k ? Num(k->duration_ns) : Value{});
     row.push_back(first && last && last->duration_ns > 0
                       ? Num(first->duration_ns / last->duration_ns)
                       : Value{});
     for (const NcuKernelAnalysis* k : ks) {
       row.push_back(k ? Num(k->achieved_occupancy_pct) : Value{});
     }
+    for (const NcuKernelAnalysis* k : ks) row.push_back(k ? Num(k->sm_throughput_pct) : Value{});
+    for (const NcuKernelAnalysis* k : ks) {
+      row.push_back(k ? Num(k->memory_throughput_pct) : Value{});
+    }
+    for (const NcuKernelAnalysis* k : ks) row.push_back(k ? Text(TopStall(*k)) : Value{});
     for (const NcuKernelAnalysis* k : ks) row.push_back(k ? Text(k->bound) : Value{});
     t.rows.push_back(std::move(row));
+    if (first != nullptr && last != nullptr) pairs.push_back({label, first, last});
   }
   std::string legend;
-  for (size_t i = 0; i < report.inputs.size(); ++i) {
+  for (size_t i = 0; i < all.size(); ++i) {
     legend += fmt::format("{}[{}] {}", i ? ", " : "", i, report.inputs[i].label);
   }
   t.note = legend + "; speedup = duration [0] / duration [" + std::to_string(all.size() - 1) +
            "]; kernels match by name and launch order";
+  s.AddFact("pairing", "Kernels paired",
+            by_order ? "by launch order (each export holds " + std::to_string(keys[0].size()) +
+                           " kernels and their names differ)"
+            : renamed > 0 ? fmt::format("by name, {} renamed by --pair", renamed)
+                          : std::string("by name"));
+  if (by_order) {
+    std::string list;
+    for (const std::string& r : renames) list += (list.empty() ? "" : ", ") + r;
+    s.notes.push_back("names differ, paired by launch order: " + list +
+                      " (name the pairs with --pair OLD=NEW when the order differs)");
+  }
+  if (all.size() == 2) {
+    std::stable_sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) {
+      const double dx = std::isnan(x.a->duration_ns) ? -1 : x.a->duration_ns;
+      const double dy = std::isnan(y.a->duration_ns) ? -1 : y.a->duration_ns;
+      return dx > dy;
+    });
+    for (size_t i = 0; i < pairs.size() && i < 3; ++i) {
+      AddPairTable(s, i, pairs[i].label, *pairs[i].a, *pairs[i].b);
+    }
+  }
 }
 
 }  // namespace
@@ -304,7 +449,7 @@ Report BuildNcuReport(const std::vector<NcuInput>& inputs, const NcuReportOption
       AddKernelSection(report, static_cast<int>(i), *k);
     }
   }
-  if (all.size() > 1) AddComparison(report, all);
+  if (all.size() > 1) AddComparison(report, all, options);
   return report;
 }
 

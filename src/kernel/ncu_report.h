@@ -10,6 +10,7 @@
 
 #include "kernel/ncu_analysis.h"
 #include "kernel/ncu_csv.h"
+#include "kernel/ncu_source.h"
 #include "report/report.h"
 
 namespace sightline {
@@ -29,8 +30,15 @@ std::vector<NcuInput> GroupNcuExports(std::vector<NcuExport> exports);
 
 struct NcuReportOptions {
   int top = 10;  // kernels, longest first, that get a section of their own
+  // Explicit before/after pairs for the comparison (`--pair OLD=NEW`, short names): NEW in a
+  // later export is compared with OLD in the first.
+  std::vector<std::pair<std::string, std::string>> pairs;
 };
 
 Report BuildNcuReport(const std::vector<NcuInput>& inputs, const NcuReportOptions& options);
+
+// Source-page exports (ncu_source.h): a section per kernel with the stall reasons, the hottest
+// instructions and source lines, and a headline note. Adds one report input per export.
+void AddNcuSourceSections(Report& report, const std::vector<NcuSourceExport>& sources, int top);
 
 }  // namespace sightline
