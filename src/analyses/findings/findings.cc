@@ -16,6 +16,7 @@ const std::vector<FindingRule>& FindingRules() {
        &RuleOutlierIterations},
       {"small_grid", "long kernels whose grid cannot fill the GPU", &RuleSmallGrid},
       {"kernel_chain", "recurring chains of short kernels: fusion candidates", &RuleKernelChain},
+      {"sibling_gemms", "the same GEMM twice back to back: concatenate the weights", &RuleSiblingGemms},
       {"exposed_comm", "communication kernels not overlapped with compute", &RuleExposedComm},
       {"low_utilization", "stretches where a GPU is mostly idle, and what the host did",
        &RuleLowUtilization},

@@ -43,6 +43,7 @@ Status RuleHostSync(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleOutlierIterations(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleSmallGrid(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleKernelChain(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleSiblingGemms(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleExposedComm(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleLowUtilization(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleGilContention(AnalysisContext& context, std::vector<Finding>& out);

@@ -17,6 +17,7 @@ namespace {
 constexpr DurationNs kMinMeanNs = 10'000;  // shorter kernels: launch-bound, not grid-bound
 constexpr double kMinShare = 0.01;         // of all kernel time
 constexpr double kSplitEfficiency = 0.5;   // share of the idle-SM time a wider grid recovers
+constexpr double kLowWaveFill = 0.25;      // at most this share of the resident-block slots used
 constexpr size_t kMaxFindings = 5;
 constexpr size_t kSpans = 16;
 
@@ -91,11 +92,19 @@ Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
     if (blocks >= capacity) continue;
 
     const double sm_fill = std::min(1.0, static_cast<double>(blocks) / sms);
-    const DurationNs saving =
-        static_cast<DurationNs>(g.total_ns * (1.0 - sm_fill) * kSplitEfficiency);
+    const double wave_fill = static_cast<double>(blocks) / capacity;
+    // Fewer blocks than SMs: idle SMs, and a wider grid recovers part of their time. Every SM
+    // busy but far fewer resident blocks than fit (one block per SM where eight fit, the
+    // talk's scale_1x128 case): each scheduler has few warps to hide memory latency with, and
+    // a kernel that waits on memory speeds up with more warps in flight; the estimate takes the
+    // same fraction of the unused resident-block slots' share.
+    const double idle = blocks < sms ? 1.0 - sm_fill
+                        : wave_fill <= kLowWaveFill ? 1.0 - wave_fill
+                                                    : 0.0;
+    const DurationNs saving = static_cast<DurationNs>(g.total_ns * idle * kSplitEfficiency);
     Finding f;
     f.id = "small_grid";
-    f.severity = blocks < sms ? Severity::kMedium : Severity::kLow;
+    f.severity = blocks < sms || wave_fill <= kLowWaveFill ? Severity::kMedium : Severity::kLow;
     const std::string_view name = trace.str(cfg.name);
     f.title = fmt::format(
         "Small grid: {} runs {} blocks where {} SMs x {} resident blocks = {} fit at once{}", name,
@@ -125,9 +134,13 @@ Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
               "work further (split-K / stream-K for GEMMs, more blocks per row or sequence "
               "split for reductions and attention decode), or pick a kernel/tile config made "
               "for this small problem size."
-            : "All SMs get a block but fewer than they could hold: use smaller blocks or tiles "
-              "so that more blocks are resident to hide latency, or fuse the kernel with "
-              "neighbours that run concurrently.";
+            : fmt::format(
+                  "All SMs get a block but fewer than they could hold: launch {} blocks or more "
+                  "(SMs x resident blocks per SM; a grid-stride loop keeps the work per thread "
+                  "right) so that more warps are resident to hide memory latency, or use "
+                  "smaller blocks or tiles, or fuse the kernel with neighbours that run "
+                  "concurrently.",
+                  capacity);
     f.estimated_savings_ns = saving;
     for (const FindingSpan& span : g.first) f.AddSpan(span.start_ns, span.end_ns, span.device);
     f.SortSpans();
