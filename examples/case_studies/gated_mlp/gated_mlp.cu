@@ -8,7 +8,8 @@
 // the fc+gate+activation part ("up") and the whole MLP, per token count. NVTX: "step N" per iteration,
 // "mlp" per layer, so `sightline analyze` / `diff` see iterations and layers.
 // Usage: gated_mlp [--variant before|after|both] [--tokens 16,128,...] [--hidden H] [--inter I]
-//                  [--layers L] [--iters N] [--warmup W]
+//                  [--layers L] [--iters N] [--warmup W] [--tune]
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_profiler_api.h>
@@ -20,6 +21,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <tuple>
 #include <random>
 #include <sstream>
 #include <string>
@@ -72,12 +75,84 @@ float Median(std::vector<float> v) {
   return v.empty() ? 0.f : v[v.size() / 2];
 }
 
-// Row-major Y[T x N] = X[T x K] * W[N x K]^T, i.e. column-major Y^T = W^T(op T) * X^T.
-void Gemm(cublasHandle_t h, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, int t, int n, int k) {
-  const float alpha = 1.f, beta = 0.f;
-  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, t, k, &alpha, w, CUDA_R_16BF, k, x, CUDA_R_16BF, k,
-                            &beta, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-}
+// GEMMs: cuBLAS's default choice (cublasGemmEx), or with --tune the fastest of up to 16
+// cuBLASLt algorithms per shape, timed once before the runs (as TensorRT-LLM's GEMM plugin
+// profiles its tactics), so that each variant gets its best GEMM.
+struct Tuned {
+  cublasLtMatmulDesc_t op{};
+  cublasLtMatrixLayout_t a{}, b{}, c{};
+  cublasLtMatmulAlgo_t algo{};
+};
+struct GemmRunner {
+  cublasHandle_t handle{};
+  cublasLtHandle_t lt{};
+  cudaStream_t stream{};
+  bool tune = false;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 32ull << 20;
+  std::map<std::tuple<int, int, int>, Tuned> tuned;
+
+  void Setup(int t, int n, int k, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
+    if (!tune || tuned.count({t, n, k})) return;
+    Tuned g;
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.a, CUDA_R_16BF, k, n, k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.b, CUDA_R_16BF, k, t, k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.c, CUDA_R_16BF, n, t, n));
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                      &workspace_bytes, sizeof workspace_bytes));
+    cublasLtMatmulHeuristicResult_t res[16];
+    int found = 0;
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, g.op, g.a, g.b, g.c, g.c, pref, 16, res, &found));
+    cublasLtMatmulPreferenceDestroy(pref);
+    cudaEvent_t e0, e1;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    float best = 1e30f;
+    int best_i = -1;
+    const float alpha = 1.f, beta = 0.f;
+    for (int i = 0; i < found; ++i) {
+      std::vector<float> ms;
+      bool ok = true;
+      for (int r = 0; r < 8 && ok; ++r) {
+        CUDA_CHECK(cudaEventRecord(e0, stream));
+        ok = cublasLtMatmul(lt, g.op, &alpha, w, g.a, x, g.b, &beta, y, g.c, y, g.c, &res[i].algo,
+                            workspace, workspace_bytes, stream) == CUBLAS_STATUS_SUCCESS;
+        CUDA_CHECK(cudaEventRecord(e1, stream));
+        CUDA_CHECK(cudaEventSynchronize(e1));
+        float v;
+        CUDA_CHECK(cudaEventElapsedTime(&v, e0, e1));
+        if (r >= 2) ms.push_back(v);
+      }
+      if (!ok) continue;
+      std::sort(ms.begin(), ms.end());
+      if (ms[ms.size() / 2] < best) { best = ms[ms.size() / 2]; best_i = i; }
+    }
+    if (best_i < 0) { std::fprintf(stderr, "gated_mlp: no cuBLASLt algorithm for %dx%dx%d\n", t, n, k); std::exit(1); }
+    g.algo = res[best_i].algo;
+    std::printf("tuned gemm tokens=%d n=%d k=%d: %d candidates, best #%d %.1f us\n", t, n, k, found, best_i, best * 1e3f);
+    tuned[{t, n, k}] = g;
+  }
+
+  // Row-major Y[T x N] = X[T x K] * W[N x K]^T, i.e. column-major Y^T = W^T(op T) * X^T.
+  void Run(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, int t, int n, int k) {
+    const float alpha = 1.f, beta = 0.f;
+    if (tune) {
+      const Tuned& g = tuned.at({t, n, k});
+      CUBLAS_CHECK(cublasLtMatmul(lt, g.op, &alpha, w, g.a, x, g.b, &beta, y, g.c, y, g.c, &g.algo,
+                                  workspace, workspace_bytes, stream));
+      return;
+    }
+    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, t, k, &alpha, w, CUDA_R_16BF, k, x,
+                              CUDA_R_16BF, k, &beta, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT));
+  }
+};
 
 }  // namespace
 
@@ -85,6 +160,7 @@ int main(int argc, char** argv) {
   std::string variant = "both";
   std::vector<int> token_counts = {16, 128, 512, 2048};
   int hidden = 4096, inter = 14336, layers = 4, iters = 30, warmup = 5;
+  bool tune = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { if (i + 1 >= argc) { std::fprintf(stderr, "missing value\n"); std::exit(2); } return argv[++i]; };
@@ -98,12 +174,14 @@ int main(int argc, char** argv) {
     else if (a == "--layers") layers = std::atoi(next().c_str());
     else if (a == "--iters") iters = std::atoi(next().c_str());
     else if (a == "--warmup") warmup = std::atoi(next().c_str());
+    else if (a == "--tune") tune = true;
     else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
   const int max_t = *std::max_element(token_counts.begin(), token_counts.end());
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device=%s hidden=%d inter=%d layers=%d\n", prop.name, hidden, inter, layers);
+  std::printf("device=%s hidden=%d inter=%d layers=%d gemm=%s\n", prop.name, hidden, inter, layers,
+              tune ? "cublasLt, fastest of the heuristic's candidates per shape" : "cublasGemmEx default");
 
   // Weights: fc and gate live inside the concatenated buffer, so both variants use the same values.
   std::mt19937 rng(19);
@@ -134,6 +212,14 @@ int main(int argc, char** argv) {
   cublasHandle_t cb;
   CUBLAS_CHECK(cublasCreate(&cb));
   CUBLAS_CHECK(cublasSetStream(cb, s));
+  GemmRunner gemm;
+  gemm.handle = cb;
+  gemm.stream = s;
+  gemm.tune = tune;
+  CUBLAS_CHECK(cublasLtCreate(&gemm.lt));
+  CUDA_CHECK(cudaMalloc(&gemm.workspace, gemm.workspace_bytes));
+  auto Gemm = [&](cublasHandle_t, const __nv_bfloat16* a, const __nv_bfloat16* w, __nv_bfloat16* y, int t, int n,
+                  int k) { gemm.Run(a, w, y, t, n, k); };
   const int ew_blocks = prop.multiProcessorCount * 8;
 
   auto up = [&](bool fused, int t) {
@@ -155,6 +241,12 @@ int main(int argc, char** argv) {
   for (int t : token_counts) {
     for (const std::string& v : variants) {
       const bool fused = v == "after";
+      if (fused) {
+        gemm.Setup(t, 2 * inter, hidden, x, wcat, fcgate);
+      } else {
+        gemm.Setup(t, inter, hidden, x, wfc, fc);
+      }
+      gemm.Setup(t, hidden, inter, hact, wdown, y);
       // Check: h of this variant against the CPU on sampled elements, and after against before.
       up(fused, t);
       CUDA_CHECK(cudaStreamSynchronize(s));
