@@ -78,6 +78,9 @@ TEST(CaseStudyFp8, NaiveKernelIsLatencyBoundWithOneBlockPerSm) {
   EXPECT_EQ(k.grid_blocks, k.sm_count);  // one block per SM
   EXPECT_LT(k.achieved_occupancy_pct, 0.25 * k.theoretical_occupancy_pct);
   EXPECT_LT(k.eligible_warps, 1.0);
+  // The talk's "1.99 active warps per scheduler of 16": the launch shape makes ours the same.
+  EXPECT_LT(k.achieved_warps_per_sm / 4, 0.25 * k.theoretical_warps_per_sm / 4);
+  EXPECT_EQ(k.theoretical_warps_per_sm, 64);
   bool grid_hint = false;
   for (const std::string& h : k.hints) {
     grid_hint |= h.find("grid too small") != std::string::npos &&

@@ -97,6 +97,11 @@ void AddKernelSection(Report& report, int input, const NcuKernelAnalysis& k) {
   s.AddFact("waves_per_sm", "Waves per SM", Num(k.waves_per_sm), Unit::kNumber);
   s.AddFact("warp_cycles_per_issue", "Warp cycles per issued instruction",
             Num(k.warp_cycles_per_issue), Unit::kNumber);
+  // Four warp schedulers (SM sub-partitions) per SM on every architecture since Volta.
+  s.AddFact("active_warps_per_scheduler", "Active warps per scheduler",
+            Num(k.achieved_warps_per_sm / 4), Unit::kNumber);
+  s.AddFact("theoretical_warps_per_scheduler", "Theoretical warps per scheduler",
+            Num(k.theoretical_warps_per_sm / 4), Unit::kNumber);
   s.AddFact("eligible_warps_per_scheduler", "Eligible warps per scheduler", Num(k.eligible_warps),
             Unit::kNumber);
   if (k.occupancy_check.checked) {
