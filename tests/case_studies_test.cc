@@ -122,6 +122,17 @@ TEST(CaseStudyFp8, ExplicitPairOverridesNames) {
   const Section& cmp = r.sections.back();
   EXPECT_NE(std::get<std::string>(cmp.facts[0].value).find("renamed by --pair"), std::string::npos);
   EXPECT_EQ(FindTable(r, "ncu_comparison", "kernels")->rows.size(), 1u);
+  // The same from the command line; a pair without '=' is refused.
+  testing::CliResult cli = testing::RunSightline(
+      "ncu --pair quant_naive_kernel=quant_opt_kernel " + Fp8("ncu_before.csv") + " " +
+      Fp8("ncu_after.csv"));
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("1 renamed by --pair"), std::string::npos) << cli.out;
+  EXPECT_EQ(cli.out.find("paired by launch order"), std::string::npos);
+  cli = testing::RunSightline("ncu --pair quant_naive_kernel " + Fp8("ncu_before.csv") + " " +
+                              Fp8("ncu_after.csv"));
+  EXPECT_EQ(cli.exit_code, 2);
+  EXPECT_NE(cli.err.find("--pair takes OLD=NEW"), std::string::npos) << cli.err;
 }
 
 TEST(CaseStudyFp8, SourcePageNamesTheLoadThenUseLine) {
