@@ -87,7 +87,8 @@ void AddNcuCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--pair", args->pairs,
                   "OLD=NEW: compare kernel NEW of a later export with kernel OLD of the first "
                   "(short names; repeatable). Without it, kernels pair by name, or by launch "
-                  "order when the exports hold as many kernels and the names differ");
+                  "order when the exports hold as many kernels and the names differ")
+      ->allow_extra_args(false);  // one pair per --pair, so exports may follow it
   cmd->add_option("--top", args->top, "Kernels (longest first) shown in detail per export")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
