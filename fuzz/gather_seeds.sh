@@ -56,6 +56,9 @@ done
 for f in tests/data/ncu/*_raw.csv.gz; do  # header, units, then one row per kernel
   (gzip -dc "$f" || true) | head -n 4 > "$out/fuzz_ncu_csv/$(basename "$f" .gz)"
 done
+for f in examples/case_studies/fp8_block_quant/results/ncu_*_source_*.csv; do  # source page
+  head -n 40 "$f" > "$out/fuzz_ncu_csv/$(basename "$f")"
+done
 
 cp fuzz/seeds/sweep_csv/* "$out/fuzz_sweep_csv/"
 

@@ -1,6 +1,8 @@
 #!/bin/bash
 # The gated-MLP fusion case study on the GPU machine, from the repository root:
 #   bash examples/case_studies/gated_mlp/run.sh
+# --driver-api: cuBLAS launches its GEMMs with cuLaunchKernelEx, which the recorder misses inside a
+# capture range without it (gated_mlp/README.md).
 # Builds gated_mlp, checks both variants (CPU samples, after against before) and times them at several
 # token counts, records before/after with `sightline record` and Nsight Systems at one token count, and
 # runs `sightline analyze/diff` on them. Results: $OUT/gated_mlp.tar.gz and $OUT/mlp_log.txt.
@@ -21,7 +23,7 @@ REC_TOKENS=${MLP_REC_TOKENS:-256}
   $W/gmlp --variant both --tokens $TOKENS --tune | tee $R/timing_tuned.txt
   echo "== 2. sightline record and nsys (tokens $REC_TOKENS)"
   for v in before after; do
-    $SL record --capture-range cudaProfilerApi -o $R/trace_$v.slrec -- $W/gmlp --variant $v --tokens $REC_TOKENS --iters 20 | tail -1
+    $SL record --capture-range cudaProfilerApi --driver-api -o $R/trace_$v.slrec -- $W/gmlp --variant $v --tokens $REC_TOKENS --iters 20 | tail -1
     nsys_trace $W/nsys_$v $W/gmlp --variant $v --tokens $REC_TOKENS --iters 20
     [ -f $W/nsys_$v.sqlite ] && [ $(stat -c %s $W/nsys_$v.sqlite) -lt 3000000 ] && cp $W/nsys_$v.sqlite $R/trace_$v.nsys.sqlite
     cp $W/nsys_${v}_cuda_gpu_kern_sum.csv $R/ 2>/dev/null
