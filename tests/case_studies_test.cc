@@ -90,9 +90,9 @@ TEST(CaseStudyFp8, NaiveKernelIsLatencyBoundWithOneBlockPerSm) {
 }
 
 TEST(CaseStudyFp8, RenamedKernelsPairByLaunchOrder) {
-  const Report r = BuildNcuReport(
-      {Merged("ncu_before.csv", "ncu_before_raw.csv"), Merged("ncu_after.csv", "ncu_after_raw.csv")},
-      {});
+  const Report r = BuildNcuReport({Merged("ncu_before.csv", "ncu_before_raw.csv"),
+                                   Merged("ncu_after.csv", "ncu_after_raw.csv")},
+                                  {});
   const Table* side = FindTable(r, "ncu_comparison", "kernels");
   ASSERT_NE(side, nullptr);
   ASSERT_EQ(side->rows.size(), 1u);  // one row, not the two names apart
@@ -116,16 +116,16 @@ TEST(CaseStudyFp8, ExplicitPairOverridesNames) {
   // The two exports in the other order of names: --pair names which is which.
   NcuReportOptions o;
   o.pairs = {{"quant_naive_kernel", "quant_opt_kernel"}};
-  const Report r = BuildNcuReport(
-      {Merged("ncu_before.csv", "ncu_before_raw.csv"), Merged("ncu_after.csv", "ncu_after_raw.csv")},
-      o);
+  const Report r = BuildNcuReport({Merged("ncu_before.csv", "ncu_before_raw.csv"),
+                                   Merged("ncu_after.csv", "ncu_after_raw.csv")},
+                                  o);
   const Section& cmp = r.sections.back();
   EXPECT_NE(std::get<std::string>(cmp.facts[0].value).find("renamed by --pair"), std::string::npos);
   EXPECT_EQ(FindTable(r, "ncu_comparison", "kernels")->rows.size(), 1u);
   // The same from the command line; a pair without '=' is refused.
-  testing::CliResult cli = testing::RunSightline(
-      "ncu --pair quant_naive_kernel=quant_opt_kernel " + Fp8("ncu_before.csv") + " " +
-      Fp8("ncu_after.csv"));
+  testing::CliResult cli =
+      testing::RunSightline("ncu --pair quant_naive_kernel=quant_opt_kernel " +
+                            Fp8("ncu_before.csv") + " " + Fp8("ncu_after.csv"));
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_NE(cli.out.find("1 renamed by --pair"), std::string::npos) << cli.out;
   EXPECT_EQ(cli.out.find("paired by launch order"), std::string::npos);
@@ -198,9 +198,10 @@ TEST(CaseStudyFp8, AnalyzeNamesTheShareAndTheSmallGrid) {
   ASSERT_NE(first, std::string::npos);
   EXPECT_EQ(r.out.find("Small grid", first), r.out.find("Small grid: quant_naive_kernel"));
   EXPECT_LT(r.out.find("Small grid", first), r.out.find("  2. [", first));
-  EXPECT_EQ(r.out.find("quant_naive_kernel runs 132 blocks where 132 SMs x 8 resident blocks = 1056 "
-                       "fit at once (saves ~0 ns)"),
-            std::string::npos);
+  EXPECT_EQ(
+      r.out.find("quant_naive_kernel runs 132 blocks where 132 SMs x 8 resident blocks = 1056 "
+                 "fit at once (saves ~0 ns)"),
+      std::string::npos);
   // The kernel table puts the quantization category first.
   const size_t cat = r.out.find("Kernel time by category");
   ASSERT_NE(cat, std::string::npos);
@@ -245,8 +246,8 @@ TEST(CaseStudyGatedMlp, DiffShowsOneLaunchLessPerLayer) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // 100 MLPs (25 steps x 4 layers): 5 kernels each before (FC, gate, silu_mul, down + its
   // split-K reduce), 4 after.
-  testing::CliResult text = testing::RunSightline("diff " + Mlp("trace_before.slrec") + " " +
-                                                  Mlp("trace_after.slrec"));
+  testing::CliResult text =
+      testing::RunSightline("diff " + Mlp("trace_before.slrec") + " " + Mlp("trace_after.slrec"));
   ASSERT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("swiglu_kernel"), std::string::npos);
   EXPECT_NE(text.out.find("silu_mul_kernel"), std::string::npos);

@@ -19,6 +19,8 @@
 #include "importers/recorder/recorder_importer.h"
 #include "kernel/ncu_analysis.h"
 #include "kernel/ncu_csv.h"
+#include "kernel/ncu_report.h"
+#include "kernel/ncu_source.h"
 #include "serving/request_log.h"
 #include "serving/request_results.h"
 #include "testing/cli_runner.h"
@@ -64,6 +66,15 @@ const std::map<std::string, Replay>& Replays() {
        }},
       {"fuzz_ncu_csv",
        [](const std::string& bytes, const std::string&) {
+         if (LooksLikeNcuSourceCsv(bytes)) {  // the source page, as fuzz_ncu_csv reads it
+           StatusOr<NcuSourceExport> src = ParseNcuSourceCsv(bytes, "input.csv");
+           ExpectHandled(src.status(), "input.csv");
+           if (src.ok()) {
+             Report report;
+             AddNcuSourceSections(report, {*src}, 5);
+           }
+           return;
+         }
          StatusOr<NcuExport> ncu = ParseNcuCsv(bytes, "input.csv");
          ExpectHandled(ncu.status(), "input.csv");
          if (ncu.ok()) {

@@ -49,8 +49,8 @@ int RunNcu(const NcuArgs& args) {
   for (const std::string& p : args.pairs) {
     const size_t eq = p.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
-      return ReportError(InvalidArgumentError("--pair takes OLD=NEW (kernel short names), got '" +
-                                              p + "'"));
+      return ReportError(
+          InvalidArgumentError("--pair takes OLD=NEW (kernel short names), got '" + p + "'"));
     }
     options.pairs.emplace_back(p.substr(0, eq), p.substr(eq + 1));
   }

@@ -233,8 +233,8 @@ void AddComparison(Report& report, const std::vector<std::vector<NcuKernelAnalys
         {fmt::format("sm_throughput_pct_{}", i), fmt::format("SM % [{}]", i), Unit::kPercent});
   }
   for (size_t i = 0; i < all.size(); ++i) {
-    cols.push_back({fmt::format("memory_throughput_pct_{}", i), fmt::format("Mem % [{}]", i),
-                    Unit::kPercent});
+    cols.push_back(
+        {fmt::format("memory_throughput_pct_{}", i), fmt::format("Mem % [{}]", i), Unit::kPercent});
   }
   for (size_t i = 0; i < all.size(); ++i) {
     cols.push_back({fmt::format("top_stall_{}", i), fmt::format("Top stall [{}]", i), Unit::kText});

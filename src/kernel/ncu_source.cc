@@ -18,15 +18,24 @@ namespace {
 
 // ncu's column suffix -> Sightline's stall key (kernel/ncu_stalls.cc).
 constexpr std::pair<std::string_view, std::string_view> kStallColumns[] = {
-    {"long_sb", "long_scoreboard"},  {"short_sb", "short_scoreboard"},
-    {"barrier", "barrier"},          {"membar", "membar"},
-    {"mio", "mio_throttle"},         {"lg", "lg_throttle"},
-    {"tex", "tex_throttle"},         {"math", "math_pipe_throttle"},
-    {"wait", "wait"},                {"dispatch", "dispatch_stall"},
-    {"drain", "drain"},              {"imc", "imc_miss"},
-    {"branch_resolving", "branch_resolving"}, {"no_inst", "no_instruction"},
-    {"sleep", "sleeping"},           {"misc", "misc"},
-    {"not_selected", "not_selected"}, {"selected", "selected"},
+    {"long_sb", "long_scoreboard"},
+    {"short_sb", "short_scoreboard"},
+    {"barrier", "barrier"},
+    {"membar", "membar"},
+    {"mio", "mio_throttle"},
+    {"lg", "lg_throttle"},
+    {"tex", "tex_throttle"},
+    {"math", "math_pipe_throttle"},
+    {"wait", "wait"},
+    {"dispatch", "dispatch_stall"},
+    {"drain", "drain"},
+    {"imc", "imc_miss"},
+    {"branch_resolving", "branch_resolving"},
+    {"no_inst", "no_instruction"},
+    {"sleep", "sleeping"},
+    {"misc", "misc"},
+    {"not_selected", "not_selected"},
+    {"selected", "selected"},
     {"gmma", "gmma"},
 };
 
@@ -39,10 +48,14 @@ Header ParseHeader(const CsvRow& row) {
   Header h;
   for (int i = 0; i < static_cast<int>(row.size()); ++i) {
     const std::string& c = row[i];
-    if (c == "Line No") h.line = i;
-    else if (c == "Address") h.address = i;
-    else if (c == "Source") (h.address >= 0 && i > h.address ? h.sass : h.source) = i;
-    else if (c == "Warp Stall Sampling (All Samples)") h.samples = i;
+    if (c == "Line No")
+      h.line = i;
+    else if (c == "Address")
+      h.address = i;
+    else if (c == "Source")
+      (h.address >= 0 && i > h.address ? h.sass : h.source) = i;
+    else if (c == "Warp Stall Sampling (All Samples)")
+      h.samples = i;
     else if (c.starts_with("stall_") && c.find(' ') == std::string::npos) {
       const std::string_view suffix = std::string_view(c).substr(6);
       for (const auto& [col, key] : kStallColumns) {
@@ -134,7 +147,14 @@ StatusOr<NcuSourceExport> ParseNcuSourceCsv(std::string_view text, const std::st
     if (k == nullptr) start_kernel("");
     const bool is_line = h.line >= 0 && !first.empty();
     if (is_line) {
-      last_line = static_cast<int64_t>(NcuNumber(first));
+      // A line number that is not a plain count (text, NaN, absurdly large) leaves the line unknown;
+      // converting it would be undefined behaviour (found by fuzz_ncu_csv).
+      const double no = NcuNumber(first);
+      if (!(no >= 1 && no <= 1e9)) {
+        last_line = -1;
+        continue;
+      }
+      last_line = static_cast<int64_t>(no);
       NcuSourceRow r;
       r.file = file;
       r.line = last_line;
@@ -175,7 +195,8 @@ StatusOr<NcuSourceExport> ParseNcuSourceCsv(std::string_view text, const std::st
   for (NcuSourceKernel& kk : out.kernels) {
     std::sort(kk.instructions.begin(), kk.instructions.end(),
               [](const NcuSourceRow& a, const NcuSourceRow& b) {
-                if (a.address.size() != b.address.size()) return a.address.size() < b.address.size();
+                if (a.address.size() != b.address.size())
+                  return a.address.size() < b.address.size();
                 return a.address < b.address;
               });
     for (const NcuSourceRow& r : kk.instructions) kk.total_samples += r.samples;
@@ -183,10 +204,11 @@ StatusOr<NcuSourceExport> ParseNcuSourceCsv(std::string_view text, const std::st
   std::erase_if(out.kernels, [](const NcuSourceKernel& kk) { return kk.instructions.empty(); });
   if (out.kernels.empty()) {
     return InvalidInputError(
-        path + ": a source-page export without per-instruction warp stall samples; export it "
-               "with `ncu --import R.ncu-rep --page source --csv --print-source sass` (or "
-               "cuda,sass for source lines; build with -lineinfo) from a report collected with "
-               "--set full or --section SourceCounters");
+        path +
+        ": a source-page export without per-instruction warp stall samples; export it "
+        "with `ncu --import R.ncu-rep --page source --csv --print-source sass` (or "
+        "cuda,sass for source lines; build with -lineinfo) from a report collected with "
+        "--set full or --section SourceCounters");
   }
   return out;
 }

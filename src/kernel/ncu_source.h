@@ -19,11 +19,11 @@ struct NcuSourceStall {
 };
 
 struct NcuSourceRow {
-  std::string file;     // source file ("" for the sass view)
-  int64_t line = -1;    // source line (-1 for an instruction of the sass view)
-  std::string address;  // "0x7f4d557a0c10" for instructions; "" for source lines
-  std::string text;     // the SASS instruction or the source line
-  double samples = 0;   // Warp Stall Sampling (All Samples)
+  std::string file;                    // source file ("" for the sass view)
+  int64_t line = -1;                   // source line (-1 for an instruction of the sass view)
+  std::string address;                 // "0x7f4d557a0c10" for instructions; "" for source lines
+  std::string text;                    // the SASS instruction or the source line
+  double samples = 0;                  // Warp Stall Sampling (All Samples)
   std::vector<NcuSourceStall> stalls;  // by reason, largest first, zeros left out
   // For an instruction of the cuda,sass view: the source line it belongs to (the user file's,
   // else the innermost inlined header's).

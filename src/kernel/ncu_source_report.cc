@@ -104,10 +104,11 @@ void AddNcuSourceSections(Report& report, const std::vector<NcuSourceExport>& so
              reason.empty() ? Value{} : Value{ReasonTitle(reason)},
              reason.empty() ? Value{} : Value{Pct(r.stalls[0].samples, reasons[reason])}});
       }
-      it.note = "Share = the instruction's samples / the kernel's; Of reason = its samples of "
-                "its main reason / the kernel's samples of that reason. A sample is charged to "
-                "the instruction that waits (for long scoreboard, the first use of a load's "
-                "result), not to the load.";
+      it.note =
+          "Share = the instruction's samples / the kernel's; Of reason = its samples of "
+          "its main reason / the kernel's samples of that reason. A sample is charged to "
+          "the instruction that waits (for long scoreboard, the first use of a load's "
+          "result), not to the load.";
       if (!hot.empty()) {
         const NcuSourceRow& r = *hot[0];
         if (!r.stalls.empty()) {

@@ -17,8 +17,8 @@ namespace {
 
 constexpr DurationNs kMaxGapNs = 50'000;  // back to back: the next starts within this
 constexpr int64_t kMinCount = 10;
-constexpr double kMinShare = 0.01;   // of all kernel time, the pairs' second launches
-constexpr double kGainShare = 0.1;   // of the second launches' time, the estimate
+constexpr double kMinShare = 0.01;  // of all kernel time, the pairs' second launches
+constexpr double kGainShare = 0.1;  // of the second launches' time, the estimate
 constexpr size_t kMaxFindings = 3;
 constexpr size_t kSpans = 16;
 
@@ -53,9 +53,9 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
     // A third launch of the same kind right after is a run (layers of one shape), not a pair:
     // count each pair once by leaving the next launch to pair with its own successor.
     last_on_stream[sk] = -1;
-    const std::string key = fmt::format("{}|{}x{}x{}|{}x{}x{}", k.short_name[i].value, k.grid[i].x,
-                                        k.grid[i].y, k.grid[i].z, k.block[i].x, k.block[i].y,
-                                        k.block[i].z);
+    const std::string key =
+        fmt::format("{}|{}x{}x{}|{}x{}x{}", k.short_name[i].value, k.grid[i].x, k.grid[i].y,
+                    k.grid[i].z, k.block[i].x, k.block[i].y, k.block[i].z);
     Group& g = groups[key];
     if (g.count++ == 0) {
       g.first_row = prev;
@@ -82,16 +82,16 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
     f.evidence.push_back({"pairs", "Pairs", g.count, Unit::kCount});
     f.evidence.push_back({"grid", "Grid", g.grid});
     f.evidence.push_back({"block", "Block", g.block});
-    f.evidence.push_back({"pair_ns", "Time of the pairs", g.first_ns + g.second_ns,
+    f.evidence.push_back(
+        {"pair_ns", "Time of the pairs", g.first_ns + g.second_ns, Unit::kDurationNs});
+    f.evidence.push_back({"mean_pair_ns", "Mean pair time", (g.first_ns + g.second_ns) / g.count,
                           Unit::kDurationNs});
-    f.evidence.push_back(
-        {"mean_pair_ns", "Mean pair time", (g.first_ns + g.second_ns) / g.count, Unit::kDurationNs});
     f.evidence.push_back({"gap_ns", "Gaps between the two", g.gap_ns, Unit::kDurationNs});
-    f.evidence.push_back(
-        {"share_pct", "Share of all kernel time",
-         c.TotalKernelTimeNs() > 0 ? 100.0 * (g.first_ns + g.second_ns) / c.TotalKernelTimeNs()
-                                   : 0.0,
-         Unit::kPercent});
+    f.evidence.push_back({"share_pct", "Share of all kernel time",
+                          c.TotalKernelTimeNs() > 0
+                              ? 100.0 * (g.first_ns + g.second_ns) / c.TotalKernelTimeNs()
+                              : 0.0,
+                          Unit::kPercent});
     f.where = fmt::format("device {}, stream {}, first at {}", k.device[g.first_row],
                           k.stream[g.first_row],
                           FormatDuration(k.start_ns[g.first_row] - trace.begin_ns()));

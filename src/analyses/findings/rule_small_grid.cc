@@ -98,7 +98,7 @@ Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
     // talk's scale_1x128 case): each scheduler has few warps to hide memory latency with, and
     // a kernel that waits on memory speeds up with more warps in flight; the estimate takes the
     // same fraction of the unused resident-block slots' share.
-    const double idle = blocks < sms ? 1.0 - sm_fill
+    const double idle = blocks < sms                ? 1.0 - sm_fill
                         : wave_fill <= kLowWaveFill ? 1.0 - wave_fill
                                                     : 0.0;
     const DurationNs saving = static_cast<DurationNs>(g.total_ns * idle * kSplitEfficiency);
