@@ -72,9 +72,11 @@ const std::string& Cell(const CsvRow& row, int i) {
   return i >= 0 && i < static_cast<int>(row.size()) ? row[i] : kEmpty;
 }
 
+// A sample count; one that is not a plain count (negative, NaN, beyond 1e12) reads as 0, so that
+// sums stay finite and convert to integers (found by fuzz_ncu_csv).
 double Count(const CsvRow& row, int i) {
   const double v = NcuNumber(Cell(row, i));
-  return std::isnan(v) ? 0 : v;
+  return v >= 0 && v <= 1e12 ? v : 0;
 }
 
 void FillStalls(const Header& h, const CsvRow& row, NcuSourceRow& out) {

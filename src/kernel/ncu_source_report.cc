@@ -32,6 +32,11 @@ std::string ReasonTitle(const std::string& key) {
 
 double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
+// Sample counts as integers when they fit (they always do from ncu; sums of hostile input may not).
+Value Samples(double v) {
+  return v >= 0 && v < 9e18 ? Value{static_cast<int64_t>(v)} : Value{v};
+}
+
 struct LineAgg {
   std::string file;
   int64_t line = -1;
@@ -76,7 +81,7 @@ void AddNcuSourceSections(Report& report, const std::vector<NcuSourceExport>& so
                               {"samples", "Samples", Unit::kCount},
                               {"share_pct", "Share", Unit::kPercent}});
       for (size_t i = 0; i < order.size() && static_cast<int>(i) < top; ++i) {
-        rt.rows.push_back({ReasonTitle(order[i].first), static_cast<int64_t>(order[i].second),
+        rt.rows.push_back({ReasonTitle(order[i].first), Samples(order[i].second),
                            Pct(order[i].second, k.total_samples)});
       }
 
@@ -100,7 +105,7 @@ void AddNcuSourceSections(Report& report, const std::vector<NcuSourceExport>& so
         it.rows.push_back(
             {r.address, Trim(r.text, 48),
              r.line_no >= 0 ? Value{fmt::format("{}:{}", Short(r.line_file), r.line_no)} : Value{},
-             static_cast<int64_t>(r.samples), Pct(r.samples, k.total_samples),
+             Samples(r.samples), Pct(r.samples, k.total_samples),
              reason.empty() ? Value{} : Value{ReasonTitle(reason)},
              reason.empty() ? Value{} : Value{Pct(r.stalls[0].samples, reasons[reason])}});
       }
@@ -161,7 +166,7 @@ void AddNcuSourceSections(Report& report, const std::vector<NcuSourceExport>& so
         auto t = text.find({a.file, a.line});
         lt.rows.push_back({fmt::format("{}:{}", Short(a.file), a.line),
                            t == text.end() ? Value{} : Value{Trim(t->second)},
-                           static_cast<int64_t>(a.samples), Pct(a.samples, k.total_samples),
+                           Samples(a.samples), Pct(a.samples, k.total_samples),
                            reason.empty() ? Value{} : Value{ReasonTitle(reason)},
                            reason.empty() ? Value{} : Value{Pct(v, reasons[reason])}});
       }
