@@ -149,6 +149,17 @@ TEST_F(InputLimitTest, GzipBombIsRefusedBeforeItTakesTheMemory) {
   EXPECT_TRUE(GunzipToString(bomb, "bomb.csv.gz").ok());
 }
 
+TEST_F(InputLimitTest, AnEndlessFileStopsAtTheLimit) {
+  // /dev/zero never ends: reading it whole must stop with an error, not take all the memory (the
+  // launcher once read back `-o /dev/full` this way and was killed).
+  SetLimit("4M");
+  StatusOr<std::string> s = ReadFileToString("/dev/zero");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(s.status().message().find("/dev/zero: larger than 4194304 bytes"), std::string::npos)
+      << s.status().message();
+}
+
 TEST_F(InputLimitTest, ALimitThatIsNotASizeIsAnError) {
   SetLimit("lots");
   StatusOr<std::string> s = GunzipToString(Gzip("a,b\n1,2\n"), "x.csv.gz");

@@ -35,6 +35,7 @@ cp "$D/killed.txt" "$OUT/killed_report.txt"
 $SL record -o /dev/full -- sh -c "$APP --iters 50 > $D/app_out.txt; exit 3" 2> "$D/full_err.txt"
 rc=$?
 check "disk full: exit code kept" $([ $rc -eq 3 ]; echo $?) "rc=$rc (want 3)"
+check "disk full: not read back" $(grep -q "/dev/full (not a regular file: not read back)" "$D/full_err.txt"; echo $?) "$(grep -m1 "sightline record:" "$D/full_err.txt" | cut -c1-160)"
 check "disk full: one message" $(grep -q "cannot write the recording" "$D/full_err.txt"; echo $?) "$(grep -m1 "sightline" "$D/full_err.txt" | cut -c1-160)"
 cp "$D/full_err.txt" "$OUT/disk_full_stderr.txt"
 

@@ -35,15 +35,25 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   }
   std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) return OpenError(path);
+  ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
   std::string out;
   if (std::fseek(f.get(), 0, SEEK_END) == 0) {
     const long size = std::ftell(f.get());
-    if (size > 0) out.reserve(static_cast<size_t>(size));
+    if (size > 0 && static_cast<uint64_t>(size) <= limit) out.reserve(static_cast<size_t>(size));
     std::fseek(f.get(), 0, SEEK_SET);
   }
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+    // The memory limit holds for plain files too, and ends a read of /dev/zero or an endless pipe.
+    if (out.size() + n > limit) {
+      return InvalidInputError(fmt::format(
+          "{}: larger than {} bytes, the limit that protects this machine's memory; if the file "
+          "is genuine, raise the limit with {}=SIZE or analyze it on a larger machine",
+          path, limit, kMaxInputSizeEnv));
+    }
+    out.append(buf, n);
+  }
   if (std::ferror(f.get())) return IoError(fmt::format("{}: read failed", path));
   return out;
 }
