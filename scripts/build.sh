@@ -3,5 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# SIGHTLINE_CMAKE_ARGS: extra options (scripts/test.sh adds -DSIGHTLINE_WERROR=ON).
+# shellcheck disable=SC2086
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${SIGHTLINE_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j "$(nproc)"

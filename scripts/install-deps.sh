@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev   # tests
   libbenchmark-dev            # bench/
   python3                     # sample and benchmark generators
+  clang libclang-rt-14-dev    # fuzz targets (libFuzzer, ASan, UBSan), scripts/fuzz.sh
 )
 
 missing=()

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# README command 2: install what is missing, build everything, and run all tests (what CI runs);
-# then the CPU side again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/), its
-# tests run the same way. SIGHTLINE_SKIP_SANITIZE=1 leaves the second build out (a quicker local run).
+# README command 2: install what is missing, build everything with warnings as errors, and run all
+# tests (what CI runs); then the CPU side again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (build-asan/), its tests run the same way; then a short run of every fuzz target (build-fuzz/,
+# clang + libFuzzer, SIGHTLINE_FUZZ_SECONDS each, default 60; docs/testing.md).
+# SIGHTLINE_SKIP_SANITIZE=1 leaves the sanitizer build out, SIGHTLINE_SKIP_FUZZ=1 the fuzz runs
+# (quicker local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+SIGHTLINE_CMAKE_ARGS="-DSIGHTLINE_WERROR=ON" bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 if [ "${SIGHTLINE_SKIP_SANITIZE:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIGHTLINE_SANITIZE=ON \
-    -DSIGHTLINE_CUDA=OFF -DSIGHTLINE_BUILD_BENCH=OFF >/dev/null
+    -DSIGHTLINE_WERROR=ON -DSIGHTLINE_CUDA=OFF -DSIGHTLINE_BUILD_BENCH=OFF >/dev/null
   cmake --build build-asan -j "$(nproc)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 900
+fi
+if [ "${SIGHTLINE_SKIP_FUZZ:-0}" != 1 ]; then
+  bash scripts/fuzz.sh "${SIGHTLINE_FUZZ_SECONDS:-60}"
 fi

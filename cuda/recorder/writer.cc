@@ -51,10 +51,18 @@ Writer::Writer(int fd, size_t buffer_bytes, size_t max_queued_buffers, size_t pr
     pool_.push_back(b);
   }
   const std::string header = recfmt::FileHeaderBytes();
-  if (!WriteAll(fd_, header.data(), header.size())) {
-    std::fprintf(stderr, "sightline-recorder: cannot write the recording: %s\n",
-                 std::strerror(errno));
-  }
+  if (!WriteAll(fd_, header.data(), header.size())) StopWriting();
+}
+
+// A failed write (disk full, I/O error) ends the recording, said once; the program runs on with its
+// own exit status, and what was written before stays readable (docs/reliability.md).
+void Writer::StopWriting() {
+  std::fprintf(stderr,
+               "sightline-recorder: cannot write the recording: %s; recording stops here, what "
+               "was written before stays readable, the program runs on\n",
+               std::strerror(errno));
+  ::close(fd_);
+  fd_ = -1;
 }
 
 uint8_t* Writer::AcquireBuffer(size_t* size) {
@@ -187,12 +195,7 @@ void Writer::WriteChunk() {
   if (chunk_.empty()) return;
   records_written_ += chunk_.record_count();
   const std::string bytes = chunk_.Finish();
-  if (fd_ >= 0 && !WriteAll(fd_, bytes.data(), bytes.size())) {
-    std::fprintf(stderr, "sightline-recorder: writing the recording failed: %s; stopping\n",
-                 std::strerror(errno));
-    ::close(fd_);
-    fd_ = -1;
-  }
+  if (fd_ >= 0 && !WriteAll(fd_, bytes.data(), bytes.size())) StopWriting();
   last_write_ns_ = SteadyNs();
 }
 

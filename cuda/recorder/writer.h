@@ -68,6 +68,7 @@ class Writer {
   uint32_t InternKernelName(const char* s);
   uint32_t InternApiName(uint32_t domain, uint32_t cbid);
   void WriteChunk();
+  void StopWriting();  // after a failed write: one message, the file closed, nothing more written
   void WriteDrops();
   void ReleaseBuffer(uint8_t* buffer, size_t used);
 

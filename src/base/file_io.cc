@@ -1,5 +1,7 @@
 #include "base/file_io.h"
 
+#include "base/input_limits.h"
+
 #include <fmt/format.h>
 #include <libdeflate.h>
 
@@ -33,15 +35,25 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   }
   std::unique_ptr<FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) return OpenError(path);
+  ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
   std::string out;
   if (std::fseek(f.get(), 0, SEEK_END) == 0) {
     const long size = std::ftell(f.get());
-    if (size > 0) out.reserve(static_cast<size_t>(size));
+    if (size > 0 && static_cast<uint64_t>(size) <= limit) out.reserve(static_cast<size_t>(size));
     std::fseek(f.get(), 0, SEEK_SET);
   }
   char buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) out.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+    // The memory limit holds for plain files too, and ends a read of /dev/zero or an endless pipe.
+    if (out.size() + n > limit) {
+      return InvalidInputError(fmt::format(
+          "{}: larger than {} bytes, the limit that protects this machine's memory; if the file "
+          "is genuine, raise the limit with {}=SIZE or analyze it on a larger machine",
+          path, limit, kMaxInputSizeEnv));
+    }
+    out.append(buf, n);
+  }
   if (std::ferror(f.get())) return IoError(fmt::format("{}: read failed", path));
   return out;
 }
@@ -68,6 +80,7 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
   std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
       libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
   if (!d) return InternalError("cannot allocate a gzip decompressor");
+  ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
   std::string out;
   size_t in_pos = 0;
   while (in_pos < gz.size()) {
@@ -88,6 +101,9 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
     std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
     size_t guess = std::max<size_t>(static_cast<size_t>(isize), member.size() * 4);
     const size_t base = out.size();
+    // The whole output stays within the limit: a gzip bomb fails here, before the memory is taken.
+    const size_t room = limit > base ? static_cast<size_t>(limit - base) : 0;
+    guess = std::min(guess, room);
     for (;;) {
       out.resize(base + guess);
       size_t consumed = 0, produced = 0;
@@ -98,8 +114,12 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
         in_pos += consumed;
         break;
       }
-      if (r == LIBDEFLATE_INSUFFICIENT_SPACE && guess < (size_t{1} << 38)) {
-        guess *= 2;
+      if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
+        if (guess >= room) {
+          out.clear();
+          return InflatedTooLargeError(what, gz.size(), limit);
+        }
+        guess = std::min(std::max<size_t>(guess, 4096) * 2, room);
         continue;
       }
       out.clear();

@@ -133,10 +133,17 @@ StatusOr<std::string> CheckOutputPattern(const std::string& pattern) {
 struct FileSummary {
   uint64_t records = 0, kernels = 0, graphs = 0, dropped = 0;
   bool truncated = false;
+  bool not_regular = false;  // -o /dev/null, /dev/full, a FIFO: nothing to read back
 };
 
 FileSummary Summarize(const std::string& path) {
   FileSummary s;
+  // Only a regular file is read back: /dev/full or /dev/zero would never end.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    s.not_regular = true;
+    return s;
+  }
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -171,6 +178,10 @@ void PrintSummary(const std::string& manifest, const std::string& program) {
   std::string line = "sightline record: wrote";
   for (size_t i = 0; i < files.size(); ++i) {
     const FileSummary s = Summarize(files[i]);
+    if (s.not_regular) {
+      line += (i ? "; " : " ") + files[i] + " (not a regular file: not read back)";
+      continue;
+    }
     line += (i ? "; " : " ") + files[i] + " (" + std::to_string(s.records) + " records, " +
             std::to_string(s.kernels) + " kernels, " +
             (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +

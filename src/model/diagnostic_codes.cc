@@ -29,6 +29,14 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "CUDA graph runs traced as whole graphs: each is one row named 'CUDA graph N (whole graph)' "
      "and its kernels are not in the trace; trace graphs per node to see them (nsys "
      "--cuda-graph-trace=node, sightline record --cuda-graph-trace node)"},
+    {kAbsurdDuration, "absurd_duration", kWarning,
+     "events longer than the trace can hold (more than twice the span of all start times plus "
+     "a minute: a corrupt end time); dropped"},
+    {kValueNotFinite, "value_not_finite", kWarning,
+     "sampled values that are NaN or infinite; dropped, not averaged"},
+    {kStringCut, "string_cut", kWarning,
+     "strings longer than 64 KiB (names, frames, messages), cut to 64 KiB with a note of their "
+     "length"},
 
     // Nsight Systems.
     {kGpuMetricsNotRead, "gpu_metrics_not_read", kInfo,

@@ -23,6 +23,9 @@ enum class DiagCode : uint16_t {
   kAmbiguousCorrelation,
   kRangeNotNested,
   kWholeGraphRuns,
+  kAbsurdDuration,
+  kValueNotFinite,
+  kStringCut,
   kGpuMetricsNotRead,
   kNsysMemoryEventUnusable,
   // Nsight Systems SQLite importer.

@@ -1,7 +1,10 @@
 #include "model/trace_builder.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -115,6 +118,79 @@ std::string ShortKernelName(std::string_view full) {
   while (!base.empty() && base.back() == ' ') base.pop_back();
   if (base.empty()) return std::string(full);
   return base;
+}
+
+StringId TraceBuilder::InternCut(std::string_view s) {
+  size_t keep = kMaxStringBytes;
+  // Not inside a UTF-8 sequence: back up over continuation bytes (10xxxxxx).
+  while (keep > 0 && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) --keep;
+  trace_.diagnostics.Add(DiagCode::kStringCut);
+  return trace_.strings.Intern(
+      fmt::format("{}... [cut: {} bytes in all]", s.substr(0, keep), s.size()));
+}
+
+void TraceBuilder::DropAbsurdDurations() {
+  // The span of all start times, in unsigned arithmetic (no overflow for any pair of int64s).
+  uint64_t lo = UINT64_MAX, hi = 0;
+  auto starts = [&](const std::vector<TimeNs>& column) {
+    for (TimeNs t : column) {
+      const uint64_t u = static_cast<uint64_t>(t) ^ (uint64_t{1} << 63);  // order-preserving
+      lo = std::min(lo, u);
+      hi = std::max(hi, u);
+    }
+  };
+  starts(trace_.kernels.start_ns);
+  starts(trace_.memops.start_ns);
+  starts(trace_.api_calls.start_ns);
+  starts(trace_.ranges.start_ns);
+  starts(trace_.gil.start_ns);
+  starts(trace_.os_calls.start_ns);
+  starts(trace_.off_cpu.start_ns);
+  if (lo > hi) return;
+  constexpr uint64_t kSlackNs = 60'000'000'000;  // a minute: traces of a few events
+  const uint64_t span = hi - lo;
+  const uint64_t limit = span > (UINT64_MAX - kSlackNs) / 2 ? UINT64_MAX : 2 * span + kSlackNs;
+  std::string tables;
+  int64_t dropped = 0;
+  auto filter = [&](auto& table, std::string_view name) {
+    const size_t n = table.start_ns.size();
+    std::vector<uint8_t> keep(n, 1);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+      // end >= start here (CheckDuration), so the unsigned difference is the duration.
+      const uint64_t dur =
+          static_cast<uint64_t>(table.end_ns[i]) - static_cast<uint64_t>(table.start_ns[i]);
+      if (dur > limit) {
+        keep[i] = 0;
+        ++bad;
+      }
+    }
+    if (bad == 0) return;
+    table.ForEachColumn([&](auto& column) {
+      if (column.size() != n) return;  // a column filled later (range depth, launch links)
+      size_t out = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (keep[i]) column[out++] = std::move(column[i]);
+      }
+      column.resize(out);
+    });
+    dropped += static_cast<int64_t>(bad);
+    tables += fmt::format("{}{} {}", tables.empty() ? "" : ", ", bad, name);
+  };
+  filter(trace_.kernels, "kernels");
+  filter(trace_.memops, "memory operations");
+  filter(trace_.api_calls, "API calls");
+  filter(trace_.ranges, "ranges");
+  filter(trace_.gil, "GIL intervals");
+  filter(trace_.os_calls, "OS calls");
+  filter(trace_.off_cpu, "off-CPU intervals");
+  if (dropped > 0) {
+    trace_.diagnostics.Add(
+        DiagCode::kAbsurdDuration, dropped,
+        fmt::format("{}; longer than {:.3f} s, twice the {:.3f} s spanned by all start times "
+                    "plus a minute",
+                    tables, static_cast<double>(limit) / 1e9, static_cast<double>(span) / 1e9));
+  }
 }
 
 bool TraceBuilder::CheckDuration(TimeNs start, TimeNs end) {
@@ -480,6 +556,10 @@ void TraceBuilder::AddMemoryEvent(const MemoryEventRow& row) {
 }
 
 void TraceBuilder::AddCounter(TimeNs time_ns, int32_t device, StringId name, double value) {
+  if (!std::isfinite(value)) {
+    trace_.diagnostics.Add(DiagCode::kValueNotFinite);
+    return;
+  }
   CounterTable& c = trace_.counters;
   c.time_ns.push_back(time_ns);
   c.device.push_back(device);
@@ -488,6 +568,7 @@ void TraceBuilder::AddCounter(TimeNs time_ns, int32_t device, StringId name, dou
 }
 
 Trace TraceBuilder::Finish() {
+  DropAbsurdDurations();
   SortTables();
   LinkLaunches();
   ComputeRangeNesting();

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/input_limits.h"
 #include "base/status.h"
 #include "model/trace.h"
 
@@ -55,7 +56,12 @@ class TraceBuilder {
  public:
   TraceBuilder() = default;
 
-  StringId Intern(std::string_view s) { return trace_.strings.Intern(s); }
+  // Strings longer than kMaxStringBytes (base/input_limits.h) are cut, with a note of how much,
+  // and counted (string_cut): one megabyte-long name must not cost memory many times over.
+  StringId Intern(std::string_view s) {
+    if (s.size() > kMaxStringBytes) [[unlikely]] return InternCut(s);
+    return trace_.strings.Intern(s);
+  }
   TraceSource& source() { return trace_.source; }
   Diagnostics& diagnostics() { return trace_.diagnostics; }
 
@@ -72,6 +78,7 @@ class TraceBuilder {
   void AddPySample(TimeNs time_ns, int32_t pid, int32_t tid, const std::vector<StringId>& stack);
   // A CPU (native) sample with its stack, innermost frame first (may be empty).
   void AddCpuSample(TimeNs time_ns, int32_t pid, int32_t tid, const std::vector<StringId>& stack);
+  // A sample whose value is NaN or infinite is counted (value_not_finite) and dropped.
   void AddCounter(TimeNs time_ns, int32_t device, StringId name, double value);
   struct MemoryEventRow {
     TimeNs time_ns = 0;
@@ -89,12 +96,15 @@ class TraceBuilder {
 
   void Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges);
 
-  // Sorts, links, sets the roles of the listed threads and returns the trace. The builder is empty
-  // afterwards.
+  // Drops intervals longer than the trace can hold (absurd_duration: more than twice the span of
+  // all start times plus a minute; a corrupt end time would stretch every figure), sorts, links,
+  // sets the roles of the listed threads and returns the trace. The builder is empty afterwards.
   Trace Finish();
 
  private:
   bool CheckDuration(TimeNs start, TimeNs end);
+  StringId InternCut(std::string_view s);
+  void DropAbsurdDurations();
   void SortTables();
   void LinkLaunches();
   void ComputeRangeNesting();

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "base/file_io.h"
+#include "base/input_limits.h"
 
 namespace sightline::kineto {
 namespace {
@@ -83,9 +84,12 @@ Status InflateGzip(std::string_view gz, const std::string& path, char** out_buff
       libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
   if (!d) return InternalError("cannot allocate a gzip decompressor");
   constexpr size_t kSlack = 1 + JsonStream::kPadding + 1;
+  // The inflated data stays within the limit: a gzip bomb fails before the memory is taken.
+  ASSIGN_OR_RETURN(const uint64_t limit64, MaxInflatedBytes());
+  const size_t limit = static_cast<size_t>(std::max<uint64_t>(limit64, 4096));
   uint32_t isize = 0;
   if (gz.size() >= 4) std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
-  size_t capacity = std::max<size_t>(isize, 4096) + kSlack;
+  size_t capacity = std::min<size_t>(std::max<size_t>(isize, 4096), limit) + kSlack;
   char* buffer = NewBuffer(capacity);
   if (!buffer) return InternalError(fmt::format("{}: out of memory ({} bytes)", path, capacity));
   size_t size = 0, in_pos = 0;
@@ -119,7 +123,8 @@ Status InflateGzip(std::string_view gz, const std::string& path, char** out_buff
             "file); let the profiler finish writing it, or re-copy / re-export the trace",
             path, in_pos)));
       }
-      const size_t grown = (capacity - kSlack) * 2 + kSlack;
+      if (capacity - kSlack >= limit) return fail(InflatedTooLargeError(path, gz.size(), limit64));
+      const size_t grown = std::min((capacity - kSlack) * 2, limit) + kSlack;
       char* bigger = NewBuffer(grown);
       if (!bigger) return fail(InternalError(fmt::format("{}: out of memory", path)));
       std::memcpy(bigger, buffer, 1 + size);

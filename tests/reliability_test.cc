@@ -1,0 +1,181 @@
+// docs/reliability.md, the limits every reader shares: durations longer than the trace, values that
+// are not finite, strings too long to keep, and gzip streams that would inflate past the memory
+// limit (a gzip bomb).
+#include <gtest/gtest.h>
+#include <libdeflate.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "base/file_io.h"
+#include "base/input_limits.h"
+#include "importers/importer.h"
+#include "model/trace_builder.h"
+#include "testing/trace_fixtures.h"
+
+namespace sightline {
+namespace {
+
+using testing::TraceFixture;
+
+constexpr TimeNs kSecond = 1'000'000'000;
+
+TEST(Reliability, DurationsLongerThanTheTraceAreDroppedAndCounted) {
+  TraceFixture f;
+  for (int i = 0; i < 10; ++i) f.Kernel("k", i * 100'000, i * 100'000 + 50'000);
+  f.Range("whole run", 0, kSecond);  // as long as the trace: kept
+  f.Kernel("corrupt", 200'000, TimeNs{1} << 62);
+  f.Api("cudaLaunchKernel", 300'000, 300'000 + 100 * kSecond);  // past 2 x span + 1 min
+  const Trace t = f.Build();
+  EXPECT_EQ(t.kernels.size(), 10u);
+  EXPECT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.api_calls.size(), 0u);
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdDuration), 2);
+  EXPECT_EQ(t.end_ns(), kSecond) << "the corrupt end must not stretch the trace";
+  for (const Diagnostic& d : t.diagnostics.items()) {
+    if (d.code() == "absurd_duration") {
+      EXPECT_NE(d.detail.find("1 kernels, 1 API calls"), std::string::npos) << d.detail;
+    }
+  }
+}
+
+TEST(Reliability, LongButPossibleDurationsAreKept) {
+  // A few events over a short span: a two-minute-long range still fits (the one-minute slack is
+  // what keeps a sparse trace's real events).
+  const Trace t = TraceFixture()
+                      .Kernel("k", 0, 10)
+                      .Range("loading", 5, 5 + 50 * kSecond)
+                      .Kernel("k", 40 * kSecond, 41 * kSecond)
+                      .Build();
+  EXPECT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.kernels.size(), 2u);
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdDuration), 0);
+}
+
+TEST(Reliability, NonFiniteCounterValuesAreDroppedAndCounted) {
+  TraceBuilder b;
+  const StringId m = b.Intern("SMs Active [Throughput %]");
+  b.AddCounter(0, 0, m, 50.0);
+  b.AddCounter(10, 0, m, std::numeric_limits<double>::quiet_NaN());
+  b.AddCounter(20, 0, m, std::numeric_limits<double>::infinity());
+  b.AddCounter(30, 0, m, -std::numeric_limits<double>::infinity());
+  b.AddCounter(40, 0, m, 70.0);
+  const Trace t = b.Finish();
+  ASSERT_EQ(t.counters.size(), 2u);
+  EXPECT_EQ(t.counters.value[0], 50.0);
+  EXPECT_EQ(t.counters.value[1], 70.0);
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kValueNotFinite), 3);
+}
+
+TEST(Reliability, StringsLongerThanTheLimitAreCutAtACharacterBoundary) {
+  TraceBuilder b;
+  // A two-byte UTF-8 character straddles the limit: the cut must not split it.
+  std::string huge(kMaxStringBytes - 1, 'a');
+  huge += "\xc3\xa9";  // é
+  huge += std::string(3 << 20, 'b');
+  const StringId id = b.Intern(huge);
+  const StringId short_id = b.Intern("gemm");
+  const Trace t = b.Finish();
+  const std::string_view cut = t.str(id);
+  EXPECT_LT(cut.size(), kMaxStringBytes + 64);
+  EXPECT_EQ(cut.substr(0, kMaxStringBytes - 1), std::string(kMaxStringBytes - 1, 'a'));
+  EXPECT_EQ(cut.substr(kMaxStringBytes - 1, 4), "... ") << "the é is dropped whole";
+  EXPECT_NE(cut.find("[cut: " + std::to_string(huge.size()) + " bytes in all]"),
+            std::string_view::npos)
+      << cut.substr(kMaxStringBytes - 8);
+  EXPECT_EQ(t.str(short_id), "gemm");
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kStringCut), 1);
+}
+
+TEST(Reliability, ByteCounts) {
+  uint64_t v = 0;
+  EXPECT_TRUE(ParseByteCount("123", &v));
+  EXPECT_EQ(v, 123u);
+  EXPECT_TRUE(ParseByteCount("64K", &v));
+  EXPECT_EQ(v, 64u << 10);
+  EXPECT_TRUE(ParseByteCount("1.5G", &v));
+  EXPECT_EQ(v, 3u << 29);
+  EXPECT_TRUE(ParseByteCount("2TiB", &v));
+  EXPECT_EQ(v, uint64_t{2} << 40);
+  for (const char* bad : {"", "abc", "-1", "0", "12Q", "nan", "inf", "1e30T"}) {
+    EXPECT_FALSE(ParseByteCount(bad, &v)) << bad;
+  }
+}
+
+// Compresses `text` as one gzip member (level 6: runs of one byte shrink ~1000x).
+std::string Gzip(const std::string& text) {
+  std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> c(
+      libdeflate_alloc_compressor(6), &libdeflate_free_compressor);
+  std::string out(libdeflate_gzip_compress_bound(c.get(), text.size()), '\0');
+  out.resize(libdeflate_gzip_compress(c.get(), text.data(), text.size(), out.data(), out.size()));
+  return out;
+}
+
+// Sets SIGHTLINE_MAX_INPUT_SIZE for one test.
+class InputLimitTest : public ::testing::Test {
+ protected:
+  void SetLimit(const char* value) { ::setenv(kMaxInputSizeEnv, value, 1); }
+  void TearDown() override { ::unsetenv(kMaxInputSizeEnv); }
+  std::string Write(const std::string& name, const std::string& bytes) {
+    const std::filesystem::path p = std::filesystem::path(::testing::TempDir()) / name;
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p.string();
+  }
+};
+
+TEST_F(InputLimitTest, GzipBombIsRefusedBeforeItTakesTheMemory) {
+  // 64 MiB of JSON whitespace in ~64 KiB of gzip, against a 16 MiB limit.
+  const std::string bomb =
+      Gzip(R"({"traceEvents": [)" + std::string(64 << 20, ' ') + R"(], "schemaVersion": 1})");
+  ASSERT_LT(bomb.size(), 1u << 20);
+  SetLimit("16M");
+  StatusOr<std::string> plain = GunzipToString(bomb, "bomb.csv.gz");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(plain.status().message().find("bomb.csv.gz"), std::string::npos);
+  EXPECT_NE(plain.status().message().find("gzip bomb"), std::string::npos);
+  EXPECT_NE(plain.status().message().find("SIGHTLINE_MAX_INPUT_SIZE="), std::string::npos)
+      << plain.status().message();
+  // The trace importers (Kineto's streaming reader inflates on its own) say the same.
+  StatusOr<Trace> trace = ImportTrace(Write("bomb.json.gz", bomb));
+  ASSERT_FALSE(trace.ok());
+  EXPECT_NE(trace.status().message().find("gzip bomb"), std::string::npos)
+      << trace.status().message();
+  // Raised, the same file is read.
+  SetLimit("128M");
+  EXPECT_TRUE(GunzipToString(bomb, "bomb.csv.gz").ok());
+}
+
+TEST_F(InputLimitTest, AnEndlessFileStopsAtTheLimit) {
+  // /dev/zero never ends: reading it whole must stop with an error, not take all the memory (the
+  // launcher once read back `-o /dev/full` this way and was killed).
+  SetLimit("4M");
+  StatusOr<std::string> s = ReadFileToString("/dev/zero");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(s.status().message().find("/dev/zero: larger than 4194304 bytes"), std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(InputLimitTest, ALimitThatIsNotASizeIsAnError) {
+  SetLimit("lots");
+  StatusOr<std::string> s = GunzipToString(Gzip("a,b\n1,2\n"), "x.csv.gz");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("SIGHTLINE_MAX_INPUT_SIZE='lots' is not a size"),
+            std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(InputLimitTest, TheDefaultLimitIsHalfOfPhysicalMemory) {
+  StatusOr<uint64_t> limit = MaxInflatedBytes();
+  ASSERT_TRUE(limit.ok());
+  EXPECT_GE(*limit, uint64_t{256} << 20);
+  EXPECT_TRUE(GunzipToString(Gzip(std::string(1 << 20, 'x')), "ok.gz").ok());
+}
+
+}  // namespace
+}  // namespace sightline
