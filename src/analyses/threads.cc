@@ -480,7 +480,11 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
         "; OS waits = waiting OS calls (poll, select, futex, condition waits, sleeps, ...) outside "
         "CUDA calls and GIL waits (nsys -t osrt)";
   }
-  if (r.has_off_cpu) t.note += "; off-CPU = switched out by the scheduler (nsys --cpuctxsw)";
+  if (r.has_off_cpu) {
+    t.note +=
+        "; off-CPU = switched out by the scheduler (nsys --cpuctxsw; not read for profiler "
+        "threads)";
+  }
   if (r.has_samples) {
     t.note += "; hot Python frames = innermost frames of its samples (--python-sampling)";
   }
