@@ -5,6 +5,7 @@ samples, OS runtime calls, scheduling events, CPU samples). Runs alternate betwe
 prints the medians of wall time, CPU time and peak RSS, and the ratios with / without.
 
   python3 bench/host_side_cost.py --sightline build-rel/src/sightline [--runs 9] EXPORT.sqlite...
+  python3 bench/host_side_cost.py --sightline AFTER --before BEFORE ...   (both, interleaved)
 """
 import argparse
 import os
@@ -47,27 +48,36 @@ def strip_host_side(src, dst):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--sightline", required=True)
+    ap.add_argument("--before", help="a second binary measured in the same runs (a change's "
+                    "before): one row per binary")
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("traces", nargs="+")
     args = ap.parse_args()
+    binaries = {"": args.sightline} if not args.before else {"before": args.before,
+                                                             "after": args.sightline}
     tmp = tempfile.mkdtemp()
-    print("| trace | host rows | without: wall s | with: wall s | ratio | without: CPU s "
+    print("| trace | binary | host rows | without: wall s | with: wall s | ratio | without: CPU s "
           "| with: CPU s | ratio | without: RSS MB | with: RSS MB |")
-    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for trace in args.traces:
         bare = os.path.join(tmp, "bare.sqlite")
         rows = strip_host_side(trace, bare)
         files = {"without": bare, "with": trace}
-        m = {"without": [], "with": []}
+        variants = [(b, f) for b in binaries for f in files]
+        m = {v: [] for v in variants}
         out = os.path.join(tmp, "report.json")
         for i in range(args.runs):
-            order = ("without", "with") if i % 2 == 0 else ("with", "without")
-            for k in order:
-                m[k].append(run([args.sightline, "analyze", files[k], "--format", "json", "-o", out]))
-        med = {k: [statistics.median(x[j] for x in m[k]) for j in range(3)] for k in m}
-        b, a = med["without"], med["with"]
-        print(f"| {os.path.basename(trace)} | {rows:,} | {b[0]:.3f} | {a[0]:.3f} | {a[0] / b[0]:.2f} "
-              f"| {b[1]:.3f} | {a[1]:.3f} | {a[1] / b[1]:.2f} | {b[2]:.0f} | {a[2]:.0f} |", flush=True)
+            order = variants if i % 2 == 0 else variants[::-1]
+            for b, f in order:
+                m[(b, f)].append(run([binaries[b], "analyze", files[f], "--format", "json", "-o",
+                                      out]))
+        for b in binaries:
+            med = {f: [statistics.median(x[j] for x in m[(b, f)]) for j in range(3)]
+                   for f in files}
+            w, a = med["without"], med["with"]
+            print(f"| {os.path.basename(trace)} | {b or os.path.basename(binaries[b])} | {rows:,} "
+                  f"| {w[0]:.3f} | {a[0]:.3f} | {a[0] / w[0]:.2f} | {w[1]:.3f} | {a[1]:.3f} "
+                  f"| {a[1] / w[1]:.2f} | {w[2]:.0f} | {a[2]:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -233,6 +233,25 @@ TEST(OutlierIterations, AttributesExtraTimeToOsWaitsAndLeavesTheRestUnexplained)
   EXPECT_TRUE(frames);
 }
 
+// When no measured cause holds most of the extra time, the title still names the largest one and
+// what is left, with their sizes, instead of a list of possibilities.
+TEST(OutlierIterations, MinorityCauseIsNamedWithTheRest) {
+  const Trace t = Loop(990, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {
+    if (i == 7) {  // 5 ms: 1 ms in select, 3 ms unexplained
+      f.OsCall("select", t0 + 1'000'000, t0 + 2'000'000, kMain);
+      return 5'000'000;
+    }
+    return 0;
+  });
+  const std::vector<Finding> fired = Findings(t);
+  const Finding* o = FindRule(fired, "outlier_iterations");
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(Evidence(*o, "os_wait_excess_ns"), 1'000'000);
+  EXPECT_NE(o->title.find("OS waits 1.00 ms"), std::string::npos) << o->title;
+  EXPECT_NE(o->title.find("not covered by a measured cause"), std::string::npos) << o->title;
+  EXPECT_EQ(o->title.find("a recompilation"), std::string::npos) << o->title;
+}
+
 // PyTorch's python_function ranges (with_stack) give a thread's hot frames by self time: a frame's
 // duration less that of the Python frames it called, through operators in between.
 TEST(HostSide, PythonFunctionSelfTime) {

@@ -212,7 +212,8 @@ TEST(HtmlReporter, CliWritesTheFile) {
   EXPECT_EQ(CheckWellFormed(ss.str()), "");
 }
 
-// Headless chromium, when installed (it is not in CI's install list: the test skips there).
+// Headless chromium, when installed (scripts/install-deps.sh installs it unless
+// SIGHTLINE_NO_BROWSER=1); the tests skip without it.
 std::string FindChromium() {
   for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
     if (std::filesystem::exists(p)) return p;
@@ -296,6 +297,31 @@ TEST(HtmlReporterBrowser, TrtEngineGraphRenders) {
   EXPECT_EQ(dom.err.find("Uncaught"), std::string::npos) << dom.err;
   EXPECT_NE(dom.out.find("class=\"dag\""), std::string::npos);
   EXPECT_EQ(Count(dom.out, "<g class=\"node\">"), 7u);  // 5 layers, an input, an output
+}
+
+// A real engine's graph (the shared ResNet-50 QAT engine, ../shared/traces/trt): every node and
+// edge the report holds is drawn by the browser.
+TEST(HtmlReporterBrowser, SharedTrtEngineGraphRenders) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed";
+  const std::string shared = testing::SharedTracesDir();
+  const std::string engine = shared + "/trt/resnet_a100_qat/resnet-qat.onnx.engine.graph.json";
+  if (shared.empty() || !std::filesystem::exists(engine)) GTEST_SKIP() << "no shared TRT engine";
+  StatusOr<Report> report = AnalyzeFiles({engine}, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  size_t nodes = 0;
+  for (const Section& section : report->sections) {
+    for (const Graph& g : section.graphs) nodes += g.nodes.size();
+  }
+  ASSERT_GT(nodes, 30u);
+  const std::string dir = testing::MakeTempDir();
+  const std::string page = dir + "/trt.html";
+  std::ofstream(page, std::ios::binary) << RenderHtmlReport(*report);
+  ShellRun dom = RunShell(ChromiumCommand(chromium, dir) + "--dump-dom 'file://" + page + "'", dir);
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_NE(dom.out.find("data-ready=\"1\""), std::string::npos) << dom.err;
+  EXPECT_EQ(dom.err.find("Uncaught"), std::string::npos) << dom.err;
+  EXPECT_EQ(Count(dom.out, "<g class=\"node\">"), nodes);
 }
 
 }  // namespace

@@ -229,6 +229,51 @@ TEST(RecorderImporter, WholeGraphRunsBecomeOneRowEach) {
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 0);
 }
 
+// Thread records name the threads of API calls and ranges; a thread without one keeps no name.
+TEST(RecorderImporter, ThreadRecordsNameThreads) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "cudaLaunchKernel");
+  c.AddString(2, "python3");
+  c.AddString(3, "responder");
+  c.AddString(4, "respond");
+  recfmt::ThreadBody main{};
+  main.pid = 4242;
+  main.tid = 4242;
+  main.name_string = 2;
+  c.Add(RecordType::kThread, main);
+  recfmt::ApiBody api = Api(1000, 1100, 21, 1, recfmt::ApiDomain::kRuntime);
+  api.tid = 4242;
+  c.Add(RecordType::kApi, api);
+  recfmt::ThreadBody responder{};
+  responder.pid = 4242;
+  responder.tid = 4250;
+  responder.name_string = 3;
+  c.Add(RecordType::kThread, responder);
+  recfmt::RangeBody r{};
+  r.start_ns = 900;
+  r.end_ns = 3500;
+  r.pid = 4242;
+  r.tid = r.end_tid = 4250;
+  r.name_string = 4;
+  c.Add(RecordType::kRange, r);
+  recfmt::RangeBody unnamed = r;
+  unnamed.tid = unnamed.end_tid = 4251;
+  c.Add(RecordType::kRange, unnamed);
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "t.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto name_of = [&](int32_t tid) -> std::string {
+    for (const ThreadInfo& x : t->threads) {
+      if (x.pid == 4242 && x.tid == tid) return x.name;
+    }
+    return "<absent>";
+  };
+  EXPECT_EQ(name_of(4242), "python3");
+  EXPECT_EQ(name_of(4250), "responder");
+  EXPECT_NE(name_of(4251), "responder");
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 0);
+}
+
 TEST(RecorderImporter, TruncatedLastChunkKeepsEarlierChunks) {
   const std::string whole = WholeFile();
   const size_t second = recfmt::FileHeaderBytes().size() + FirstChunk().size();

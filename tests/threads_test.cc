@@ -76,6 +76,52 @@ TEST(Threads, GilContentionFiresAndStaysQuiet) {
   EXPECT_FALSE(find(GilTrace(20'000)).has_value());  // 2%: below the threshold
 }
 
+// Per thread and iteration: in the one slow step the responder holds the GIL far longer than in
+// the others, and the main thread waits for it; the table shows it against each thread's median.
+TEST(Threads, PerThreadPerIterationMedianAgainstTheSlowest) {
+  TraceFixture f;
+  f.Device(0);
+  f.Thread(100, 100, "python3").Thread(100, 101, "responder").Thread(100, 102, "NSys PySampling");
+  TimeNs t = 1'000'000;
+  for (int i = 0; i < 10; ++i) {
+    const bool slow = i == 6;
+    const DurationNs wall = slow ? 2'000'000 : 1'000'000, hold = slow ? 1'200'000 : 100'000;
+    f.Range("step " + std::to_string(i), t, t + wall, RangeKind::kNvtxPushPop, kMain);
+    f.Launch("gemm", t + 10'000, t + 20'000, t + 20'000, t + 300'000, {}, kMain);
+    f.Gil(GilState::kHeld, t + 300'000, t + 300'000 + hold, kResponder);
+    f.Gil(GilState::kWaited, t + 350'000, t + 300'000 + hold, kMain);
+    f.Gil(GilState::kHeld, t + 300'000 + hold, t + 300'000 + hold + 200'000, kMain);
+    t += wall;
+  }
+  const Trace trace = f.Build();
+  StatusOr<ThreadsResult> r = ComputeThreads(*Ctx(trace), {});
+  ASSERT_TRUE(r.ok());
+  const ThreadsPerIterationResult& p = r->per_thread_iteration;
+  EXPECT_EQ(p.slowest_iteration, 6);
+  EXPECT_EQ(p.slowest_wall_ns, 2'000'000);
+  EXPECT_EQ(p.median_wall_ns, 1'000'000);
+  ASSERT_EQ(p.threads.size(), 2u);  // the sampler did nothing: not listed
+  EXPECT_EQ(p.threads[0].tid, 100);
+  EXPECT_EQ(p.threads[0].gil_waited.median_ns, 50'000);
+  EXPECT_EQ(p.threads[0].gil_waited.slowest_ns, 1'150'000);
+  EXPECT_EQ(p.threads[0].gil_held.slowest_ns, 200'000);
+  EXPECT_EQ(p.threads[1].tid, 101);
+  EXPECT_EQ(p.threads[1].gil_held.median_ns, 100'000);
+  EXPECT_EQ(p.threads[1].gil_held.slowest_ns, 1'200'000);
+  EXPECT_EQ(p.threads[1].gil_waited.slowest_ns, 0);
+  Report report;
+  report.inputs.emplace_back();
+  ASSERT_TRUE(RunThreadsSection(*Ctx(trace), 0, report).ok());
+  ASSERT_EQ(report.sections.size(), 1u);
+  const Table* table = nullptr;
+  for (const Table& x : report.sections[0].tables) {
+    if (x.key == "threads_per_iteration") table = &x;
+  }
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->rows.size(), 2u);
+  EXPECT_NE(table->title.find("iteration 6"), std::string::npos) << table->title;
+}
+
 TEST(Threads, NoGilRangesNoSection) {
   const Trace t = TraceFixture().Launch("gemm", 0, 5, 10, 30).Build();
   Report report;

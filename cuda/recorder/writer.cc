@@ -407,6 +407,7 @@ void Writer::TranslateOne(const void* raw) {
       b.domain = static_cast<uint32_t>(domain);
       b.name_string = InternApiName(b.domain, a->cbid);
       b.return_value = a->returnValue;
+      NoteThread(b.pid, b.tid);
       if (nested_driver_launches_) {
         nested_filter_.Add(
             b, [this](const recfmt::ApiBody& api) { chunk_.Add(RecordType::kApi, api); });
@@ -460,6 +461,16 @@ void Writer::TranslateOne(const void* raw) {
   }
 }
 
+void Writer::NoteThread(uint32_t pid, uint32_t tid) {
+  const std::string name = thread_namer_.NameIfNew(pid, tid);
+  if (name.empty()) return;
+  recfmt::ThreadBody t{};
+  t.pid = pid;
+  t.tid = tid;
+  t.name_string = Intern(name.c_str(), false);
+  chunk_.Add(RecordType::kThread, t);
+}
+
 // CUPTI reports an NVTX range as a start marker and an end marker with the same id. A range whose
 // end comes on its own thread and closes the innermost open range there is a push/pop range; any
 // other is a start/end range. Instantaneous markers (nvtxMark) become zero-length ranges.
@@ -481,6 +492,7 @@ void Writer::CloseMarker(const void* raw) {
     b.name_string = Intern(m->name, false);
     b.domain_string = Intern(m->domain, false);
     b.kind = static_cast<uint32_t>(recfmt::RangeKind::kMark);
+    NoteThread(pid, tid);
     chunk_.Add(RecordType::kRange, b);
     return;
   }
@@ -493,6 +505,7 @@ void Writer::CloseMarker(const void* raw) {
     r.body.name_string = Intern(m->name, false);
     r.body.domain_string = Intern(m->domain, false);
     thread_stacks_[tid].push_back(m->id);
+    NoteThread(pid, tid);
     return;
   }
   if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "nested_driver_filter.h"
+#include "thread_names.h"
 #include "sightline/recorder_format.h"
 
 namespace sightline::recorder {
@@ -67,6 +68,8 @@ class Writer {
   uint32_t Intern(const char* s, bool demangle);
   uint32_t InternKernelName(const char* s);
   uint32_t InternApiName(uint32_t domain, uint32_t cbid);
+  // Writes a thread record (its name) the first time (pid, tid) is seen.
+  void NoteThread(uint32_t pid, uint32_t tid);
   void WriteChunk();
   void StopWriting();  // after a failed write: one message, the file closed, nothing more written
   void WriteDrops();
@@ -87,6 +90,7 @@ class Writer {
   // Owned by the writer thread.
   bool nested_driver_launches_ = false;
   NestedDriverLaunchFilter nested_filter_;
+  ThreadNamer thread_namer_;
   recfmt::ChunkBuilder chunk_;
   uint64_t records_written_ = 0;
   int64_t last_write_ns_ = 0;

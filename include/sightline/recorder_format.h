@@ -41,6 +41,7 @@ enum class RecordType : uint16_t {
   kDrops = 11,
   kEnd = 12,
   kGraph = 13,  // a whole CUDA graph's run (--cuda-graph-trace graph); readers before it skip it
+  kThread = 14,  // a thread's name, once per thread seen; readers before it skip it
 };
 
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string; ids start at 1
@@ -164,6 +165,15 @@ struct GraphBody {
   uint32_t end_device;  // where the last node ran
 };
 static_assert(sizeof(GraphBody) == 40);
+
+// The name of a thread that made a recorded API call or NVTX range (/proc/self/task/TID/comm when
+// the writer first sees the thread; no record when the thread had already exited).
+struct ThreadBody {
+  uint32_t pid, tid;     // system thread id
+  uint32_t name_string;  // "python3", "responder"
+  uint32_t reserved;
+};
+static_assert(sizeof(ThreadBody) == 16);
 
 struct CaptureWindowBody {
   int64_t start_ns, end_ns;  // cuProfilerStart .. cuProfilerStop on the CUPTI clock

@@ -309,8 +309,14 @@ void AnalysisContext::EnsureWaits() {
   waits_done_ = true;
   const OsCallTable& os = trace_->os_calls;
   const OffCpuTable& off = trace_->off_cpu;
-  for (size_t i = 0; i < os.size(); ++i) wait_threads_.push_back({os.pid[i], os.tid[i]});
-  for (size_t i = 0; i < off.size(); ++i) wait_threads_.push_back({off.pid[i], off.tid[i]});
+  // Runs of one thread are pushed once: the tables hold far more rows than threads.
+  auto push = [&](int32_t pid, int32_t tid) {
+    if (wait_threads_.empty() || wait_threads_.back() != std::make_pair(pid, tid)) {
+      wait_threads_.push_back({pid, tid});
+    }
+  };
+  for (size_t i = 0; i < os.size(); ++i) push(os.pid[i], os.tid[i]);
+  for (size_t i = 0; i < off.size(); ++i) push(off.pid[i], off.tid[i]);
   std::sort(wait_threads_.begin(), wait_threads_.end());
   wait_threads_.erase(std::unique(wait_threads_.begin(), wait_threads_.end()), wait_threads_.end());
   waits_.resize(wait_threads_.size());
@@ -371,7 +377,11 @@ void AnalysisContext::EnsureGil() {
   if (gil_done_) return;
   gil_done_ = true;
   const GilTable& g = trace_->gil;
-  for (size_t i = 0; i < g.size(); ++i) gil_threads_.push_back({g.pid[i], g.tid[i]});
+  for (size_t i = 0; i < g.size(); ++i) {  // runs of one thread once
+    if (gil_threads_.empty() || gil_threads_.back() != std::make_pair(g.pid[i], g.tid[i])) {
+      gil_threads_.push_back({g.pid[i], g.tid[i]});
+    }
+  }
   std::sort(gil_threads_.begin(), gil_threads_.end());
   gil_threads_.erase(std::unique(gil_threads_.begin(), gil_threads_.end()), gil_threads_.end());
   gil_held_.resize(gil_threads_.size());

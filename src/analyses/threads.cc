@@ -149,6 +149,56 @@ void AddIterationTimelines(AnalysisContext& context, const ThreadsResult& r, Sec
   }
 }
 
+// Each thread's GIL, OS waits and off-CPU per iteration: the median against the slowest iteration.
+void AddThreadsPerIterationTable(const ThreadsResult& r, const AnalyzeOptions& options,
+                                 Section& s) {
+  const ThreadsPerIterationResult& p = r.per_thread_iteration;
+  if (p.threads.empty()) return;
+  std::vector<Column> columns = {{"pid", "pid", Unit::kNumber},
+                                 {"tid", "tid", Unit::kNumber},
+                                 {"name", "name", Unit::kText},
+                                 {"role", "role", Unit::kText}};
+  auto pair = [&](const char* key, const char* label) {
+    columns.push_back({fmt::format("{}_median_ns", key), fmt::format("{} median", label),
+                       Unit::kDurationNs});
+    columns.push_back({fmt::format("{}_slowest_ns", key), fmt::format("{} slowest", label),
+                       Unit::kDurationNs});
+  };
+  if (r.has_gil) {
+    pair("gil_held", "GIL held");
+    pair("gil_waited", "GIL waited");
+  }
+  if (r.has_os_calls) pair("os_wait", "OS waits");
+  if (r.has_off_cpu) pair("off_cpu", "off-CPU");
+  Table& t = s.AddTable(
+      "threads_per_iteration",
+      fmt::format("Threads per iteration: median against the slowest (iteration {})",
+                  p.slowest_iteration),
+      columns);
+  const size_t limit = std::min(p.threads.size(), static_cast<size_t>(std::max(options.top_n, 1)));
+  for (size_t i = 0; i < limit; ++i) {
+    const ThreadPerIteration& x = p.threads[i];
+    std::vector<Value> row = {int64_t{x.pid}, int64_t{x.tid}, x.name,
+                              std::string(ThreadRoleName(x.role))};
+    auto add = [&](const PerIterationPart& part) {
+      row.push_back(static_cast<int64_t>(part.median_ns));
+      row.push_back(part.slowest_ns);
+    };
+    if (r.has_gil) {
+      add(x.gil_held);
+      add(x.gil_waited);
+    }
+    if (r.has_os_calls) add(x.os_wait);
+    if (r.has_off_cpu) add(x.off_cpu);
+    t.rows.push_back(std::move(row));
+  }
+  if (p.threads.size() > limit) t.total_rows = static_cast<int64_t>(p.threads.size());
+  t.note = fmt::format(
+      "each thread's time inside the main set's iterations, clipped to each; the median over the "
+      "iterations (wall {}) against the slowest one (wall {})",
+      FormatDuration(static_cast<int64_t>(p.median_wall_ns)), FormatDuration(p.slowest_wall_ns));
+}
+
 }  // namespace
 
 std::string HotFrames(const Trace& trace, const StackSampleTable& p, int32_t pid, int32_t tid,
@@ -408,6 +458,7 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
       add("off_cpu_ns", "off-CPU", &HostBreakdown::off_cpu_ns, res.has_off_cpu);
     }
   }
+  res.per_thread_iteration = ComputeThreadsPerIteration(context, res);
   return res;
 }
 
@@ -480,7 +531,11 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
         "; OS waits = waiting OS calls (poll, select, futex, condition waits, sleeps, ...) outside "
         "CUDA calls and GIL waits (nsys -t osrt)";
   }
-  if (r.has_off_cpu) t.note += "; off-CPU = switched out by the scheduler (nsys --cpuctxsw)";
+  if (r.has_off_cpu) {
+    t.note +=
+        "; off-CPU = switched out by the scheduler (nsys --cpuctxsw; not read for profiler "
+        "threads)";
+  }
   if (r.has_samples) {
     t.note += "; hot Python frames = innermost frames of its samples (--python-sampling)";
   }
@@ -535,6 +590,7 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
     p.note =
         "each part clipped to the iteration; parts can overlap (docs/metrics.md, \"Host waits\")";
   }
+  AddThreadsPerIterationTable(r, options, s);
   if (!r.main_os_waits.empty()) {
     Table& o = s.AddTable("launching_os_waits", "OS calls the launching thread waited in",
                           {{"name", "function", Unit::kText},

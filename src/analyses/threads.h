@@ -12,6 +12,7 @@
 
 #include "analyses/analysis.h"
 #include "analyses/intervals.h"
+#include "analyses/threads_per_iteration.h"
 #include "base/status.h"
 #include "report/report.h"
 
@@ -84,6 +85,7 @@ struct ThreadsResult {
   bool has_cpu_samples = false;                 // nsys CPU samples (native stacks)
   std::vector<OsWaitRow> main_os_waits;         // the launching thread's, longest total first
   std::vector<PerIterationHost> per_iteration;  // the launching thread's, when iterations exist
+  ThreadsPerIterationResult per_thread_iteration;  // every thread's, median against the slowest
 };
 
 // The innermost Python frames of thread (pid, tid)'s samples in [a, b): "f (file.py:12) 41%, ...",

@@ -80,6 +80,9 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "Function/File/Line); kept without a stack"},
     {kNsysOsCallOtherProcess, "nsys_os_call_other_process", kInfo,
      "OS runtime calls of processes with no CUDA or NVTX event in the capture; not imported"},
+    {kNsysSchedProfilerThreads, "nsys_sched_profiler_threads", kInfo,
+     "profiler threads (nsys's own, such as \"NSys PySampling\") whose scheduling events were not "
+     "read: no off-CPU time is shown for them"},
     {kNsysCaptureProblem, "nsys_capture_problem", kWarning,
      "warnings and errors Nsight Systems recorded about the capture itself (DIAGNOSTIC_EVENT): "
      "data it lost or could not collect"},

@@ -42,6 +42,7 @@ enum class DiagCode : uint16_t {
   kNsysPySamplesWithoutStack,
   kNsysPySampleUnreadable,
   kNsysOsCallOtherProcess,
+  kNsysSchedProfilerThreads,
   kNsysCaptureProblem,
   kNsysGpuMetricsSkipped,
   kNsysValueWrongType,

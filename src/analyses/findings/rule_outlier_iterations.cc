@@ -155,6 +155,14 @@ Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
   if (top->ns > 0 && share_of(top->ns) >= 0.5) {  // `named` below
     cause = fmt::format("{} {} inside them ({:.0f}% of their extra time)", FormatDuration(top->ns),
                         top->what, 100 * share_of(top->ns));
+  } else if (d_idle >= d_kernel && d_idle >= d_memop && share_of(top->ns) >= 0.1) {
+    // Part of it measured: name the largest measured cause and what is left, with their sizes
+    // (under 10% the measured part says nothing; the possibilities below are listed instead).
+    cause = fmt::format(
+        "GPU idle time grew: {} {} ({:.0f}% of their extra time) measured, {} ({:.0f}%) not "
+        "covered by a measured cause",
+        top->short_name, FormatDuration(top->ns), 100 * share_of(top->ns),
+        FormatDuration(unexplained), 100 * share_of(unexplained));
   } else if (d_idle >= d_kernel && d_idle >= d_memop) {
     cause =
         "GPU idle time grew (the host was late: a sync, a stall, garbage collection, "

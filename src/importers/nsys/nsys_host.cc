@@ -7,6 +7,9 @@
 //   switch-out to its next switch-in; only threads that own another imported event are kept (a
 //   process-tree capture lists every helper thread of the runtime), and a switch-out with no
 //   switch-in before the capture ends is not an interval.
+//   The profiler's own threads (ThreadNames, IsProfilerThreadName) are left out in the query:
+//   nsys's Python sampler makes most of the table and is never blamed (counted:
+//   nsys_sched_profiler_threads).
 // OS calls and scheduling events are scanned with the large tables (NsysParallelScan), buffered as
 // they arrive and mapped by FinishNsysHostTables once every other table is read (they need to know
 // which processes and threads own other events); the Python and CPU samples are read there too.
@@ -22,6 +25,7 @@
 #include <array>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "importers/nsys/nsys_tables.h"
 
@@ -121,10 +125,32 @@ void AddNsysOsCallRows(NsysContext& ctx, const NsysChunk& chunk) {
   }
 }
 
-StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db) {
+StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db, const std::vector<int64_t>& skip_threads) {
   static constexpr NsysColumn kColumns[] = {
       {"globalTid", true, "-1"}, {"start", true}, {"isSchedIn", true, "-1"}};
-  return BuildNsysSelect(db, kNsysSchedTable, kColumns);
+  std::string where;
+  for (int64_t t : skip_threads) where += (where.empty() ? "" : ", ") + std::to_string(t);
+  if (!where.empty()) where = "\"globalTid\" NOT IN (" + where + ")";
+  return BuildNsysSelect(db, kNsysSchedTable, kColumns, where);
+}
+
+StatusOr<std::vector<int64_t>> NsysProfilerThreads(SqliteDb& db) {
+  std::vector<int64_t> out;
+  if (!HasNsysColumn(db, "ThreadNames", "globalTid") ||
+      !HasNsysColumn(db, "ThreadNames", "nameId") || !HasNsysColumn(db, "StringIds", "value")) {
+    return out;
+  }
+  ASSIGN_OR_RETURN(SqliteStatement stmt,
+                   db.Prepare("SELECT t.globalTid, s.value FROM ThreadNames t JOIN StringIds s ON "
+                              "s.id = t.nameId WHERE t.globalTid IS NOT NULL"));
+  while (stmt.Step()) {
+    if (stmt.IsNull(1) || !IsProfilerThreadName(stmt.Text(1))) continue;
+    out.push_back(stmt.Int64(0));
+  }
+  RETURN_IF_ERROR(stmt.status());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 void AddNsysSchedRows(NsysContext& ctx, const NsysChunk& chunk) {
@@ -229,7 +255,12 @@ Status ReadNsysCpuSamples(NsysContext& ctx) {
                               "ORDER BY e.id, c.stackDepth"
                             : "SELECT id, start, globalTid, NULL, NULL FROM COMPOSITE_EVENTS "
                               "ORDER BY id"));
-  std::map<std::pair<int64_t, int64_t>, StringId> frame_ids;  // (symbol, module)
+  struct PairHash {
+    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+      return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+    }
+  };
+  std::unordered_map<std::pair<int64_t, int64_t>, StringId, PairHash> frame_ids;  // symbol, module
   std::vector<StringId> stack;
   int64_t id = INT64_MIN, start = 0, global_tid = -1;
   bool keep = false;

@@ -106,7 +106,17 @@ Status ReadLargeTables(NsysContext& ctx) {
   // The host side: OS calls and scheduling on the GPU worker (the API/NVTX one carries the GIL
   // ranges). The Python samples are read after the scan (FinishNsysHostTables).
   RETURN_IF_ERROR(add(0, kOsCalls, kNsysOsCallTable, &SelectNsysOsCalls, 0));
-  RETURN_IF_ERROR(add(0, kSched, kNsysSchedTable, &SelectNsysSched, 0));
+  // The profiler's own threads' scheduling is left out: nsys's Python sampler wakes every period
+  // and makes most of the table (95% on the shared GIL export), and profiler threads are never
+  // blamed (nsys_sched_profiler_threads).
+  if (db.HasTable(kNsysSchedTable)) {
+    ASSIGN_OR_RETURN(std::vector<int64_t> profiler, NsysProfilerThreads(db));
+    ASSIGN_OR_RETURN(NsysSelect s, SelectNsysSched(db, profiler));
+    scan.Add(0, kSched, std::move(s.columns), std::move(s.from), static_cast<int>(s.chosen.size()),
+             0);
+    ctx.builder.diagnostics().Add(DiagCode::kNsysSchedProfilerThreads,
+                                  static_cast<int64_t>(profiler.size()));
+  }
   return scan.Run([&ctx](const NsysChunk& chunk) {
     const char* table = ScanTable(static_cast<ScanTag>(chunk.tag));
     if (chunk.wrong_type_rows > 0 && table != nullptr) {

@@ -124,7 +124,11 @@ inline constexpr char kNsysOsCallTable[] = "OSRT_API";
 inline constexpr char kNsysSchedTable[] = "SCHED_EVENTS";
 StatusOr<NsysSelect> SelectNsysOsCalls(SqliteDb& db);
 void AddNsysOsCallRows(NsysContext& ctx, const NsysChunk& chunk);
-StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db);
+// `skip_threads`: globalTids whose events are left out (profiler threads).
+StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db, const std::vector<int64_t>& skip_threads);
+// The globalTids of the profiler's own threads (IsProfilerThreadName on ThreadNames' names); empty
+// when the export has no thread names.
+StatusOr<std::vector<int64_t>> NsysProfilerThreads(SqliteDb& db);
 void AddNsysSchedRows(NsysContext& ctx, const NsysChunk& chunk);
 Status FinishNsysHostTables(NsysContext& ctx);
 // CUDA_GPU_MEMORY_USAGE_EVENTS (nsys_memory_usage.cc).

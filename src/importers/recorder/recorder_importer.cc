@@ -209,6 +209,15 @@ class RecorderMapper {
         b_.AddRange(row);
         return;
       }
+      case RecordType::kThread: {
+        const auto t = recfmt::DecodeBody<recfmt::ThreadBody>(body);
+        ThreadInfo info;
+        info.pid = static_cast<int32_t>(t.pid);
+        info.tid = static_cast<int32_t>(t.tid);
+        info.name = std::string(Text(t.name_string));
+        b_.AddThread(info);
+        return;
+      }
       case RecordType::kSync:
         ++sync_records_;
         return;
