@@ -243,10 +243,16 @@ void RenderCharts(std::string& out, const Report& report, const Section& s) {
       out += html::BarChartSvg(bars, Unit::kDurationNs);
     }
   }
-  // Every series: time-like x as a step line, anything else as columns.
+  // Every series: distributions and time-like x as a step line, anything else as columns.
   for (const Series& se : s.series) {
     if (se.x.empty()) continue;
     RenderChartTitle(out, se.title);
+    if (se.style == SeriesStyle::kCdf) {  // a distribution: the share at or below each value
+      out += html::StepChartSvg(se, {}, 100.0);
+      out += "<p class=\"note\">Cumulative: y% of the values are at or below x; the tail is at "
+             "the top right.</p>";
+      continue;
+    }
     const bool over_time =
         se.key.rfind("utilization", 0) == 0 || (se.x_unit == Unit::kTimestampNs && se.x.size() > 1);
     if (over_time) {
