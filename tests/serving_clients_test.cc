@@ -3,6 +3,7 @@
 // content. tests/data/serving/make_client_results.py wrote the inputs in each client's shape, with
 // the clients' aggregates computed there in plain Python (numpy's linear percentiles): the
 // independent computation the recomputed figures must match.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <fstream>
 
 #include "base/file_io.h"
+#include "serving/queueing.h"
+#include "serving/request_log.h"
 #include "serving/request_results.h"
 #include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
@@ -266,6 +269,64 @@ TEST(ServingTraceJoin, GcPausesOfTheShippedLoopMakeTheItlTail) {
   json = ReadFileToString(out);
   ASSERT_TRUE(json.ok());
   EXPECT_EQ(json->find("gc_in_token_gaps"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// A request log in which two requests wait 40 ms for a slot: their TTFT is mostly queueing.
+std::string QueueingLog(int64_t slow_wait_ms) {
+  std::string log;
+  auto line = [&log](const std::string& id, const char* event, int64_t ms, int64_t iteration,
+                     int64_t tokens) {
+    log += fmt::format(
+        "{{\"schema_version\":1,\"request\":\"{}\",\"event\":\"{}\",\"monotonic_ns\":{}{}{},"
+        "\"pid\":7}}\n",
+        id, event, ms * 1000000, iteration >= 0 ? fmt::format(",\"iteration\":{}", iteration) : "",
+        tokens > 0 ? fmt::format(",\"tokens\":{}", tokens) : "");
+  };
+  for (int i = 0; i < 10; ++i) {
+    const std::string id = fmt::format("r{}", i);
+    const int64_t t0 = 1000 + 10 * i;
+    const int64_t wait = i >= 8 ? slow_wait_ms : 1;
+    line(id, "arrived", t0, -1, 100);
+    line(id, "scheduled", t0 + wait, i, 0);
+    line(id, "tokens", t0 + wait + 4, i, 1);
+    line(id, "tokens", t0 + wait + 9, i + 1, 1);
+    line(id, "finished", t0 + wait + 9, i + 1, 0);
+  }
+  return log;
+}
+
+TEST(Queueing, WaitingForASlotMakesTheTtftTail) {
+  StatusOr<RequestResults> r = ParseRequestLog(QueueingLog(40), "q.jsonl");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});
+  ASSERT_TRUE(m.ok());
+  const QueueingTail t = ComputeQueueingTail(*r, *m);
+  ASSERT_TRUE(t.known);
+  EXPECT_EQ(t.tail_requests, 2);
+  EXPECT_NEAR(t.tail_queue_ns, 80e6, 1);
+  EXPECT_NEAR(t.tail_ttft_ns, 88e6, 1);
+  EXPECT_NEAR(t.median_queue_ns, 1e6, 1);
+  EXPECT_NEAR(t.excess_ns, 78e6, 1);
+  Report report;
+  AddQueueingFinding(t, report);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].id, "ttft_queueing");
+  EXPECT_EQ(report.findings[0].severity, Severity::kHigh);
+
+  // Short waits: the tail is prefill work, not queueing; no finding.
+  r = ParseRequestLog(QueueingLog(2), "q.jsonl");
+  ASSERT_TRUE(r.ok());
+  m = ComputeServingMetrics(*r, {});
+  ASSERT_TRUE(m.ok());
+  Report quiet;
+  AddQueueingFinding(ComputeQueueingTail(*r, *m), quiet);
+  EXPECT_TRUE(quiet.findings.empty());
 }
 
 }  // namespace

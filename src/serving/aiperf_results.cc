@@ -73,7 +73,8 @@ std::optional<int64_t> Tokens(simdjson::dom::object metrics, std::string_view ta
   simdjson::dom::object m;
   double v = 0;
   if (metrics[tag].get_object().get(m) != simdjson::SUCCESS ||
-      m["value"].get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v < 0) {
+      m["value"].get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v < 0 ||
+      v > 1e15) {
     return std::nullopt;
   }
   return static_cast<int64_t>(std::llround(v));
@@ -117,9 +118,10 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
     }
     int64_t start = 0, stop = 0;
     if (meta["request_start_ns"].get_int64().get(start) != simdjson::SUCCESS ||
-        meta["request_end_ns"].get_int64().get(stop) != simdjson::SUCCESS || stop < start) {
+        meta["request_end_ns"].get_int64().get(stop) != simdjson::SUCCESS || start < 0 ||
+        stop < start) {
       return Bad(path, number,
-                 "\"metadata\" needs integer \"request_start_ns\" <= \"request_end_ns\"");
+                 "\"metadata\" needs integers 0 <= \"request_start_ns\" <= \"request_end_ns\"");
     }
     RequestRecord q;
     std::string_view id;

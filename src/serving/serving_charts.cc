@@ -67,12 +67,14 @@ void AddServingCharts(const RequestResults& results, Section& s) {
       t1 = std::max(t1, t);
     }
   }
-  if (!(t1 > t0)) return;
+  if (!(t1 > t0) || !std::isfinite(t1 - t0)) return;
   const int buckets = static_cast<int>(std::min<size_t>(100, ends.size()));
   const double width = (t1 - t0) / buckets;
   std::vector<double> max_gap(static_cast<size_t>(buckets), 0);
   for (const End& e : ends) {
-    const int b = std::min(buckets - 1, static_cast<int>((e.t - t0) / width));
+    const double at = (e.t - t0) / width;  // finite: t0 <= e.t <= t1
+    const int b =
+        std::clamp(static_cast<int>(std::min(at, static_cast<double>(buckets))), 0, buckets - 1);
     max_gap[static_cast<size_t>(b)] = std::max(max_gap[static_cast<size_t>(b)], e.gap_ns);
   }
   Series& se = s.series.emplace_back();

@@ -8,6 +8,7 @@
 
 #include "base/stats.h"
 #include "base/time_units.h"
+#include "serving/queueing.h"
 #include "serving/serving_charts.h"
 #include "serving/serving_trace_join.h"
 #include "serving/trtllm_bench_report.h"
@@ -501,7 +502,10 @@ class ServingAnalysis : public MultiTraceAnalysis {
     o.slo = slo_;
     ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(*requests_, o));
     AddServingSection(*requests_, m, report);
-    if (findings_) AddServingFindings(m, report);
+    if (findings_) {
+      AddServingFindings(m, report);
+      AddQueueingFinding(ComputeQueueingTail(*requests_, m), report);
+    }
     // The request log's token gaps, joined to the trace's iterations: what ran inside them.
     const bool has_chunk_iterations =
         std::any_of(requests_->requests.begin(), requests_->requests.end(),
