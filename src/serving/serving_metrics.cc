@@ -8,10 +8,7 @@
 
 #include "base/stats.h"
 #include "base/time_units.h"
-#include "serving/queueing.h"
 #include "serving/serving_charts.h"
-#include "serving/serving_trace_join.h"
-#include "serving/trtllm_bench_report.h"
 
 namespace sightline {
 namespace {
@@ -471,66 +468,6 @@ void AddServingFindings(const ServingMetrics& m, Report& report) {
                    [](const Finding& a, const Finding& b) {
                      return a.estimated_savings_ns > b.estimated_savings_ns;
                    });
-}
-
-namespace {
-
-// The serving section of `analyze --requests FILE [TRACE...]`; the traces are not joined yet.
-class ServingAnalysis : public MultiTraceAnalysis {
- public:
-  explicit ServingAnalysis(const AnalyzeOptions& options)
-      : requests_(options.requests), slo_(options.slo), findings_(options.findings) {}
-  Status Add(const std::shared_ptr<AnalysisContext>& context, const TraceSetMember&) override {
-    if (!context_) context_ = context;  // the first trace: the serving process's
-    return Status::Ok();
-  }
-  Status Finish(const TraceSet&, Report& report) override {
-    if (!requests_) return Status::Ok();
-    if (!requests_->diagnostics.empty()) {  // records of the results file that were not used
-      ReportInput& in = report.inputs.emplace_back();
-      in.label = "requests";
-      in.path = requests_->path;
-      in.format = requests_->format;
-      in.producer = requests_->producer;
-      in.diagnostics = requests_->diagnostics;
-    }
-    if (requests_->aggregates_only) {
-      AddAggregateServingSection(*requests_, report);
-      return Status::Ok();
-    }
-    ServingMetricsOptions o;
-    o.slo = slo_;
-    ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(*requests_, o));
-    AddServingSection(*requests_, m, report);
-    if (findings_) {
-      AddServingFindings(m, report);
-      AddQueueingFinding(ComputeQueueingTail(*requests_, m), report);
-    }
-    // The request log's token gaps, joined to the trace's iterations: what ran inside them.
-    const bool has_chunk_iterations =
-        std::any_of(requests_->requests.begin(), requests_->requests.end(),
-                    [](const RequestRecord& q) { return !q.chunk_iterations.empty(); });
-    if (context_ && has_chunk_iterations) {
-      const ServingTraceJoin join = JoinTokenGapsToTrace(*context_, *requests_, m.itl.p99_ns);
-      for (Section& s : report.sections) {
-        if (s.key == "serving") AddServingTraceJoin(join, s);
-      }
-      if (findings_) AddServingTraceFindings(join, report);
-    }
-    return Status::Ok();
-  }
-
- private:
-  std::shared_ptr<const RequestResults> requests_;
-  std::shared_ptr<AnalysisContext> context_;
-  SloOptions slo_;
-  bool findings_;
-};
-
-}  // namespace
-
-std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options) {
-  return std::make_unique<ServingAnalysis>(options);
 }
 
 }  // namespace sightline
