@@ -260,6 +260,9 @@ TEST(ServingTraceJoin, GcPausesOfTheShippedLoopMakeTheItlTail) {
   ASSERT_NE(f, std::string::npos);
   // Measured: 19 of the 26 gaps at or above the ITL p99 held a collection.
   EXPECT_NE(json->find("\"19 of 26\"", f), std::string::npos);
+  // The TTFT tail (the 7 requests at or above its p90) is prefill work: no collection ran in it.
+  EXPECT_NE(json->find("\"ttft_tail_with_gc\""), std::string::npos);
+  EXPECT_NE(json->find("0 of 7 (0 ns of GC)"), std::string::npos);
 
   // Without the trace, no join and no such finding.
   testing::CliResult alone =

@@ -48,7 +48,7 @@ class ServingAnalysis : public MultiTraceAnalysis {
         std::any_of(requests_->requests.begin(), requests_->requests.end(),
                     [](const RequestRecord& q) { return !q.chunk_iterations.empty(); });
     if (context_ && has_chunk_iterations) {
-      const ServingTraceJoin join = JoinTokenGapsToTrace(*context_, *requests_, m.itl.p99_ns);
+      const ServingTraceJoin join = JoinTokenGapsToTrace(*context_, *requests_, m);
       for (Section& s : report.sections) {
         if (s.key == "serving") AddServingTraceJoin(join, s);
       }

@@ -15,7 +15,8 @@
 namespace sightline {
 
 ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestResults& results,
-                                      double itl_p99_ns) {
+                                      const ServingMetrics& metrics) {
+  const double itl_p99_ns = metrics.itl.p99_ns;
   ServingTraceJoin j;
   const IterationSet* set = context.MainSet();
   if (set == nullptr) {
@@ -65,6 +66,18 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
   j.clock_joined = results.has_start_times && lo <= hi;
   j.offset_uncertainty_ns = j.clock_joined ? (hi - lo) / 2 : 0;
   const double offset = j.clock_joined ? (lo + hi) / 2 : 0;
+  if (j.clock_joined) {  // TTFT: from arrival to the first chunk, on the trace's clock
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      const RequestRecord& q = *used[k];
+      if (q.ttft_s * 1e9 < metrics.ttft.p90_ns || chunks[k].empty()) continue;
+      const auto from = static_cast<TimeNs>(q.start_s * 1e9 + offset);
+      const auto to = static_cast<TimeNs>(chunks[k][0].t_ns + offset);
+      const double gc_ns = to > from ? static_cast<double>(BusyWithin(gc, from, to)) : 0;
+      ++j.ttft_tail_requests;
+      j.ttft_tail_with_gc += gc_ns > 0 && gc_ns >= 0.1 * q.ttft_s * 1e9;
+      j.ttft_gc_in_tail_ns += gc_ns;
+    }
+  }
   struct Gap {
     double ns;
     double gc_ns;
@@ -153,6 +166,11 @@ void AddServingTraceJoin(const ServingTraceJoin& j, Section& s) {
                         "its two chunks"),
       FormatDuration(static_cast<DurationNs>(0.5 * j.typical_ns)), j.tail_gaps_with_gc,
       j.tail_gaps);
+  if (j.ttft_tail_requests > 0) {
+    s.AddFact("ttft_tail_with_gc", "TTFT tail (>= p90) with GC in it",
+              fmt::format("{} of {} ({} of GC)", j.ttft_tail_with_gc, j.ttft_tail_requests,
+                          FormatDuration(static_cast<DurationNs>(j.ttft_gc_in_tail_ns))));
+  }
   if (!j.note.empty()) s.notes.push_back(j.note);
 }
 

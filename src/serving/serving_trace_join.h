@@ -33,12 +33,17 @@ struct ServingTraceJoin {
   double gc_in_tail_ns = 0;                      // GC time inside the tail gaps
   // Σ over gaps with GC of min(GC time inside, gap − typical): what GC added to the token gaps.
   double excess_ns = 0;
+  // TTFT (clock join only): requests at or above the TTFT p90, how many had GC for at least a
+  // tenth of their TTFT between arrival and first chunk, and the GC time inside their TTFT.
+  int64_t ttft_tail_requests = 0, ttft_tail_with_gc = 0;
+  double ttft_gc_in_tail_ns = 0;
 };
 
-// `itl_p99_ns`: the ITL p99 over all gaps (ServingMetrics::itl). Needs chunk iterations (request
-// log) and a main iteration set in `context`; otherwise `joined` is false and `note` says why.
+// `metrics`: of the same results (the ITL p99 and TTFT p90 define the tails). Needs chunk
+// iterations (request log) and a main iteration set in `context`; otherwise `joined` is false and
+// `note` says why.
 ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestResults& results,
-                                      double itl_p99_ns);
+                                      const ServingMetrics& metrics);
 
 // Table "itl_by_gc" and facts in the serving section; nothing when not joined but the note.
 void AddServingTraceJoin(const ServingTraceJoin& join, Section& section);
