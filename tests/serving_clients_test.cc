@@ -260,6 +260,9 @@ TEST(ServingTraceJoin, GcPausesOfTheShippedLoopMakeTheItlTail) {
   ASSERT_NE(f, std::string::npos);
   // Measured: 19 of the 26 gaps at or above the ITL p99 held a collection.
   EXPECT_NE(json->find("\"19 of 26\"", f), std::string::npos);
+  // The 7 other tail gaps are one 19 ms stall that 7 streams saw, with the GPU idle through it.
+  EXPECT_NE(json->find("\"tail_gaps_host_stall\""), std::string::npos);
+  EXPECT_NE(json->find("\"7 of 7\""), std::string::npos);
   // The TTFT tail (the 7 requests at or above its p90) is prefill work: no collection ran in it.
   EXPECT_NE(json->find("\"ttft_tail_with_gc\""), std::string::npos);
   EXPECT_NE(json->find("0 of 7 (0 ns of GC)"), std::string::npos);

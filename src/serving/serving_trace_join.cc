@@ -78,9 +78,17 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
       j.ttft_gc_in_tail_ns += gc_ns;
     }
   }
+  // The union of the set's devices' GPU busy time, for host stalls.
+  std::vector<Interval> busy;
+  for (int32_t d : set->devices) {
+    const std::vector<Interval>& b = context.Busy(d);
+    busy.insert(busy.end(), b.begin(), b.end());
+  }
+  busy = MergeIntervals(std::move(busy));
   struct Gap {
     double ns;
     double gc_ns;
+    double idle_ns = -1;  // GPU idle inside the gap; -1 unknown (counter join)
   };
   std::vector<Gap> gaps;
   for (size_t k = 0; k < chunks.size(); ++k) {
@@ -100,7 +108,9 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
       }
       if (to <= from) continue;
       ++j.matched;
-      gaps.push_back({q.itl_s[i] * 1e9, static_cast<double>(BusyWithin(gc, from, to))});
+      gaps.push_back(
+          {q.itl_s[i] * 1e9, static_cast<double>(BusyWithin(gc, from, to)),
+           j.clock_joined ? static_cast<double>((to - from) - BusyWithin(busy, from, to)) : -1.0});
     }
   }
   if (gaps.empty()) {
@@ -123,6 +133,7 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
       ++j.tail_gaps;
       j.tail_gaps_with_gc += has_gc;
       j.gc_in_tail_ns += g.gc_ns;
+      j.tail_gaps_host_stall += !has_gc && g.idle_ns > 0.5 * g.ns;
     }
   }
   j.with_gc = ComputeLatencyStats(with);
@@ -166,6 +177,10 @@ void AddServingTraceJoin(const ServingTraceJoin& j, Section& s) {
                         "its two chunks"),
       FormatDuration(static_cast<DurationNs>(0.5 * j.typical_ns)), j.tail_gaps_with_gc,
       j.tail_gaps);
+  if (j.clock_joined) {
+    s.AddFact("tail_gaps_host_stall", "ITL tail gaps without GC, GPU idle over half the gap",
+              fmt::format("{} of {}", j.tail_gaps_host_stall, j.tail_gaps - j.tail_gaps_with_gc));
+  }
   if (j.ttft_tail_requests > 0) {
     s.AddFact("ttft_tail_with_gc", "TTFT tail (>= p90) with GC in it",
               fmt::format("{} of {} ({} of GC)", j.ttft_tail_with_gc, j.ttft_tail_requests,

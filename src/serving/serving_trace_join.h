@@ -31,6 +31,10 @@ struct ServingTraceJoin {
   LatencyStats with_gc, without_gc;
   int64_t tail_gaps = 0, tail_gaps_with_gc = 0;  // gaps at or above the ITL p99 (all gaps)
   double gc_in_tail_ns = 0;                      // GC time inside the tail gaps
+  // Tail gaps without GC during which the process's GPUs sat idle for over half the gap: the host
+  // held the tokens back (clock join only; with the counter alone the windows are whole
+  // iterations).
+  int64_t tail_gaps_host_stall = 0;
   // Σ over gaps with GC of min(GC time inside, gap − typical): what GC added to the token gaps.
   double excess_ns = 0;
   // TTFT (clock join only): requests at or above the TTFT p90, how many had GC for at least a
