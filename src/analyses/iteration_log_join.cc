@@ -11,7 +11,6 @@
 #include "base/stats.h"
 
 namespace sightline {
-namespace {
 
 // The first run of digits in a range name: "iteration 12" -> 12, "ProfilerStep#7" -> 7,
 // "[Executor] _forward_step 15: 0 ctx reqs, 32 gen reqs" -> 15. False when there is none.
@@ -28,6 +27,8 @@ bool IterationNumber(std::string_view name, int64_t* out) {
   *out = v;
   return true;
 }
+
+namespace {
 
 // The log entries of the trace's process: those whose pid is `pid` when any is; else all of them
 // when the log holds a single process; else none (the caller says why).

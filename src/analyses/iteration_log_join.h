@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyses/iteration_log.h"
@@ -14,6 +15,10 @@
 #include "report/report.h"
 
 namespace sightline {
+
+// The first run of digits in an iteration range's name: "iteration 12" -> 12, "ProfilerStep#7" ->
+// 7. False when there is none.
+bool IterationNumber(std::string_view name, int64_t* out);
 
 enum class IterationLogJoinMethod {
   kIterationCounter,  // the trace's iteration ranges carry the counter in their names

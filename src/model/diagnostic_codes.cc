@@ -183,6 +183,13 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kTrtProfileLayerNotInGraph, "trt_profile_layer_not_in_graph", kWarning,
      "profiled layers whose name is not in the engine graph (profile and graph of different "
      "builds?); their time counts in the totals, with no type or precision"},
+    // Serving benchmark results.
+    {kServingRecordSkipped, "serving_record_skipped", kWarning,
+     "per-request records of a benchmark's results left out of the serving figures: another "
+     "benchmark phase (warm-up), or no TTFT, latency or output length (the detail says which)"},
+    {kServingRunsSkipped, "serving_runs_skipped", kInfo,
+     "earlier benchmark runs appended to the same results file (SGLang writes one line per run); "
+     "the last run with per-request lists is read"},
 };
 
 constexpr bool InEnumOrder() {
@@ -192,7 +199,7 @@ constexpr bool InEnumOrder() {
   return true;
 }
 static_assert(InEnumOrder(), "kCatalogue must list every DiagCode once, in enum order");
-static_assert(static_cast<size_t>(kTrtProfileLayerNotInGraph) + 1 == std::size(kCatalogue),
+static_assert(static_cast<size_t>(kServingRunsSkipped) + 1 == std::size(kCatalogue),
               "a DiagCode after the last catalogue entry has no entry");
 
 }  // namespace

@@ -79,7 +79,10 @@ enum class DiagCode : uint16_t {
   // TensorRT engine exports (trtexec, Trex).
   kTrtFieldWrongType,
   kTrtRecordIncomplete,
-  kTrtProfileLayerNotInGraph,  // last: diagnostic_codes.cc checks the catalogue's size against it
+  kTrtProfileLayerNotInGraph,
+  // Serving benchmark results (--requests).
+  kServingRecordSkipped,
+  kServingRunsSkipped,  // last: diagnostic_codes.cc checks the catalogue's size against it
 };
 
 struct DiagnosticInfo {

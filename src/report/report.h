@@ -57,10 +57,15 @@ struct Fact {
   Unit unit = Unit::kText;
 };
 
+// How a series is meant to be read. kAuto: time-like x as a step line, else columns.
+// kCdf: a cumulative distribution, x ascending values, y the percent of values at or below x.
+enum class SeriesStyle { kAuto, kCdf };
+
 // A chart's data: y over x (e.g. utilization per time bucket, a histogram).
 struct Series {
   std::string key;
   std::string title;
+  SeriesStyle style = SeriesStyle::kAuto;
   Unit x_unit = Unit::kNumber, y_unit = Unit::kNumber;
   std::vector<double> x, y;
 };

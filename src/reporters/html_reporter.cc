@@ -243,16 +243,23 @@ void RenderCharts(std::string& out, const Report& report, const Section& s) {
       out += html::BarChartSvg(bars, Unit::kDurationNs);
     }
   }
-  // Every series: time-like x as a step line, anything else as columns.
+  // Every series: distributions and time-like x as a step line, anything else as columns.
   for (const Series& se : s.series) {
     if (se.x.empty()) continue;
     RenderChartTitle(out, se.title);
+    if (se.style == SeriesStyle::kCdf) {  // a distribution: the share at or below each value
+      out += html::CdfChartSvg(se);
+      out +=
+          "<p class=\"note\">Cumulative: y% of the values are at or below x (log axis when "
+          "they span more than a decade); dashed: p50, p90, p99.</p>";
+      continue;
+    }
     const bool over_time =
         se.key.rfind("utilization", 0) == 0 || (se.x_unit == Unit::kTimestampNs && se.x.size() > 1);
     if (over_time) {
-      out += html::StepChartSvg(se, IterationMarkers(report, s.input),
-                                se.y_unit == Unit::kPercent ? 100.0 : 0.0);
-      out += "<p class=\"note\">Dashed lines: iteration starts.</p>";
+      const std::vector<html::Marker> markers = IterationMarkers(report, s.input);
+      out += html::StepChartSvg(se, markers, se.y_unit == Unit::kPercent ? 100.0 : 0.0);
+      if (!markers.empty()) out += "<p class=\"note\">Dashed lines: iteration starts.</p>";
     } else {
       out += html::ColumnChartSvg(se);
     }

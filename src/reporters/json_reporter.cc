@@ -142,6 +142,7 @@ std::string RenderJsonReport(const Report& report) {
       for (const Series& se : s.series) {
         w.Key(se.key).BeginObject();
         w.Key("title").String(se.title);
+        if (se.style == SeriesStyle::kCdf) w.Key("style").String("cdf");
         w.Key("x_unit").String(UnitName(se.x_unit));
         w.Key("y_unit").String(UnitName(se.y_unit));
         w.Key("x").BeginArray();

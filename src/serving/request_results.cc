@@ -6,7 +6,10 @@
 #include <cmath>
 
 #include "base/file_io.h"
+#include "serving/aiperf_results.h"
 #include "serving/request_log.h"
+#include "serving/sglang_results.h"
+#include "serving/trtllm_bench_report.h"
 
 namespace sightline {
 namespace {
@@ -16,7 +19,9 @@ constexpr char kFormatDoc[] = "docs/formats/vllm-bench-json.md";
 Status Bad(const std::string& path, const std::string& what) {
   return InvalidInputError(fmt::format(
       "{}: {}; expected the JSON that `vllm bench serve --save-result --save-detailed` writes "
-      "(see {}) or a SIGHTLINE_REQUEST_LOG file (docs/formats/request-log.md)",
+      "(see {}), SGLang's bench_serving --output-details JSON lines, AIPerf's "
+      "profile_export.jsonl, trtllm-bench --report_json, or a SIGHTLINE_REQUEST_LOG file "
+      "(docs/formats/request-log.md)",
       path, what, kFormatDoc));
 }
 
@@ -89,6 +94,7 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
   simdjson::dom::array starts, errors;
   const bool has_starts = o["start_times"].get_array().get(starts) == simdjson::SUCCESS &&
                           static_cast<int64_t>(starts.size()) == n;
+  r.has_start_times = has_starts;
   const bool has_errors = o["errors"].get_array().get(errors) == simdjson::SUCCESS &&
                           static_cast<int64_t>(errors.size()) == n;
   r.requests.resize(static_cast<size_t>(n));
@@ -131,10 +137,49 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
   return r;
 }
 
+ResultsFormat DetectResultsFormat(std::string_view head) {
+  if (LooksLikeRequestLog(head)) return ResultsFormat::kRequestLog;
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || head[first] != '{') return ResultsFormat::kUnknown;
+  if (head.find("\"traceEvents\"") != std::string_view::npos) return ResultsFormat::kUnknown;
+  const auto has = [head](std::string_view key) {
+    return head.find(key) != std::string_view::npos;
+  };
+  std::string_view line = head.substr(first);
+  line = line.substr(0, line.find('\n'));
+  // AIPerf: one record per line, its metadata first.
+  if (line.find("\"metadata\"") != std::string_view::npos &&
+      line.find("\"request_start_ns\"") != std::string_view::npos) {
+    return ResultsFormat::kAiperf;
+  }
+  // trtllm-bench: the statistics dict opens with "engine", then machine and world information.
+  if (has("\"engine\"") && (has("\"world_info\"") || has("\"request_info\""))) {
+    return ResultsFormat::kTrtllmBench;
+  }
+  if (has("\"duration\"") && has("\"completed\"")) {
+    // Arguments only SGLang's bench_serving writes, ahead of the per-request lists.
+    if (has("\"total_output_tokens_retokenized\"") || has("\"sharegpt_output_len\"")) {
+      return ResultsFormat::kSglang;
+    }
+    return ResultsFormat::kVllm;
+  }
+  return ResultsFormat::kUnknown;
+}
+
 StatusOr<RequestResults> ReadRequestResults(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  if (LooksLikeRequestLog(text)) return ParseRequestLog(text, path);
-  return ParseRequestResults(text, path);
+  switch (DetectResultsFormat(std::string_view(text).substr(0, 1 << 16))) {
+    case ResultsFormat::kRequestLog:
+      return ParseRequestLog(text, path);
+    case ResultsFormat::kSglang:
+      return ParseSglangResults(text, path);
+    case ResultsFormat::kAiperf:
+      return ParseAiperfResults(text, path);
+    case ResultsFormat::kTrtllmBench:
+      return ParseTrtllmBenchReport(text, path);
+    default:
+      return ParseRequestResults(text, path);  // vLLM, or its error naming what is missing
+  }
 }
 
 }  // namespace sightline

@@ -6,15 +6,21 @@
 //   starts when the client sends the request; docs/formats/vllm-bench-json.md);
 // - the instrument library's request log (SIGHTLINE_REQUEST_LOG, JSON lines on the server's
 //   CLOCK_MONOTONIC: TTFT starts when the server receives the request;
-//   docs/formats/request-log.md).
+//   docs/formats/request-log.md);
+// - SGLang's `bench_serving --output-details` JSON lines (docs/formats/sglang-bench-serving.md);
+// - AIPerf's `profile_export.jsonl` (docs/formats/aiperf-profile-export.md);
+// - `trtllm-bench --report_json` (aggregates only; docs/formats/trtllm-bench-report.md).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "model/diagnostics.h"
+#include "report/report.h"
 
 namespace sightline {
 
@@ -47,7 +53,32 @@ struct RequestResults {
   std::vector<int64_t> prefill_iterations;  // sorted, distinct
   // The aggregate figures the client wrote itself ("p99_ttft_ms" -> value), to compare against.
   std::map<std::string, double> reported;
+  // False when the source gives no per-request send time (SGLang): no steady state, no time join.
+  bool has_start_times = true;
+  // True when E2EL is TTFT + the sum of the ITL gaps (the last content chunk), because the source
+  // keeps no per-request latency (SGLang); the client's own E2EL and TPOT figures are then not
+  // comparable and are not checked.
+  bool latency_from_chunks = false;
+  // What this source cannot give, one sentence each; shown as notes of the serving section.
+  std::vector<std::string> not_derived;
+  // Records read but not used (counted, never silently lost); shown with the report's inputs.
+  Diagnostics diagnostics;
+
+  // Sources that hold aggregates only (trtllm-bench --report_json): no per-request records; the
+  // figures are shown as the tool wrote them.
+  struct Aggregate {
+    std::string group;  // "performance", "streaming_metrics.ttft_percentiles"
+    std::string name;   // the tool's key, "p99"
+    double value = 0;   // in `unit` (durations converted to ns)
+    Unit unit = Unit::kNumber;
+  };
+  bool aggregates_only = false;
+  std::vector<Aggregate> aggregates;
 };
+
+// The formats ReadRequestResults recognises, from the start of a file's text.
+enum class ResultsFormat { kUnknown, kVllm, kSglang, kAiperf, kTrtllmBench, kRequestLog };
+ResultsFormat DetectResultsFormat(std::string_view head);
 
 // Reads a results file; errors name the file, what is wrong and what to do (exit 2 in the CLI).
 StatusOr<RequestResults> ReadRequestResults(const std::string& path);

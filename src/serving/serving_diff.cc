@@ -11,14 +11,8 @@
 namespace sightline {
 
 bool LooksLikeRequestResultsFile(const std::string& path) {
-  StatusOr<std::string> head = ReadFilePrefix(path, 4096);
-  if (!head.ok()) return false;
-  if (LooksLikeRequestLog(*head)) return true;
-  const size_t first = head->find_first_not_of(" \t\r\n");
-  return first != std::string::npos && (*head)[first] == '{' &&
-         head->find("\"duration\"") != std::string::npos &&
-         head->find("\"completed\"") != std::string::npos &&
-         head->find("\"traceEvents\"") == std::string::npos;
+  StatusOr<std::string> head = ReadFilePrefix(path, 1 << 16);
+  return head.ok() && DetectResultsFormat(*head) != ResultsFormat::kUnknown;
 }
 
 namespace {

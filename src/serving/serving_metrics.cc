@@ -8,6 +8,7 @@
 
 #include "base/stats.h"
 #include "base/time_units.h"
+#include "serving/serving_charts.h"
 
 namespace sightline {
 namespace {
@@ -21,9 +22,12 @@ struct Samples {
 
 double Stat(const std::vector<double>& sorted, std::string_view stat, bool* known) {
   *known = true;
-  if (stat == "mean" || stat == "std" || stat == "median") {
+  if (stat == "mean" || stat == "std" || stat == "median" || stat == "max") {
     const LatencyStats s = ComputeLatencyStats(sorted);
-    return stat == "mean" ? s.mean_ns : stat == "std" ? s.std_ns : s.p50_ns;
+    return stat == "mean"  ? s.mean_ns
+           : stat == "std" ? s.std_ns
+           : stat == "max" ? s.max_ns
+                           : s.p50_ns;
   }
   if (stat.size() > 1 && stat[0] == 'p') {  // "p99", "p99.9"
     double p = 0;
@@ -109,6 +113,12 @@ StatusOr<SloOptions> ParseSlo(std::string_view text) {
 
 StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
                                                const ServingMetricsOptions& options) {
+  if (results.aggregates_only) {
+    return InvalidInputError(fmt::format(
+        "{}: {} holds aggregates only, no per-request records: Sightline shows them (analyze "
+        "--requests) but cannot recompute or compare serving metrics from it",
+        results.path, results.format));
+  }
   if (!(results.duration_s > 0)) {
     return InvalidInputError(
         fmt::format("{}: the benchmark duration is not positive", results.path));
@@ -176,7 +186,7 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
     SteadyState& st = m.steady;
     st.peak_active = peak;
     st.threshold = static_cast<int64_t>(std::ceil(0.9 * static_cast<double>(peak)));
-    if (peak >= 2) {
+    if (peak >= 2 && results.has_start_times) {
       active = 0;
       double open = -1, best = -1;
       for (size_t i = 0; i < events.size(); ++i) {
@@ -405,6 +415,8 @@ void AddServingSection(const RequestResults& results, const ServingMetrics& m, R
           pi.stalls, FormatDuration(static_cast<DurationNs>(pi.stall_ns))));
     }
   }
+  AddServingCharts(results, s);
+  for (const std::string& n : results.not_derived) s.notes.push_back(n);
   if (m.failed > 0) {
     s.notes.push_back(
         fmt::format("{} request(s) failed; they count in no latency figure and meet "
@@ -456,38 +468,6 @@ void AddServingFindings(const ServingMetrics& m, Report& report) {
                    [](const Finding& a, const Finding& b) {
                      return a.estimated_savings_ns > b.estimated_savings_ns;
                    });
-}
-
-namespace {
-
-// The serving section of `analyze --requests FILE [TRACE...]`; the traces are not joined yet.
-class ServingAnalysis : public MultiTraceAnalysis {
- public:
-  explicit ServingAnalysis(const AnalyzeOptions& options)
-      : requests_(options.requests), slo_(options.slo), findings_(options.findings) {}
-  Status Add(const std::shared_ptr<AnalysisContext>&, const TraceSetMember&) override {
-    return Status::Ok();
-  }
-  Status Finish(const TraceSet&, Report& report) override {
-    if (!requests_) return Status::Ok();
-    ServingMetricsOptions o;
-    o.slo = slo_;
-    ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(*requests_, o));
-    AddServingSection(*requests_, m, report);
-    if (findings_) AddServingFindings(m, report);
-    return Status::Ok();
-  }
-
- private:
-  std::shared_ptr<const RequestResults> requests_;
-  SloOptions slo_;
-  bool findings_;
-};
-
-}  // namespace
-
-std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options) {
-  return std::make_unique<ServingAnalysis>(options);
 }
 
 }  // namespace sightline

@@ -100,7 +100,8 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
 void AddServingSection(const RequestResults& results, const ServingMetrics& metrics,
                        Report& report);
 
-// Registry entry "serving" (pipeline/registry.cc): with `analyze --requests FILE`, the section.
+// Registry entry "serving" (pipeline/registry.cc; serving/serving_analysis.cc): with `analyze
+// --requests FILE`, the section, its findings and, with a request log and a trace, the join.
 std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options);
 
 }  // namespace sightline

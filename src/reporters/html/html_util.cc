@@ -107,6 +107,64 @@ std::string StepChartSvg(const Series& series, const std::vector<Marker>& marker
   return out;
 }
 
+std::string CdfChartSvg(const Series& series) {
+  const size_t n = std::min(series.x.size(), series.y.size());
+  double lo = INFINITY, hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (series.x[i] > 0) lo = std::min(lo, series.x[i]), hi = std::max(hi, series.x[i]);
+  }
+  if (!(hi > 0) || !std::isfinite(lo)) return "";
+  // A log x axis when the values span more than a decade: latency tails are long, and on a linear
+  // axis the body of the distribution collapses against the left edge.
+  const bool log_x = hi / lo > 10;
+  double x0 = log_x ? std::log10(lo) : 0, x1 = log_x ? std::log10(hi) : hi;
+  if (x1 <= x0) x1 = x0 + 1;
+  const int plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto px = [&](double x) {
+    const double v = log_x ? std::log10(std::max(x, lo)) : x;
+    return kLeft + plot_w * (v - x0) / (x1 - x0);
+  };
+  auto py = [&](double y) { return kTop + plot_h * (1.0 - std::clamp(y / 100.0, 0.0, 1.0)); };
+  std::string out = Open(series.title, kHeight);
+  Axes(out, 100.0, series.y_unit, 0, 0, series.x_unit, /*x_ends=*/false);
+  // x labels: each power of ten inside the range (log), or the ends (linear).
+  std::vector<double> ticks;
+  if (log_x) {
+    for (double d = std::ceil(x0); d <= x1 + 1e-9; d += 1) ticks.push_back(std::pow(10.0, d));
+  }
+  if (ticks.size() < 2) ticks = {log_x ? lo : 0.0, hi};
+  for (double t : ticks) {
+    fmt::format_to(std::back_inserter(out),
+                   "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>"
+                   "<text class=\"xl mid\" x=\"{0:.1f}\" y=\"{3}\">{4}</text>",
+                   px(t), kTop, kTop + plot_h, kHeight - 8,
+                   XmlEscape(FormatAxis(t, series.x_unit)));
+  }
+  // p50, p90, p99: dashed guides with the value where the curve crosses them.
+  for (double level : {50.0, 90.0, 99.0}) {
+    for (size_t i = 0; i < n; ++i) {
+      if (series.y[i] != level) continue;
+      fmt::format_to(std::back_inserter(out),
+                     "<line class=\"marker\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" "
+                     "y2=\"{1:.1f}\"><title>p{3:g} {4}</title></line>",
+                     kLeft, py(level), px(series.x[i]), level,
+                     XmlEscape(FormatAxis(series.x[i], series.x_unit)));
+    }
+  }
+  std::string path;
+  for (size_t i = 0; i < n; ++i) {
+    const double x = px(series.x[i]), y = py(series.y[i]);
+    if (i == 0) {
+      fmt::format_to(std::back_inserter(path), "M{:.1f},{:.1f}", x, py(0));
+    } else {
+      fmt::format_to(std::back_inserter(path), "H{:.1f}", x);  // flat until the next value
+    }
+    fmt::format_to(std::back_inserter(path), "V{:.1f}", y);
+  }
+  fmt::format_to(std::back_inserter(out), "<path class=\"line\" d=\"{}\"/></svg>", path);
+  return out;
+}
+
 std::string ColumnChartSvg(const Series& series) {
   const size_t n = std::min(series.x.size(), series.y.size());
   if (n == 0) return "";

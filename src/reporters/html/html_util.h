@@ -29,6 +29,10 @@ struct Marker {  // a vertical line at x (e.g. an iteration boundary)
 // y_max <= 0: scaled to the data.
 std::string StepChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max);
 
+// A cumulative distribution (Series style kCdf): a step line of y% over x, on a log x axis when x
+// spans more than a decade, with dashed guides at p50, p90 and p99.
+std::string CdfChartSvg(const Series& series);
+
 // A column chart, one column per point (e.g. wall time per iteration).
 std::string ColumnChartSvg(const Series& series);
 

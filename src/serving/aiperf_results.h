@@ -1,0 +1,19 @@
+// Reader of AIPerf's per-request export `artifacts/<run>/profile_export.jsonl` (one JSON object per
+// request: metadata with wall-clock ns stamps, metrics as {value, unit}, error;
+// docs/formats/aiperf-profile-export.md) into per-request results (serving/request_results.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "serving/request_results.h"
+
+namespace sightline {
+
+// Errors are InvalidInput with "PATH:LINE: what is wrong". Records of another benchmark phase
+// than "profiling" (warm-up) and successful records without the metrics needed are counted as
+// diagnostics and left out.
+StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::string& path);
+
+}  // namespace sightline

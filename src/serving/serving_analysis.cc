@@ -1,0 +1,73 @@
+// The registry entry "serving" (serving/serving_metrics.h): `analyze --requests FILE [TRACE...]`
+// reads the results once, adds the serving section and its findings, and joins a request log's
+// token gaps to the first trace's iterations.
+#include <algorithm>
+#include <memory>
+
+#include "serving/queueing.h"
+#include "serving/serving_metrics.h"
+#include "serving/serving_trace_join.h"
+#include "serving/trtllm_bench_report.h"
+
+namespace sightline {
+namespace {
+
+// The serving section of `analyze --requests FILE [TRACE...]`, joined to the first trace.
+class ServingAnalysis : public MultiTraceAnalysis {
+ public:
+  explicit ServingAnalysis(const AnalyzeOptions& options)
+      : requests_(options.requests), slo_(options.slo), findings_(options.findings) {}
+  Status Add(const std::shared_ptr<AnalysisContext>& context, const TraceSetMember&) override {
+    if (!context_) context_ = context;  // the first trace: the serving process's
+    return Status::Ok();
+  }
+  Status Finish(const TraceSet&, Report& report) override {
+    if (!requests_) return Status::Ok();
+    if (!requests_->diagnostics.empty()) {  // records of the results file that were not used
+      ReportInput& in = report.inputs.emplace_back();
+      in.label = "requests";
+      in.path = requests_->path;
+      in.format = requests_->format;
+      in.producer = requests_->producer;
+      in.diagnostics = requests_->diagnostics;
+    }
+    if (requests_->aggregates_only) {
+      AddAggregateServingSection(*requests_, report);
+      return Status::Ok();
+    }
+    ServingMetricsOptions o;
+    o.slo = slo_;
+    ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(*requests_, o));
+    AddServingSection(*requests_, m, report);
+    if (findings_) {
+      AddServingFindings(m, report);
+      AddQueueingFinding(ComputeQueueingTail(*requests_, m), report);
+    }
+    // The request log's token gaps, joined to the trace's iterations: what ran inside them.
+    const bool has_chunk_iterations =
+        std::any_of(requests_->requests.begin(), requests_->requests.end(),
+                    [](const RequestRecord& q) { return !q.chunk_iterations.empty(); });
+    if (context_ && has_chunk_iterations) {
+      const ServingTraceJoin join = JoinTokenGapsToTrace(*context_, *requests_, m);
+      for (Section& s : report.sections) {
+        if (s.key == "serving") AddServingTraceJoin(join, s);
+      }
+      if (findings_) AddServingTraceFindings(join, report);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<const RequestResults> requests_;
+  std::shared_ptr<AnalysisContext> context_;
+  SloOptions slo_;
+  bool findings_;
+};
+
+}  // namespace
+
+std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options) {
+  return std::make_unique<ServingAnalysis>(options);
+}
+
+}  // namespace sightline

@@ -1,0 +1,231 @@
+#include "serving/serving_trace_join.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analyses/intervals.h"
+#include "analyses/iteration_log_join.h"
+#include "analyses/iterations.h"
+#include "base/stats.h"
+#include "base/time_units.h"
+
+namespace sightline {
+
+ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestResults& results,
+                                      const ServingMetrics& metrics) {
+  const double itl_p99_ns = metrics.itl.p99_ns;
+  ServingTraceJoin j;
+  const IterationSet* set = context.MainSet();
+  if (set == nullptr) {
+    j.note =
+        "the trace has no iteration ranges, so the request log's token gaps cannot be joined "
+        "to it (ranges named with the counter, e.g. \"iteration 12\", are needed)";
+    return j;
+  }
+  const Trace& trace = context.trace();
+  std::map<int64_t, const Iteration*> by_counter;
+  for (const Iteration& it : set->iterations) {
+    int64_t counter = 0;
+    if (IterationNumber(trace.str(it.name), &counter)) by_counter[counter] = &it;
+  }
+  if (by_counter.empty()) {
+    j.note = "the trace's iteration ranges carry no counter in their names; token gaps not joined";
+    return j;
+  }
+  const std::vector<Interval>& gc = context.GcIntervals(set->pid);
+  // Each chunk: when it was emitted (request log clock, ns) and in which iteration.
+  struct Chunk {
+    double t_ns;
+    const Iteration* it;  // null when the trace lacks that iteration
+  };
+  std::vector<std::vector<Chunk>> chunks;  // per usable request
+  std::vector<const RequestRecord*> used;
+  // The request log's clock against the trace's: every chunk was emitted inside its iteration, so
+  // start(it) <= t + offset <= end(it) for each; the offsets that satisfy all of them form
+  // [lo, hi].
+  double lo = -INFINITY, hi = INFINITY;
+  for (const RequestRecord& q : results.requests) {
+    if (!q.success || q.chunk_iterations.size() != q.itl_s.size() + 1) continue;
+    std::vector<Chunk>& c = chunks.emplace_back();
+    used.push_back(&q);
+    double t = (q.start_s + q.ttft_s) * 1e9;
+    for (size_t i = 0; i < q.chunk_iterations.size(); ++i) {
+      if (i > 0) t += q.itl_s[i - 1] * 1e9;
+      auto found = by_counter.find(q.chunk_iterations[i]);
+      const Iteration* it = found == by_counter.end() ? nullptr : found->second;
+      c.push_back({t, it});
+      if (it != nullptr) {
+        lo = std::max(lo, static_cast<double>(it->start_ns) - t);
+        hi = std::min(hi, static_cast<double>(it->end_ns) - t);
+      }
+    }
+  }
+  j.clock_joined = results.has_start_times && lo <= hi;
+  j.offset_uncertainty_ns = j.clock_joined ? (hi - lo) / 2 : 0;
+  const double offset = j.clock_joined ? (lo + hi) / 2 : 0;
+  if (j.clock_joined) {  // TTFT: from arrival to the first chunk, on the trace's clock
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      const RequestRecord& q = *used[k];
+      if (q.ttft_s * 1e9 < metrics.ttft.p90_ns || chunks[k].empty()) continue;
+      const auto from = static_cast<TimeNs>(q.start_s * 1e9 + offset);
+      const auto to = static_cast<TimeNs>(chunks[k][0].t_ns + offset);
+      const double gc_ns = to > from ? static_cast<double>(BusyWithin(gc, from, to)) : 0;
+      ++j.ttft_tail_requests;
+      j.ttft_tail_with_gc += gc_ns > 0 && gc_ns >= 0.1 * q.ttft_s * 1e9;
+      j.ttft_gc_in_tail_ns += gc_ns;
+    }
+  }
+  // The union of the set's devices' GPU busy time, for host stalls.
+  std::vector<Interval> busy;
+  for (int32_t d : set->devices) {
+    const std::vector<Interval>& b = context.Busy(d);
+    busy.insert(busy.end(), b.begin(), b.end());
+  }
+  busy = MergeIntervals(std::move(busy));
+  struct Gap {
+    double ns;
+    double gc_ns;
+    double idle_ns = -1;  // GPU idle inside the gap; -1 unknown (counter join)
+  };
+  std::vector<Gap> gaps;
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    const RequestRecord& q = *used[k];
+    for (size_t i = 0; i < q.itl_s.size(); ++i) {
+      ++j.gaps;
+      const Chunk& a = chunks[k][i];
+      const Chunk& b = chunks[k][i + 1];
+      if (a.it == nullptr || b.it == nullptr) continue;
+      TimeNs from = 0, to = 0;
+      if (j.clock_joined) {  // the gap itself, on the trace's clock
+        from = static_cast<TimeNs>(a.t_ns + offset);
+        to = static_cast<TimeNs>(b.t_ns + offset);
+      } else {  // by counter alone: the iterations that emitted the two chunks, whole
+        from = a.it->start_ns;
+        to = b.it->end_ns;
+      }
+      if (to <= from) continue;
+      ++j.matched;
+      gaps.push_back(
+          {q.itl_s[i] * 1e9, static_cast<double>(BusyWithin(gc, from, to)),
+           j.clock_joined ? static_cast<double>((to - from) - BusyWithin(busy, from, to)) : -1.0});
+    }
+  }
+  if (gaps.empty()) {
+    j.note = fmt::format(
+        "none of the request log's {} token gaps fell between iterations of the trace (the "
+        "trace covers other iterations than the log?)",
+        j.gaps);
+    return j;
+  }
+  j.joined = true;
+  std::vector<double> all;
+  for (const Gap& g : gaps) all.push_back(g.ns);
+  j.typical_ns = Median(all);
+  std::vector<double> with, without;
+  for (const Gap& g : gaps) {
+    const bool has_gc = g.gc_ns > 0 && g.gc_ns >= 0.5 * j.typical_ns;
+    (has_gc ? with : without).push_back(g.ns);
+    if (has_gc) j.excess_ns += std::min(g.gc_ns, std::max(0.0, g.ns - j.typical_ns));
+    if (g.ns >= itl_p99_ns) {
+      ++j.tail_gaps;
+      j.tail_gaps_with_gc += has_gc;
+      j.gc_in_tail_ns += g.gc_ns;
+      j.tail_gaps_host_stall += !has_gc && g.idle_ns > 0.5 * g.ns;
+    }
+  }
+  j.with_gc = ComputeLatencyStats(with);
+  j.without_gc = ComputeLatencyStats(without);
+  if (j.matched < j.gaps) {
+    j.note = fmt::format(
+        "{} of {} token gaps fall between iterations of the trace; the others "
+        "lie outside what it recorded",
+        j.matched, j.gaps);
+  }
+  return j;
+}
+
+void AddServingTraceJoin(const ServingTraceJoin& j, Section& s) {
+  if (!j.joined) {
+    if (!j.note.empty()) s.notes.push_back(j.note);
+    return;
+  }
+  s.AddFact("gaps_joined_to_trace", "ITL gaps joined to the trace (by iteration)",
+            fmt::format("{} of {}", j.matched, j.gaps));
+  Table& t = s.AddTable("itl_by_gc", "ITL gaps during which the trace shows garbage collection",
+                        {{"gaps", "Gaps", Unit::kText},
+                         {"n", "N", Unit::kCount},
+                         {"p50_ns", "P50", Unit::kDurationNs},
+                         {"p90_ns", "P90", Unit::kDurationNs},
+                         {"p99_ns", "P99", Unit::kDurationNs},
+                         {"max_ns", "Max", Unit::kDurationNs}});
+  for (const auto& [name, l] : {std::pair<const char*, const LatencyStats*>{"with GC", &j.with_gc},
+                                {"without GC", &j.without_gc}}) {
+    t.rows.push_back({std::string(name), l->n, l->p50_ns, l->p90_ns, l->p99_ns, l->max_ns});
+  }
+  t.note = fmt::format(
+      "{}; \"with GC\" = the serving process's GC ranges cover at least half a typical gap ({}) "
+      "of it; {} of the {} gaps at or above the ITL p99 are with GC",
+      j.clock_joined
+          ? fmt::format("joined by time: the request log's clock placed on the trace's by the "
+                        "iteration each chunk came out in (within +/- {})",
+                        FormatDuration(static_cast<DurationNs>(j.offset_uncertainty_ns)))
+          : std::string("joined by the iteration counter only (the chunks' times do not fit "
+                        "inside their iterations): a gap covers the whole iterations that emitted "
+                        "its two chunks"),
+      FormatDuration(static_cast<DurationNs>(0.5 * j.typical_ns)), j.tail_gaps_with_gc,
+      j.tail_gaps);
+  if (j.clock_joined) {
+    s.AddFact("tail_gaps_host_stall", "ITL tail gaps without GC, GPU idle over half the gap",
+              fmt::format("{} of {}", j.tail_gaps_host_stall, j.tail_gaps - j.tail_gaps_with_gc));
+  }
+  if (j.ttft_tail_requests > 0) {
+    s.AddFact("ttft_tail_with_gc", "TTFT tail (>= p90) with GC in it",
+              fmt::format("{} of {} ({} of GC)", j.ttft_tail_with_gc, j.ttft_tail_requests,
+                          FormatDuration(static_cast<DurationNs>(j.ttft_gc_in_tail_ns))));
+  }
+  if (!j.note.empty()) s.notes.push_back(j.note);
+}
+
+void AddServingTraceFindings(const ServingTraceJoin& j, Report& report) {
+  if (!j.joined || j.with_gc.n == 0 || j.tail_gaps == 0) return;
+  // GC must make the tail: a quarter of the tail gaps at least, and a visible excess.
+  if (4 * j.tail_gaps_with_gc < j.tail_gaps || j.excess_ns <= 0) return;
+  Finding f;
+  f.id = "gc_in_token_gaps";
+  const double share = static_cast<double>(j.tail_gaps_with_gc) / static_cast<double>(j.tail_gaps);
+  f.severity = share >= 0.5 ? Severity::kHigh : Severity::kMedium;
+  f.title = fmt::format(
+      "Garbage collection makes the ITL tail: {} of the {} token gaps at or above the ITL p99 "
+      "ran a GC pause; gaps with GC p50 {} against {} without",
+      j.tail_gaps_with_gc, j.tail_gaps, FormatDuration(static_cast<DurationNs>(j.with_gc.p50_ns)),
+      FormatDuration(static_cast<DurationNs>(j.without_gc.p50_ns)));
+  f.evidence.push_back({"tail_gaps_with_gc", "Tail gaps (>= ITL p99) with GC",
+                        fmt::format("{} of {}", j.tail_gaps_with_gc, j.tail_gaps)});
+  f.evidence.push_back(
+      {"gc_in_tail_ns", "GC time inside the tail gaps", j.gc_in_tail_ns, Unit::kDurationNs});
+  f.evidence.push_back(
+      {"p99_with_gc_ns", "P99 of gaps with GC", j.with_gc.p99_ns, Unit::kDurationNs});
+  f.evidence.push_back(
+      {"p99_without_gc_ns", "P99 of gaps without GC", j.without_gc.p99_ns, Unit::kDurationNs});
+  f.where = j.clock_joined
+                ? "token gaps of streaming requests, placed on the trace's clock through "
+                  "the iteration each chunk came out in"
+                : "token gaps of streaming requests, joined to the trace's iterations "
+                  "by counter";
+  f.recommendation =
+      "Keep Python's garbage collector out of the decode loop: gc.freeze() after warm-up (moves "
+      "the model's and server's long-lived objects out of collection), raise the generation-0 "
+      "threshold (gc.set_threshold), or disable automatic GC while serving and collect when idle; "
+      "and allocate fewer short-lived Python objects per token.";
+  f.estimated_savings_ns = static_cast<int64_t>(j.excess_ns);
+  report.findings.push_back(std::move(f));
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     return a.estimated_savings_ns > b.estimated_savings_ns;
+                   });
+}
+
+}  // namespace sightline

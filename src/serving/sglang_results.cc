@@ -1,0 +1,210 @@
+#include "serving/sglang_results.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <cmath>
+#include <vector>
+
+namespace sightline {
+namespace {
+
+Status Bad(const std::string& path, int64_t line, const std::string& what) {
+  return InvalidInputError(fmt::format(
+      "{}:{}: {}; expected the JSON lines that `python -m sglang.bench_serving --output-file F "
+      "--output-details` writes (docs/formats/sglang-bench-serving.md)",
+      path, line, what));
+}
+
+struct Line {
+  int64_t number = 0;  // 1-based
+  std::string_view text;
+};
+
+std::vector<Line> NonEmptyLines(std::string_view text) {
+  std::vector<Line> lines;
+  int64_t number = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    ++number;
+    std::string_view l = text.substr(pos, end - pos);
+    if (l.find_first_not_of(" \t\r") != std::string_view::npos) lines.push_back({number, l});
+    pos = end + 1;
+  }
+  return lines;
+}
+
+// The per-request list `key`; its length must be `n`.
+StatusOr<simdjson::dom::array> List(simdjson::dom::object o, std::string_view key, size_t n,
+                                    const std::string& path, int64_t line) {
+  simdjson::dom::array a;
+  if (o[key].get_array().get(a) != simdjson::SUCCESS) {
+    return Bad(path, line, fmt::format("no per-request list \"{}\"", key));
+  }
+  if (a.size() != n) {
+    return Bad(path, line, fmt::format("\"{}\" has {} entries, \"ttfts\" {}", key, a.size(), n));
+  }
+  return a;
+}
+
+StatusOr<double> Seconds(simdjson::dom::element e, std::string_view key, size_t i,
+                         const std::string& path, int64_t line) {
+  double v = 0;
+  if (e.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v < 0) {
+    return Bad(path, line,
+               fmt::format("\"{}\"[{}] is not a non-negative number of seconds", key, i));
+  }
+  return v;
+}
+
+// Python's json.dumps writes Infinity, -Infinity and NaN (SGLang's default request rate is inf),
+// which JSON has not: they become null outside strings.
+std::string WithoutNonFinite(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  bool in_string = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < line.size()) {
+        out += line[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
+      if (line.substr(i, token.size()) == token) {
+        out += "null";
+        i += token.size() - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::string& path) {
+  const std::vector<Line> lines = NonEmptyLines(text);
+  simdjson::dom::parser parser;
+  // The last run with per-request lists: the file is appended to, one line per run.
+  int64_t chosen = -1, runs = 0;
+  std::vector<std::string> clean;
+  for (const Line& l : lines) clean.push_back(WithoutNonFinite(l.text));
+  for (size_t k = 0; k < lines.size(); ++k) {
+    simdjson::dom::object o;
+    if (parser.parse(clean[k]).get_object().get(o) != simdjson::SUCCESS) {
+      return Bad(path, lines[k].number, "not a JSON object on one line");
+    }
+    ++runs;
+    simdjson::dom::element e;
+    if (o["ttfts"].get(e) == simdjson::SUCCESS) chosen = static_cast<int64_t>(k);
+  }
+  if (chosen < 0) {
+    return Bad(path, lines.empty() ? 1 : lines.back().number,
+               "no run with per-request lists (\"ttfts\", \"itls\"): run bench_serving with "
+               "--output-details");
+  }
+  const int64_t ln = lines[static_cast<size_t>(chosen)].number;
+  simdjson::dom::object o;
+  if (parser.parse(clean[static_cast<size_t>(chosen)]).get_object().get(o) != simdjson::SUCCESS) {
+    return Bad(path, ln, "not a JSON object");
+  }
+  RequestResults r;
+  r.path = path;
+  r.format = "sglang-bench-serving";
+  r.ttft_from = "the client sending the request";
+  r.has_start_times = false;
+  r.latency_from_chunks = true;
+  if (runs > 1) {
+    r.diagnostics.Add(DiagCode::kServingRunsSkipped, runs - 1,
+                      fmt::format("read the run on line {}", ln));
+  }
+  if (o["duration"].get_double().get(r.duration_s) != simdjson::SUCCESS ||
+      !std::isfinite(r.duration_s) || r.duration_s <= 0) {
+    return Bad(path, ln, "no positive \"duration\" (the benchmark's length in seconds)");
+  }
+  std::string_view backend = "?";
+  if (o["backend"].get_string().get(backend) != simdjson::SUCCESS) backend = "?";
+  double rate = 0;
+  std::string rate_text = "inf";  // Infinity, read as null
+  if (o["request_rate"].get_double().get(rate) == simdjson::SUCCESS) {
+    rate_text = fmt::format("{:g}/s", rate);
+  }
+  r.producer = fmt::format("SGLang bench_serving (backend {}, request rate {}, run on line {})",
+                           backend, rate_text, ln);
+
+  simdjson::dom::array ttfts;
+  if (o["ttfts"].get_array().get(ttfts) != simdjson::SUCCESS) {
+    return Bad(path, ln, "\"ttfts\" is not a list");
+  }
+  const size_t n = ttfts.size();
+  ASSIGN_OR_RETURN(simdjson::dom::array itls, List(o, "itls", n, path, ln));
+  ASSIGN_OR_RETURN(simdjson::dom::array input_lens, List(o, "input_lens", n, path, ln));
+  ASSIGN_OR_RETURN(simdjson::dom::array output_lens, List(o, "output_lens", n, path, ln));
+  simdjson::dom::array errors;
+  const bool has_errors =
+      o["errors"].get_array().get(errors) == simdjson::SUCCESS && errors.size() == n;
+  r.requests.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    RequestRecord& q = r.requests[i];
+    ASSIGN_OR_RETURN(q.ttft_s, Seconds(ttfts.at(i), "ttfts", i, path, ln));
+    if (input_lens.at(i).get_int64().get(q.input_tokens) != simdjson::SUCCESS ||
+        q.input_tokens < 0 ||
+        output_lens.at(i).get_int64().get(q.output_tokens) != simdjson::SUCCESS ||
+        q.output_tokens < 0) {
+      return Bad(path, ln,
+                 fmt::format("\"input_lens\"[{0}] or \"output_lens\"[{0}] is not a "
+                             "non-negative integer",
+                             i));
+    }
+    simdjson::dom::array gaps;
+    if (itls.at(i).get_array().get(gaps) != simdjson::SUCCESS) {
+      return Bad(path, ln, fmt::format("\"itls\"[{}] is not a list of seconds", i));
+    }
+    double sum = 0;
+    for (simdjson::dom::element g : gaps) {
+      ASSIGN_OR_RETURN(double s, Seconds(g, "itls", i, path, ln));
+      q.itl_s.push_back(s);
+      sum += s;
+    }
+    if (has_errors) {
+      std::string_view err;
+      if (errors.at(i).get_string().get(err) == simdjson::SUCCESS) q.error = std::string(err);
+    }
+    // SGLang writes output_lens 0 for a failed request (its error text may be empty).
+    q.success = q.error.empty() && q.output_tokens > 0;
+    if (!q.success && q.error.empty()) q.error = "failed (no output tokens)";
+    q.latency_s = q.ttft_s + sum;
+  }
+  for (auto [key, value] : o) {
+    double v = 0;
+    if (value.get_double().get(v) != simdjson::SUCCESS) continue;
+    const bool ms = key.size() > 3 && key.substr(key.size() - 3) == "_ms";
+    // E2E and TPOT need the per-request latency, which the file does not hold.
+    if (ms && key.find("e2e") == std::string_view::npos &&
+        key.find("tpot") == std::string_view::npos) {
+      r.reported[std::string(key)] = v;
+    }
+    if (key == "request_throughput" || key == "output_throughput") {
+      r.reported[std::string(key)] = v;
+    }
+  }
+  r.not_derived.push_back(
+      "SGLang's results hold no per-request latency and no send times: E2EL here is TTFT + the "
+      "sum of the ITL gaps (the last content chunk; SGLang's own latency also counts a final "
+      "empty chunk), TPOT follows from it, the client's E2E and TPOT figures are not checked, "
+      "and there is no steady state and no join to a trace by time");
+  return r;
+}
+
+}  // namespace sightline

@@ -1,0 +1,116 @@
+#include "serving/trtllm_bench_report.h"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <cmath>
+
+namespace sightline {
+namespace {
+
+Status Bad(const std::string& path, const std::string& what) {
+  return InvalidInputError(
+      fmt::format("{}: {}; expected the JSON that `trtllm-bench ... --report_json FILE` writes "
+                  "(docs/formats/trtllm-bench-report.md)",
+                  path, what));
+}
+
+// How a key's figure reads: trtllm-bench names units in the key ("_ms", "_tok_s", "_req_s").
+Unit UnitOfKey(std::string_view group, std::string_view key) {
+  const auto ends = [](std::string_view s, std::string_view tail) {
+    return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+  };
+  if (ends(key, "_ms") || ends(group, "_ms") || group.find("ttft_percentiles") != group.npos ||
+      group.find("tpot_percentiles") != group.npos) {
+    return Unit::kDurationNs;
+  }
+  return Unit::kNumber;
+}
+
+void AddNumbers(simdjson::dom::object o, const std::string& group, RequestResults& r) {
+  for (auto [key, value] : o) {
+    double v = 0;
+    simdjson::dom::object inner;
+    if (value.get_object().get(inner) == simdjson::SUCCESS) {
+      AddNumbers(inner, group + "." + std::string(key), r);
+      continue;
+    }
+    if (value.type() == simdjson::dom::element_type::BOOL) continue;
+    if (value.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v)) continue;
+    RequestResults::Aggregate& a = r.aggregates.emplace_back();
+    a.group = group;
+    a.name = std::string(key);
+    a.unit = UnitOfKey(group, key);
+    a.value = a.unit == Unit::kDurationNs ? v * 1e6 : v;  // ms -> ns
+  }
+}
+
+}  // namespace
+
+StatusOr<RequestResults> ParseTrtllmBenchReport(std::string_view json, const std::string& path) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object o, perf;
+  if (parser.parse(json.data(), json.size()).get_object().get(o) != simdjson::SUCCESS) {
+    return Bad(path, "not a JSON object");
+  }
+  if (o["performance"].get_object().get(perf) != simdjson::SUCCESS) {
+    return Bad(path, "no \"performance\" object");
+  }
+  RequestResults r;
+  r.path = path;
+  r.format = "trtllm-bench-report";
+  r.aggregates_only = true;
+  r.has_start_times = false;
+  double total_ms = 0;
+  if (perf["total_latency_ms"].get_double().get(total_ms) == simdjson::SUCCESS) {
+    r.duration_s = total_ms / 1e3;
+  }
+  simdjson::dom::object engine;
+  std::string_view model = "?", version = "?", backend = "?";
+  if (o["engine"].get_object().get(engine) == simdjson::SUCCESS) {
+    if (engine["model"].get_string().get(model) != simdjson::SUCCESS) model = "?";
+    if (engine["version"].get_string().get(version) != simdjson::SUCCESS) version = "?";
+    if (engine["backend"].get_string().get(backend) != simdjson::SUCCESS) backend = "?";
+  }
+  r.producer =
+      fmt::format("trtllm-bench (TensorRT-LLM {}, backend {}, model {})", version, backend, model);
+  for (const char* group : {"world_info", "request_info", "performance", "streaming_metrics"}) {
+    simdjson::dom::object g;
+    if (o[group].get_object().get(g) == simdjson::SUCCESS) AddNumbers(g, group, r);
+  }
+  simdjson::dom::object streaming;
+  const bool has_streaming =
+      o["streaming_metrics"].get_object().get(streaming) == simdjson::SUCCESS;
+  r.not_derived.push_back(
+      "trtllm-bench's report holds aggregates only: no per-request records, so no ITL per gap, "
+      "no std, p90 or p99.9 beyond what it wrote, no goodput or SLO attainment, no steady state, "
+      "no CDFs and no join to a trace; its percentiles are the sorted value at index int(n x p), "
+      "not interpolated");
+  if (!has_streaming) {
+    r.not_derived.push_back(
+        "no streaming_metrics: the run was not --streaming, so there is no TTFT or TPOT");
+  }
+  return r;
+}
+
+void AddAggregateServingSection(const RequestResults& results, Report& report) {
+  Section& s = report.AddSection("serving", "Serving: the benchmark's own aggregates", -1);
+  s.AddFact("source", "Results", fmt::format("{} ({})", results.path, results.producer));
+  if (results.duration_s > 0) {
+    s.AddFact("duration_ns", "Benchmark duration", results.duration_s * 1e9, Unit::kDurationNs);
+  }
+  Table& t = s.AddTable("aggregates", "Figures as the benchmark wrote them",
+                        {{"group", "Group", Unit::kText},
+                         {"key", "Key", Unit::kText},
+                         {"duration_ns", "Time", Unit::kDurationNs},
+                         {"value", "Value", Unit::kNumber}});
+  for (const RequestResults::Aggregate& a : results.aggregates) {
+    const bool time = a.unit == Unit::kDurationNs;
+    t.rows.push_back(
+        {a.group, a.name, time ? Value(a.value) : Value(), time ? Value() : Value(a.value)});
+  }
+  t.note = "times converted from the tool's ms; other figures unconverted (units in the key)";
+  for (const std::string& n : results.not_derived) s.notes.push_back(n);
+}
+
+}  // namespace sightline
