@@ -6,6 +6,7 @@
 
 #include "analyses/gpu_metrics.h"
 #include "analyses/idle_gaps.h"
+#include "analyses/memory.h"
 #include "analyses/threads.h"
 
 namespace sightline {
@@ -500,6 +501,14 @@ StatusOr<const GpuMetricsResult*> AnalysisContext::GpuMetrics() {
   }
   if (!gpu_metrics_->ok()) return gpu_metrics_->status();
   return &gpu_metrics_->value();
+}
+
+StatusOr<const MemoryResult*> AnalysisContext::Memory() {
+  if (!memory_) {
+    memory_ = std::make_unique<StatusOr<MemoryResult>>(ComputeMemory(*this, MemoryOptions{}));
+  }
+  if (!memory_->ok()) return memory_->status();
+  return &memory_->value();
 }
 
 StatusOr<const ThreadsResult*> AnalysisContext::Threads() {

@@ -25,6 +25,7 @@ enum class DiagCode : uint16_t {
   kWholeGraphRuns,
   kGpuMetricsNotRead,
   kNsysMemoryEventUnusable,
+  kNsysGpuMetricsConfigUnmatched,
   // Nsight Systems SQLite importer.
   kNsysSchemaVersionUnknown,
   kNsysSchemaVersionUntested,
@@ -57,6 +58,8 @@ enum class DiagCode : uint16_t {
   kKinetoUnmappedTrace,
   kKinetoUnmappedOverhead,
   kKinetoUnmappedCpuInstantEvent,
+  kKinetoHostMemoryEvent,
+  kKinetoMemoryEventUnusable,
   kKinetoUnmappedCudaSync,
   kKinetoUnmappedNoCategory,
   kKinetoUnmappedCategory,  // any other category; the detail names it
