@@ -219,6 +219,33 @@ TEST(Memory, AttributedThroughTheAllocatingCall) {
   EXPECT_FALSE(m->devices[0].allocator_totals);
 }
 
+// nsys --pytorch=autograd-nvtx: op ranges carry ", seq = N, op_id = N"; the op is the innermost
+// of them (its name without the suffix), the range the innermost NVTX range that is not an op.
+TEST(Memory, AutogradNvtxOpRanges) {
+  TraceFixture f;
+  f.Device(0);
+  f.Range("step3", 0, 1000);
+  f.Range("aten::matmul, seq = 0, op_id = 4", 50, 300);
+  f.Range("aten::mm, seq = 0, op_id = 5", 100, 200);
+  f.Api("cudaMalloc", 120, 150, ApiKind::kRuntime, {}, 9);
+  TraceBuilder::MemoryEventRow r;
+  r.time_ns = 130;
+  r.device = 0;
+  r.pid = 100;
+  r.bytes = kMiB;
+  r.address = 0x1000;
+  r.correlation = 9;
+  f.builder().AddMemoryEvent(r);
+  const Trace t = f.Build();
+  StatusOr<MemoryResult> m = ComputeMemory(*Ctx(t), {});
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->devices.at(0).at_peak.size(), 1u);
+  EXPECT_EQ(m->devices[0].at_peak[0].op, "aten::mm");
+  EXPECT_EQ(m->devices[0].at_peak[0].range, "step3");
+  ASSERT_EQ(m->devices[0].by_op.size(), 1u);
+  EXPECT_EQ(m->devices[0].by_op[0].name, "aten::mm");
+}
+
 TEST(MemoryKineto, ReportChartAndPerfettoCounters) {
   StatusOr<Trace> t = ImportTrace(KinetoData("profile_memory.json"));
   ASSERT_TRUE(t.ok());

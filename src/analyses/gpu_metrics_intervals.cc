@@ -10,6 +10,7 @@
 
 #include "analyses/analysis_context.h"
 #include "analyses/launch_projection.h"
+#include "analyses/range_at.h"
 
 namespace sightline {
 namespace {
@@ -112,6 +113,7 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.kind[i] == RangeKind::kCpuOp || r.kind[i] == RangeKind::kPythonFunction) continue;
     if (iteration_rows.count(static_cast<int32_t>(i)) > 0) continue;
+    if (IsAutogradOpRange(trace.str(r.name[i]))) continue;  // ops (nsys autograd-nvtx), not ranges
     for (const auto& [device, work] : spans(r.pid[i], r.tid[i], r.start_ns[i], r.end_ns[i])) {
       if (work.empty()) continue;
       Group& g = groups[{device, r.name[i].value}];

@@ -170,7 +170,8 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       int32_t pid = m.pid[row], tid = m.tid[row];
       if (tid < 0 && call != kNoRow) tid = trace.api_calls.tid[call];
       const RangeAt::Hit hit = range_at.At(pid, tid, m.time_ns[row]);
-      std::string op = hit.op != kNoRow ? std::string(trace.str(trace.ranges.name[hit.op])) : "";
+      std::string op =
+          hit.op != kNoRow ? std::string(AutogradOpName(trace.str(trace.ranges.name[hit.op]))) : "";
       std::string range =
           hit.range != kNoRow ? std::string(trace.str(trace.ranges.name[hit.range])) : "";
       any_op |= !op.empty();

@@ -23,25 +23,37 @@ RangeAt::Hit RangeAt::At(int32_t pid, int32_t tid, TimeNs t) const {
   auto pos = std::upper_bound(rows.begin(), rows.end(), t,
                               [&](TimeNs x, int32_t row) { return x < r.start_ns[row]; });
   if (pos == rows.begin()) return hit;
-  int32_t fallback_op = kNoRow;
+  int32_t plain[2] = {kNoRow, kNoRow};  // the two innermost ranges that are not ops
   for (int32_t row = *(pos - 1); row != kNoRow; row = r.parent[row]) {
     if (r.end_ns[row] <= t || r.kind[row] == RangeKind::kPythonFunction) continue;
-    if (r.kind[row] == RangeKind::kCpuOp) {
+    const bool op = r.kind[row] == RangeKind::kCpuOp || IsAutogradOpRange(trace_.str(r.name[row]));
+    if (op) {
       if (hit.op == kNoRow) hit.op = row;
-      continue;
+    } else if (plain[0] == kNoRow) {
+      plain[0] = row;
+    } else if (plain[1] == kNoRow) {
+      plain[1] = row;
     }
-    if (fallback_op == kNoRow) {
-      fallback_op = row;
-      continue;
-    }
-    if (hit.range == kNoRow) hit.range = row;
   }
-  if (hit.op == kNoRow) {
-    hit.op = fallback_op;  // no cpu_op: the innermost range is the op (nsys autograd-nvtx)
-  } else {
-    hit.range = fallback_op;  // a cpu_op: the innermost annotation around it
+  if (hit.op != kNoRow) {
+    hit.range = plain[0];
+  } else {  // no op: the innermost range stands for it (plain NVTX)
+    hit.op = plain[0];
+    hit.range = plain[1];
   }
   return hit;
+}
+
+std::string_view AutogradOpName(std::string_view name) {
+  for (std::string_view suffix : {", seq = ", ", op_id = "}) {
+    const size_t at = name.find(suffix);
+    if (at != std::string_view::npos) name = name.substr(0, at);
+  }
+  return name;
+}
+
+bool IsAutogradOpRange(std::string_view name) {
+  return name.find(", op_id = ") != std::string_view::npos;
 }
 
 }  // namespace sightline

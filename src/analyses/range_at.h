@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,13 +14,21 @@
 
 namespace sightline {
 
+// nsys --pytorch=autograd-nvtx names each op's NVTX range "aten::mm, seq = 0, op_id = 5": the op's
+// name without the ", seq = ..." / ", op_id = ..." suffix; other names unchanged.
+std::string_view AutogradOpName(std::string_view name);
+// Whether an NVTX range name is such an op range.
+bool IsAutogradOpRange(std::string_view name);
+
 class RangeAt {
  public:
   explicit RangeAt(const Trace& trace);
 
   struct Hit {
-    int32_t op = kNoRow;     // innermost cpu_op; else the innermost non-Python range
-    int32_t range = kNoRow;  // innermost NVTX range or annotation other than `op`
+    // The innermost op: a cpu_op or an autograd-nvtx op range; without one, the innermost range.
+    int32_t op = kNoRow;
+    // The innermost NVTX range or annotation that is not an op (other than `op`).
+    int32_t range = kNoRow;
   };
   // The ranges of thread (pid, tid) that contain time t (start <= t < end).
   Hit At(int32_t pid, int32_t tid, TimeNs t) const;
