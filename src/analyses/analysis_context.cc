@@ -7,6 +7,7 @@
 #include "analyses/gpu_metrics.h"
 #include "analyses/idle_gaps.h"
 #include "analyses/memory.h"
+#include "analyses/metric_samples.h"
 #include "analyses/threads.h"
 
 namespace sightline {
@@ -501,6 +502,11 @@ StatusOr<const GpuMetricsResult*> AnalysisContext::GpuMetrics() {
   }
   if (!gpu_metrics_->ok()) return gpu_metrics_->status();
   return &gpu_metrics_->value();
+}
+
+const MetricSamples& AnalysisContext::Samples() {
+  if (!samples_) samples_ = std::make_unique<MetricSamples>(*trace_);
+  return *samples_;
 }
 
 StatusOr<const MemoryResult*> AnalysisContext::Memory() {

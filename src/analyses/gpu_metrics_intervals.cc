@@ -60,7 +60,7 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
   IntervalMetricsResult res;
   res.metrics = IntervalMetricNames(trace);
   if (res.metrics.empty()) return res;
-  const MetricSamples samples(trace);
+  const MetricSamples& samples = context.Samples();
   auto figures = [&](int32_t device, const std::vector<Interval>& intervals) {
     std::vector<WeightedFigure> out;
     for (StringId m : res.metrics) out.push_back(samples.Over(device, m, intervals));

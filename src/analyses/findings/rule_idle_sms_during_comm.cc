@@ -28,7 +28,7 @@ Status RuleIdleSmsDuringComm(AnalysisContext& c, std::vector<Finding>& out) {
     if (name.starts_with("SMs Active") || name.starts_with("SM Active")) sm = m;
   }
   if (trace.str(sm).empty()) return Status::Ok();
-  const MetricSamples samples(trace);
+  const MetricSamples& samples = c.Samples();
   for (int32_t device : c.GpuDevices()) {
     if (!samples.Has(device, sm)) continue;
     const CommSplit& split = c.Comm(device);

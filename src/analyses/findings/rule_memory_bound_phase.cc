@@ -37,7 +37,7 @@ Status RuleMemoryBoundPhase(AnalysisContext& c, std::vector<Finding>& out) {
   const StringId read = Find(names, trace, "DRAM Read"), write = Find(names, trace, "DRAM Write");
   const StringId tensor = Find(names, trace, "Tensor Active");
   if (trace.str(read).empty() || trace.str(tensor).empty()) return Status::Ok();
-  const MetricSamples samples(trace);
+  const MetricSamples& samples = c.Samples();
   for (int32_t device : c.GpuDevices()) {
     const std::vector<Interval>& busy = c.Busy(device);
     const DurationNs busy_ns = TotalLength(busy);
