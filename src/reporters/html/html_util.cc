@@ -136,8 +136,8 @@ std::string StepChartSvg(const Series& series, const std::vector<Marker>& marker
                    kLeft + 6, kTop + 12, XmlEscape(series.y_label));
     if (two) {
       fmt::format_to(std::back_inserter(out),
-                     "<text class=\"mk\" style=\"font-size:10px\" x=\"{}\" y=\"{}\" "
-                     "fill=\"#d62728\">- - {}</text>",
+                     "<text class=\"mk\" style=\"font-size:10px;fill:#d62728\" x=\"{}\" "
+                     "y=\"{}\">- - {}</text>",
                      kLeft + 6, kTop + 26, XmlEscape(series.y2_label));
     }
   }
