@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=${1:-build-fuzz/seeds}
 rm -rf "$out"
 for t in nsys_sqlite nsys_rows kineto_json kineto_gzip recorder ncu_csv sweep_csv iteration_log \
-         requests trt; do
+         requests trt gpu_metrics_config; do
   mkdir -p "$out/fuzz_$t"
 done
 
@@ -61,6 +61,8 @@ for f in examples/case_studies/fp8_block_quant/results/ncu_*_source_*.csv; do  #
 done
 
 cp fuzz/seeds/sweep_csv/* "$out/fuzz_sweep_csv/"
+
+cp fuzz/seeds/gpu_metrics_config/* "$out/fuzz_gpu_metrics_config/"
 
 cp fuzz/seeds/iteration_log/* "$out/fuzz_iteration_log/"
 for f in examples/samples/*.iterations.jsonl; do

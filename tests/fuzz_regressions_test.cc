@@ -15,6 +15,7 @@
 #include "analyses/iteration_log.h"
 #include "base/file_io.h"
 #include "importers/kineto/kineto_parser.h"
+#include "importers/nsys/nsys_gpu_metrics_config.h"
 #include "importers/nsys/nsys_importer.h"
 #include "importers/recorder/recorder_importer.h"
 #include "kernel/ncu_analysis.h"
@@ -94,6 +95,11 @@ const std::map<std::string, Replay>& Replays() {
          (void)LooksLikeRequestLog(bytes);
          ExpectHandled(ParseRequestLog(bytes, "input.jsonl").status(), "input.jsonl");
          ExpectHandled(ParseRequestResults(bytes, "input.json").status(), "input.json");
+       }},
+      {"fuzz_gpu_metrics_config",
+       [](const std::string& bytes, const std::string&) {
+         const std::vector<GpuMetricSet> sets = ParseGpuMetricsConfig(bytes);
+         (void)PickGpuMetricSet(sets, {}, "GH100");
        }},
       {"fuzz_trt",
        [](const std::string& bytes, const std::string&) {

@@ -199,6 +199,21 @@ TEST(HtmlReporter, SampleTraceIsSmallAndHasTheCharts) {
   EXPECT_GE(Count(page, "<svg "), 4u);
 }
 
+// The memory section's chart: allocated and reserved over time, the peak marked
+// (tests/data/kineto/profile_memory.json).
+TEST(HtmlReporter, MemoryChartWithPeak) {
+  StatusOr<Report> report =
+      AnalyzeFiles({std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/kineto/profile_memory.json"},
+                   AnalyzeOptions{});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const std::string page = RenderHtmlReport(*report);
+  EXPECT_EQ(CheckWellFormed(page), "");
+  EXPECT_NE(page.find("GPU 0 memory over time"), std::string::npos);
+  EXPECT_EQ(Count(page, "class=\"line2\""), 1u);  // reserved
+  EXPECT_NE(page.find("peak 548"), std::string::npos);
+  EXPECT_EQ(Count(page, "<circle class=\"mark\""), 1u);
+}
+
 TEST(HtmlReporter, CliWritesTheFile) {
   const std::string dir = testing::MakeTempDir();
   const std::string out = dir + "/report.html";

@@ -110,7 +110,11 @@ TEST(KinetoImporter, MapsEveryCategoryOfBasicTrace) {
   EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedGpuUserAnnotation), 1);
   EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedAc2g), 2);
   EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedTrace), 1);
-  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedCpuInstantEvent), 1);
+  // The [memory] instant event is now a memory event (4 KiB on GPU 0, with the allocator's totals).
+  EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedCpuInstantEvent), 0);
+  ASSERT_EQ(t.memory_events.size(), 1u);
+  EXPECT_EQ(t.memory_events.bytes[0], 4096);
+  EXPECT_EQ(t.memory_events.total_reserved[0], 2629828608);
   EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedOverhead), 1);
   EXPECT_EQ(Count(t, DiagCode::kKinetoUnmappedNoCategory),
             2);                                               // Iteration Start, Record Window End

@@ -2,9 +2,12 @@
 // (CUDA_GPU_MEMORY_USAGE_EVENTS): the peak of the trace's own allocations, what held it, headroom.
 #include "analyses/memory.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "analyses/findings/findings.h"
 #include "base/file_io.h"
+#include "exporters/perfetto_json.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"
@@ -50,6 +53,218 @@ TEST(Memory, PeakAndWhatHeldIt) {
   ASSERT_EQ(d.at_peak.size(), 2u);
   EXPECT_EQ(d.at_peak[0].bytes, 4 << 20);
   EXPECT_EQ(d.at_peak[1].what, "cudaMalloc");
+}
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+std::string KinetoData(const char* name) {
+  return std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/kineto/" + name;
+}
+
+const Finding* FindFinding(const std::vector<Finding>& findings, std::string_view id) {
+  for (const Finding& f : findings) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+// tests/data/kineto/profile_memory.json (make_profile_memory.py states what it holds).
+TEST(MemoryKineto, MemoryEventsImported) {
+  StatusOr<Trace> t = ImportTrace(KinetoData("profile_memory.json"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const MemoryEventTable& m = t->memory_events;
+  ASSERT_EQ(m.size(), 9u);  // 3 steps x (256 MiB alloc, 64 MiB alloc, 256 MiB free)
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kKinetoHostMemoryEvent), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kKinetoMemoryEventUnusable), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kKinetoUnmappedCpuInstantEvent), 0);
+  EXPECT_EQ(m.bytes[0], 256 * kMiB);
+  EXPECT_EQ(m.bytes[2], -256 * kMiB);  // Bytes negative on free
+  EXPECT_EQ(m.address[0], m.address[2]);
+  EXPECT_EQ(m.total_allocated[0], 356 * kMiB);
+  EXPECT_EQ(m.total_reserved[0], 1024 * kMiB);
+  EXPECT_EQ(m.device[0], 0);
+  EXPECT_EQ(m.tid[0], 1);
+  EXPECT_EQ(m.kind[0], MemoryKind::kDevice);
+}
+
+TEST(MemoryKineto, AllocatorTimelinePeakAndWhatHeldIt) {
+  StatusOr<Trace> t = ImportTrace(KinetoData("profile_memory.json"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  StatusOr<MemoryResult> r = ComputeMemory(*Ctx(*t), {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->devices.size(), 1u);
+  const DeviceMemory& d = r->devices[0];
+  EXPECT_TRUE(d.allocator_totals);
+  EXPECT_EQ(d.before_bytes, 100 * kMiB);
+  // Each step leaks 64 MiB: 100 + 2 x 64 + 256 + 64 at step 2's aten::mm (2,350 us).
+  EXPECT_EQ(d.peak_bytes, 548 * kMiB);
+  EXPECT_EQ(d.peak_ns, 2'350'000);
+  EXPECT_EQ(d.reserved_at_peak_bytes, 1536 * kMiB);
+  EXPECT_EQ(d.max_reserved_bytes, 1536 * kMiB);
+  EXPECT_EQ(d.end_reserved_bytes - d.first_reserved_bytes, 512 * kMiB);
+  EXPECT_EQ(d.end_bytes, 292 * kMiB);
+  EXPECT_EQ(d.at_peak_count, 4);
+  EXPECT_EQ(d.at_peak_bytes, 448 * kMiB);  // the peak less what was there before the trace
+  ASSERT_FALSE(d.at_peak.empty());
+  EXPECT_EQ(d.at_peak[0].op, "aten::empty");
+  EXPECT_EQ(d.at_peak[0].range, "ProfilerStep#2");
+  ASSERT_EQ(d.by_op.size(), 2u);
+  EXPECT_EQ(d.by_op[0].name, "aten::empty");
+  EXPECT_EQ(d.by_op[0].bytes, 256 * kMiB);
+  EXPECT_EQ(d.by_op[1].name, "aten::mm");
+  EXPECT_EQ(d.by_op[1].allocations, 3);
+  ASSERT_EQ(d.by_range.size(), 3u);
+  EXPECT_EQ(d.by_range[0].name, "ProfilerStep#2");
+  EXPECT_EQ(d.by_range[0].bytes, 320 * kMiB);
+  // The timeline ends where the events do, reserved known throughout.
+  ASSERT_EQ(d.timeline.size(), 9u);
+  EXPECT_EQ(d.timeline.back().allocated, d.end_bytes);
+  for (const MemoryPoint& p : d.timeline) EXPECT_GE(p.reserved, p.allocated);
+}
+
+TEST(MemoryKineto, FindingsFragmentationAndAllocInLoop) {
+  StatusOr<Trace> t = ImportTrace(KinetoData("profile_memory.json"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto ctx = Ctx(*t);
+  StatusOr<std::vector<Finding>> findings = ComputeFindings(*ctx);
+  ASSERT_TRUE(findings.ok()) << findings.status().ToString();
+  const Finding* frag = FindFinding(*findings, "memory_fragmentation");
+  ASSERT_NE(frag, nullptr);  // 1,536 MiB reserved for 548 MiB allocated at the peak
+  bool unused_checked = false;
+  for (const Fact& e : frag->evidence) {
+    if (e.key != "unused_bytes") continue;
+    EXPECT_EQ(std::get<int64_t>(e.value), 988 * kMiB);
+    unused_checked = true;
+  }
+  EXPECT_TRUE(unused_checked);
+  const Finding* loop = FindFinding(*findings, "alloc_in_loop");
+  ASSERT_NE(loop, nullptr);  // step 2's cudaMalloc and the allocator's growth; step 0 left out
+  EXPECT_EQ(loop->estimated_savings_ns, 50'000);
+  EXPECT_EQ(FindFinding(*findings, "memory_near_capacity"), nullptr);  // 1.5 GiB of 79 GiB
+}
+
+TEST(MemoryKineto, AllocInLoopLeavesTheFirstIterationOut) {
+  TraceFixture f;
+  f.Device(0);
+  for (int step = 0; step < 3; ++step) {
+    const TimeNs s = step * 1000;
+    f.Range(fmt::format("ProfilerStep#{}", step), s, s + 999, RangeKind::kUserAnnotation);
+    f.Launch("gemm", s + 10, s + 20, s + 100, s + 900);
+  }
+  f.Api("cudaMalloc", 50, 60);           // in step 0: warm-up, not counted
+  f.Api("cudaMallocAsync", 1050, 1060);  // stream-ordered: not counted
+  Trace t = f.Build();
+  auto ctx = Ctx(t);
+  StatusOr<std::vector<Finding>> findings = ComputeFindings(*ctx);
+  ASSERT_TRUE(findings.ok());
+  EXPECT_EQ(FindFinding(*findings, "alloc_in_loop"), nullptr);
+  TraceFixture g;
+  g.Device(0);
+  for (int step = 0; step < 3; ++step) {
+    const TimeNs s = step * 1000;
+    g.Range(fmt::format("ProfilerStep#{}", step), s, s + 999, RangeKind::kUserAnnotation);
+    g.Launch("gemm", s + 10, s + 20, s + 100, s + 900);
+  }
+  g.Api("cudaFree", 2050, 2080);
+  Trace t2 = g.Build();
+  auto ctx2 = Ctx(t2);
+  findings = ComputeFindings(*ctx2);
+  ASSERT_TRUE(findings.ok());
+  const Finding* loop = FindFinding(*findings, "alloc_in_loop");
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->estimated_savings_ns, 30);
+}
+
+TEST(Memory, NearCapacity) {
+  for (int64_t mib : {500, 950}) {
+    TraceFixture f;
+    f.Device(0, "NVIDIA H100", 132, 9, 0, int64_t{1} << 30);
+    f.Launch("gemm", 0, 10, 100, 900);
+    TraceBuilder::MemoryEventRow r;
+    r.time_ns = 50;
+    r.device = 0;
+    r.bytes = mib * kMiB;
+    r.address = 0x1000;
+    f.builder().AddMemoryEvent(r);
+    Trace t = f.Build();
+    auto ctx = Ctx(t);
+    StatusOr<std::vector<Finding>> findings = ComputeFindings(*ctx);
+    ASSERT_TRUE(findings.ok());
+    EXPECT_EQ(FindFinding(*findings, "memory_near_capacity") != nullptr, mib == 950) << mib;
+  }
+}
+
+// nsys: the allocating thread comes from the correlated cudaMalloc; its NVTX ranges name the op.
+TEST(Memory, AttributedThroughTheAllocatingCall) {
+  TraceFixture f;
+  f.Device(0);
+  f.Range("forward", 0, 1000);
+  f.Range("aten::empty", 100, 200);
+  f.Api("cudaMalloc", 120, 150, ApiKind::kRuntime, {}, 7);
+  TraceBuilder::MemoryEventRow r;
+  r.time_ns = 130;
+  r.device = 0;
+  r.pid = 100;
+  r.bytes = kMiB;
+  r.address = 0x1000;
+  r.correlation = 7;
+  f.builder().AddMemoryEvent(r);
+  const Trace t = f.Build();
+  StatusOr<MemoryResult> m = ComputeMemory(*Ctx(t), {});
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->devices.at(0).at_peak.size(), 1u);
+  EXPECT_EQ(m->devices[0].at_peak[0].op, "aten::empty");
+  EXPECT_EQ(m->devices[0].at_peak[0].range, "forward");
+  EXPECT_EQ(m->devices[0].at_peak[0].what, "cudaMalloc");
+  EXPECT_FALSE(m->devices[0].allocator_totals);
+}
+
+// nsys --pytorch=autograd-nvtx: op ranges carry ", seq = N, op_id = N"; the op is the innermost
+// of them (its name without the suffix), the range the innermost NVTX range that is not an op.
+TEST(Memory, AutogradNvtxOpRanges) {
+  TraceFixture f;
+  f.Device(0);
+  f.Range("step3", 0, 1000);
+  f.Range("aten::matmul, seq = 0, op_id = 4", 50, 300);
+  f.Range("aten::mm, seq = 0, op_id = 5", 100, 200);
+  f.Api("cudaMalloc", 120, 150, ApiKind::kRuntime, {}, 9);
+  TraceBuilder::MemoryEventRow r;
+  r.time_ns = 130;
+  r.device = 0;
+  r.pid = 100;
+  r.bytes = kMiB;
+  r.address = 0x1000;
+  r.correlation = 9;
+  f.builder().AddMemoryEvent(r);
+  const Trace t = f.Build();
+  StatusOr<MemoryResult> m = ComputeMemory(*Ctx(t), {});
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->devices.at(0).at_peak.size(), 1u);
+  EXPECT_EQ(m->devices[0].at_peak[0].op, "aten::mm");
+  EXPECT_EQ(m->devices[0].at_peak[0].range, "step3");
+  ASSERT_EQ(m->devices[0].by_op.size(), 1u);
+  EXPECT_EQ(m->devices[0].by_op[0].name, "aten::mm");
+}
+
+TEST(MemoryKineto, ReportChartAndPerfettoCounters) {
+  StatusOr<Trace> t = ImportTrace(KinetoData("profile_memory.json"));
+  ASSERT_TRUE(t.ok());
+  auto ctx = Ctx(*t);
+  Report report;
+  ASSERT_TRUE(RunMemorySection(*ctx, 0, report).ok());
+  ASSERT_EQ(report.sections.size(), 1u);
+  const Section& s = report.sections[0];
+  ASSERT_EQ(s.series.size(), 1u);
+  const Series& se = s.series[0];
+  EXPECT_EQ(se.x.size(), se.y2.size());
+  ASSERT_EQ(se.marks.size(), 1u);
+  EXPECT_EQ(se.marks[0].y, static_cast<double>(548 * kMiB));
+  PerfettoExportCounts counts;
+  PerfettoExportOptions options;
+  options.context = ctx.get();
+  const std::string json = ExportPerfettoJson(*t, &counts, options);
+  EXPECT_EQ(counts.memory_points, 9);
+  EXPECT_NE(json.find("\"name\":\"GPU memory\",\"args\":{\"allocated\":"), std::string::npos);
 }
 
 TEST(MemoryShared, RealExport) {

@@ -6,6 +6,8 @@
 
 #include "analyses/gpu_metrics.h"
 #include "analyses/idle_gaps.h"
+#include "analyses/memory.h"
+#include "analyses/metric_samples.h"
 #include "analyses/threads.h"
 
 namespace sightline {
@@ -510,6 +512,19 @@ StatusOr<const GpuMetricsResult*> AnalysisContext::GpuMetrics() {
   }
   if (!gpu_metrics_->ok()) return gpu_metrics_->status();
   return &gpu_metrics_->value();
+}
+
+const MetricSamples& AnalysisContext::Samples() {
+  if (!samples_) samples_ = std::make_unique<MetricSamples>(*trace_);
+  return *samples_;
+}
+
+StatusOr<const MemoryResult*> AnalysisContext::Memory() {
+  if (!memory_) {
+    memory_ = std::make_unique<StatusOr<MemoryResult>>(ComputeMemory(*this, MemoryOptions{}));
+  }
+  if (!memory_->ok()) return memory_->status();
+  return &memory_->value();
 }
 
 StatusOr<const ThreadsResult*> AnalysisContext::Threads() {

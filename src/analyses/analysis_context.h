@@ -24,6 +24,8 @@ namespace sightline {
 struct IdleGapsResult;    // analyses/idle_gaps.h
 struct ThreadsResult;     // analyses/threads.h
 struct GpuMetricsResult;  // analyses/gpu_metrics.h
+struct MemoryResult;      // analyses/memory.h
+class MetricSamples;      // analyses/metric_samples.h
 
 // A stretch of the loop the finding rules look at: one iteration of the main iteration set, or,
 // when the trace has no iterations, each device's whole active span (pid = -1: every process).
@@ -152,6 +154,12 @@ class AnalysisContext {
   // --- GPU metrics ---------------------------------------------------------------------------
   // The sampled GPU metrics (analyses/gpu_metrics.h), per kernel for the options().top_n longest.
   StatusOr<const GpuMetricsResult*> GpuMetrics();
+  // The samples as step functions per (device, metric), for figures over intervals.
+  const MetricSamples& Samples();
+
+  // --- GPU memory ----------------------------------------------------------------------------
+  // The memory timeline, peak and what held it (analyses/memory.h).
+  StatusOr<const MemoryResult*> Memory();
 
   // --- idle gaps ------------------------------------------------------------------------------
   // The idle gaps with options().min_gap_ns (analyses/idle_gaps.h); at least the options().top_n
@@ -202,6 +210,8 @@ class AnalysisContext {
   std::unique_ptr<StatusOr<IdleGapsResult>> idle_gaps_;
   std::unique_ptr<StatusOr<ThreadsResult>> threads_;
   std::unique_ptr<StatusOr<GpuMetricsResult>> gpu_metrics_;
+  std::unique_ptr<StatusOr<MemoryResult>> memory_;
+  std::unique_ptr<MetricSamples> samples_;
 };
 
 // A call that blocks the host until the GPU work it waits for is done: synchronize calls and

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analyses/analysis_context.h"
+#include "analyses/gpu_metrics_intervals.h"
 #include "analyses/intervals.h"
 #include "base/stats.h"
 
@@ -195,6 +196,7 @@ Status RunGpuMetricsSection(AnalysisContext& context, int input, Report& report)
         "beside it count too",
         FormatDuration(r.sample_period_ns));
   }
+  RETURN_IF_ERROR(AddIntervalMetricTables(context, s));
   // SMs Active over time per device: 200 buckets of the trace span, the mean of each bucket's
   // samples (x from the trace's begin, as the utilization series of the overview).
   if (!r.key_metrics.empty()) {

@@ -7,128 +7,196 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
+#include "analyses/range_at.h"
 
 namespace sightline {
+namespace {
+
+// Groups the live allocations' bytes by a name, largest first, the top `n` kept.
+std::vector<AllocationGroup> Group(const std::vector<std::pair<std::string, int64_t>>& items,
+                                   size_t n) {
+  std::map<std::string, AllocationGroup> groups;
+  for (const auto& [name, bytes] : items) {
+    AllocationGroup& g = groups[name];
+    g.name = name;
+    ++g.allocations;
+    g.bytes += bytes;
+  }
+  std::vector<AllocationGroup> out;
+  for (auto& [name, g] : groups) out.push_back(std::move(g));
+  std::stable_sort(out.begin(), out.end(), [](const AllocationGroup& a, const AllocationGroup& b) {
+    return a.bytes > b.bytes;
+  });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+// At most `max_points` points: consecutive points merged into buckets of equal time, each keeping
+// its largest allocated and reserved (so the peak stays visible).
+std::vector<MemoryPoint> Thin(std::vector<MemoryPoint> points, size_t max_points) {
+  if (points.size() <= max_points || max_points < 2) return points;
+  const TimeNs t0 = points.front().time_ns, t1 = points.back().time_ns;
+  const size_t buckets = max_points;
+  std::vector<MemoryPoint> out;
+  for (const MemoryPoint& p : points) {
+    const size_t b = t1 > t0 ? static_cast<size_t>(static_cast<double>(p.time_ns - t0) /
+                                                   static_cast<double>(t1 - t0) * (buckets - 1))
+                             : 0;
+    const TimeNs start = t0 + static_cast<TimeNs>(static_cast<double>(t1 - t0) * b / (buckets - 1));
+    if (out.empty() || out.back().time_ns != start) {
+      out.push_back({start, p.allocated, p.reserved});
+    } else {
+      out.back().allocated = std::max(out.back().allocated, p.allocated);
+      out.back().reserved = std::max(out.back().reserved, p.reserved);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptions& options) {
   const Trace& trace = context.trace();
   const MemoryEventTable& m = trace.memory_events;
-  // The allocating call's name by (pid, correlation id).
-  std::map<std::pair<int32_t, int64_t>, StringId> call_names;
+  // The allocating API call by (pid, correlation id): its name and thread.
+  std::map<std::pair<int32_t, int64_t>, int32_t> calls;
   for (size_t i = 0; i < m.size(); ++i) {
-    if (m.correlation[i] >= 0) call_names[{m.pid[i], m.correlation[i]}] = StringId();
+    if (m.correlation[i] >= 0) calls[{m.pid[i], m.correlation[i]}] = kNoRow;
   }
-  if (!call_names.empty()) {
+  if (!calls.empty()) {
     const ApiCallTable& a = trace.api_calls;
     for (size_t i = 0; i < a.size(); ++i) {
-      auto it = call_names.find({a.pid[i], a.correlation[i]});
-      if (it != call_names.end()) it->second = a.name[i];
+      auto it = calls.find({a.pid[i], a.correlation[i]});
+      if (it != calls.end()) it->second = static_cast<int32_t>(i);
     }
   }
+  auto call_of = [&](size_t row) -> int32_t {
+    if (m.correlation[row] < 0) return kNoRow;
+    auto it = calls.find({m.pid[row], m.correlation[row]});
+    return it == calls.end() ? kNoRow : it->second;
+  };
+
   struct State {
     DeviceMemory d;
+    bool all_totals = true;
+    bool seen = false;
     std::unordered_map<uint64_t, size_t> live;  // address -> event row
     int64_t current = 0;
-    std::vector<size_t> peak_rows;
+    int64_t reserved = -1;
+    int64_t peak_row = -1;
   };
   std::map<int32_t, State> devices;
   for (size_t i = 0; i < m.size(); ++i) {
     State& s = devices[m.device[i]];
-    s.d.device = m.device[i];
+    s.all_totals &= m.total_allocated[i] >= 0;
+  }
+  for (size_t i = 0; i < m.size(); ++i) {
+    State& s = devices[m.device[i]];
+    DeviceMemory& d = s.d;
+    d.device = m.device[i];
+    d.allocator_totals = s.all_totals;
     if (m.bytes[i] >= 0) {
-      ++s.d.allocations;
-      s.d.allocated_bytes += m.bytes[i];
+      ++d.allocations;
+      d.allocated_bytes += m.bytes[i];
       s.current += m.bytes[i];
       s.live[m.address[i]] = i;
     } else {
-      ++s.d.frees;
+      ++d.frees;
       auto it = s.live.find(m.address[i]);
       if (it == s.live.end()) {
-        ++s.d.unmatched_frees;  // allocated before the capture: not counted
-        continue;
+        ++d.unmatched_frees;  // allocated before the capture
+      } else {
+        s.current -= m.bytes[it->second];
+        s.live.erase(it);
       }
-      s.current -= m.bytes[it->second];
-      s.live.erase(it);
     }
-    if (s.current > s.d.peak_bytes) {
-      s.d.peak_bytes = s.current;
-      s.d.peak_ns = m.time_ns[i];
-      s.peak_rows.clear();
-      for (const auto& [addr, row] : s.live) s.peak_rows.push_back(row);
+    if (m.total_reserved[i] >= 0) s.reserved = m.total_reserved[i];
+    if (!s.seen) {
+      s.seen = true;
+      if (d.allocator_totals)
+        d.before_bytes = std::max<int64_t>(0, m.total_allocated[i] - m.bytes[i]);
+      d.first_reserved_bytes = s.reserved;
+    }
+    const int64_t value = d.allocator_totals ? m.total_allocated[i] : s.current;
+    if (value > d.peak_bytes) {
+      d.peak_bytes = value;
+      d.peak_ns = m.time_ns[i];
+      d.reserved_at_peak_bytes = s.reserved;
+      s.peak_row = static_cast<int64_t>(i);
+    }
+    if (s.reserved > d.max_reserved_bytes) {
+      d.max_reserved_bytes = s.reserved;
+      d.max_reserved_ns = m.time_ns[i];
+    }
+    if (!d.timeline.empty() && d.timeline.back().time_ns == m.time_ns[i]) {
+      d.timeline.back().allocated = value;
+      d.timeline.back().reserved = s.reserved;
+    } else {
+      d.timeline.push_back({m.time_ns[i], value, s.reserved});
+    }
+    d.end_bytes = value;
+    d.end_reserved_bytes = s.reserved;
+  }
+
+  // What was live at each device's peak: the events replayed up to the peak's row.
+  std::map<int32_t, std::unordered_map<uint64_t, size_t>> live;
+  for (size_t i = 0; i < m.size(); ++i) {
+    const State& s = devices[m.device[i]];
+    if (static_cast<int64_t>(i) > s.peak_row) continue;
+    auto& l = live[m.device[i]];
+    if (m.bytes[i] >= 0) {
+      l[m.address[i]] = i;
+    } else {
+      l.erase(m.address[i]);
     }
   }
+  RangeAt range_at(trace);
   MemoryResult res;
   for (auto& [id, s] : devices) {
-    s.d.end_bytes = s.current;
-    if (const DeviceInfo* info = trace.FindDevice(id)) s.d.total_bytes = info->total_memory_bytes;
-    std::sort(s.peak_rows.begin(), s.peak_rows.end(), [&](size_t x, size_t y) {
+    DeviceMemory& d = s.d;
+    if (const DeviceInfo* info = trace.FindDevice(id)) d.total_bytes = info->total_memory_bytes;
+    std::vector<size_t> rows;
+    for (const auto& [addr, row] : live[id]) rows.push_back(row);
+    std::sort(rows.begin(), rows.end(), [&](size_t x, size_t y) {
       return m.bytes[x] != m.bytes[y] ? m.bytes[x] > m.bytes[y] : m.time_ns[x] < m.time_ns[y];
     });
-    s.d.at_peak_count = static_cast<int64_t>(s.peak_rows.size());
-    for (size_t k = 0; k < std::min(options.top_allocations, s.peak_rows.size()); ++k) {
-      const size_t row = s.peak_rows[k];
-      LiveAllocation& a = s.d.at_peak.emplace_back();
+    d.at_peak_count = static_cast<int64_t>(rows.size());
+    std::vector<std::pair<std::string, int64_t>> ops, ranges;
+    bool any_op = false, any_range = false;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const size_t row = rows[k];
+      d.at_peak_bytes += m.bytes[row];
+      const int32_t call = call_of(row);
+      int32_t pid = m.pid[row], tid = m.tid[row];
+      if (tid < 0 && call != kNoRow) tid = trace.api_calls.tid[call];
+      const RangeAt::Hit hit = range_at.At(pid, tid, m.time_ns[row]);
+      std::string op =
+          hit.op != kNoRow ? std::string(AutogradOpName(trace.str(trace.ranges.name[hit.op]))) : "";
+      std::string range =
+          hit.range != kNoRow ? std::string(trace.str(trace.ranges.name[hit.range])) : "";
+      any_op |= !op.empty();
+      any_range |= !range.empty();
+      ops.push_back({op.empty() ? "(no op)" : op, m.bytes[row]});
+      ranges.push_back({range.empty() ? "(no range)" : range, m.bytes[row]});
+      if (k >= options.top_allocations) continue;
+      LiveAllocation& a = d.at_peak.emplace_back();
       a.bytes = m.bytes[row];
       a.time_ns = m.time_ns[row];
       a.kind = m.kind[row];
       if (!trace.str(m.name[row]).empty()) {
         a.what = std::string(trace.str(m.name[row]));
-      } else if (auto it = call_names.find({m.pid[row], m.correlation[row]});
-                 it != call_names.end() && !trace.str(it->second).empty()) {
-        a.what = std::string(trace.str(it->second));
+      } else if (call != kNoRow) {
+        a.what = std::string(trace.str(trace.api_calls.name[call]));
       }
+      a.op = std::move(op);
+      a.range = std::move(range);
     }
-    res.devices.push_back(std::move(s.d));
+    if (any_op) d.by_op = Group(ops, options.top_groups);
+    if (any_range) d.by_range = Group(ranges, options.top_groups);
+    d.timeline = Thin(std::move(d.timeline), options.max_points);
+    res.devices.push_back(std::move(d));
   }
   return res;
-}
-
-Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
-  if (context.trace().memory_events.size() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(MemoryResult r, ComputeMemory(context, MemoryOptions{}));
-  const Trace& trace = context.trace();
-  Section& s = report.AddSection("memory", "GPU memory (allocations the trace saw)", input);
-  Table& t = s.AddTable("devices", "Per device",
-                        {{"device", "GPU", Unit::kNumber},
-                         {"allocations", "allocs", Unit::kCount},
-                         {"frees", "frees", Unit::kCount},
-                         {"allocated_bytes", "allocated", Unit::kBytes},
-                         {"peak_bytes", "peak", Unit::kBytes},
-                         {"peak_ns", "at", Unit::kTimestampNs},
-                         {"end_bytes", "at end", Unit::kBytes},
-                         {"total_bytes", "device memory", Unit::kBytes},
-                         {"headroom_bytes", "headroom at peak", Unit::kBytes}});
-  for (const DeviceMemory& d : r.devices) {
-    t.rows.push_back({int64_t{d.device}, d.allocations, d.frees, d.allocated_bytes, d.peak_bytes,
-                      d.peak_ns - trace.begin_ns(), d.end_bytes,
-                      d.total_bytes > 0 ? Value(d.total_bytes) : Value(),
-                      d.total_bytes > 0 ? Value(d.total_bytes - d.peak_bytes) : Value()});
-    if (d.unmatched_frees > 0) {
-      s.notes.push_back(
-          fmt::format("GPU {}: {} frees of memory allocated before the capture (not counted)",
-                      d.device, d.unmatched_frees));
-    }
-  }
-  t.note =
-      "peak = the most the trace's own allocations held at once; memory allocated before the "
-      "capture or by other processes is not in it, and a caching allocator's blocks count as its "
-      "cudaMalloc calls (PyTorch: reserved, not allocated); headroom = device memory - peak";
-  for (const DeviceMemory& d : r.devices) {
-    if (d.at_peak.empty()) continue;
-    Table& p = s.AddTable(fmt::format("at_peak_device_{}", d.device),
-                          fmt::format("GPU {}: allocations alive at the peak", d.device),
-                          {{"bytes", "size", Unit::kBytes},
-                           {"share_pct", "of peak", Unit::kPercent},
-                           {"kind", "kind", Unit::kText},
-                           {"what", "allocated by", Unit::kText},
-                           {"time_ns", "allocated at", Unit::kTimestampNs}});
-    for (const LiveAllocation& a : d.at_peak) {
-      p.rows.push_back({a.bytes, d.peak_bytes > 0 ? 100.0 * a.bytes / d.peak_bytes : 0.0,
-                        std::string(MemoryKindName(a.kind)), a.what, a.time_ns - trace.begin_ns()});
-    }
-    p.total_rows = d.at_peak_count;
-  }
-  return Status::Ok();
 }
 
 }  // namespace sightline

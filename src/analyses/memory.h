@@ -1,7 +1,9 @@
-// GPU memory: peak device memory the trace's allocations held, when, and what held it at the peak,
-// against the device's total (headroom). From nsys's --cuda-memory-usage events. Only what the
-// trace shows: memory allocated before the capture or by other processes is not counted, and a
-// caching allocator's (PyTorch's) reserved blocks appear as its cudaMalloc calls, not as tensors.
+// GPU memory: per device, the memory timeline (allocated, and reserved where the allocator says),
+// the peak and its time, what was live at the peak (largest allocations, and grouped by the op and
+// the NVTX / annotation range that allocated them), against the device's total (headroom). From
+// nsys's --cuda-memory-usage events (CUDA allocations: a caching allocator's blocks appear as its
+// cudaMalloc calls) or PyTorch's [memory] events (tensor allocations, with the caching allocator's
+// Total Allocated and Total Reserved after each event).
 // Input: one AnalysisContext. Units: bytes, ns. docs/analyses/memory.md.
 #pragma once
 
@@ -17,26 +19,57 @@ namespace sightline {
 
 struct MemoryOptions {
   size_t top_allocations = 10;  // allocations listed as alive at the peak
+  size_t top_groups = 10;       // ops / ranges listed as holding memory at the peak
+  size_t max_points = 1000;     // timeline points per device; more events are bucketed (max kept)
 };
 
 struct LiveAllocation {
   int64_t bytes = 0;
   TimeNs time_ns = 0;  // when it was allocated
   MemoryKind kind = MemoryKind::kUnknown;
-  std::string what;  // the allocating API call ("cudaMalloc") or the static symbol
+  std::string what;   // the allocating API call ("cudaMalloc") or the static symbol
+  std::string op;     // the innermost op / range on the allocating thread; "" unknown
+  std::string range;  // the innermost NVTX range or annotation around it; "" none
+};
+
+// Live bytes at the peak grouped by the op or range that allocated them.
+struct AllocationGroup {
+  std::string name;  // "(unknown)" where the allocating thread had no range
+  int64_t allocations = 0;
+  int64_t bytes = 0;
+};
+
+// One point of the memory timeline: after the events at time_ns.
+struct MemoryPoint {
+  TimeNs time_ns = 0;
+  int64_t allocated = 0;
+  int64_t reserved = -1;  // -1 unknown
 };
 
 struct DeviceMemory {
   int32_t device = -1;
+  // Whether the events carry an allocator's totals (PyTorch): then `peak_bytes` is the
+  // allocator's Total Allocated (memory allocated before the trace included), else the most the
+  // trace's own allocations held at once.
+  bool allocator_totals = false;
   int64_t allocations = 0, frees = 0;
   int64_t allocated_bytes = 0;  // Σ allocated
-  int64_t peak_bytes = 0;       // max of allocated − freed so far
+  int64_t peak_bytes = 0;
   TimeNs peak_ns = 0;
   int64_t end_bytes = 0;                // still allocated at the end of the trace
   int64_t total_bytes = 0;              // the device's memory (0 unknown)
   int64_t unmatched_frees = 0;          // frees of addresses the trace never saw allocated
+  int64_t before_bytes = 0;             // allocator totals: allocated before the first event
+  int64_t reserved_at_peak_bytes = -1;  // allocator totals: reserved at the allocated peak
+  int64_t max_reserved_bytes = -1;      // allocator totals: the most reserved, and when
+  TimeNs max_reserved_ns = 0;
+  int64_t first_reserved_bytes = -1;    // reserved after the first event
+  int64_t end_reserved_bytes = -1;      // reserved after the last event
   std::vector<LiveAllocation> at_peak;  // largest first
   int64_t at_peak_count = 0;
+  int64_t at_peak_bytes = 0;  // Σ of the allocations the trace saw alive at the peak
+  std::vector<AllocationGroup> by_op, by_range;  // largest first; empty when nothing attributed
+  std::vector<MemoryPoint> timeline;
 };
 
 struct MemoryResult {

@@ -71,14 +71,15 @@ int RunExport(const ExportArgs& args) {
       *trace, options, [&file](std::string_view chunk) { return file->Append(chunk); }, &counts);
   if (s.ok()) s = file->Commit();
   if (!s.ok()) return ReportError(s);
-  std::fprintf(stderr, "%s",
-               fmt::format("sightline: wrote {}: {} kernels, {} memory operations, {} API calls, "
-                           "{} ranges, {} launch flows, {} iterations, {} findings ({} marked "
-                           "spans), {} GIL and {} GC slices\n",
-                           args.output, counts.kernels, counts.memops, counts.api_calls,
-                           counts.ranges, counts.flows, counts.iterations, counts.findings,
-                           counts.finding_spans, counts.gil_slices, counts.gc_slices)
-                   .c_str());
+  std::fprintf(
+      stderr, "%s",
+      fmt::format("sightline: wrote {}: {} kernels, {} memory operations, {} API calls, "
+                  "{} ranges, {} launch flows, {} iterations, {} findings ({} marked "
+                  "spans), {} GIL and {} GC slices, {} memory points, {} metric samples\n",
+                  args.output, counts.kernels, counts.memops, counts.api_calls, counts.ranges,
+                  counts.flows, counts.iterations, counts.findings, counts.finding_spans,
+                  counts.gil_slices, counts.gc_slices, counts.memory_points, counts.metric_samples)
+          .c_str());
   return kExitOk;
 }
 

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
 
+#include "analyses/memory.h"
 #include "base/json_writer.h"
 #include "base/time_units.h"
 
@@ -218,6 +220,34 @@ void WriteFindings(const Trace& trace, const std::vector<Finding>& findings, Eve
   }
 }
 
+// Counter tracks in each GPU's process: "GPU memory" (allocated, and reserved where the allocator
+// says; the memory analysis's timeline) and one track per sampled metric.
+Status WriteCounterTracks(const Trace& trace, AnalysisContext* context, EventWriter& w,
+                          PerfettoExportCounts& c) {
+  if (context != nullptr && trace.memory_events.size() > 0) {
+    ASSIGN_OR_RETURN(const MemoryResult* memory, context->Memory());
+    for (const DeviceMemory& d : memory->devices) {
+      for (const MemoryPoint& p : d.timeline) {
+        std::string& o = w.Begin('C', kGpuPidBase + d.device, 0, p.time_ns);
+        fmt::format_to(std::back_inserter(o),
+                       ",\"name\":\"GPU memory\",\"args\":{{\"allocated\":{}", p.allocated);
+        if (p.reserved >= 0) fmt::format_to(std::back_inserter(o), ",\"reserved\":{}", p.reserved);
+        o += "}}";
+        ++c.memory_points;
+      }
+    }
+  }
+  const CounterTable& t = trace.counters;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!std::isfinite(t.value[i])) continue;  // not JSON
+    w.Begin('C', kGpuPidBase + t.device[i], 0, t.time_ns[i]);
+    w.Name(trace.str(t.name[i]));
+    fmt::format_to(std::back_inserter(w.out()), ",\"args\":{{\"value\":{}}}}}", t.value[i]);
+    ++c.metric_samples;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& options,
@@ -235,6 +265,12 @@ Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& option
   for (size_t i = 0; i < trace.memops.size(); ++i) {
     gpus.insert(trace.memops.device[i]);
     streams.insert({trace.memops.device[i], trace.memops.stream[i]});
+  }
+  // Devices with memory events or metric samples only get their process too (counter tracks).
+  for (size_t i = 0; i < trace.counters.size(); ++i) gpus.insert(trace.counters.device[i]);
+  if (options.context != nullptr) {
+    for (size_t i = 0; i < trace.memory_events.size(); ++i)
+      gpus.insert(trace.memory_events.device[i]);
   }
   for (int32_t d : gpus) {
     const DeviceInfo* info = trace.FindDevice(d);
@@ -339,6 +375,7 @@ Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& option
     ++c.ranges;
   }
   if (options.context != nullptr) WriteHostTracks(trace, *options.context, w, c);
+  RETURN_IF_ERROR(WriteCounterTracks(trace, options.context, w, c));
   if (options.iterations != nullptr) WriteIterations(trace, *options.iterations, gpus, w, c);
   if (options.findings != nullptr) WriteFindings(trace, *options.findings, w, c);
   if (counts != nullptr) *counts = c;

@@ -5,7 +5,8 @@
 // operation; host processes and threads with CUDA API calls and ranges (NVTX, PyTorch annotations,
 // CPU ops); flow arrows from each launching API call to its kernel or memory operation; iteration
 // markers (a track per iteration set, in its process and in every GPU process it used) and
-// findings (a process with a track per finding, a slice per place it points at).
+// findings (a process with a track per finding, a slice per place it points at); counter tracks
+// in each GPU's process for its memory (allocated, reserved) and its sampled GPU metrics.
 // Timestamps are microseconds (3 decimals, i.e. ns precision) from the trace's first event.
 // The output goes out in chunks, so a trace of 10^7 kernels never sits in memory as one string.
 #pragma once
@@ -31,6 +32,8 @@ struct PerfettoExportCounts {  // what was written, for tests and the CLI's summ
   int64_t finding_spans = 0;  // finding slices
   int64_t gil_slices = 0;     // "Holding GIL" / "Waiting for GIL" slices on the GIL tracks
   int64_t gc_slices = 0;      // collections on the GC tracks
+  int64_t memory_points = 0;  // points on the GPU memory counter tracks
+  int64_t metric_samples = 0;  // GPU metric samples on their counter tracks
 };
 
 struct PerfettoExportOptions {
@@ -38,7 +41,8 @@ struct PerfettoExportOptions {
   const std::vector<Finding>* findings = nullptr;  // annotations, in rank order; null: none
   // The trace's analysis context, for the host tracks: per thread with GIL data a "GIL" track (its
   // held and waited unions), per process with GC ranges a "Python GC" track (GcIntervals, by the
-  // context's --gc-ranges). Null: no host tracks.
+  // context's --gc-ranges), and the GPU memory counter tracks (the memory analysis's timeline).
+  // Null: none of those.
   AnalysisContext* context = nullptr;
 };
 

@@ -40,12 +40,14 @@ constexpr DiagnosticInfo kCatalogue[] = {
 
     // Nsight Systems.
     {kGpuMetricsNotRead, "gpu_metrics_not_read", kInfo,
-     "GPU metric samples of metrics this version does not read (only the [Throughput %] metrics "
-     "and "
-     "the clock frequencies are read)"},
+     "GPU metric samples not read: of metrics the export's GpuMetricsConfig does not list, or, "
+     "without that config, other than the [Throughput %] metrics and the clock frequencies"},
     {kNsysMemoryEventUnusable, "nsys_memory_event_unusable", kWarning,
      "GPU memory usage events with NULLs in required columns, a negative size or an unknown "
      "operation; dropped"},
+    {kNsysGpuMetricsConfigUnmatched, "nsys_gpu_metrics_config_unmatched", kWarning,
+     "The export's GpuMetricsConfig has no metric set with every metric of the export: values read "
+     "with the built-in scales (percent as stored, clocks Hz to MHz), other metrics not read"},
     {kNsysSchemaVersionUnknown, "nsys_schema_version_unknown", kWarning,
      "the export does not state its schema version (no EXPORT_SCHEMA_VERSION in "
      "META_DATA_EXPORT); read as the supported schema, checking each table and column"},
@@ -132,8 +134,13 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "Kineto events of category 'overhead' not mapped: profiler overhead (CUPTI buffer requests, "
      "lazy function loading)"},
     {kKinetoUnmappedCpuInstantEvent, "kineto_unmapped_cpu_instant_event", kInfo,
-     "Kineto events of category 'cpu_instant_event' not mapped: instant events such as [memory] "
-     "allocator records"},
+     "Kineto events of category 'cpu_instant_event' not mapped: instant events other than the "
+     "[memory] allocator records"},
+    {kKinetoHostMemoryEvent, "kineto_host_memory_event", kInfo,
+     "PyTorch [memory] events of host (CPU) memory (Device Type 0); only GPU memory is read"},
+    {kKinetoMemoryEventUnusable, "kineto_memory_event_unusable", kWarning,
+     "PyTorch [memory] events without a usable ts, Bytes, Device Id or Device Type, or of a "
+     "device type other than CPU and CUDA; dropped"},
     {kKinetoUnmappedCudaSync, "kineto_unmapped_cuda_sync", kInfo,
      "Kineto events of category 'cuda_sync' not mapped: GPU-side synchronization spans; the "
      "host-side cuda_runtime call is kept"},

@@ -28,6 +28,7 @@ enum class DiagCode : uint16_t {
   kStringCut,
   kGpuMetricsNotRead,
   kNsysMemoryEventUnusable,
+  kNsysGpuMetricsConfigUnmatched,
   // Nsight Systems SQLite importer.
   kNsysSchemaVersionUnknown,
   kNsysSchemaVersionUntested,
@@ -61,6 +62,8 @@ enum class DiagCode : uint16_t {
   kKinetoUnmappedTrace,
   kKinetoUnmappedOverhead,
   kKinetoUnmappedCpuInstantEvent,
+  kKinetoHostMemoryEvent,
+  kKinetoMemoryEventUnusable,
   kKinetoUnmappedCudaSync,
   kKinetoUnmappedNoCategory,
   kKinetoUnmappedCategory,  // any other category; the detail names it

@@ -168,20 +168,28 @@ struct RangeTable {
 // GPU memory allocations and frees (nsys --cuda-memory-usage=true): one row per event, in time
 // order. `bytes` is signed: + allocated, − freed. What the trace shows only: memory allocated
 // before the capture, by other processes, or inside a caching allocator's blocks is not here.
+// PyTorch's profiler (`[memory]` events, profile_memory=True) reports its caching allocator's
+// tensor allocations instead, with the allocator's totals after each event: `total_allocated`
+// and `total_reserved` (-1 where the source has none, as in nsys), and the allocating thread.
 struct MemoryEventTable {
   std::vector<TimeNs> time_ns;
   std::vector<int32_t> device, pid;
+  std::vector<int32_t> tid;  // the allocating thread; -1 unknown (nsys: see `correlation`)
   std::vector<int64_t> bytes;
   std::vector<uint64_t> address;
   std::vector<MemoryKind> kind;
   std::vector<int64_t> correlation;  // the allocating or freeing API call's; -1 none
   std::vector<StringId> name;        // static allocations: the symbol; else empty
+  std::vector<int64_t> total_allocated, total_reserved;  // after the event; -1 unknown
 
   template <typename F>
   void ForEachColumn(F&& f) {
     f(time_ns);
     f(device);
     f(pid);
+    f(tid);
+    f(total_allocated);
+    f(total_reserved);
     f(bytes);
     f(address);
     f(kind);

@@ -548,6 +548,9 @@ void TraceBuilder::AddMemoryEvent(const MemoryEventRow& row) {
   m.time_ns.push_back(row.time_ns);
   m.device.push_back(row.device);
   m.pid.push_back(row.pid);
+  m.tid.push_back(row.tid);
+  m.total_allocated.push_back(row.total_allocated);
+  m.total_reserved.push_back(row.total_reserved);
   m.bytes.push_back(row.bytes);
   m.address.push_back(row.address);
   m.kind.push_back(row.kind);

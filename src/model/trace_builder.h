@@ -82,8 +82,9 @@ class TraceBuilder {
   void AddCounter(TimeNs time_ns, int32_t device, StringId name, double value);
   struct MemoryEventRow {
     TimeNs time_ns = 0;
-    int32_t device = -1, pid = -1;
-    int64_t bytes = 0;  // + allocated, − freed
+    int32_t device = -1, pid = -1, tid = -1;
+    int64_t bytes = 0;                                  // + allocated, − freed
+    int64_t total_allocated = -1, total_reserved = -1;  // an allocator's totals after it
     uint64_t address = 0;
     MemoryKind kind = MemoryKind::kUnknown;
     int64_t correlation = -1;

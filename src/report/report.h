@@ -68,6 +68,16 @@ struct Series {
   SeriesStyle style = SeriesStyle::kAuto;
   Unit x_unit = Unit::kNumber, y_unit = Unit::kNumber;
   std::vector<double> x, y;
+  // A second line over the same x and unit (e.g. reserved beside allocated); empty when none.
+  // y_label / y2_label name the two lines.
+  std::vector<double> y2;
+  std::string y_label, y2_label;
+  // Points called out on the chart (e.g. the peak).
+  struct Mark {
+    double x = 0, y = 0;
+    std::string label;
+  };
+  std::vector<Mark> marks;
 };
 
 // A directed acyclic graph (a TensorRT engine's layers): nodes in a topological order, edges

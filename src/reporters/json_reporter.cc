@@ -151,6 +151,24 @@ std::string RenderJsonReport(const Report& report) {
         w.Key("y").BeginArray();
         for (double y : se.y) w.Double(y);
         w.EndArray();
+        if (!se.y_label.empty()) w.Key("y_label").String(se.y_label);
+        if (!se.y2.empty()) {
+          w.Key("y2_label").String(se.y2_label);
+          w.Key("y2").BeginArray();
+          for (double y : se.y2) w.Double(y);
+          w.EndArray();
+        }
+        if (!se.marks.empty()) {
+          w.Key("marks").BeginArray();
+          for (const Series::Mark& mark : se.marks) {
+            w.BeginObject();
+            w.Key("x").Double(mark.x);
+            w.Key("y").Double(mark.y);
+            w.Key("label").String(mark.label);
+            w.EndObject();
+          }
+          w.EndArray();
+        }
         w.EndObject();
       }
       w.EndObject();

@@ -33,6 +33,18 @@ const std::vector<FindingRule>& FindingRules() {
       {"sm_underfilled",
        "the timeline shows the GPU busy, the sampled metrics show its SMs mostly empty",
        &RuleSmUnderfilled},
+      {"alloc_in_loop", "cudaMalloc/cudaFree or allocator growth inside the iteration loop",
+       &RuleAllocInLoop},
+      {"memory_fragmentation",
+       "the caching allocator reserves far more than is allocated at the peak",
+       &RuleMemoryFragmentation},
+      {"memory_near_capacity", "peak device memory close to the device's capacity",
+       &RuleMemoryNearCapacity},
+      {"memory_bound_phase",
+       "busy stretches with DRAM near its peak and tensor cores idle (sampled)",
+       &RuleMemoryBoundPhase},
+      {"idle_sms_during_comm", "SMs mostly idle while communication runs with no compute beside it",
+       &RuleIdleSmsDuringComm},
   };
   return kRules;
 }

@@ -51,6 +51,11 @@ Status RuleGcPauses(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleBlockingOsCall(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleHostBoundPipeline(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleSmUnderfilled(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleAllocInLoop(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleMemoryFragmentation(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleMemoryNearCapacity(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleMemoryBoundPhase(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleIdleSmsDuringComm(AnalysisContext& context, std::vector<Finding>& out);
 // Multi-rank rule: runs once over all inputs (AnalyzeFiles), on the ranks analysis.
 Status RuleStraggler(const RanksResult& ranks, std::vector<Finding>& out);
 

@@ -42,6 +42,10 @@ struct EventArgs {
   bool has_grid = false, has_block = false;
   std::string_view name, labels;  // metadata events: args.name / args.labels
   bool has_name = false, has_labels = false;
+  // PyTorch's `[memory]` instant events: Bytes (negative on free), Total Allocated, Total
+  // Reserved, Device Id, Device Type (1 = CUDA), Addr.
+  int64_t mem_bytes = kUnset, total_allocated = kUnset, total_reserved = kUnset;
+  int64_t device_id = kUnset, device_type = kUnset, addr = kUnset;
 };
 
 struct Event {

@@ -73,6 +73,11 @@ void EventMapper::Map(const Event& e) {
     MapMetadata(e);
     return;
   }
+  if ((e.ph == 'i' || e.ph == 'I') && e.category == Category::kOther &&
+      e.cat == "cpu_instant_event" && e.has_name && e.name == "[memory]") {
+    MapMemoryEvent(e);
+    return;
+  }
   const bool mapped_category = e.category != Category::kMissing && e.category != Category::kOther;
   if (e.ph != 'X' || !mapped_category) {
     if (mapped_category && e.ph == 0) {
@@ -265,6 +270,35 @@ void EventMapper::MapMetadata(const Event& e) {
   thread_names_[{pid, tid}] = std::string(e.args.name);
 }
 
+void EventMapper::MapMemoryEvent(const Event& e) {
+  const EventArgs& a = e.args;
+  constexpr int64_t kCpu = 0, kCuda = 1;
+  if (a.device_type == kCpu) {
+    ++host_memory_events_;
+    return;
+  }
+  int32_t pid = -1, tid = -1;
+  TimeNs time_ns = 0;
+  if (!e.has_ts || e.bad_value || a.mem_bytes == kUnset || a.device_type != kCuda ||
+      a.device_id == kUnset || !FitsInt32(a.device_id) || a.device_id < 0 ||
+      __builtin_add_overflow(e.ts_ns, offset_ns_, &time_ns)) {
+    ++memory_unusable_;
+    return;
+  }
+  if (!GetHostIds(e, &pid, &tid)) pid = tid = -1;  // unknown: the event still counts
+  TraceBuilder::MemoryEventRow row;
+  row.time_ns = time_ns;
+  row.device = static_cast<int32_t>(a.device_id);
+  row.pid = pid;
+  row.tid = tid;
+  row.bytes = a.mem_bytes;
+  row.address = a.addr == kUnset ? 0 : static_cast<uint64_t>(a.addr);
+  row.kind = MemoryKind::kDevice;
+  row.total_allocated = a.total_allocated == kUnset ? -1 : a.total_allocated;
+  row.total_reserved = a.total_reserved == kUnset ? -1 : a.total_reserved;
+  builder_->AddMemoryEvent(row);
+}
+
 void EventMapper::CountUnmapped(const Event& e) {
   // A mapped category in another phase (e.g. an instant "kernel" event) is counted apart.
   const bool other_phase = e.category != Category::kMissing && e.category != Category::kOther;
@@ -299,6 +333,8 @@ void EventMapper::Finish() {
   d.Add(DiagCode::kKinetoSmemSplitUnknown, smem_split_unknown_);
   d.Add(DiagCode::kKinetoMemopNameUnknown, memop_name_unknown_);
   d.Add(DiagCode::kKinetoUnmappedMetadata, ignored_metadata_);
+  d.Add(DiagCode::kKinetoHostMemoryEvent, host_memory_events_);
+  d.Add(DiagCode::kKinetoMemoryEventUnusable, memory_unusable_);
   std::sort(unmapped_.begin(), unmapped_.end(), [](const Unmapped& a, const Unmapped& b) {
     return a.cat != b.cat ? a.cat < b.cat : a.phase < b.phase;
   });

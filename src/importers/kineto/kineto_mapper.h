@@ -7,10 +7,13 @@
 //   ph X, cat cuda_runtime/cuda_driver-> ApiCallRow kRuntime / kDriver (args.correlation)
 //   ph X, cat cpu_op / user_annotation / python_function -> RangeRow kCpuOp / kUserAnnotation /
 //                                        kPythonFunction
+//   ph i, cat cpu_instant_event, name [memory] -> MemoryEventRow (args Bytes, Total Allocated,
+//                                        Total Reserved, Device Id, Addr) when Device Type is 1
+//                                        (CUDA); host memory (Device Type 0) is counted
 //   ph M process_name / process_labels / thread_name -> ProcessInfo / ThreadInfo (GPU rows,
 //                                        labelled "GPU N", are devices and are left out)
 // Everything else (gpu_user_annotation, ac2g and other flows, Trace spans, overhead,
-// cpu_instant_event, cuda_sync, sort-index metadata, ...) is counted per category as an info
+// other cpu_instant_events, cuda_sync, sort-index metadata, ...) is counted per category as an info
 // diagnostic. Events of a mapped category with a missing or malformed ts/dur/name/pid/tid are
 // counted and dropped. Kineto writes "shared memory" as static + dynamic; the model keeps the two
 // apart, so the split of a non-zero value is unknown (-1) and counted.
@@ -54,6 +57,7 @@ class EventMapper {
   void MapApiCall(const Event& e, ApiKind kind);
   void MapRange(const Event& e, RangeKind kind);
   void MapMetadata(const Event& e);
+  void MapMemoryEvent(const Event& e);
   void CountUnmapped(const Event& e);
   void Invalid() { ++invalid_; }
 
@@ -66,6 +70,8 @@ class EventMapper {
   int64_t smem_split_unknown_ = 0;
   int64_t memop_name_unknown_ = 0;
   int64_t ignored_metadata_ = 0;
+  int64_t host_memory_events_ = 0;
+  int64_t memory_unusable_ = 0;
   struct Unmapped {
     std::string cat;
     char phase;  // 0, or the phase of a mapped category seen in another phase

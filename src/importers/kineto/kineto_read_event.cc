@@ -68,6 +68,26 @@ error_code ReadArgs(sj::value& v, EventArgs* args) {
     const sj::raw_json_string key = field.key();
     sj::value& value = field.value();
     switch (key.raw()[0]) {
+      case 'A':
+        if (key.unsafe_is_equal("Addr")) ReadIntArg(value, &args->addr);
+        break;
+      case 'B':
+        if (key.unsafe_is_equal("Bytes")) ReadIntArg(value, &args->mem_bytes);
+        break;
+      case 'D':
+        if (key.unsafe_is_equal("Device Id")) {
+          ReadIntArg(value, &args->device_id);
+        } else if (key.unsafe_is_equal("Device Type")) {
+          ReadIntArg(value, &args->device_type);
+        }
+        break;
+      case 'T':
+        if (key.unsafe_is_equal("Total Allocated")) {
+          ReadIntArg(value, &args->total_allocated);
+        } else if (key.unsafe_is_equal("Total Reserved")) {
+          ReadIntArg(value, &args->total_reserved);
+        }
+        break;
       case 'b':
         if (key.unsafe_is_equal("bytes")) {
           ReadIntArg(value, &args->bytes);
@@ -114,13 +134,15 @@ error_code ReadArgs(sj::value& v, EventArgs* args) {
 // Whether `args` can matter for this event, given what was read before it (usually ph and cat
 // come first; sorted-key files put args first, and then everything is read).
 bool WantArgs(const Event& e) {
-  if (e.ph != 0 && e.ph != 'X' && e.ph != 'M') return false;
+  const bool instant = e.ph == 'i' || e.ph == 'I';  // PyTorch's [memory] events
+  if (e.ph != 0 && e.ph != 'X' && e.ph != 'M' && !instant) return false;
   switch (e.category) {
     case Category::kCpuOp:
     case Category::kUserAnnotation:
     case Category::kPythonFunction:
-    case Category::kOther:
       return e.ph == 'M';
+    case Category::kOther:
+      return e.ph == 'M' || instant;
     default:
       return true;
   }

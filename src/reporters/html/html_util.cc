@@ -72,8 +72,12 @@ std::string Open(const std::string& title, int height) {
 std::string StepChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max) {
   if (series.x.empty()) return "";
   const size_t n = std::min(series.x.size(), series.y.size());
+  const bool two = series.y2.size() >= n;
   double data_max = 0;
-  for (size_t i = 0; i < n; ++i) data_max = std::max(data_max, series.y[i]);
+  for (size_t i = 0; i < n; ++i) {
+    data_max = std::max(data_max, series.y[i]);
+    if (two) data_max = std::max(data_max, series.y2[i]);
+  }
   const double ymax = y_max > 0 ? y_max : NiceMax(data_max);
   const double x0 = series.x.front();
   // The last bucket ends one step after its start; show the full span.
@@ -101,9 +105,43 @@ std::string StepChartSvg(const Series& series, const std::vector<Marker>& marker
                    xb);
   }
   area = path + fmt::format("V{}H{}Z", kTop + plot_h, kLeft);
+  if (two) {  // the second line behind the first, dashed (e.g. reserved beside allocated)
+    std::string path2;
+    for (size_t i = 0; i < n; ++i) {
+      fmt::format_to(std::back_inserter(path2), "{}{:.1f},{:.1f}H{:.1f}", i == 0 ? "M" : "L",
+                     px(series.x[i]), py(series.y2[i]), px(i + 1 < n ? series.x[i + 1] : x1));
+    }
+    fmt::format_to(std::back_inserter(out),
+                   "<path class=\"line2\" d=\"{}\" fill=\"none\" stroke=\"#d62728\" "
+                   "stroke-dasharray=\"4 3\"><title>{}</title></path>",
+                   path2, XmlEscape(series.y2_label));
+  }
   fmt::format_to(std::back_inserter(out),
-                 "<path class=\"area\" d=\"{}\"/><path class=\"line\" d=\"{}\"/></svg>", area,
-                 path);
+                 "<path class=\"area\" d=\"{}\"/><path class=\"line\" d=\"{}\"/>", area, path);
+  for (const Series::Mark& mark : series.marks) {  // a dot with its label, e.g. the peak
+    if (mark.x < x0 || mark.x > x1) continue;
+    const double mx = px(mark.x), my = py(mark.y);
+    fmt::format_to(std::back_inserter(out),
+                   "<circle class=\"mark\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#d62728\">"
+                   "<title>{}</title></circle><text class=\"mk\" style=\"font-size:10px\" "
+                   "x=\"{:.1f}\" y=\"{:.1f}\" "
+                   "text-anchor=\"{}\">{}</text>",
+                   mx, my, XmlEscape(mark.label), mx + (mx > kWidth / 2 ? -6 : 6),
+                   std::max<double>(kTop + 10, my - 6), mx > kWidth / 2 ? "end" : "start",
+                   XmlEscape(mark.label));
+  }
+  if (!series.y2_label.empty() || !series.y_label.empty()) {  // a legend, top left
+    fmt::format_to(std::back_inserter(out),
+                   "<text class=\"mk\" style=\"font-size:10px\" x=\"{}\" y=\"{}\">— {}</text>",
+                   kLeft + 6, kTop + 12, XmlEscape(series.y_label));
+    if (two) {
+      fmt::format_to(std::back_inserter(out),
+                     "<text class=\"mk\" style=\"font-size:10px;fill:#d62728\" x=\"{}\" "
+                     "y=\"{}\">- - {}</text>",
+                     kLeft + 6, kTop + 26, XmlEscape(series.y2_label));
+    }
+  }
+  out += "</svg>";
   return out;
 }
 

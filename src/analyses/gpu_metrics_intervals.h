@@ -1,0 +1,46 @@
+// The sampled GPU metrics per iteration and per NVTX range / annotation: for each, the
+// overlap-weighted mean, p50 and p90 of GR Active, SMs Active, SM Issue, Tensor Active, DRAM read
+// and write, PCIe and NVLink (those the trace has) over the GPU time of the work it launched, with
+// how many samples each figure rests on (none: no figure). Part of the gpu_metrics section. Input:
+// one AnalysisContext. docs/analyses/gpu_metrics.md, "Per iteration and per range".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "analyses/metric_samples.h"
+#include "base/status.h"
+#include "report/report.h"
+
+namespace sightline {
+
+struct IntervalMetricsOptions {
+  size_t top_ranges = 10;  // range names per device, by the GPU time they cover
+};
+
+struct IntervalMetricsRow {
+  std::string label;   // "step3" (iterations: the range's name) or the range name
+  int64_t index = -1;  // iterations: the index in the main set
+  int32_t device = -1;
+  int64_t instances = 1;   // ranges: how many ranges of the name launched work on the device
+  DurationNs span_ns = 0;  // length of the intervals (the union of the work's GPU spans)
+  std::vector<WeightedFigure> figures;  // parallel to IntervalMetricsResult::metrics
+};
+
+struct IntervalMetricsResult {
+  std::vector<StringId> metrics;  // the metrics shown, in a fixed order
+  std::vector<IntervalMetricsRow> iterations, ranges;
+};
+
+// The metrics shown per interval, those present in the trace, in the issue's order.
+std::vector<StringId> IntervalMetricNames(const Trace& trace);
+
+StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
+                                                       const IntervalMetricsOptions& options);
+
+// Adds the per-iteration and per-range tables to the gpu_metrics section.
+Status AddIntervalMetricTables(AnalysisContext& context, Section& section);
+
+}  // namespace sightline
