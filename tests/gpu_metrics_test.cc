@@ -170,7 +170,9 @@ TEST(GpuMetricsShared, RealExport) {
     const WeightedFigure& f = it.figures[sm_index];
     // One sample per ms of GPU span, give or take the two partial ones at its ends.
     EXPECT_NEAR(static_cast<double>(f.samples), it.span_ns / 1e6, 2.0) << it.label;
-    if (it.index > 0) EXPECT_GT(f.mean, 90) << it.label;
+    if (it.index > 0) {
+      EXPECT_GT(f.mean, 90) << it.label;
+    }
   }
   EXPECT_LT(per->iterations[0].figures[sm_index].mean, per->iterations[1].figures[sm_index].mean);
 }

@@ -236,6 +236,20 @@ TEST(TrtReaders, WrongTypesAreCountedAndDroppedNotCoerced) {
   EXPECT_EQ(t.Count(DiagCode::kTrtRecordIncomplete), 1);
 }
 
+TEST(TrtReaders, AnSmCountThatIsNotACountIsDropped) {
+  // fuzz_trt found SMs = 1e300 cast to an integer (undefined); now it is a wrong-typed field.
+  for (const char* sms : {"1e300", "-4", "13.5", "132"}) {
+    Diagnostics d;
+    TrtMetadata m;
+    const std::string json =
+        std::string(R"({"device_information": {"Selected Device": "H100", "SMs": )") + sms + "}}";
+    ASSERT_TRUE(ParseTrtMetadata(json, TrtFileKind::kProfileMetadata, "m.json", m, d).ok()) << sms;
+    const bool good = std::string(sms) == "132";
+    EXPECT_EQ(m.sms, good ? 132 : 0) << sms;
+    EXPECT_EQ(d.Count(DiagCode::kTrtFieldWrongType), good ? 0 : 1) << sms;
+  }
+}
+
 TEST(TrtReaders, BadFilesSayWhatIsWrong) {
   Diagnostics d;
   StatusOr<TrtGraph> g = ParseTrtGraph("{\"Layers\": [", "E.graph.json", d);

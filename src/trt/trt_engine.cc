@@ -524,7 +524,14 @@ Status ParseTrtMetadata(std::string_view json, TrtFileKind kind, const std::stri
     if (f.Num(x, "Compute Capability", &v) && m.compute_capability.empty()) {
       m.compute_capability = fmt::format("{:.1f}", v);
     }
-    if (f.Num(x, "SMs", &v) && m.sms == 0) m.sms = static_cast<int64_t>(v);
+    if (f.Num(x, "SMs", &v) && m.sms == 0) {
+      // A count: anything but a whole number of plausible size is the wrong type, not a cast.
+      if (v >= 1 && v <= 1e6 && v == std::floor(v)) {
+        m.sms = static_cast<int64_t>(v);
+      } else {
+        f.Wrong("device_information.SMs");
+      }
+    }
   }
   if (f.Obj(o, "performance_summary", &x)) {
     for (auto [key, value] : x) {
