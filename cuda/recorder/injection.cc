@@ -3,7 +3,8 @@
 // NVTX call, which may come before CUDA's). Either one starts the recorder once: it reads the
 // SIGHTLINE_RECORD_* settings (include/sightline/recorder_env.h), opens the output file, registers
 // the CUPTI buffer callbacks and enables activity now (capture range none) or between
-// cu/cudaProfilerStart and Stop (capture range cudaProfilerApi). A process whose rank is not
+// cu/cudaProfilerStart and Stop (capture range cudaProfilerApi; the driver launch calls stay
+// enabled and the writer keeps those inside a window). A process whose rank is not
 // selected returns at once and leaves CUDA and NVTX untouched.
 #include <cupti.h>
 #include <dlfcn.h>
@@ -168,17 +169,21 @@ void EnableActivities(bool enable) {
       CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     }
   }
-  if (S().only_driver_launches) {
-    for (CUpti_CallbackId cbid : kDriverLaunchCalls) {
-      cuptiActivityEnableDriverApi(cbid, enable ? 1 : 0);
-    }
-  }
   if (enable && !S().query_calls && S().runtime_on) {
     for (CUpti_CallbackId cbid : kRuntimeQueryCalls) cuptiActivityEnableRuntimeApi(cbid, 0);
     if (S().driver_api) {
       for (CUpti_CallbackId cbid : kDriverQueryCalls) cuptiActivityEnableDriverApi(cbid, 0);
     }
   }
+}
+
+// Of the driver API, the launch calls alone (without --driver-api), enabled once at injection and
+// never switched: CUPTI 13.0 accepts cuptiActivityEnableDriverApi later (at a capture window's
+// start) but then emits no records, which left cuBLAS's cuLaunchKernelEx kernels without a launching
+// call. With a capture range the writer keeps those that start inside a window (Writer::WindowOpened,
+// capture_window_gate.h); the kinds are still switched at the windows' edges.
+void EnableDriverLaunchCalls() {
+  for (CUpti_CallbackId cbid : kDriverLaunchCalls) cuptiActivityEnableDriverApi(cbid, 1);
 }
 
 void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -206,6 +211,7 @@ void OpenWindow() {
   EnableActivities(true);
   s.window_open = true;
   s.window_start_ns = CuptiNow();
+  s.writer->WindowOpened(s.window_start_ns);
 }
 
 void CloseWindow() {
@@ -216,6 +222,7 @@ void CloseWindow() {
   w.start_ns = s.window_start_ns;
   w.end_ns = CuptiNow();
   w.index = s.windows;
+  s.writer->WindowClosed(w.end_ns);
   EnableActivities(false);
   s.window_open = false;
   ++s.windows;
@@ -357,6 +364,7 @@ void StartOnce() {
       std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == s.skip.end();
   s.only_driver_launches = !s.driver_api && s.runtime_on;
   s.writer->DropNestedDriverLaunches(s.only_driver_launches);
+  s.writer->GateDriverRecordsByWindow(s.only_driver_launches && s.profiler_api);
   CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
@@ -406,6 +414,7 @@ void StartOnce() {
   } else {
     EnableActivities(true);
   }
+  if (s.only_driver_launches) EnableDriverLaunchCalls();
   // Completed buffers reach the file at least every second, so a crash loses little.
   CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
   s.active = true;

@@ -395,6 +395,10 @@ void Writer::TranslateOne(const void* raw) {
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto* a = static_cast<const CUpti_ActivityAPI*>(raw);
+      if (rec->kind == CUPTI_ACTIVITY_KIND_DRIVER && gate_driver_records_ &&
+          !window_gate_.Contains(static_cast<int64_t>(a->start))) {
+        return;  // a launch call outside every capture window
+      }
       const auto domain = rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? recfmt::ApiDomain::kRuntime
                                                                    : recfmt::ApiDomain::kDriver;
       recfmt::ApiBody b{};

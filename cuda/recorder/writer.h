@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture_window_gate.h"
 #include "nested_driver_filter.h"
 #include "thread_names.h"
 #include "sightline/recorder_format.h"
@@ -29,6 +30,12 @@ class Writer {
   // Set before Start(): only the driver API's launch calls are recorded, so a driver record nested
   // in a runtime call with the same correlation id is left out (the runtime record stands for it).
   void DropNestedDriverLaunches(bool on) { nested_driver_launches_ = on; }
+  // Set before Start(): with a capture range, driver API records (enabled for the whole run: the
+  // launch calls) are kept only when they start inside a window that WindowOpened/WindowClosed
+  // (any thread, in time order) have reported (capture_window_gate.h).
+  void GateDriverRecordsByWindow(bool on) { gate_driver_records_ = on; }
+  void WindowOpened(int64_t start_ns) { window_gate_.Open(start_ns); }
+  void WindowClosed(int64_t end_ns) { window_gate_.Close(end_ns); }
 
   // CUPTI buffer management (any thread).
   uint8_t* AcquireBuffer(size_t* size);
@@ -87,8 +94,12 @@ class Writer {
   bool finished_ = false;
   std::thread thread_;
 
+  // Any thread (internally locked).
+  CaptureWindowGate window_gate_;
+
   // Owned by the writer thread.
   bool nested_driver_launches_ = false;
+  bool gate_driver_records_ = false;
   NestedDriverLaunchFilter nested_filter_;
   ThreadNamer thread_namer_;
   recfmt::ChunkBuilder chunk_;

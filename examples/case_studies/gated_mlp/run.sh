@@ -1,8 +1,8 @@
 #!/bin/bash
 # The gated-MLP fusion case study on the GPU machine, from the repository root:
 #   bash examples/case_studies/gated_mlp/run.sh
-# --driver-api: cuBLAS launches its GEMMs with cuLaunchKernelEx, which the recorder misses inside a
-# capture range without it (gated_mlp/README.md).
+# --driver-api: every driver call of cuBLAS's GEMM launches (cuLaunchKernelEx is recorded without it
+# too since the recorder fix, gated_mlp/README.md).
 # Builds gated_mlp, checks both variants (CPU samples, after against before) and times them at several
 # token counts, records before/after with `sightline record` and Nsight Systems at one token count, and
 # runs `sightline analyze/diff` on them. Results: $OUT/gated_mlp.tar.gz and $OUT/mlp_log.txt.
