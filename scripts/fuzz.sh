@@ -4,6 +4,7 @@
 # fuzz/gather_seeds.sh collects. Fails at the first crash, leak, sanitizer report, timeout or
 # out-of-memory; the input that caused it is left in build-fuzz/artifacts/<target>/.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]      e.g. scripts/fuzz.sh 600 fuzz_recorder
+# SIGHTLINE_FUZZ_SEED=N fixes libFuzzer's seed (scripts/test.sh uses 1).
 # Corpora grown by earlier runs are kept in build-fuzz/corpus/<target>/ and reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,10 @@ if [ ${#targets[@]} -eq 0 ]; then
            fuzz_gpu_metrics_config)
 fi
 jobs=${SIGHTLINE_FUZZ_BUILD_JOBS:-$(nproc)}
+# SIGHTLINE_FUZZ_SEED: libFuzzer's random seed (0 = a new one each run, libFuzzer's default).
+# scripts/test.sh fixes it, so that CI explores the same inputs on every run and a failure there
+# reproduces: new ground is covered by the long runs, not by CI.
+seed=${SIGHTLINE_FUZZ_SEED:-0}
 
 CXX=${CXX:-clang++} cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSIGHTLINE_FUZZ=ON -DSIGHTLINE_CUDA=OFF -DSIGHTLINE_BUILD_TESTS=OFF \
@@ -36,7 +41,7 @@ for t in "${targets[@]}"; do
   [ "$t" = fuzz_nsys_sqlite ] && max_len=131072  # whole small exports
   echo "== $t: ${seconds}s"
   # New inputs go to the first directory (the kept corpus); the seeds are read, never written.
-  build-fuzz/fuzz/"$t" "$corpus" "build-fuzz/seeds/$t" -max_total_time="$seconds" \
+  build-fuzz/fuzz/"$t" "$corpus" "build-fuzz/seeds/$t" -max_total_time="$seconds" -seed="$seed" \
     -max_len="$max_len" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" 2>build-fuzz/"$t".log || {
     tail -n 60 build-fuzz/"$t".log

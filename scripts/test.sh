@@ -17,5 +17,5 @@ if [ "${SIGHTLINE_SKIP_SANITIZE:-0}" != 1 ]; then
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 900
 fi
 if [ "${SIGHTLINE_SKIP_FUZZ:-0}" != 1 ]; then
-  bash scripts/fuzz.sh "${SIGHTLINE_FUZZ_SECONDS:-60}"
+  SIGHTLINE_FUZZ_SEED=${SIGHTLINE_FUZZ_SEED:-1} bash scripts/fuzz.sh "${SIGHTLINE_FUZZ_SECONDS:-60}"
 fi
