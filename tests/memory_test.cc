@@ -55,6 +55,43 @@ TEST(Memory, PeakAndWhatHeldIt) {
   EXPECT_EQ(d.at_peak[1].what, "cudaMalloc");
 }
 
+// Pinned (and pageable) host allocations that nsys reports beside the device's (cudaHostAlloc, a
+// pinned staging buffer; 4 B on examples/samples/gpu_memory_h200.nsys.sqlite) take no device
+// memory: not in the peak, the live allocations or the headroom; counted apart.
+TEST(Memory, HostAllocationsAreNotDeviceMemory) {
+  TraceFixture f;
+  f.Device(0, "NVIDIA H200", 132, 9, 0, int64_t{140} << 30);
+  auto event = [&f](TimeNs t, int64_t bytes, uint64_t address, MemoryKind kind) {
+    TraceBuilder::MemoryEventRow r;
+    r.time_ns = t;
+    r.device = 0;
+    r.pid = 100;
+    r.bytes = bytes;
+    r.address = address;
+    r.kind = kind;
+    f.builder().AddMemoryEvent(r);
+  };
+  event(5, 2 << 20, 0x1000, MemoryKind::kDevice);
+  event(10, 512 << 20, 0x2000, MemoryKind::kPinned);  // larger than the device allocation
+  event(15, 1 << 20, 0x3000, MemoryKind::kPageable);
+  event(20, 3 << 20, 0x4000, MemoryKind::kDevice);
+  event(30, -(512 << 20), 0x2000, MemoryKind::kPinned);
+  const Trace t = f.Build();
+  StatusOr<MemoryResult> r = ComputeMemory(*Ctx(t), {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->devices.size(), 1u);
+  const DeviceMemory& d = r->devices[0];
+  EXPECT_EQ(d.allocations, 2);
+  EXPECT_EQ(d.frees, 0);
+  EXPECT_EQ(d.peak_bytes, 5 << 20);
+  EXPECT_EQ(d.end_bytes, 5 << 20);
+  EXPECT_EQ(d.unmatched_frees, 0);
+  ASSERT_EQ(d.at_peak.size(), 2u);
+  EXPECT_EQ(d.at_peak[0].bytes, 3 << 20);
+  EXPECT_EQ(r->host_allocations, 2);
+  EXPECT_EQ(r->host_bytes, (512 << 20) + (1 << 20));
+}
+
 constexpr int64_t kMiB = int64_t{1} << 20;
 
 std::string KinetoData(const char* name) {

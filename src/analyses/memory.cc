@@ -85,12 +85,26 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     int64_t reserved = -1;
     int64_t peak_row = -1;
   };
+  // Pinned and pageable allocations are host memory (nsys reports cudaHostAlloc & co. on the
+  // device's context): they take no device memory.
+  auto host = [&m](size_t i) {
+    return m.kind[i] == MemoryKind::kPinned || m.kind[i] == MemoryKind::kPageable;
+  };
+  MemoryResult res;
   std::map<int32_t, State> devices;
   for (size_t i = 0; i < m.size(); ++i) {
+    if (host(i)) {
+      if (m.bytes[i] >= 0) {
+        ++res.host_allocations;
+        res.host_bytes += m.bytes[i];
+      }
+      continue;
+    }
     State& s = devices[m.device[i]];
     s.all_totals &= m.total_allocated[i] >= 0;
   }
   for (size_t i = 0; i < m.size(); ++i) {
+    if (host(i)) continue;
     State& s = devices[m.device[i]];
     DeviceMemory& d = s.d;
     d.device = m.device[i];
@@ -141,6 +155,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
   // What was live at each device's peak: the events replayed up to the peak's row.
   std::map<int32_t, std::unordered_map<uint64_t, size_t>> live;
   for (size_t i = 0; i < m.size(); ++i) {
+    if (host(i)) continue;
     const State& s = devices[m.device[i]];
     if (static_cast<int64_t>(i) > s.peak_row) continue;
     auto& l = live[m.device[i]];
@@ -151,7 +166,6 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     }
   }
   RangeAt range_at(trace);
-  MemoryResult res;
   for (auto& [id, s] : devices) {
     DeviceMemory& d = s.d;
     if (const DeviceInfo* info = trace.FindDevice(id)) d.total_bytes = info->total_memory_bytes;

@@ -74,6 +74,9 @@ struct DeviceMemory {
 
 struct MemoryResult {
   std::vector<DeviceMemory> devices;  // by id
+  // Host memory in the events (nsys: pinned or pageable allocations, e.g. cudaHostAlloc or a
+  // pinned staging buffer): not device memory, so left out of every device's figures.
+  int64_t host_allocations = 0, host_bytes = 0;
 };
 
 StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptions& options);

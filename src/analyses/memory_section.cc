@@ -70,6 +70,12 @@ Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
           d.device, FormatBytes(d.before_bytes)));
     }
   }
+  if (r.host_allocations > 0) {
+    s.notes.push_back(fmt::format(
+        "host allocations (pinned or pageable): {}, {}; not device memory, left out of the "
+        "figures",
+        r.host_allocations, FormatBytes(r.host_bytes)));
+  }
   t.note =
       "source: 'allocator' = PyTorch's [memory] events, peak = the caching allocator's Total "
       "Allocated (tensors, including those allocated before the trace), reserved = what it holds "
