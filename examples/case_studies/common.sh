@@ -7,7 +7,7 @@ export PYTHONUNBUFFERED=1
 SL_DIR=${SL_DIR:-$PWD/.device/sl}
 export LD_LIBRARY_PATH=$SL_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 SL=${SL:-$SL_DIR/bin/sightline}
-NVCC_FLAGS="-std=c++17 -O3 -arch=sm_90 -lineinfo"
+NVCC_FLAGS="-std=c++17 -O3 -arch=sm_90 -lineinfo -I$PWD/include"  # include/: sightline/gpu_check.h
 if [ -z "${SIGHTLINE_RECORDER_LIB:-}" ]; then
   if [ ! -f /tmp/bg/recorder/libsightline_recorder.so ]; then
     t=$(date +%s)

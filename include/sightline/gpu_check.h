@@ -37,7 +37,7 @@ namespace sightline::gpu {
 
 // A failed call. All pointers are to static text or to the library's own strings.
 struct GpuError {
-  const char* api;      // "CUDA runtime", "CUDA driver", "NCCL" or "CUPTI"
+  const char* api;      // "CUDA runtime", "CUDA driver", "NCCL", "cuBLAS" or "CUPTI"
   int code;             // the library's error code
   const char* message;  // the library's error string
   const char* call;     // the call as written in the source
@@ -80,6 +80,12 @@ inline const char* ErrorMessage(CUresult r) {
 inline bool Succeeded(ncclResult_t r) { return r == ncclSuccess; }
 inline const char* ApiName(ncclResult_t) { return "NCCL"; }
 inline const char* ErrorMessage(ncclResult_t r) { return ncclGetErrorString(r); }
+#endif
+
+#if defined(CUBLAS_VER_MAJOR)  // cublas_api.h (cublas_v2.h, cublasLt.h), when included before this file
+inline bool Succeeded(cublasStatus_t r) { return r == CUBLAS_STATUS_SUCCESS; }
+inline const char* ApiName(cublasStatus_t) { return "cuBLAS"; }
+inline const char* ErrorMessage(cublasStatus_t r) { return cublasGetStatusString(r); }
 #endif
 
 #if defined(CUPTI_API_VERSION)  // cupti.h

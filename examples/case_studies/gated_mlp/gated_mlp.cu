@@ -28,24 +28,10 @@
 #include <string>
 #include <vector>
 
-#define CUDA_CHECK(expr)                                                                      \
-  do {                                                                                        \
-    cudaError_t err_ = (expr);                                                                \
-    if (err_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "gated_mlp: %s failed: %s (%s:%d)\n", #expr,                       \
-                   cudaGetErrorString(err_), __FILE__, __LINE__);                             \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
-#define CUBLAS_CHECK(expr)                                                                    \
-  do {                                                                                        \
-    cublasStatus_t st_ = (expr);                                                              \
-    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                       \
-      std::fprintf(stderr, "gated_mlp: %s failed: status %d (%s:%d)\n", #expr,               \
-                   static_cast<int>(st_), __FILE__, __LINE__);                                \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
+#include "sightline/gpu_check.h"
+
+// Every CUDA and cuBLAS call: on failure the call, the library's message and file:line, then exit 1.
+#define CUDA_CHECK(...) SIGHTLINE_GPU_CHECK_OR(::sightline::gpu::ExitOnError, __VA_ARGS__)
 
 __device__ inline float Silu(float v) { return v / (1.f + __expf(-v)); }
 
@@ -95,20 +81,20 @@ struct GemmRunner {
   void Setup(int t, int n, int k, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
     if (!tune || tuned.count({t, n, k})) return;
     Tuned g;
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CUDA_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.a, CUDA_R_16BF, k, n, k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.b, CUDA_R_16BF, k, t, k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&g.c, CUDA_R_16BF, n, t, n));
+    CUDA_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CUDA_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CUDA_CHECK(cublasLtMatrixLayoutCreate(&g.a, CUDA_R_16BF, k, n, k));
+    CUDA_CHECK(cublasLtMatrixLayoutCreate(&g.b, CUDA_R_16BF, k, t, k));
+    CUDA_CHECK(cublasLtMatrixLayoutCreate(&g.c, CUDA_R_16BF, n, t, n));
     cublasLtMatmulPreference_t pref;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+    CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                       &workspace_bytes, sizeof workspace_bytes));
     cublasLtMatmulHeuristicResult_t res[16];
     int found = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, g.op, g.a, g.b, g.c, g.c, pref, 16, res, &found));
+    CUDA_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, g.op, g.a, g.b, g.c, g.c, pref, 16, res, &found));
     cublasLtMatmulPreferenceDestroy(pref);
     cudaEvent_t e0, e1;
     CUDA_CHECK(cudaEventCreate(&e0));
@@ -144,11 +130,11 @@ struct GemmRunner {
     const float alpha = 1.f, beta = 0.f;
     if (tune) {
       const Tuned& g = tuned.at({t, n, k});
-      CUBLAS_CHECK(cublasLtMatmul(lt, g.op, &alpha, w, g.a, x, g.b, &beta, y, g.c, y, g.c, &g.algo,
+      CUDA_CHECK(cublasLtMatmul(lt, g.op, &alpha, w, g.a, x, g.b, &beta, y, g.c, y, g.c, &g.algo,
                                   workspace, workspace_bytes, stream));
       return;
     }
-    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, t, k, &alpha, w, CUDA_R_16BF, k, x,
+    CUDA_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, t, k, &alpha, w, CUDA_R_16BF, k, x,
                               CUDA_R_16BF, k, &beta, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT));
   }
@@ -210,13 +196,13 @@ int main(int argc, char** argv) {
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreate(&s));
   cublasHandle_t cb;
-  CUBLAS_CHECK(cublasCreate(&cb));
-  CUBLAS_CHECK(cublasSetStream(cb, s));
+  CUDA_CHECK(cublasCreate(&cb));
+  CUDA_CHECK(cublasSetStream(cb, s));
   GemmRunner gemm;
   gemm.handle = cb;
   gemm.stream = s;
   gemm.tune = tune;
-  CUBLAS_CHECK(cublasLtCreate(&gemm.lt));
+  CUDA_CHECK(cublasLtCreate(&gemm.lt));
   CUDA_CHECK(cudaMalloc(&gemm.workspace, gemm.workspace_bytes));
   auto Gemm = [&](cublasHandle_t, const __nv_bfloat16* a, const __nv_bfloat16* w, __nv_bfloat16* y, int t, int n,
                   int k) { gemm.Run(a, w, y, t, n, k); };
