@@ -30,11 +30,24 @@
 #include <string>
 #include <vector>
 
-#include "sightline/gpu_check.h"
-
-// Every CUDA and cuBLAS call: on failure the call, the library's message and file:line, then exit 1.
-#define CUDA_CHECK(...) SIGHTLINE_GPU_CHECK_OR(::sightline::gpu::ExitOnError, __VA_ARGS__)
-
+#define CUDA_CHECK(expr)                                                                       \
+  do {                                                                                         \
+    cudaError_t err_ = (expr);                                                                 \
+    if (err_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "fp8_block_quant: %s failed: %s (%s:%d)\n", #expr,                  \
+                   cudaGetErrorString(err_), __FILE__, __LINE__);                              \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+#define LT_CHECK(expr)                                                                         \
+  do {                                                                                         \
+    cublasStatus_t st_ = (expr);                                                               \
+    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                        \
+      std::fprintf(stderr, "fp8_block_quant: %s failed: status %d (%s:%d)\n", #expr,           \
+                   static_cast<int>(st_), __FILE__, __LINE__);                                 \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
 
 constexpr int kGroup = 128;        // elements per scale
 constexpr float kFp8Max = 448.0f;  // largest finite E4M3
@@ -119,22 +132,22 @@ struct Fp8Gemm {
   size_t workspace_bytes = 64ull << 20;
   int m, n, k;
   Fp8Gemm(int tokens, int hidden, int out_features) : m(out_features), n(tokens), k(hidden) {
-    CUDA_CHECK(cublasLtCreate(&lt));
-    CUDA_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    LT_CHECK(cublasLtCreate(&lt));
+    LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    CUDA_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    CUDA_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-    CUDA_CHECK(cublasLtMatrixLayoutCreate(&a, CUDA_R_8F_E4M3, k, m, k));  // W: N rows of K
-    CUDA_CHECK(cublasLtMatrixLayoutCreate(&b, CUDA_R_8F_E4M3, k, n, k));  // Xq: tokens rows of K
-    CUDA_CHECK(cublasLtMatrixLayoutCreate(&d, CUDA_R_16BF, m, n, m));     // D: tokens rows of N
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&a, CUDA_R_8F_E4M3, k, m, k));  // W: N rows of K
+    LT_CHECK(cublasLtMatrixLayoutCreate(&b, CUDA_R_8F_E4M3, k, n, k));  // Xq: tokens rows of K
+    LT_CHECK(cublasLtMatrixLayoutCreate(&d, CUDA_R_16BF, m, n, m));     // D: tokens rows of N
     CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
     cublasLtMatmulPreference_t pref;
-    CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+    LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &workspace_bytes, sizeof(workspace_bytes)));
     cublasLtMatmulHeuristicResult_t h{};
     int found = 0;
-    CUDA_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, op, a, b, d, d, pref, 1, &h, &found));
+    LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, op, a, b, d, d, pref, 1, &h, &found));
     if (found == 0) {
       std::fprintf(stderr, "fp8_block_quant: cuBLASLt found no FP8 algorithm\n");
       std::exit(1);
@@ -144,7 +157,7 @@ struct Fp8Gemm {
   }
   void Run(const void* wq, const void* xq, void* out, cudaStream_t s) {
     const float alpha = 1.f, beta = 0.f;
-    CUDA_CHECK(cublasLtMatmul(lt, op, &alpha, wq, a, xq, b, &beta, out, d, out, d, &algo, workspace,
+    LT_CHECK(cublasLtMatmul(lt, op, &alpha, wq, a, xq, b, &beta, out, d, out, d, &algo, workspace,
                             workspace_bytes, s));
   }
 };
