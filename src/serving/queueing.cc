@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "analyses/findings/findings.h"
 #include "base/stats.h"
 #include "base/time_units.h"
 
@@ -68,10 +69,7 @@ void AddQueueingFinding(const QueueingTail& t, Report& report) {
   // Request time: what the tail requests waited beyond a typical wait.
   f.estimated_savings_ns = static_cast<int64_t>(t.excess_ns);
   report.findings.push_back(std::move(f));
-  std::stable_sort(report.findings.begin(), report.findings.end(),
-                   [](const Finding& a, const Finding& b) {
-                     return a.estimated_savings_ns > b.estimated_savings_ns;
-                   });
+  SortFindings(report.findings);
 }
 
 }  // namespace sightline

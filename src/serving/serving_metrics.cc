@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "analyses/findings/findings.h"
 #include "base/stats.h"
 #include "base/time_units.h"
 #include "serving/serving_charts.h"
@@ -464,10 +465,7 @@ void AddServingFindings(const ServingMetrics& m, Report& report) {
   // decode-only iterations would give back, in request time, not loop time.
   f.estimated_savings_ns = static_cast<int64_t>(pi.excess_ns);
   report.findings.push_back(std::move(f));
-  std::stable_sort(report.findings.begin(), report.findings.end(),
-                   [](const Finding& a, const Finding& b) {
-                     return a.estimated_savings_ns > b.estimated_savings_ns;
-                   });
+  SortFindings(report.findings);
 }
 
 }  // namespace sightline

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "analyses/findings/findings.h"
 #include "analyses/intervals.h"
 #include "analyses/iteration_log_join.h"
 #include "analyses/iterations.h"
@@ -222,10 +223,7 @@ void AddServingTraceFindings(const ServingTraceJoin& j, Report& report) {
       "and allocate fewer short-lived Python objects per token.";
   f.estimated_savings_ns = static_cast<int64_t>(j.excess_ns);
   report.findings.push_back(std::move(f));
-  std::stable_sort(report.findings.begin(), report.findings.end(),
-                   [](const Finding& a, const Finding& b) {
-                     return a.estimated_savings_ns > b.estimated_savings_ns;
-                   });
+  SortFindings(report.findings);
 }
 
 }  // namespace sightline
