@@ -1,8 +1,8 @@
 // The shipped H200 recording of examples/gpu_memory/gpu_memory.py (examples/samples/README.md):
 // what `sightline analyze` reports against what the program measured itself
-// (examples/samples/gpu_memory_h200.truth.json: torch.cuda.max_memory_allocated/reserved, the device's
-// total memory, the iterations whose reserved memory grew, the bandwidth timed with CUDA events).
-// Tolerances are stated where the figures are not exact by construction.
+// (examples/samples/gpu_memory_h200.truth.json: torch.cuda.max_memory_allocated/reserved, the
+// device's total memory, the iterations whose reserved memory grew, the bandwidth timed with CUDA
+// events). Tolerances are stated where the figures are not exact by construction.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 

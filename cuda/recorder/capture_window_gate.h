@@ -35,10 +35,9 @@ class CaptureWindowGate {
     std::lock_guard<std::mutex> lock(mu_);
     if (open_ && t >= open_start_) return true;
     // The last closed window starting at or before t.
-    auto it = std::upper_bound(closed_.begin(), closed_.end(), t,
-                               [](int64_t v, const std::pair<int64_t, int64_t>& w) {
-                                 return v < w.first;
-                               });
+    auto it = std::upper_bound(
+        closed_.begin(), closed_.end(), t,
+        [](int64_t v, const std::pair<int64_t, int64_t>& w) { return v < w.first; });
     if (it == closed_.begin()) return false;
     --it;
     return t <= it->second;

@@ -179,9 +179,10 @@ void EnableActivities(bool enable) {
 
 // Of the driver API, the launch calls alone (without --driver-api), enabled once at injection and
 // never switched: CUPTI 13.0 accepts cuptiActivityEnableDriverApi later (at a capture window's
-// start) but then emits no records, which left cuBLAS's cuLaunchKernelEx kernels without a launching
-// call. With a capture range the writer keeps those that start inside a window (Writer::WindowOpened,
-// capture_window_gate.h); the kinds are still switched at the windows' edges.
+// start) but then emits no records, which left cuBLAS's cuLaunchKernelEx kernels without a
+// launching call. With a capture range the writer keeps those that start inside a window
+// (Writer::WindowOpened, capture_window_gate.h); the kinds are still switched at the windows'
+// edges.
 void EnableDriverLaunchCalls() {
   for (CUpti_CallbackId cbid : kDriverLaunchCalls) cuptiActivityEnableDriverApi(cbid, 1);
 }

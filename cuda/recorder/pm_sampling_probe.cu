@@ -3,9 +3,10 @@
 //
 // On device 0 it: initialises the profiler, asks the chip name, lists the base metrics the host
 // API knows for it (the sm__/dram__/gr__/pcie__/nvlrx__ ones), tries candidate metrics one by one,
-// builds a single-pass config image, enables PM sampling, sets the config (interval, hardware buffer),
-// starts, runs ~100 ms idle + ~200 ms of a memory-bound copy kernel + ~100 ms idle, stops, decodes,
-// and evaluates every sample. Every CUPTI call's return code is printed with cuptiGetResultString.
+// builds a single-pass config image, enables PM sampling, sets the config (interval, hardware
+// buffer), starts, runs ~100 ms idle + ~200 ms of a memory-bound copy kernel + ~100 ms idle, stops,
+// decodes, and evaluates every sample. Every CUPTI call's return code is printed with
+// cuptiGetResultString.
 //
 //   pm_sampling_probe [interval_ns (default 100000 = 10 kHz)]
 #include <cuda.h>
@@ -303,10 +304,10 @@ int main(int argc, char** argv) {
   CALL(cuptiPmSamplingStop, sp);
   unsigned long long marks[2] = {0, 0};
   cudaMemcpy(marks, stamps, sizeof(marks), cudaMemcpyDeviceToHost);
-  std::printf("workload: %d copy launches of 2 GiB traffic in %.1f ms (%.0f GB/s); globaltimer "
-              "busy window [%llu, %llu] ns\n",
-              launches, busy_s * 1e3, launches * 2.0 * (1ull << 30) / busy_s / 1e9, marks[0],
-              marks[1]);
+  std::printf(
+      "workload: %d copy launches of 2 GiB traffic in %.1f ms (%.0f GB/s); globaltimer "
+      "busy window [%llu, %llu] ns\n",
+      launches, busy_s * 1e3, launches * 2.0 * (1ull << 30) / busy_s / 1e9, marks[0], marks[1]);
 
   // Decode until the hardware buffer is drained or the image is full.
   for (int i = 0; i < 16; ++i) {
@@ -398,10 +399,11 @@ int main(int argc, char** argv) {
     double mean = 0;
     for (double d : deltas) mean += d;
     mean /= deltas.size();
-    std::printf("sample interval achieved: mean %.0f ns, median %.0f ns, min %.0f, max %.0f "
-                "(%.1f Hz); span %.1f ms\n",
-                mean, deltas[deltas.size() / 2], deltas.front(), deltas.back(), 1e9 / mean,
-                (last_end - first_start) / 1e6);
+    std::printf(
+        "sample interval achieved: mean %.0f ns, median %.0f ns, min %.0f, max %.0f "
+        "(%.1f Hz); span %.1f ms\n",
+        mean, deltas[deltas.size() / 2], deltas.front(), deltas.back(), 1e9 / mean,
+        (last_end - first_start) / 1e6);
   }
   std::printf("samples inside the busy window: %zu, outside: %zu\n", busy_n, idle_n);
   std::printf("%-52s %14s %14s\n", "metric", "mean busy", "mean idle");
@@ -418,7 +420,7 @@ int main(int argc, char** argv) {
   cudaFree(out);
   cudaFree(stamps);
   std::printf("RESULT: %s\n", info.numCompletedSamples > 0 && failed == 0
-                                   ? "PM sampling works: samples decoded and evaluated"
-                                   : "PM sampling did not deliver evaluable samples");
+                                  ? "PM sampling works: samples decoded and evaluated"
+                                  : "PM sampling did not deliver evaluable samples");
   return 0;
 }

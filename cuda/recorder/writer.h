@@ -15,8 +15,8 @@
 
 #include "capture_window_gate.h"
 #include "nested_driver_filter.h"
-#include "thread_names.h"
 #include "sightline/recorder_format.h"
+#include "thread_names.h"
 
 namespace sightline::recorder {
 

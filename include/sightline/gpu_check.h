@@ -82,7 +82,8 @@ inline const char* ApiName(ncclResult_t) { return "NCCL"; }
 inline const char* ErrorMessage(ncclResult_t r) { return ncclGetErrorString(r); }
 #endif
 
-#if defined(CUBLAS_VER_MAJOR)  // cublas_api.h (cublas_v2.h, cublasLt.h), when included before this file
+#if defined(CUBLAS_VER_MAJOR)  // cublas_api.h (cublas_v2.h, cublasLt.h), when included before this
+                               // file
 inline bool Succeeded(cublasStatus_t r) { return r == CUBLAS_STATUS_SUCCESS; }
 inline const char* ApiName(cublasStatus_t) { return "cuBLAS"; }
 inline const char* ErrorMessage(cublasStatus_t r) { return cublasGetStatusString(r); }

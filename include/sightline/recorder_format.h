@@ -40,7 +40,7 @@ enum class RecordType : uint16_t {
   kCaptureWindow = 10,
   kDrops = 11,
   kEnd = 12,
-  kGraph = 13,  // a whole CUDA graph's run (--cuda-graph-trace graph); readers before it skip it
+  kGraph = 13,   // a whole CUDA graph's run (--cuda-graph-trace graph); readers before it skip it
   kThread = 14,  // a thread's name, once per thread seen; readers before it skip it
 };
 

@@ -159,10 +159,10 @@ void AddThreadsPerIterationTable(const ThreadsResult& r, const AnalyzeOptions& o
                                  {"name", "name", Unit::kText},
                                  {"role", "role", Unit::kText}};
   auto pair = [&](const char* key, const char* label) {
-    columns.push_back({fmt::format("{}_median_ns", key), fmt::format("{} median", label),
-                       Unit::kDurationNs});
-    columns.push_back({fmt::format("{}_slowest_ns", key), fmt::format("{} slowest", label),
-                       Unit::kDurationNs});
+    columns.push_back(
+        {fmt::format("{}_median_ns", key), fmt::format("{} median", label), Unit::kDurationNs});
+    columns.push_back(
+        {fmt::format("{}_slowest_ns", key), fmt::format("{} slowest", label), Unit::kDurationNs});
   };
   if (r.has_gil) {
     pair("gil_held", "GIL held");
@@ -170,11 +170,11 @@ void AddThreadsPerIterationTable(const ThreadsResult& r, const AnalyzeOptions& o
   }
   if (r.has_os_calls) pair("os_wait", "OS waits");
   if (r.has_off_cpu) pair("off_cpu", "off-CPU");
-  Table& t = s.AddTable(
-      "threads_per_iteration",
-      fmt::format("Threads per iteration: median against the slowest (iteration {})",
-                  p.slowest_iteration),
-      columns);
+  Table& t =
+      s.AddTable("threads_per_iteration",
+                 fmt::format("Threads per iteration: median against the slowest (iteration {})",
+                             p.slowest_iteration),
+                 columns);
   const size_t limit = std::min(p.threads.size(), static_cast<size_t>(std::max(options.top_n, 1)));
   for (size_t i = 0; i < limit; ++i) {
     const ThreadPerIteration& x = p.threads[i];

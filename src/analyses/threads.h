@@ -81,10 +81,10 @@ struct ThreadsResult {
   std::vector<GilHolder> holders;        // by time held while it waited, largest first
   std::vector<ProcessGc> gc;             // processes with GC ranges, by pid
   bool has_os_calls = false, has_off_cpu = false, has_samples = false;
-  bool has_py_functions = false;                // PyTorch python_function ranges (with_stack)
-  bool has_cpu_samples = false;                 // nsys CPU samples (native stacks)
-  std::vector<OsWaitRow> main_os_waits;         // the launching thread's, longest total first
-  std::vector<PerIterationHost> per_iteration;  // the launching thread's, when iterations exist
+  bool has_py_functions = false;                   // PyTorch python_function ranges (with_stack)
+  bool has_cpu_samples = false;                    // nsys CPU samples (native stacks)
+  std::vector<OsWaitRow> main_os_waits;            // the launching thread's, longest total first
+  std::vector<PerIterationHost> per_iteration;     // the launching thread's, when iterations exist
   ThreadsPerIterationResult per_thread_iteration;  // every thread's, median against the slowest
 };
 

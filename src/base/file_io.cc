@@ -1,7 +1,5 @@
 #include "base/file_io.h"
 
-#include "base/input_limits.h"
-
 #include <fmt/format.h>
 #include <libdeflate.h>
 
@@ -10,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+
+#include "base/input_limits.h"
 
 namespace sightline {
 namespace {

@@ -149,8 +149,8 @@ StatusOr<NcuSourceExport> ParseNcuSourceCsv(std::string_view text, const std::st
     if (k == nullptr) start_kernel("");
     const bool is_line = h.line >= 0 && !first.empty();
     if (is_line) {
-      // A line number that is not a plain count (text, NaN, absurdly large) leaves the line unknown;
-      // converting it would be undefined behaviour (found by fuzz_ncu_csv).
+      // A line number that is not a plain count (text, NaN, absurdly large) leaves the line
+      // unknown; converting it would be undefined behaviour (found by fuzz_ncu_csv).
       const double no = NcuNumber(first);
       if (!(no >= 1 && no <= 1e9)) {
         last_line = -1;

@@ -33,9 +33,7 @@ std::string ReasonTitle(const std::string& key) {
 double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
 // Sample counts as integers when they fit (they always do from ncu; sums of hostile input may not).
-Value Samples(double v) {
-  return v >= 0 && v < 9e18 ? Value{static_cast<int64_t>(v)} : Value{v};
-}
+Value Samples(double v) { return v >= 0 && v < 9e18 ? Value{static_cast<int64_t>(v)} : Value{v}; }
 
 struct LineAgg {
   std::string file;
@@ -165,8 +163,8 @@ void AddNcuSourceSections(Report& report, const std::vector<NcuSourceExport>& so
         const auto [reason, v] = main_reason(a);
         auto t = text.find({a.file, a.line});
         lt.rows.push_back({fmt::format("{}:{}", Short(a.file), a.line),
-                           t == text.end() ? Value{} : Value{Trim(t->second)},
-                           Samples(a.samples), Pct(a.samples, k.total_samples),
+                           t == text.end() ? Value{} : Value{Trim(t->second)}, Samples(a.samples),
+                           Pct(a.samples, k.total_samples),
                            reason.empty() ? Value{} : Value{ReasonTitle(reason)},
                            reason.empty() ? Value{} : Value{Pct(v, reasons[reason])}});
       }

@@ -59,7 +59,8 @@ class TraceBuilder {
   // Strings longer than kMaxStringBytes (base/input_limits.h) are cut, with a note of how much,
   // and counted (string_cut): one megabyte-long name must not cost memory many times over.
   StringId Intern(std::string_view s) {
-    if (s.size() > kMaxStringBytes) [[unlikely]] return InternCut(s);
+    if (s.size() > kMaxStringBytes) [[unlikely]]
+      return InternCut(s);
     return trace_.strings.Intern(s);
   }
   TraceSource& source() { return trace_.source; }

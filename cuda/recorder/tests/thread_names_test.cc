@@ -30,7 +30,7 @@ TEST(ThreadNames, NamesALiveThreadOnceAndNotAGoneOne) {
   done = true;
   worker.join();
   EXPECT_EQ(ThreadNameFromProc(pid, 0x3fffffff), "");  // above pid_max: no such thread
-  EXPECT_EQ(namer.NameIfNew(pid, 0), "");               // CUPTI's "no thread"
+  EXPECT_EQ(namer.NameIfNew(pid, 0), "");              // CUPTI's "no thread"
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 // gated_mlp: the TensorRT-LLM talk's second kernel case study (issue 19). A gated MLP computes
 // down(silu(fc(x)) * gate(x)) (bf16, cuBLAS GEMMs with fp32 accumulation). Two variants:
 //   before: FC GEMM and gate GEMM on the same input (two launches, x read twice), then silu_mul.
-//   after:  one GEMM against the concatenated [fc; gate] weight (N = 2 x intermediate), then a SwiGLU
+//   after:  one GEMM against the concatenated [fc; gate] weight (N = 2 x intermediate), then a
+//   SwiGLU
 //           kernel that splits its output.
-// Both end with the down GEMM. Checked: after against before (the activation h, relative tolerance),
-// and h against a CPU fp32 reference on sampled elements. Timing: CUDA events after warm-up, medians of
-// the fc+gate+activation part ("up") and the whole MLP, per token count. NVTX: "step N" per iteration,
-// "mlp" per layer, so `sightline analyze` / `diff` see iterations and layers.
-// Usage: gated_mlp [--variant before|after|both] [--tokens 16,128,...] [--hidden H] [--inter I]
+// Both end with the down GEMM. Checked: after against before (the activation h, relative
+// tolerance), and h against a CPU fp32 reference on sampled elements. Timing: CUDA events after
+// warm-up, medians of the fc+gate+activation part ("up") and the whole MLP, per token count. NVTX:
+// "step N" per iteration, "mlp" per layer, so `sightline analyze` / `diff` see iterations and
+// layers. Usage: gated_mlp [--variant before|after|both] [--tokens 16,128,...] [--hidden H]
+// [--inter I]
 //                  [--layers L] [--iters N] [--warmup W] [--tune]
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -22,32 +24,36 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <tuple>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sightline/gpu_check.h"
 
-// Every CUDA and cuBLAS call: on failure the call, the library's message and file:line, then exit 1.
+// Every CUDA and cuBLAS call: on failure the call, the library's message and file:line, then
+// exit 1.
 #define CUDA_CHECK(...) SIGHTLINE_GPU_CHECK_OR(::sightline::gpu::ExitOnError, __VA_ARGS__)
 
 __device__ inline float Silu(float v) { return v / (1.f + __expf(-v)); }
 
 // before: h = silu(fc) * gate, two separate [T x I] inputs.
-__global__ void silu_mul_kernel(const __nv_bfloat16* __restrict__ fc, const __nv_bfloat16* __restrict__ gate,
+__global__ void silu_mul_kernel(const __nv_bfloat16* __restrict__ fc,
+                                const __nv_bfloat16* __restrict__ gate,
                                 __nv_bfloat16* __restrict__ h, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
     h[i] = __float2bfloat16(Silu(__bfloat162float(fc[i])) * __bfloat162float(gate[i]));
   }
 }
 
 // after: one [T x 2I] input, fc in columns [0, I), gate in [I, 2I) of each row.
-__global__ void swiglu_kernel(const __nv_bfloat16* __restrict__ fcgate, __nv_bfloat16* __restrict__ h,
-                              int64_t tokens, int64_t inter) {
+__global__ void swiglu_kernel(const __nv_bfloat16* __restrict__ fcgate,
+                              __nv_bfloat16* __restrict__ h, int64_t tokens, int64_t inter) {
   const int64_t n = tokens * inter;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t t = i / inter, c = i % inter;
     const __nv_bfloat16* row = fcgate + t * 2 * inter;
     h[i] = __float2bfloat16(Silu(__bfloat162float(row[c])) * __bfloat162float(row[inter + c]));
@@ -78,7 +84,8 @@ struct GemmRunner {
   size_t workspace_bytes = 32ull << 20;
   std::map<std::tuple<int, int, int>, Tuned> tuned;
 
-  void Setup(int t, int n, int k, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
+  void Setup(int t, int n, int k, const __nv_bfloat16* x, const __nv_bfloat16* w,
+             __nv_bfloat16* y) {
     if (!tune || tuned.count({t, n, k})) return;
     Tuned g;
     CUDA_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -91,7 +98,7 @@ struct GemmRunner {
     cublasLtMatmulPreference_t pref;
     CUDA_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     CUDA_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                      &workspace_bytes, sizeof workspace_bytes));
+                                                    &workspace_bytes, sizeof workspace_bytes));
     cublasLtMatmulHeuristicResult_t res[16];
     int found = 0;
     CUDA_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, g.op, g.a, g.b, g.c, g.c, pref, 16, res, &found));
@@ -117,11 +124,18 @@ struct GemmRunner {
       }
       if (!ok) continue;
       std::sort(ms.begin(), ms.end());
-      if (ms[ms.size() / 2] < best) { best = ms[ms.size() / 2]; best_i = i; }
+      if (ms[ms.size() / 2] < best) {
+        best = ms[ms.size() / 2];
+        best_i = i;
+      }
     }
-    if (best_i < 0) { std::fprintf(stderr, "gated_mlp: no cuBLASLt algorithm for %dx%dx%d\n", t, n, k); std::exit(1); }
+    if (best_i < 0) {
+      std::fprintf(stderr, "gated_mlp: no cuBLASLt algorithm for %dx%dx%d\n", t, n, k);
+      std::exit(1);
+    }
     g.algo = res[best_i].algo;
-    std::printf("tuned gemm tokens=%d n=%d k=%d: %d candidates, best #%d %.1f us\n", t, n, k, found, best_i, best * 1e3f);
+    std::printf("tuned gemm tokens=%d n=%d k=%d: %d candidates, best #%d %.1f us\n", t, n, k, found,
+                best_i, best * 1e3f);
     tuned[{t, n, k}] = g;
   }
 
@@ -131,12 +145,12 @@ struct GemmRunner {
     if (tune) {
       const Tuned& g = tuned.at({t, n, k});
       CUDA_CHECK(cublasLtMatmul(lt, g.op, &alpha, w, g.a, x, g.b, &beta, y, g.c, y, g.c, &g.algo,
-                                  workspace, workspace_bytes, stream));
+                                workspace, workspace_bytes, stream));
       return;
     }
     CUDA_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, t, k, &alpha, w, CUDA_R_16BF, k, x,
-                              CUDA_R_16BF, k, &beta, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT));
+                            CUDA_R_16BF, k, &beta, y, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT));
   }
 };
 
@@ -149,25 +163,42 @@ int main(int argc, char** argv) {
   bool tune = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto next = [&]() -> std::string { if (i + 1 >= argc) { std::fprintf(stderr, "missing value\n"); std::exit(2); } return argv[++i]; };
-    if (a == "--variant") variant = next();
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "missing value\n");
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--variant")
+      variant = next();
     else if (a == "--tokens") {
       token_counts.clear();
       std::stringstream ss(next());
       for (std::string p; std::getline(ss, p, ',');) token_counts.push_back(std::atoi(p.c_str()));
-    } else if (a == "--hidden") hidden = std::atoi(next().c_str());
-    else if (a == "--inter") inter = std::atoi(next().c_str());
-    else if (a == "--layers") layers = std::atoi(next().c_str());
-    else if (a == "--iters") iters = std::atoi(next().c_str());
-    else if (a == "--warmup") warmup = std::atoi(next().c_str());
-    else if (a == "--tune") tune = true;
-    else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
+    } else if (a == "--hidden")
+      hidden = std::atoi(next().c_str());
+    else if (a == "--inter")
+      inter = std::atoi(next().c_str());
+    else if (a == "--layers")
+      layers = std::atoi(next().c_str());
+    else if (a == "--iters")
+      iters = std::atoi(next().c_str());
+    else if (a == "--warmup")
+      warmup = std::atoi(next().c_str());
+    else if (a == "--tune")
+      tune = true;
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
   }
   const int max_t = *std::max_element(token_counts.begin(), token_counts.end());
   cudaDeviceProp prop;
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device=%s hidden=%d inter=%d layers=%d gemm=%s\n", prop.name, hidden, inter, layers,
-              tune ? "cublasLt, fastest of the heuristic's candidates per shape" : "cublasGemmEx default");
+  std::printf(
+      "device=%s hidden=%d inter=%d layers=%d gemm=%s\n", prop.name, hidden, inter, layers,
+      tune ? "cublasLt, fastest of the heuristic's candidates per shape" : "cublasGemmEx default");
 
   // Weights: fc and gate live inside the concatenated buffer, so both variants use the same values.
   std::mt19937 rng(19);
@@ -204,8 +235,8 @@ int main(int argc, char** argv) {
   gemm.tune = tune;
   CUDA_CHECK(cublasLtCreate(&gemm.lt));
   CUDA_CHECK(cudaMalloc(&gemm.workspace, gemm.workspace_bytes));
-  auto Gemm = [&](cublasHandle_t, const __nv_bfloat16* a, const __nv_bfloat16* w, __nv_bfloat16* y, int t, int n,
-                  int k) { gemm.Run(a, w, y, t, n, k); };
+  auto Gemm = [&](cublasHandle_t, const __nv_bfloat16* a, const __nv_bfloat16* w, __nv_bfloat16* y,
+                  int t, int n, int k) { gemm.Run(a, w, y, t, n, k); };
   const int ew_blocks = prop.multiProcessorCount * 8;
 
   auto up = [&](bool fused, int t) {
@@ -223,7 +254,8 @@ int main(int argc, char** argv) {
   if (variant == "both" || variant == "before") variants.push_back("before");
   if (variant == "both" || variant == "after") variants.push_back("after");
   int failures = 0;
-  std::printf("%-7s %6s %10s %10s %10s %s\n", "variant", "tokens", "up_us", "mlp_us", "launches", "check");
+  std::printf("%-7s %6s %10s %10s %10s %s\n", "variant", "tokens", "up_us", "mlp_us", "launches",
+              "check");
   for (int t : token_counts) {
     for (const std::string& v : variants) {
       const bool fused = v == "after";
@@ -295,12 +327,16 @@ int main(int argc, char** argv) {
         float a, b;
         CUDA_CHECK(cudaEventElapsedTime(&a, ev[3 * it], ev[3 * it + 1]));
         CUDA_CHECK(cudaEventElapsedTime(&b, ev[3 * it], ev[3 * it + 2]));
-        tu.push_back(a * 1e3f); tm.push_back(b * 1e3f);
+        tu.push_back(a * 1e3f);
+        tm.push_back(b * 1e3f);
       }
       for (auto& e : ev) CUDA_CHECK(cudaEventDestroy(e));
-      std::printf("%-7s %6d %10.1f %10.1f %10d %s (cpu samples off %d/64, max rel vs before %.4f)\n", v.c_str(), t,
-                  Median(tu), Median(tm), fused ? 3 : 4, bad == 0 ? "PASS" : "FAIL", bad, max_rel_vs_before);
-      std::printf("result variant=%s tokens=%d up_us=%.2f mlp_us=%.2f\n", v.c_str(), t, Median(tu), Median(tm));
+      std::printf(
+          "%-7s %6d %10.1f %10.1f %10d %s (cpu samples off %d/64, max rel vs before %.4f)\n",
+          v.c_str(), t, Median(tu), Median(tm), fused ? 3 : 4, bad == 0 ? "PASS" : "FAIL", bad,
+          max_rel_vs_before);
+      std::printf("result variant=%s tokens=%d up_us=%.2f mlp_us=%.2f\n", v.c_str(), t, Median(tu),
+                  Median(tm));
     }
   }
   CUDA_CHECK(cudaDeviceSynchronize());
