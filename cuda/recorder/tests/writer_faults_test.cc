@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,10 +89,14 @@ TEST(WriterFaults, KilledMidRunKeepsWhatWasFlushed) {
     Writer* w = new Writer(fd, 1 << 16, 64);  // never destroyed: the process dies holding it
     w->Start();
     PostWindows(*w, 0, kRecordsPastOneChunk);
+    // Wait until the first chunk is wholly on disk. The file's size alone is not enough: it grows
+    // page by page while the writer thread's write() is still copying the chunk (CI once killed
+    // the process mid-write, leaving no complete chunk).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    struct stat st {};
-    while (std::chrono::steady_clock::now() < deadline &&
-           (::stat(file.c_str(), &st) != 0 || st.st_size < (1 << 20))) {
+    while (std::chrono::steady_clock::now() < deadline) {
+      recfmt::ReadSummary s;
+      const std::string error = recfmt::ReadRecords(ReadAll(file), &s, [](auto, auto) {});
+      if (error.empty() && s.complete_chunks >= 1) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     PostWindows(*w, kRecordsPastOneChunk, 1000);
