@@ -9,7 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "importers/importer.h"
 #include "sightline/recorder_format.h"
@@ -272,6 +275,103 @@ TEST(RecorderImporter, ThreadRecordsNameThreads) {
   EXPECT_EQ(name_of(4250), "responder");
   EXPECT_NE(name_of(4251), "responder");
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 0);
+}
+
+// GPU metrics (--gpu-metrics): a sample's values land in the counters under the metric records'
+// names, its GPU-clock time moved onto the CUPTI clock of the other records; metrics the GPU
+// could not sample, a device PM sampling refused and lost samples are diagnostics.
+std::string MetricSample(int64_t start, uint32_t device, std::vector<double> values,
+                         uint32_t count) {
+  recfmt::GpuMetricSampleHeader h{};
+  h.start_ns = start;
+  h.end_ns = start + 100'000;
+  h.device = device;
+  h.count = count;
+  std::string body(reinterpret_cast<const char*>(&h), sizeof h);
+  body.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+  return body;
+}
+
+TEST(RecorderImporter, GpuMetricSamplesBecomeCounters) {
+  constexpr int64_t kCupti = 5'000'000, kRealtime = 1'764'000'000'000'000'000;
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "SMs Active [Throughput %]");
+  c.AddString(2, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed");
+  c.AddString(3, "DRAM Read Bandwidth [Throughput %]");
+  c.AddString(4, "dram__read_throughput.avg.pct_of_peak_sustained_elapsed");
+  c.AddString(5, "NVLink RX Responses User Data [Throughput %]");
+  c.AddString(6, "not available on GH100: CUPTI_ERROR_UNKNOWN (999)");
+  c.AddString(7, "cuptiPmSamplingEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35)");
+  recfmt::ProcessBody p{};
+  p.pid = 4242;
+  p.start_cupti_ns = kCupti;
+  p.start_realtime_ns = kRealtime;
+  c.Add(RecordType::kProcess, p);
+  auto metric = [&](uint32_t index, uint32_t name, uint32_t cupti, uint32_t reason) {
+    recfmt::GpuMetricBody m{};
+    m.device = 0;
+    m.index = index;
+    m.name_string = name;
+    m.cupti_string = cupti;
+    m.reason_string = reason;
+    c.Add(RecordType::kGpuMetric, m);
+  };
+  metric(0, 1, 2, 0);
+  metric(1, 3, 4, 0);
+  metric(recfmt::kNotSampled, 5, 0, 6);
+  // GPU times: the host's real-time clock; 1 ms and 1.1 ms after the process record on it.
+  const int64_t gpu0 = kRealtime + 1'000'000;
+  for (int i = 0; i < 2; ++i) {
+    const std::string b = MetricSample(gpu0 + i * 100'000, 0, {40.0 + i, 7.5}, 2);
+    c.AddRaw(RecordType::kGpuMetricSample, b.data(), b.size());
+  }
+  const std::string too_many = MetricSample(gpu0 + 200'000, 0, {1, 2, 3}, 3);
+  c.AddRaw(RecordType::kGpuMetricSample, too_many.data(), too_many.size());
+  const std::string cut = MetricSample(gpu0 + 300'000, 0, {1}, 2);  // says 2 values, holds 1
+  c.AddRaw(RecordType::kGpuMetricSample, cut.data(), cut.size());
+  recfmt::GpuMetricsStatusBody ok{};
+  ok.device = 0;
+  ok.interval_ns = 100'000;
+  ok.samples = 2;
+  ok.overflows = 1;
+  ok.failed_samples = 2;
+  ok.metrics = 2;
+  c.Add(RecordType::kGpuMetricsStatus, ok);
+  recfmt::GpuMetricsStatusBody refused{};
+  refused.device = 1;
+  refused.error_string = 7;
+  c.Add(RecordType::kGpuMetricsStatus, refused);
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "m.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+
+  const CounterTable& k = t->counters;
+  ASSERT_EQ(k.size(), 4u);
+  std::map<std::string, std::vector<std::pair<TimeNs, double>>> by_name;
+  for (size_t i = 0; i < k.size(); ++i) {
+    EXPECT_EQ(k.device[i], 0);
+    by_name[std::string(t->str(k.name[i]))].push_back({k.time_ns[i], k.value[i]});
+  }
+  ASSERT_EQ(by_name.size(), 2u);
+  const auto& sm = by_name["SMs Active [Throughput %]"];
+  ASSERT_EQ(sm.size(), 2u);
+  EXPECT_EQ(sm[0].first, kCupti + 1'000'000);
+  EXPECT_EQ(sm[1].first, kCupti + 1'100'000);
+  EXPECT_DOUBLE_EQ(sm[0].second, 40.0);
+  EXPECT_DOUBLE_EQ(sm[1].second, 41.0);
+  EXPECT_DOUBLE_EQ(by_name["DRAM Read Bandwidth [Throughput %]"][1].second, 7.5);
+
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGpuMetricsNotSampled), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGpuMetricsFailed), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGpuMetricsLost), 3);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderMalformedRecords), 2);
+  bool named = false;
+  for (const Diagnostic& d : t->diagnostics.items()) {
+    if (d.id == DiagCode::kRecorderGpuMetricsFailed) {
+      named = d.detail.find("INSUFFICIENT_PRIVILEGES") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(named);
 }
 
 TEST(RecorderImporter, TruncatedLastChunkKeepsEarlierChunks) {

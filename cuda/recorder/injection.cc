@@ -24,6 +24,7 @@
 
 #include "sightline/gpu_check.h"
 #include "sightline/recorder_env.h"
+#include "pm_sampler.h"
 #include "sightline/recorder_format.h"
 #include "writer.h"
 
@@ -43,6 +44,7 @@ struct State {
   std::once_flag once;
   bool active = false;  // recording in this process
   Writer* writer = nullptr;
+  PmSampler* sampler = nullptr;  // --gpu-metrics
   CUpti_SubscriberHandle subscriber = nullptr;
   bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
   bool query_calls = false;  // record state-query API calls too
@@ -210,6 +212,7 @@ void OpenWindow() {
       s.repeat < 0 || (s.repeat == 0 ? s.windows < 1 : s.windows < static_cast<uint32_t>(s.repeat));
   if (!allowed) return;
   EnableActivities(true);
+  if (s.sampler != nullptr) s.sampler->SetSampling(true);
   s.window_open = true;
   s.window_start_ns = CuptiNow();
   s.writer->WindowOpened(s.window_start_ns);
@@ -225,6 +228,7 @@ void CloseWindow() {
   w.index = s.windows;
   s.writer->WindowClosed(w.end_ns);
   EnableActivities(false);
+  if (s.sampler != nullptr) s.sampler->SetSampling(false);
   s.window_open = false;
   ++s.windows;
   s.writer->PostRecord(recfmt::RecordType::kCaptureWindow, &w, sizeof w);
@@ -233,8 +237,17 @@ void CloseWindow() {
 // Profiler start opens the window once the call has returned; stop closes it on entry, so the
 // start/stop calls themselves are never part of a window. cudaProfilerStart calls cuProfilerStart;
 // both are watched, and the window state makes the second one a no-op.
+// With --gpu-metrics, each new context's device is set up for sampling (once per device).
 void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && S().sampler != nullptr) {
+      const auto* res = static_cast<const CUpti_ResourceData*>(data);
+      uint32_t device = 0;
+      if (CUPTI_CHECK(cuptiGetDeviceId(res->context, &device))) S().sampler->AddDevice(device);
+    }
+    return;
+  }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   const bool start =
       (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
@@ -252,6 +265,7 @@ void AtExit() {
   State& s = S();
   if (!s.active) return;
   CloseWindow();
+  if (s.sampler != nullptr) s.sampler->Finish();
   CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   s.writer->Finish(s.windows);
   s.active = false;
@@ -401,8 +415,20 @@ void StartOnce() {
 
   // One record per device, whatever the capture range (used for device names and limits).
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  uint64_t metrics_hz = 0;
+  if (const char* v = std::getenv(recenv::kGpuMetricsEnv); v != nullptr && *v != '\0') {
+    metrics_hz = std::strtoull(v, nullptr, 10);
+  }
+  const bool subscribed = (s.profiler_api || metrics_hz > 0) &&
+                          CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr));
+  if (metrics_hz > 0 && subscribed) {
+    s.sampler = new PmSampler(s.writer, metrics_hz);  // never destroyed, like the writer
+    if (!s.profiler_api) s.sampler->SetSampling(true);
+    CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  }
   if (s.profiler_api) {
-    if (CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr))) {
+    if (subscribed) {
       CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                                       CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000));
       CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,

@@ -42,10 +42,15 @@ DIAG = {"sl_no_runtime": "SIGHTLINE_RECORD_SKIP=runtime",
         "sl_kernel_only": "SIGHTLINE_RECORD_SKIP=runtime,sync,memcpy,memset,nvtx"}
 # Modes with other recorder or nsys options (EXTRA_MODES="sl_graph nsys_graph"): CUDA graphs traced
 # as whole graphs (sightline record --cuda-graph-trace graph; nsys --cuda-graph-trace=graph).
-SL_ARGS = {"sightline": "", "sl_graph": "--cuda-graph-trace graph"}
-NSYS_ARGS = {"nsys": "--cuda-graph-trace=node", "nsys_graph": "--cuda-graph-trace=graph"}
+# sl_metrics / nsys_metrics (NSYS_METRICS=1 adds the latter): GPU metrics sampled at 10 kHz besides
+# the trace (sightline record --gpu-metrics; nsys --gpu-metrics-devices=0, issue 16).
+SL_ARGS = {"sightline": "", "sl_graph": "--cuda-graph-trace graph", "sl_metrics": "--gpu-metrics"}
+NSYS_ARGS = {"nsys": "--cuda-graph-trace=node", "nsys_graph": "--cuda-graph-trace=graph",
+             "nsys_metrics": "--cuda-graph-trace=node --gpu-metrics-devices=0 "
+                             "--gpu-metrics-frequency=10000"}
 # EXTRA_MODES="sl_no_runtime ...": diagnostic modes run on every decode_loop workload (after sightline).
-MODES = ["none", "sightline"] + os.environ.get("EXTRA_MODES", "").split() + ["nsys"]
+MODES = (["none", "sightline"] + os.environ.get("EXTRA_MODES", "").split() +
+         (["nsys_metrics"] if os.environ.get("NSYS_METRICS") == "1" else []) + ["nsys"])
 # (name, command, pattern, unit, modes). The small configuration is launch-bound (a few us of GPU
 # work per kernel), so it shows a tracer's per-launch cost; the default one is GPU-bound.
 DL_WORKLOADS = [

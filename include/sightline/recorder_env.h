@@ -28,6 +28,8 @@ inline constexpr char kSkipEnv[] = "SIGHTLINE_RECORD_SKIP";
 // --cuda-graph-trace: "graph" records one record per graph run (CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
 // anything else ("node", the default) every kernel inside the graph.
 inline constexpr char kGraphTraceEnv[] = "SIGHTLINE_RECORD_GRAPH_TRACE";
+// GPU metrics: the sampling frequency in Hz (unset or 0: none).
+inline constexpr char kGpuMetricsEnv[] = "SIGHTLINE_RECORD_GPU_METRICS";
 
 inline constexpr char kDefaultOutputPattern[] = "sightline-%p.slrec";
 

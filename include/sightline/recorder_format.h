@@ -42,6 +42,10 @@ enum class RecordType : uint16_t {
   kEnd = 12,
   kGraph = 13,   // a whole CUDA graph's run (--cuda-graph-trace graph); readers before it skip it
   kThread = 14,  // a thread's name, once per thread seen; readers before it skip it
+  // GPU metrics (--gpu-metrics, CUPTI PM sampling); readers before them skip them.
+  kGpuMetric = 15,         // one metric of one device: sampled, or why not
+  kGpuMetricSample = 16,   // one sample of all of a device's sampled metrics
+  kGpuMetricsStatus = 17,  // per device, cumulative: a later record replaces an earlier one
 };
 
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string; ids start at 1
@@ -174,6 +178,58 @@ struct ThreadBody {
   uint32_t reserved;
 };
 static_assert(sizeof(ThreadBody) == 16);
+
+// A metric asked of a device's PM sampler. Sampled metrics are numbered 0.. in the order of the
+// values of that device's sample records; a metric the device could not sample (unknown to the
+// chip, or not fitting the one-pass configuration) has index kNotSampled and a reason.
+inline constexpr uint32_t kNotSampled = 0xffffffffu;
+struct GpuMetricBody {
+  uint32_t device;
+  uint32_t index;         // position in the sample's values, or kNotSampled
+  uint32_t name_string;   // as nsys names it: "SMs Active [Throughput %]" (unit in brackets)
+  uint32_t cupti_string;  // the CUPTI metric: "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
+  uint32_t reason_string;  // kNotSampled only: what CUPTI answered
+  uint32_t reserved;
+};
+static_assert(sizeof(GpuMetricBody) == 24);
+
+// One sample: the header below, then `count` little-endian doubles (the values of the device's
+// sampled metrics, in index order, already in the unit of the metric's name). Times are the GPU's
+// (its globaltimer, as CUPTI's PM sampling reports them), not the CUPTI clock of the other
+// records: GpuMetricsStatusBody::clock says how to map them.
+struct GpuMetricSampleHeader {
+  int64_t start_ns, end_ns;
+  uint32_t device;
+  uint32_t count;
+};
+static_assert(sizeof(GpuMetricSampleHeader) == 24);
+
+enum class GpuMetricsClock : uint32_t {
+  kGpuGlobalTimer = 1,  // sample time - (ProcessBody.start_realtime_ns - start_cupti_ns)
+};
+
+struct GpuMetricsStatusBody {
+  int64_t interval_ns;       // asked
+  uint64_t samples;          // written so far
+  uint64_t dropped_samples;  // longer than two intervals (the lead-in after each start) or unread
+  uint64_t overflows;        // decodes that reported the hardware buffer full: samples were lost
+  uint64_t failed_samples;   // CUPTI could not evaluate them
+  uint32_t device;
+  uint32_t clock;          // GpuMetricsClock
+  uint32_t metrics;        // sampled
+  uint32_t error_string;   // why the device is not sampled (kNoString: it is)
+};
+static_assert(sizeof(GpuMetricsStatusBody) == 56);
+
+// Splits a GPU metric sample's body; false when it is too short for its count.
+inline bool DecodeGpuMetricSample(std::string_view body, GpuMetricSampleHeader* h,
+                                  const char** values) {
+  if (body.size() < sizeof *h) return false;
+  std::memcpy(h, body.data(), sizeof *h);
+  if (h->count > (body.size() - sizeof *h) / sizeof(double)) return false;
+  *values = body.data() + sizeof *h;
+  return true;
+}
 
 struct CaptureWindowBody {
   int64_t start_ns, end_ns;  // cuProfilerStart .. cuProfilerStop on the CUPTI clock

@@ -40,6 +40,8 @@ struct RecordArgs {
   bool driver_api = false;
   bool all_api_calls = false;
   std::string cuda_graph_trace = "node";
+  bool gpu_metrics = false;
+  int gpu_metrics_frequency = 10000;  // Hz, nsys's default
   bool print_recorder_path = false;
   std::vector<std::string> command;
 };
@@ -131,7 +133,7 @@ StatusOr<std::string> CheckOutputPattern(const std::string& pattern) {
 }
 
 struct FileSummary {
-  uint64_t records = 0, kernels = 0, graphs = 0, dropped = 0;
+  uint64_t records = 0, kernels = 0, graphs = 0, dropped = 0, metric_samples = 0;
   bool truncated = false;
   bool not_regular = false;  // -o /dev/null, /dev/full, a FIFO: nothing to read back
 };
@@ -154,6 +156,7 @@ FileSummary Summarize(const std::string& path) {
       recfmt::ReadRecords(bytes, &read, [&](recfmt::RecordType type, std::string_view body) {
         if (type == recfmt::RecordType::kKernel) ++s.kernels;
         if (type == recfmt::RecordType::kGraph) ++s.graphs;
+        if (type == recfmt::RecordType::kGpuMetricSample) ++s.metric_samples;
         if (type == recfmt::RecordType::kDrops) drops = recfmt::DecodeBody<recfmt::DropsBody>(body);
       });
   s.records = read.records;
@@ -185,6 +188,8 @@ void PrintSummary(const std::string& manifest, const std::string& program) {
     line += (i ? "; " : " ") + files[i] + " (" + std::to_string(s.records) + " records, " +
             std::to_string(s.kernels) + " kernels, " +
             (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +
+            (s.metric_samples ? std::to_string(s.metric_samples) + " GPU metric samples, "
+                              : std::string()) +
             std::to_string(s.dropped) + " dropped" + (s.truncated ? ", cut off" : "") + ")";
   }
   std::fprintf(stderr, "%s\n", line.c_str());
@@ -267,6 +272,11 @@ int RunRecord(const RecordArgs& args) {
   setenv(recenv::kDriverApiEnv, args.driver_api ? "1" : "0", 1);
   if (args.all_api_calls) setenv(recenv::kQueryCallsEnv, "1", 1);
   setenv(recenv::kGraphTraceEnv, args.cuda_graph_trace.c_str(), 1);
+  if (args.gpu_metrics) {
+    setenv(recenv::kGpuMetricsEnv, std::to_string(args.gpu_metrics_frequency).c_str(), 1);
+  } else {
+    unsetenv(recenv::kGpuMetricsEnv);
+  }
 
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) {
@@ -351,6 +361,17 @@ void AddRecordCommand(CLI::App& app, CommandRunner& runner) {
                   "GPU time per node on an H100); graph: one record per graph run, far cheaper, "
                   "its kernels are not seen")
       ->check(CLI::IsMember({"node", "graph"}))
+      ->capture_default_str();
+  CLI::Option* metrics = cmd->add_flag(
+      "--gpu-metrics", args->gpu_metrics,
+      "Also sample GPU metrics on every GPU the program uses (CUPTI PM sampling; nsys's "
+      "--gpu-metrics-devices set and names: GR and SM activity, SM issue, tensor cores, warps, "
+      "DRAM, PCIe, NVLink where the GPU has the counters). Device-wide: other processes on the "
+      "GPU count too");
+  cmd->add_option("--gpu-metrics-frequency", args->gpu_metrics_frequency,
+                  "Samples per second with --gpu-metrics (10 to 200000, as nsys)")
+      ->check(CLI::Range(10, 200000))
+      ->needs(metrics)
       ->capture_default_str();
   cmd->add_flag(
       "--print-recorder-path", args->print_recorder_path,

@@ -173,6 +173,13 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kRecorderSyncRecords, "recorder_sync_records", kInfo,
      "CUPTI synchronization records, not mapped: the host-side synchronize calls are in the API "
      "table"},
+    {kRecorderGpuMetricsNotSampled, "recorder_gpu_metrics_not_sampled", kInfo,
+     "GPU metrics the recorder asked for but the GPU could not sample (a counter the chip lacks, "
+     "or not fitting PM sampling's single pass); absent from the GPU metrics, not zero"},
+    {kRecorderGpuMetricsFailed, "recorder_gpu_metrics_failed", kWarning,
+     "devices on which PM sampling could not run; no GPU metrics for them"},
+    {kRecorderGpuMetricsLost, "recorder_gpu_metrics_lost", kWarning,
+     "GPU metric samples lost: the hardware buffer overflowed, or CUPTI could not evaluate them"},
 
     // Nsight Compute.
     {kNcuLinesSkipped, "ncu_lines_skipped", kInfo,

@@ -77,6 +77,9 @@ enum class DiagCode : uint16_t {
   kRecorderUnknownRecords,
   kRecorderMissingStrings,
   kRecorderSyncRecords,
+  kRecorderGpuMetricsNotSampled,
+  kRecorderGpuMetricsFailed,
+  kRecorderGpuMetricsLost,
   // Nsight Compute CSV reader.
   kNcuLinesSkipped,
   // TensorRT engine exports (trtexec, Trex).

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/file_io.h"
@@ -218,6 +221,55 @@ class RecorderMapper {
         b_.AddThread(info);
         return;
       }
+      case RecordType::kGpuMetric: {
+        const auto m = recfmt::DecodeBody<recfmt::GpuMetricBody>(body);
+        const std::string_view name = Text(m.name_string);
+        if (name.empty()) {
+          ++malformed_;
+          return;
+        }
+        if (m.index == recfmt::kNotSampled) {
+          not_sampled_.push_back(
+              fmt::format("{} on device {} ({})", name, m.device, Text(m.reason_string)));
+          return;
+        }
+        std::vector<StringId>& names = metric_names_[m.device];
+        if (m.index >= kMaxMetricsPerDevice) {
+          ++malformed_;
+          return;
+        }
+        if (names.size() <= m.index) names.resize(m.index + 1);
+        names[m.index] = Id(m.name_string, "");
+        return;
+      }
+      case RecordType::kGpuMetricSample: {
+        recfmt::GpuMetricSampleHeader h{};
+        const char* values = nullptr;
+        if (!recfmt::DecodeGpuMetricSample(body, &h, &values) || !have_process_) {
+          ++malformed_;
+          return;
+        }
+        const auto it = metric_names_.find(h.device);
+        if (it == metric_names_.end() || h.count > it->second.size()) {
+          ++malformed_;
+          return;
+        }
+        // The GPU's globaltimer runs on the host's real-time clock; the other records are on the
+        // CUPTI clock, whose offset from it the process record holds.
+        const TimeNs t = h.start_ns - (process_.start_realtime_ns - process_.start_cupti_ns);
+        for (uint32_t i = 0; i < h.count; ++i) {
+          if (it->second[i].value == 0) continue;  // an index no metric record named
+          double v;
+          std::memcpy(&v, values + i * sizeof v, sizeof v);
+          b_.AddCounter(t, static_cast<int32_t>(h.device), it->second[i], v);
+        }
+        return;
+      }
+      case RecordType::kGpuMetricsStatus: {
+        const auto st = recfmt::DecodeBody<recfmt::GpuMetricsStatusBody>(body);
+        metrics_status_[st.device] = {st, std::string(Text(st.error_string))};
+        return;
+      }
       case RecordType::kSync:
         ++sync_records_;
         return;
@@ -277,6 +329,19 @@ class RecorderMapper {
     if (missing_strings_ > 0) d.Add(DiagCode::kRecorderMissingStrings, missing_strings_);
     NoteWholeGraphRuns(d, whole_graphs_);
     if (sync_records_ > 0) d.Add(DiagCode::kRecorderSyncRecords, sync_records_);
+    for (const std::string& m : not_sampled_) d.Add(DiagCode::kRecorderGpuMetricsNotSampled, 1, m);
+    for (const auto& [device, status] : metrics_status_) {
+      const recfmt::GpuMetricsStatusBody& st = status.first;
+      if (!status.second.empty()) {
+        d.Add(DiagCode::kRecorderGpuMetricsFailed, 1,
+              fmt::format("device {}: {}", device, status.second));
+      }
+      if (st.overflows + st.failed_samples > 0) {
+        d.Add(DiagCode::kRecorderGpuMetricsLost, static_cast<int64_t>(st.overflows + st.failed_samples),
+              fmt::format("device {}: {} hardware buffer overflow(s), {} sample(s) not evaluated",
+                          device, st.overflows, st.failed_samples));
+      }
+    }
   }
 
  private:
@@ -301,6 +366,11 @@ class RecorderMapper {
   int64_t sync_records_ = 0, windows_ = 0, graph_kernels_ = 0, missing_strings_ = 0;
   uint64_t malformed_ = 0, unknown_types_ = 0;
   int64_t whole_graphs_ = 0;
+  // GPU metrics: per device, the sampled metrics by index; what was not sampled; the last status.
+  static constexpr uint32_t kMaxMetricsPerDevice = 4096;
+  std::map<uint32_t, std::vector<StringId>> metric_names_;
+  std::vector<std::string> not_sampled_;
+  std::map<uint32_t, std::pair<recfmt::GpuMetricsStatusBody, std::string>> metrics_status_;
 };
 
 }  // namespace
