@@ -244,7 +244,9 @@ void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && S().sampler != nullptr) {
       const auto* res = static_cast<const CUpti_ResourceData*>(data);
       uint32_t device = 0;
-      if (CUPTI_CHECK(cuptiGetDeviceId(res->context, &device))) S().sampler->AddDevice(device);
+      if (CUPTI_CHECK(cuptiGetDeviceId(res->context, &device))) {
+        S().sampler->AddDevice(device, res->context);
+      }
     }
     return;
   }
@@ -261,13 +263,27 @@ void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
   if (stop && info->callbackSite == CUPTI_API_ENTER) CloseWindow();
 }
 
+// SIGHTLINE_RECORD_DEBUG=1: the steps of the exit on stderr (where a hang is).
+void DebugStep(const char* what) {
+  static const bool on = [] {
+    const char* v = std::getenv("SIGHTLINE_RECORD_DEBUG");
+    return v != nullptr && *v == '1';
+  }();
+  if (on) std::fprintf(stderr, "sightline-recorder: exit: %s\n", what);
+}
+
 void AtExit() {
   State& s = S();
   if (!s.active) return;
+  DebugStep("closing the capture window");
   CloseWindow();
+  DebugStep("finishing the GPU metrics");
   if (s.sampler != nullptr) s.sampler->Finish();
+  DebugStep("flushing CUPTI's buffers");
   CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  DebugStep("finishing the file");
   s.writer->Finish(s.windows);
+  DebugStep("done");
   s.active = false;
 }
 

@@ -1,5 +1,6 @@
 #include "pm_sampler.h"
 
+#include <cuda.h>
 #include <cupti.h>
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -36,12 +38,11 @@ constexpr MetricSpec kMetrics[] = {
     {"SM Issue [Throughput %]", "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed", 1},
     {"Tensor Active [Throughput %]",
      "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", 1},
-    {"Compute Warps in Flight [Throughput %]",
-     "tpc__warps_active_shader_cs_realtime.avg.pct_of_peak_sustained_elapsed", 1},
-    {"Compute Warps in Flight [Avg Warps per Cycle]",
-     "tpc__warps_active_shader_cs_realtime.avg.per_cycle_elapsed", 0.5},
-    {"Unallocated Warps in Active SMs [Throughput %]",
-     "tpc__warps_inactive_sm_active_realtime.avg.pct_of_peak_sustained_elapsed", 1},
+    // nsys reads the warps in flight per TPC (tpc__warps_active_shader_cs_realtime); through
+    // CUPTI's PM sampling on an H200 that metric read 0 throughout, so the SM-level count stands
+    // in (on a copy kernel: 89.9% here against nsys's 90.2%).
+    {"Compute Warps in Flight [Throughput %]", "sm__warps_active.avg.pct_of_peak_sustained_elapsed",
+     1},
     {"DRAM Read Bandwidth [Throughput %]", "dram__read_throughput.avg.pct_of_peak_sustained_elapsed",
      1},
     {"DRAM Write Bandwidth [Throughput %]",
@@ -54,9 +55,22 @@ constexpr MetricSpec kMetrics[] = {
      "nvltx__bytes_packet_request_data_user.avg.pct_of_peak_sustained_elapsed", 1},
 };
 
-constexpr size_t kHardwareBufferBytes = 64u << 20;  // GPU memory CUPTI fills between decodes
-constexpr auto kDecodePeriod = std::chrono::milliseconds(50);
-constexpr int kStatusEveryDecodes = 20;  // the cumulative status record about once a second
+constexpr size_t kHardwareBufferBytes = 128u << 20;  // GPU memory CUPTI fills between decodes
+constexpr auto kDecodePeriod = std::chrono::milliseconds(20);
+constexpr int kStatusEveryDecodes = 50;  // the cumulative status record about once a second
+// The counter data image holds this many decode periods of samples. It is emptied (re-initialised)
+// while two periods of room are left, never by letting a decode fill it: on an H200 a decode that
+// stopped with the image full lost the samples still in the hardware buffer (gaps of 17-149 ms).
+constexpr uint64_t kImagePeriods = 8;
+constexpr uint64_t kMaxImageSamples = 16384;
+
+bool Debug() {
+  static const bool on = [] {
+    const char* v = std::getenv("SIGHTLINE_RECORD_DEBUG");
+    return v != nullptr && *v == '1';
+  }();
+  return on;
+}
 
 std::string ResultText(CUptiResult r) {
   const char* s = nullptr;
@@ -126,6 +140,7 @@ CUptiResult BuildConfig(const std::string& chip, const std::vector<uint8_t>& ava
 
 struct PmSampler::Device {
   uint32_t index = 0;
+  CUcontext context = nullptr;  // made current on the sampler thread while setting up
   std::string chip;
   std::vector<uint8_t> availability;
   HostObject host;  // configured with `metrics`: evaluates the samples
@@ -135,10 +150,13 @@ struct PmSampler::Device {
   CUpti_PmSampling_Object* pm = nullptr;
   std::vector<uint8_t> counter_data;
   size_t consumed = 0;  // samples of counter_data already posted
+  size_t capacity = 0;  // samples counter_data holds
+  size_t room = 0;      // re-initialise when fewer than this many samples are left
+  bool set_up = false;
   bool usable = false;
   bool started = false;
   std::string error;
-  uint64_t samples = 0, dropped = 0, overflows = 0, failed = 0;
+  uint64_t samples = 0, dropped = 0, overflows = 0, failed = 0, image_full = 0;
   std::vector<double> values;
   std::string body;
 };
@@ -150,16 +168,28 @@ PmSampler::PmSampler(Writer* writer, uint64_t frequency_hz)
 
 PmSampler::~PmSampler() { Finish(); }
 
-void PmSampler::AddDevice(uint32_t device) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (finished_) return;
-  for (const auto& d : devices_) {
-    if (d->index == device) return;
+void PmSampler::AddDevice(uint32_t device, CUcontext context) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_) return;
+    for (const auto& d : devices_) {
+      if (d->index == device) return;
+    }
+    auto owned = std::make_unique<Device>();
+    owned->index = device;
+    owned->context = context;
+    devices_.push_back(std::move(owned));
+    pending_ = true;
   }
-  auto owned = std::make_unique<Device>();
-  Device& d = *owned;
-  devices_.push_back(std::move(owned));
-  d.index = device;
+  cv_.notify_all();
+}
+
+// On the sampler thread, outside every CUPTI callback: in CUPTI's context-created callback the
+// same calls stopped the activity records and hung the process at exit (H200, CUDA 13.0).
+void PmSampler::Setup(Device& d) {
+  const uint32_t device = d.index;
+  if (Debug()) std::fprintf(stderr, "sightline-recorder: GPU metrics: setting up device %u\n", device);
+  if (d.context != nullptr) cuCtxSetCurrent(d.context);
   auto fail = [&](const char* call, CUptiResult r) {
     LogFailure(call, device, r);
     d.error = std::string(call) + ": " + ResultText(r);
@@ -258,14 +288,16 @@ void PmSampler::AddDevice(uint32_t device) {
     return fail("cuptiPmSamplingSetConfig", r);
   }
   // Room for four decode periods of samples: a late decode still finds space.
-  const uint64_t per_period =
-      static_cast<uint64_t>(std::chrono::nanoseconds(kDecodePeriod).count()) / interval_ns_;
+  const uint64_t per_period = std::max<uint64_t>(
+      1, static_cast<uint64_t>(std::chrono::nanoseconds(kDecodePeriod).count()) / interval_ns_);
+  d.capacity = std::min<uint64_t>(kMaxImageSamples, std::max<uint64_t>(256, kImagePeriods * per_period));
+  d.room = std::min<uint64_t>(d.capacity / 2, 2 * per_period);
   CUpti_PmSampling_GetCounterDataSize_Params ds{
       CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE};
   ds.pPmSamplingObject = d.pm;
   ds.pMetricNames = d.metrics.data();
   ds.numMetrics = d.metrics.size();
-  ds.maxSamples = static_cast<uint32_t>(std::max<uint64_t>(64, 4 * per_period));
+  ds.maxSamples = static_cast<uint32_t>(d.capacity);
   if (CUptiResult r = cuptiPmSamplingGetCounterDataSize(&ds); r != CUPTI_SUCCESS) {
     return fail("cuptiPmSamplingGetCounterDataSize", r);
   }
@@ -290,6 +322,13 @@ void PmSampler::AddDevice(uint32_t device) {
     d.started = true;
   }
   PostStatus(d);
+  if (Debug()) {
+    std::fprintf(stderr,
+                 "sightline-recorder: GPU metrics: device %u (%s) samples %zu metrics every %llu "
+                 "ns; image of %zu samples, %zu bytes\n",
+                 device, d.chip.c_str(), d.metrics.size(),
+                 static_cast<unsigned long long>(interval_ns_), d.capacity, d.counter_data.size());
+  }
 }
 
 void PmSampler::SetSampling(bool on) {
@@ -322,8 +361,17 @@ void PmSampler::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   int decodes = 0;
   while (!stopping_) {
-    cv_.wait_for(lock, kDecodePeriod, [this] { return stopping_; });
+    cv_.wait_for(lock, kDecodePeriod, [this] { return stopping_ || pending_; });
     if (stopping_) break;
+    if (pending_) {
+      pending_ = false;
+      for (auto& d : devices_) {
+        if (!d->set_up) {
+          d->set_up = true;
+          Setup(*d);
+        }
+      }
+    }
     DecodeAll();
     if (++decodes % kStatusEveryDecodes == 0) {
       for (const auto& d : devices_) {
@@ -405,7 +453,12 @@ void PmSampler::Decode(Device& d) {
       ++d.samples;
     }
     d.consumed = info.numCompletedSamples;
-    if (dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) return;
+    const bool full =
+        dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+    const bool low = info.numPopulatedSamples == info.numCompletedSamples &&
+                     info.numCompletedSamples + d.room > d.capacity;
+    if (!full && !low) return;
+    if (full) ++d.image_full;
     CUpti_PmSampling_CounterDataImage_Initialize_Params ci{
         CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     ci.pPmSamplingObject = d.pm;
@@ -417,6 +470,7 @@ void PmSampler::Decode(Device& d) {
       return;
     }
     d.consumed = 0;
+    if (!full) return;
   }
 }
 
@@ -449,6 +503,15 @@ void PmSampler::Finish() {
   finished_ = true;
   for (auto& owned : devices_) {
     Device& d = *owned;
+    if (Debug()) {
+      std::fprintf(stderr,
+                   "sightline-recorder: GPU metrics: finishing device %u: %llu samples, %llu "
+                   "dropped, %llu overflows, %llu full images\n",
+                   d.index, static_cast<unsigned long long>(d.samples),
+                   static_cast<unsigned long long>(d.dropped),
+                   static_cast<unsigned long long>(d.overflows),
+                   static_cast<unsigned long long>(d.image_full));
+    }
     if (d.usable) {
       if (d.started) {
         CUpti_PmSampling_Stop_Params sp{CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
@@ -466,6 +529,7 @@ void PmSampler::Finish() {
       d.pm = nullptr;
     }
     d.usable = false;
+    if (Debug()) std::fprintf(stderr, "sightline-recorder: GPU metrics: device %u done\n", d.index);
   }
 }
 

@@ -8,6 +8,8 @@
 // CUPTI's answer; the recorded program never fails because of it.
 #pragma once
 
+#include <cuda.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -25,9 +27,10 @@ class PmSampler {
   PmSampler(Writer* writer, uint64_t frequency_hz);
   ~PmSampler();
 
-  // Sets up sampling on `device` (CUDA device ordinal) the first time it is seen; starts it when
-  // sampling is on (SetSampling). Any thread; cheap after the first call per device.
-  void AddDevice(uint32_t device);
+  // Queues `device` (CUDA device ordinal; `context` one of its contexts) for set-up on the
+  // sampler thread the first time it is seen; sampling starts there when it is on (SetSampling).
+  // Any thread, returns at once.
+  void AddDevice(uint32_t device, CUcontext context);
   // Capture windows: sampling runs only while on (on from the start without a capture range).
   void SetSampling(bool on);
   // Stops sampling, decodes what is left, writes the status records. Idempotent.
@@ -38,6 +41,7 @@ class PmSampler {
  private:
   struct Device;
   void Run();
+  void Setup(Device& d);
   void DecodeAll();
   void Decode(Device& d);
   void PostStatus(const Device& d);
@@ -48,6 +52,7 @@ class PmSampler {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Device>> devices_;
   bool profiler_initialized_ = false;
+  bool pending_ = false;  // a device waits for Setup
   bool sampling_ = false;
   bool stopping_ = false;
   bool finished_ = false;

@@ -33,9 +33,32 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   APP=/tmp/bg/recorder/gpu_metrics_app
   $SL --version
 
-  echo "== 1. gpu_metrics_app: sightline record --gpu-metrics"
-  timeout 120 $SL record --gpu-metrics -o "$OUT/gpu_metrics_app.slrec" -- $APP > "$OUT/app.json"
-  echo "record rc=$?"; cat "$OUT/app.json"
+  # Runs `sightline record ARGS` with at most T seconds; a hung program gets its threads' stacks
+  # printed (gdb, when the machine has it) and is killed, so no PM sampling session outlives it.
+  rec() {
+    local t=$1; shift
+    SIGHTLINE_RECORD_DEBUG=1 $SL record "$@" &
+    local pid=$! waited=0
+    while kill -0 $pid 2>/dev/null && [ $waited -lt $t ]; do sleep 1; waited=$((waited + 1)); done
+    if kill -0 $pid 2>/dev/null; then
+      echo "HUNG after $t s: $*" >&2; HUNG=1
+      for c in $(pgrep -P $pid); do
+        command -v gdb > /dev/null && timeout 60 gdb -batch -p $c -ex "thread apply all bt 12" 2>&1 |
+          grep -E "^#|^Thread" | head -80 >&2
+        kill -9 $c
+      done
+      kill -9 $pid 2>/dev/null
+    fi
+    wait $pid; echo "record rc=$?" >&2
+  }
+  echo "== 1. gpu_metrics_app: sightline record --gpu-metrics (and without, for the kernel count)"
+  rec 30 -o "$OUT/plain.slrec" -- $APP > /dev/null
+  rec 30 --gpu-metrics -o "$OUT/gpu_metrics_app.slrec" -- $APP > "$OUT/app.json"
+  cat "$OUT/app.json"
+  echo "== 1a. decode_loop with --gpu-metrics"
+  rec 30 --gpu-metrics -o "$OUT/decode_loop.slrec" -- $DL --iterations 400 --warmup 50 > "$OUT/dl.txt"
+  tail -1 "$OUT/dl.txt"
+  if [ -n "${HUNG:-}" ]; then echo "a run hung: stopping here"; exit 1; fi
   echo "== 1b. the same under nsys --gpu-metrics-devices=0 --gpu-metrics-frequency=10000"
   timeout 180 $NSYS profile -t cuda -s none --cpuctxsw none --gpu-metrics-devices=0 \
     --gpu-metrics-frequency=10000 --force-overwrite true -o /tmp/gm_nsys $APP > "$OUT/app_nsys.json"
