@@ -248,6 +248,9 @@ void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
         S().sampler->AddDevice(device, res->context);
       }
     }
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && S().sampler != nullptr) {
+      S().sampler->ContextDestroying(static_cast<const CUpti_ResourceData*>(data)->context);
+    }
     return;
   }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
@@ -442,6 +445,8 @@ void StartOnce() {
     if (!s.profiler_api) s.sampler->SetSampling(true);
     CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+    CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   }
   if (s.profiler_api) {
     if (subscribed) {

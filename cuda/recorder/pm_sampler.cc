@@ -152,7 +152,6 @@ struct PmSampler::Device {
   size_t consumed = 0;  // samples of counter_data already posted
   size_t capacity = 0;  // samples counter_data holds
   size_t room = 0;      // re-initialise when fewer than this many samples are left
-  bool set_up = false;
   bool usable = false;
   bool started = false;
   std::string error;
@@ -169,27 +168,28 @@ PmSampler::PmSampler(Writer* writer, uint64_t frequency_hz)
 PmSampler::~PmSampler() { Finish(); }
 
 void PmSampler::AddDevice(uint32_t device, CUcontext context) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (finished_) return;
-    for (const auto& d : devices_) {
-      if (d->index == device) return;
-    }
-    auto owned = std::make_unique<Device>();
-    owned->index = device;
-    owned->context = context;
-    devices_.push_back(std::move(owned));
-    pending_ = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;
+  for (const auto& d : devices_) {
+    if (d->index == device) return;
   }
-  cv_.notify_all();
+  auto owned = std::make_unique<Device>();
+  owned->index = device;
+  owned->context = context;
+  devices_.push_back(std::move(owned));
+  const auto t0 = std::chrono::steady_clock::now();
+  Setup(*devices_.back());
+  if (Debug()) {
+    std::fprintf(stderr, "sightline-recorder: GPU metrics: device %u set up in %.1f ms\n", device,
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                     .count());
+  }
 }
 
-// On the sampler thread, outside every CUPTI callback: in CUPTI's context-created callback the
-// same calls stopped the activity records and hung the process at exit (H200, CUDA 13.0).
+// Called in the thread that created the context, before the program goes on: sampling covers the
+// program's first kernels (the set-up costs the program a fraction of a second, once per device).
 void PmSampler::Setup(Device& d) {
   const uint32_t device = d.index;
-  if (Debug()) std::fprintf(stderr, "sightline-recorder: GPU metrics: setting up device %u\n", device);
-  if (d.context != nullptr) cuCtxSetCurrent(d.context);
   auto fail = [&](const char* call, CUptiResult r) {
     LogFailure(call, device, r);
     d.error = std::string(call) + ": " + ResultText(r);
@@ -361,17 +361,8 @@ void PmSampler::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   int decodes = 0;
   while (!stopping_) {
-    cv_.wait_for(lock, kDecodePeriod, [this] { return stopping_ || pending_; });
+    cv_.wait_for(lock, kDecodePeriod, [this] { return stopping_; });
     if (stopping_) break;
-    if (pending_) {
-      pending_ = false;
-      for (auto& d : devices_) {
-        if (!d->set_up) {
-          d->set_up = true;
-          Setup(*d);
-        }
-      }
-    }
     DecodeAll();
     if (++decodes % kStatusEveryDecodes == 0) {
       for (const auto& d : devices_) {
@@ -491,6 +482,45 @@ void PmSampler::PostStatus(const Device& d) {
   writer_->PostRecord(recfmt::RecordType::kGpuMetricsStatus, &s, sizeof s, std::move(strings));
 }
 
+// Stops the device's sampling, posts what is left and its status, and gives PM sampling back.
+// Before its context goes away: after that, CUPTI's PM sampling calls crashed (H200, CUDA 13.0).
+void PmSampler::EndDevice(Device& d) {
+  if (Debug()) {
+    std::fprintf(stderr,
+                 "sightline-recorder: GPU metrics: ending device %u: %llu samples, %llu "
+                 "dropped, %llu overflows, %llu full images\n",
+                 d.index, static_cast<unsigned long long>(d.samples),
+                 static_cast<unsigned long long>(d.dropped),
+                 static_cast<unsigned long long>(d.overflows),
+                 static_cast<unsigned long long>(d.image_full));
+  }
+  if (d.usable) {
+    if (d.started) {
+      CUpti_PmSampling_Stop_Params sp{CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
+      sp.pPmSamplingObject = d.pm;
+      cuptiPmSamplingStop(&sp);
+      d.started = false;
+    }
+    Decode(d);
+    PostStatus(d);
+  }
+  if (d.pm != nullptr) {
+    CUpti_PmSampling_Disable_Params dis{CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
+    dis.pPmSamplingObject = d.pm;
+    cuptiPmSamplingDisable(&dis);
+    d.pm = nullptr;
+  }
+  d.usable = false;
+  d.context = nullptr;
+}
+
+void PmSampler::ContextDestroying(CUcontext context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& d : devices_) {
+    if (d->context == context && context != nullptr) EndDevice(*d);
+  }
+}
+
 void PmSampler::Finish() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -501,36 +531,7 @@ void PmSampler::Finish() {
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mu_);
   finished_ = true;
-  for (auto& owned : devices_) {
-    Device& d = *owned;
-    if (Debug()) {
-      std::fprintf(stderr,
-                   "sightline-recorder: GPU metrics: finishing device %u: %llu samples, %llu "
-                   "dropped, %llu overflows, %llu full images\n",
-                   d.index, static_cast<unsigned long long>(d.samples),
-                   static_cast<unsigned long long>(d.dropped),
-                   static_cast<unsigned long long>(d.overflows),
-                   static_cast<unsigned long long>(d.image_full));
-    }
-    if (d.usable) {
-      if (d.started) {
-        CUpti_PmSampling_Stop_Params sp{CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
-        sp.pPmSamplingObject = d.pm;
-        cuptiPmSamplingStop(&sp);
-        d.started = false;
-      }
-      Decode(d);
-      PostStatus(d);
-    }
-    if (d.pm != nullptr) {
-      CUpti_PmSampling_Disable_Params dis{CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
-      dis.pPmSamplingObject = d.pm;
-      cuptiPmSamplingDisable(&dis);
-      d.pm = nullptr;
-    }
-    d.usable = false;
-    if (Debug()) std::fprintf(stderr, "sightline-recorder: GPU metrics: device %u done\n", d.index);
-  }
+  for (auto& d : devices_) EndDevice(*d);
 }
 
 }  // namespace sightline::recorder

@@ -27,10 +27,13 @@ class PmSampler {
   PmSampler(Writer* writer, uint64_t frequency_hz);
   ~PmSampler();
 
-  // Queues `device` (CUDA device ordinal; `context` one of its contexts) for set-up on the
-  // sampler thread the first time it is seen; sampling starts there when it is on (SetSampling).
-  // Any thread, returns at once.
+  // Sets up sampling on `device` (CUDA device ordinal) the first time one of its contexts
+  // (`context`) is created; starts it when sampling is on (SetSampling). From CUPTI's
+  // context-created callback.
   void AddDevice(uint32_t device, CUcontext context);
+  // From CUPTI's context-destroy-starting callback: a device whose first context this is stops
+  // sampling and posts what is left now, while the context still exists.
+  void ContextDestroying(CUcontext context);
   // Capture windows: sampling runs only while on (on from the start without a capture range).
   void SetSampling(bool on);
   // Stops sampling, decodes what is left, writes the status records. Idempotent.
@@ -42,6 +45,7 @@ class PmSampler {
   struct Device;
   void Run();
   void Setup(Device& d);
+  void EndDevice(Device& d);
   void DecodeAll();
   void Decode(Device& d);
   void PostStatus(const Device& d);
@@ -52,7 +56,6 @@ class PmSampler {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Device>> devices_;
   bool profiler_initialized_ = false;
-  bool pending_ = false;  // a device waits for Setup
   bool sampling_ = false;
   bool stopping_ = false;
   bool finished_ = false;
