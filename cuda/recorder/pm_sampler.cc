@@ -516,6 +516,7 @@ void PmSampler::EndDevice(Device& d) {
 
 void PmSampler::ContextDestroying(CUcontext context) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return;
   for (auto& d : devices_) {
     if (d->context == context && context != nullptr) EndDevice(*d);
   }
@@ -529,9 +530,24 @@ void PmSampler::Finish() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // At exit no PM sampling call is made: on an H200 (CUDA 13.0) Stop, DecodeData and Disable made
+  // from an atexit handler hung or crashed the process, taking the trace's last buffers with it.
+  // What the last decode left (at most one decode period, kDecodePeriod) is not recorded; the
+  // driver ends the sampling with the process.
   std::lock_guard<std::mutex> lock(mu_);
   finished_ = true;
-  for (auto& d : devices_) EndDevice(*d);
+  for (auto& d : devices_) {
+    if (d->usable) PostStatus(*d);
+    if (Debug()) {
+      std::fprintf(stderr,
+                   "sightline-recorder: GPU metrics: device %u at exit: %llu samples, %llu "
+                   "dropped, %llu overflows, %llu full images\n",
+                   d->index, static_cast<unsigned long long>(d->samples),
+                   static_cast<unsigned long long>(d->dropped),
+                   static_cast<unsigned long long>(d->overflows),
+                   static_cast<unsigned long long>(d->image_full));
+    }
+  }
 }
 
 }  // namespace sightline::recorder

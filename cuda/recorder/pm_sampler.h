@@ -36,7 +36,8 @@ class PmSampler {
   void ContextDestroying(CUcontext context);
   // Capture windows: sampling runs only while on (on from the start without a capture range).
   void SetSampling(bool on);
-  // Stops sampling, decodes what is left, writes the status records. Idempotent.
+  // At exit: stops the decoding thread and writes the status records (no PM sampling call: see
+  // the .cc). Idempotent.
   void Finish();
 
   uint64_t interval_ns() const { return interval_ns_; }

@@ -52,11 +52,11 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
     wait $pid; echo "record rc=$?" >&2
   }
   echo "== 1. gpu_metrics_app: sightline record --gpu-metrics (and without, for the kernel count)"
-  rec 30 -o "$OUT/plain.slrec" -- $APP > /dev/null
-  rec 30 --gpu-metrics -o "$OUT/gpu_metrics_app.slrec" -- $APP > "$OUT/app.json"
+  rec 20 -o "$OUT/plain.slrec" -- $APP > /dev/null
+  rec 20 --gpu-metrics -o "$OUT/gpu_metrics_app.slrec" -- $APP > "$OUT/app.json"
   cat "$OUT/app.json"
   echo "== 1a. decode_loop with --gpu-metrics"
-  rec 30 --gpu-metrics -o "$OUT/decode_loop.slrec" -- $DL --iterations 400 --warmup 50 > "$OUT/dl.txt"
+  rec 20 --gpu-metrics -o "$OUT/decode_loop.slrec" -- $DL --iterations 400 --warmup 50 > "$OUT/dl.txt"
   tail -1 "$OUT/dl.txt"
   if [ -n "${HUNG:-}" ]; then echo "a run hung: stopping here"; exit 1; fi
   echo "== 1b. the same under nsys --gpu-metrics-devices=0 --gpu-metrics-frequency=10000"
