@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "importers/importer.h"
+#include "importers/recorder/gpu_metrics_align.h"
 #include "sightline/recorder_format.h"
 #include "testing/cli_runner.h"
 
@@ -488,6 +490,46 @@ TEST(RecorderImporter, RealH100Recording) {
   EXPECT_EQ(iterations, 200);
   EXPECT_TRUE(t->diagnostics.items().empty() ||
               t->diagnostics.Count(DiagCode::kRecorderDroppedRecords) == 0);
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// The samples' clock against the kernels': GR Active made from known busy time, seen through a
+// clock that is off by a known amount, gives that amount back; a GPU busy throughout gives no
+// verdict; samples already in place stay where they are.
+std::vector<MetricAlignSample> SamplesOf(const std::vector<std::pair<TimeNs, TimeNs>>& busy,
+                                         DurationNs clock_error) {
+  std::vector<MetricAlignSample> out;
+  for (TimeNs t = 0; t < 50'000'000; t += 100'000) {
+    DurationNs covered = 0;
+    for (const auto& [s, e] : busy) {
+      covered += std::max<DurationNs>(
+          0, std::min(e, t + clock_error + 100'000) - std::max(s, t + clock_error));
+    }
+    out.push_back({t, t + 100'000, 100.0 * static_cast<double>(covered) / 100'000});
+  }
+  return out;
+}
+
+TEST(GpuMetricsAlign, FindsTheClockError) {
+  std::vector<std::pair<TimeNs, TimeNs>> busy;
+  for (TimeNs k = 0; k < 10; ++k) busy.push_back({k * 5'000'000 + 370'000, k * 5'000'000 + 2'913'000});
+  const MetricAlignment a = AlignMetricSamples(busy, SamplesOf(busy, 731'000));
+  ASSERT_TRUE(a.checked);
+  EXPECT_NEAR(static_cast<double>(a.shift_ns), 731'000, 1'000);
+  EXPECT_LT(a.error_after, 0.01 * a.error_before);
+
+  const MetricAlignment same = AlignMetricSamples(busy, SamplesOf(busy, 0));
+  ASSERT_TRUE(same.checked);
+  EXPECT_EQ(same.shift_ns, 0);
+  EXPECT_NEAR(static_cast<double>(same.best_ns), 0, 1'000);
+
+  const std::vector<std::pair<TimeNs, TimeNs>> always = {{-1'000'000, 60'000'000}};
+  EXPECT_FALSE(AlignMetricSamples(always, SamplesOf(always, 731'000)).checked);
 }
 
 }  // namespace

@@ -180,6 +180,12 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "devices on which PM sampling could not run; no GPU metrics for them"},
     {kRecorderGpuMetricsLost, "recorder_gpu_metrics_lost", kWarning,
      "GPU metric samples lost: the hardware buffer overflowed, or CUPTI could not evaluate them"},
+    {kRecorderGpuMetricsAligned, "recorder_gpu_metrics_aligned", kInfo,
+     "GPU metric samples checked against the kernels: the shift that best matches GR Active with "
+     "the device's kernels and copies, applied when it fits clearly better than none"},
+    {kRecorderGpuMetricsNotAligned, "recorder_gpu_metrics_not_aligned", kWarning,
+     "GPU metric samples placed by the host's real-time clock, unchecked (too few changes of GR "
+     "Active to compare them with the kernels)"},
 
     // Nsight Compute.
     {kNcuLinesSkipped, "ncu_lines_skipped", kInfo,

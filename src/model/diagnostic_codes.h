@@ -80,6 +80,8 @@ enum class DiagCode : uint16_t {
   kRecorderGpuMetricsNotSampled,
   kRecorderGpuMetricsFailed,
   kRecorderGpuMetricsLost,
+  kRecorderGpuMetricsAligned,
+  kRecorderGpuMetricsNotAligned,
   // Nsight Compute CSV reader.
   kNcuLinesSkipped,
   // TensorRT engine exports (trtexec, Trex).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "base/file_io.h"
+#include "importers/recorder/gpu_metrics_align.h"
 #include "model/trace_builder.h"
 #include "sightline/recorder_format.h"
 
@@ -130,6 +132,7 @@ class RecorderMapper {
         row.static_smem_bytes = k.static_smem_bytes;
         row.dynamic_smem_bytes = k.dynamic_smem_bytes;
         b_.AddKernel(row);
+        busy_[k.device].push_back({k.start_ns, k.end_ns});
         if (k.graph_id != 0) ++graph_kernels_;
         return;
       }
@@ -147,6 +150,7 @@ class RecorderMapper {
         row.short_name = row.name;  // keep "(whole graph)" in tables
         row.correlation = g.correlation;
         b_.AddKernel(row);
+        busy_[g.device].push_back({g.start_ns, g.end_ns});
         ++whole_graphs_;
         return;
       }
@@ -164,6 +168,7 @@ class RecorderMapper {
         row.size_bytes = static_cast<int64_t>(m.bytes);
         row.correlation = m.correlation;
         b_.AddMemOp(row);
+        busy_[m.device].push_back({m.start_ns, m.end_ns});
         return;
       }
       case RecordType::kMemset: {
@@ -254,15 +259,22 @@ class RecorderMapper {
           ++malformed_;
           return;
         }
-        // The GPU's globaltimer runs on the host's real-time clock; the other records are on the
-        // CUPTI clock, whose offset from it the process record holds.
-        const TimeNs t = h.start_ns - (process_.start_realtime_ns - process_.start_cupti_ns);
+        // The GPU's globaltimer roughly follows the host's real-time clock; the other records
+        // are on the CUPTI clock, whose offset from it the process record holds. Finish() then
+        // lines the samples up with the kernels (gpu_metrics_align.h).
+        const DurationNs to_cupti = process_.start_realtime_ns - process_.start_cupti_ns;
+        PendingSample p;
+        p.start_ns = h.start_ns - to_cupti;
+        p.end_ns = h.end_ns - to_cupti;
+        p.device = h.device;
+        p.first = sample_values_.size();
+        p.count = h.count;
         for (uint32_t i = 0; i < h.count; ++i) {
-          if (it->second[i].value == 0) continue;  // an index no metric record named
           double v;
           std::memcpy(&v, values + i * sizeof v, sizeof v);
-          b_.AddCounter(t, static_cast<int32_t>(h.device), it->second[i], v);
+          sample_values_.push_back(v);
         }
+        samples_.push_back(p);
         return;
       }
       case RecordType::kGpuMetricsStatus: {
@@ -287,7 +299,50 @@ class RecorderMapper {
     ++unknown_types_;
   }
 
+  // GPU metric samples into the counters, per device shifted onto the kernels' clock when the
+  // data pins the shift down.
+  void AddMetricSamples() {
+    Diagnostics& d = b_.diagnostics();
+    std::map<uint32_t, DurationNs> shift;
+    for (const auto& [device, names] : metric_names_) {
+      const StringId gr_name = b_.Intern("GR Active [Throughput %]");
+      const size_t gr = static_cast<size_t>(std::find(names.begin(), names.end(), gr_name) -
+                                            names.begin());
+      std::vector<MetricAlignSample> fit;
+      for (const PendingSample& p : samples_) {
+        if (p.device == device && gr < p.count) {
+          fit.push_back({p.start_ns, p.end_ns, sample_values_[p.first + gr]});
+        }
+      }
+      if (fit.empty()) continue;
+      const MetricAlignment a = AlignMetricSamples(busy_[device], fit);
+      if (a.checked) {
+        shift[device] = a.shift_ns;
+        d.Add(DiagCode::kRecorderGpuMetricsAligned, static_cast<int64_t>(fit.size()),
+              fmt::format("device {}: best-fitting shift {:+.1f} us, applied {:+.1f} us ({} samples "
+                          "at changes of GR Active; mismatch {:.4f} -> {:.4f})",
+                          device, static_cast<double>(a.best_ns) / 1e3,
+                          static_cast<double>(a.shift_ns) / 1e3, a.transitions, a.error_before,
+                          a.error_after));
+      } else {
+        d.Add(DiagCode::kRecorderGpuMetricsNotAligned, static_cast<int64_t>(fit.size()),
+              fmt::format("device {}: {} samples at changes of GR Active", device, a.transitions));
+      }
+    }
+    for (const PendingSample& p : samples_) {
+      const auto names = metric_names_.find(p.device);
+      const auto sh = shift.find(p.device);
+      const DurationNs by = sh == shift.end() ? 0 : sh->second;
+      for (uint32_t i = 0; i < p.count; ++i) {
+        if (names->second[i].value == 0) continue;  // an index no metric record named
+        b_.AddCounter(p.start_ns + by, static_cast<int32_t>(p.device), names->second[i],
+                      sample_values_[p.first + i]);
+      }
+    }
+  }
+
   void Finish(const std::string& path, const recfmt::ReadSummary& summary) {
+    AddMetricSamples();
     TraceSource& src = b_.source();
     src.path = path;
     src.format = "sightline-recorder";
@@ -370,6 +425,14 @@ class RecorderMapper {
   static constexpr uint32_t kMaxMetricsPerDevice = 4096;
   std::map<uint32_t, std::vector<StringId>> metric_names_;
   std::vector<std::string> not_sampled_;
+  struct PendingSample {
+    TimeNs start_ns = 0, end_ns = 0;
+    uint32_t device = 0, count = 0;
+    size_t first = 0;  // in sample_values_
+  };
+  std::vector<PendingSample> samples_;
+  std::vector<double> sample_values_;
+  std::map<uint32_t, std::vector<std::pair<TimeNs, TimeNs>>> busy_;  // kernels, copies by device
   std::map<uint32_t, std::pair<recfmt::GpuMetricsStatusBody, std::string>> metrics_status_;
 };
 
