@@ -262,6 +262,24 @@ TEST(ThreadsShared, RealGilExport) {
   EXPECT_TRUE(r->has_os_calls);
   EXPECT_TRUE(r->has_off_cpu);
   EXPECT_FALSE(sampler->hot_frames.empty() && r->threads[0].hot_frames.empty());
+  // OS call chains: SELECT count(*) FROM OSRT_API WHERE callchainId > 0 gives 229, and joining
+  // OSRT_CALLCHAINS on callchainId 4,256 frames.
+  int64_t chained = 0;
+  for (size_t i = 0; i < t->os_calls.size(); ++i) chained += t->os_calls.frame_count[i] > 0;
+  EXPECT_EQ(chained, 229);
+  EXPECT_EQ(t->os_calls.frames.size(), 4'256u);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysOsCallChains), 229);
+  EXPECT_TRUE(r->has_os_call_chains);
+  // NVTX time per thread: the main thread's longest name is the autograd ranges of aten::matmul
+  // (160 ranges, 112.18 ms: SELECT count(*), sum(end - start) FROM NVTX_EVENTS WHERE eventType = 59
+  // AND text LIKE 'aten::matmul, seq = %' AND globalTid & 16777215 = 907); the stepN ranges are the
+  // iterations and are left out.
+  ASSERT_FALSE(r->ranges.rows.empty());
+  EXPECT_EQ(r->ranges.rows[0].tid, 907);
+  EXPECT_EQ(r->ranges.rows[0].name, "aten::matmul, seq = N, op_id = N");
+  EXPECT_EQ(r->ranges.rows[0].count, 160);
+  EXPECT_EQ(r->ranges.rows[0].total_ns, 112'181'924);
+  for (const ThreadRangeRow& row : r->ranges.rows) EXPECT_NE(row.name, "stepN");
 }
 
 }  // namespace

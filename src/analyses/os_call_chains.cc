@@ -73,8 +73,10 @@ std::string OsCallers::Top(size_t n) const {
                    [](const auto& x, const auto& y) { return x.first > y.first; });
   std::string out;
   for (size_t i = 0; i < std::min(n, top.size()); ++i) {
-    out += fmt::format("{}{} {:.0f}%", i ? ", " : "", *top[i].second,
-                       100.0 * static_cast<double>(top[i].first) / static_cast<double>(chained_ns));
+    const double pct =
+        100.0 * static_cast<double>(top[i].first) / static_cast<double>(chained_ns);
+    if (i > 0 && pct < 0.5) break;  // "0%" says nothing
+    out += fmt::format("{}{} {:.0f}%", i ? ", " : "", *top[i].second, pct);
   }
   return out;
 }

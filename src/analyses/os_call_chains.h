@@ -32,8 +32,8 @@ struct OsCallers {
   std::map<std::string, DurationNs> by_caller;  // waited time per caller
 
   void Add(const Trace& trace, size_t row, DurationNs waited_ns);
-  // The top `n` callers by waited time with their share of chained_ns: "a < b 62%, c 30%"; "" when
-  // no call had a chain.
+  // The top `n` callers by waited time with their share of chained_ns: "a < b 62%, c 30%" (after
+  // the first, none under 0.5%); "" when no call had a chain.
   std::string Top(size_t n) const;
 };
 
