@@ -24,6 +24,7 @@
 #include "importers/importer.h"
 #include "importers/nsys/nsys_parallel_scan.h"
 #include "importers/nsys/nsys_schema.h"
+#include "importers/nsys/nsys_tables.h"
 #include "model/trace.h"
 #include "model/trace_builder.h"
 #include "testing/cli_runner.h"
@@ -1112,6 +1113,42 @@ TEST(NsysOsCallChains, ReadsChainsInnermostFirstAndCountsWhatIsMissing) {
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysOsCallChains), 2);
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysOsCallChainMissing), 1);
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysValueWrongType), 1);
+}
+
+// The scheduling scan leaves out the profiler's threads with "<>" terms (up to 64; SQLite runs a
+// NOT IN list per row as an index lookup, much slower) and with NOT IN past that: the same rows
+// either way, and a NULL thread in neither.
+TEST(NsysSchedSelect, LeavesOutTheSkippedThreadsInBothForms) {
+  TempDir dir;
+  const std::string path = dir.File("sched.sqlite");
+  {
+    Db db(path, /*create=*/true);
+    db.Exec(
+        "CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn "
+        "INTEGER NOT NULL, globalTid INTEGER, threadState INTEGER, threadBlock INTEGER)");
+    std::string rows = "INSERT INTO SCHED_EVENTS VALUES (0, 0, 1, NULL, 0, 0)";
+    for (int t = 1; t <= 100; ++t) {
+      rows += ", (" + std::to_string(t) + ", 0, 1, " + std::to_string(t) + ", 0, 0)";
+    }
+    db.Exec(rows);
+  }
+  StatusOr<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  for (int skipped : {3, 64, 65, 90}) {
+    std::vector<int64_t> skip;
+    for (int t = 1; t <= skipped; ++t) skip.push_back(t);
+    StatusOr<NsysSelect> select = SelectNsysSched(*db, skip);
+    ASSERT_TRUE(select.ok()) << select.status().ToString();
+    EXPECT_EQ(select->from.find("NOT IN") != std::string::npos, skipped > 64) << select->from;
+    StatusOr<SqliteStatement> stmt = db->Prepare(select->sql);
+    ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+    std::vector<int64_t> got;
+    while (stmt->Step()) got.push_back(stmt->Int64(0));
+    ASSERT_TRUE(stmt->status().ok());
+    std::vector<int64_t> want;
+    for (int t = skipped + 1; t <= 100; ++t) want.push_back(t);
+    EXPECT_EQ(got, want) << skipped;
+  }
 }
 
 TEST(NsysWholeGraphs, EachRunIsOneRowLinkedToItsLaunch) {
