@@ -1083,9 +1083,9 @@ TEST(NsysOsCallChains, ReadsChainsInnermostFirstAndCountsWhatIsMissing) {
         "specialEntry INTEGER, originalIP INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT "
         "NULL, PRIMARY KEY (id, stackDepth))");
     const std::string tid = std::to_string(kGlobalTid);
-    db.Exec("INSERT INTO OSRT_API VALUES (100, 300, 27, " + tid + ", 26, 0, 0, 1), (400, 500, 27, " +
-            tid + ", 27, 0, 0, 0), (600, 700, 27, " + tid + ", 26, 0, 0, 7), (800, 900, 27, " +
-            tid + ", 27, 0, 0, 2)");
+    db.Exec("INSERT INTO OSRT_API VALUES (100, 300, 27, " + tid +
+            ", 26, 0, 0, 1), (400, 500, 27, " + tid + ", 27, 0, 0, 0), (600, 700, 27, " + tid +
+            ", 26, 0, 0, 7), (800, 900, 27, " + tid + ", 27, 0, 0, 2)");
     // Chain 1 inserted out of order; chain 2's second frame has text for its symbol; chain 3
     // belongs to no kept call.
     db.Exec(

@@ -139,8 +139,8 @@ TEST(Threads, NvtxRangesPerThreadOverTheTraceAndPerIteration) {
     f.Range("forward", t + 50'000, t + 60'000, RangeKind::kNvtxPushPop, kMain);
     f.Range("layer_1", t + 100'000, t + 200'000, RangeKind::kNvtxPushPop, kMain);
     f.Launch("gemm", t + 210'000, t + 220'000, t + 220'000, t + 400'000, {}, kMain);
-    f.Range("send_response", t + 500'000, t + (slow ? 1'500'000 : 600'000),
-            RangeKind::kNvtxPushPop, kResponder);
+    f.Range("send_response", t + 500'000, t + (slow ? 1'500'000 : 600'000), RangeKind::kNvtxPushPop,
+            kResponder);
     f.Gil(GilState::kHeld, t + 500'000, t + 510'000, kResponder);
     t += wall;
   }

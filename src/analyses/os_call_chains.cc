@@ -23,8 +23,8 @@ bool IsUnresolved(std::string_view frame) { return frame.starts_with("0x"); }
 bool IsCRuntimeFrame(std::string_view frame) {
   const std::string_view module = ModuleOf(frame);
   if (module.starts_with("[")) return true;  // [vdso], [Unknown], [kernel.kallsyms]
-  for (std::string_view lib : {"libc.so", "libc-", "libpthread", "ld-linux", "ld64.so", "libdl",
-                               "librt"}) {
+  for (std::string_view lib :
+       {"libc.so", "libc-", "libpthread", "ld-linux", "ld64.so", "libdl", "librt"}) {
     if (module.starts_with(lib)) return true;
   }
   return false;
@@ -73,8 +73,7 @@ std::string OsCallers::Top(size_t n) const {
                    [](const auto& x, const auto& y) { return x.first > y.first; });
   std::string out;
   for (size_t i = 0; i < std::min(n, top.size()); ++i) {
-    const double pct =
-        100.0 * static_cast<double>(top[i].first) / static_cast<double>(chained_ns);
+    const double pct = 100.0 * static_cast<double>(top[i].first) / static_cast<double>(chained_ns);
     if (i > 0 && pct < 0.5) break;  // "0%" says nothing
     out += fmt::format("{}{} {:.0f}%", i ? ", " : "", *top[i].second, pct);
   }

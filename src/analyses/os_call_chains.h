@@ -28,7 +28,7 @@ bool IsCRuntimeFrame(std::string_view frame);
 // Waited time of OS calls by caller (OsCallCaller); calls without a chain counted apart.
 struct OsCallers {
   int64_t calls = 0, without_chain = 0;
-  DurationNs chained_ns = 0;                   // waited time of the calls with a chain
+  DurationNs chained_ns = 0;                    // waited time of the calls with a chain
   std::map<std::string, DurationNs> by_caller;  // waited time per caller
 
   void Add(const Trace& trace, size_t row, DurationNs waited_ns);

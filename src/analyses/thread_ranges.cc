@@ -57,7 +57,8 @@ ThreadRangesResult ComputeThreadRanges(AnalysisContext& context, const ThreadsRe
     const uint64_t key = Key(r.pid[i], r.tid[i]);
     if (wanted.count(key) == 0) continue;
     const std::string*& pattern = patterns[r.name[i].value];
-    if (pattern == nullptr) pattern = &*pattern_pool.insert(DigitRunsToN(trace.str(r.name[i]))).first;
+    if (pattern == nullptr)
+      pattern = &*pattern_pool.insert(DigitRunsToN(trace.str(r.name[i]))).first;
     NameAcc& a = acc[key][*pattern];
     ++a.count;
     AppendToUnion(a.merged, r.start_ns[i], r.end_ns[i]);
@@ -86,9 +87,9 @@ ThreadRangesResult ComputeThreadRanges(AnalysisContext& context, const ThreadsRe
       }
       rows.push_back(std::move(row));
     }
-    std::stable_sort(rows.begin(), rows.end(), [](const ThreadRangeRow& x, const ThreadRangeRow& y) {
-      return x.total_ns > y.total_ns;
-    });
+    std::stable_sort(
+        rows.begin(), rows.end(),
+        [](const ThreadRangeRow& x, const ThreadRangeRow& y) { return x.total_ns > y.total_ns; });
     if (rows.size() > kRangeNamesPerThread) {
       res.names_left_out += static_cast<int64_t>(rows.size() - kRangeNamesPerThread);
       rows.resize(kRangeNamesPerThread);

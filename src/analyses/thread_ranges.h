@@ -27,9 +27,9 @@ struct ThreadRangeRow {
   int32_t pid = -1, tid = -1;
   std::string thread;  // its name
   ThreadRole role = ThreadRole::kOther;
-  std::string name;         // the range name's pattern
-  int64_t count = 0;        // its ranges on the thread
-  DurationNs total_ns = 0;  // union of their intervals
+  std::string name;                // the range name's pattern
+  int64_t count = 0;               // its ranges on the thread
+  DurationNs total_ns = 0;         // union of their intervals
   PerIterationPart per_iteration;  // clipped to each iteration; zero without iterations
 };
 

@@ -204,12 +204,10 @@ void AddThreadsPerIterationTable(const ThreadsResult& r, const AnalyzeOptions& o
 void AddThreadRangesTable(const ThreadsResult& r, const AnalyzeOptions& options, Section& s) {
   const ThreadRangesResult& x = r.ranges;
   if (x.rows.empty()) return;
-  std::vector<Column> columns = {{"pid", "pid", Unit::kNumber},
-                                 {"tid", "tid", Unit::kNumber},
-                                 {"thread", "thread", Unit::kText},
-                                 {"range", "range", Unit::kText},
-                                 {"count", "count", Unit::kCount},
-                                 {"total_ns", "total", Unit::kDurationNs}};
+  std::vector<Column> columns = {
+      {"pid", "pid", Unit::kNumber},     {"tid", "tid", Unit::kNumber},
+      {"thread", "thread", Unit::kText}, {"range", "range", Unit::kText},
+      {"count", "count", Unit::kCount},  {"total_ns", "total", Unit::kDurationNs}};
   if (x.per_iteration) {
     columns.push_back({"iteration_median_ns", "per iteration median", Unit::kDurationNs});
     columns.push_back({"iteration_slowest_ns", "in the slowest", Unit::kDurationNs});
@@ -220,11 +218,10 @@ void AddThreadRangesTable(const ThreadsResult& r, const AnalyzeOptions& options,
   size_t threads_shown = 0, shown = 0;
   for (size_t i = 0; i < x.rows.size(); ++i) {
     const ThreadRangeRow& row = x.rows[i];
-    const bool new_thread =
-        i == 0 || row.pid != x.rows[i - 1].pid || row.tid != x.rows[i - 1].tid;
+    const bool new_thread = i == 0 || row.pid != x.rows[i - 1].pid || row.tid != x.rows[i - 1].tid;
     if (new_thread && ++threads_shown > max_threads) break;
-    std::vector<Value> v = {int64_t{row.pid}, int64_t{row.tid}, row.thread, row.name, row.count,
-                            row.total_ns};
+    std::vector<Value> v = {int64_t{row.pid}, int64_t{row.tid}, row.thread,
+                            row.name,         row.count,        row.total_ns};
     if (x.per_iteration) {
       v.push_back(static_cast<int64_t>(row.per_iteration.median_ns));
       v.push_back(row.per_iteration.slowest_ns);
@@ -323,9 +320,9 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
     a.row.gil_waited_ns = TotalLength(context.GilWaited(pid, tid));
   }
   res.has_os_calls = context.HasOsCalls();
-  res.has_os_call_chains = std::any_of(trace.os_calls.frame_count.begin(),
-                                       trace.os_calls.frame_count.end(),
-                                       [](int32_t n) { return n > 0; });
+  res.has_os_call_chains =
+      std::any_of(trace.os_calls.frame_count.begin(), trace.os_calls.frame_count.end(),
+                  [](int32_t n) { return n > 0; });
   res.has_off_cpu = context.HasOffCpu();
   for (size_t i = 0; i < trace.os_calls.size(); ++i)
     at(trace.os_calls.pid[i], trace.os_calls.tid[i]);

@@ -108,8 +108,8 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
   if (!top.empty()) f.evidence.push_back({"functions", "Functions", top});
   if (callers.calls > callers.without_chain) {
     f.evidence.push_back({"called_from", "Called from (call chains)", callers.Top(3)});
-    f.evidence.push_back({"calls_without_chain", "Calls without a call chain",
-                          callers.without_chain, Unit::kCount});
+    f.evidence.push_back(
+        {"calls_without_chain", "Calls without a call chain", callers.without_chain, Unit::kCount});
   }
   std::stable_sort(hits.begin(), hits.end(),
                    [](const Hit& x, const Hit& y) { return x.ns > y.ns; });

@@ -116,9 +116,11 @@ NsysHostBuffers& Host(NsysContext& ctx) {
 }  // namespace
 
 StatusOr<NsysSelect> SelectNsysOsCalls(SqliteDb& db) {
-  static constexpr NsysColumn kColumns[] = {
-      {"start", true},         {"end", true, "-1"}, {"globalTid", true, "-1"},
-      {"nameId", true, "-1"}, {"callchainId", false, "0"}};
+  static constexpr NsysColumn kColumns[] = {{"start", true},
+                                            {"end", true, "-1"},
+                                            {"globalTid", true, "-1"},
+                                            {"nameId", true, "-1"},
+                                            {"callchainId", false, "0"}};
   return BuildNsysSelect(db, kNsysOsCallTable, kColumns);
 }
 
@@ -144,7 +146,9 @@ StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db, const std::vector<int64_t>& s
   std::string where;
   const bool chain = skip_threads.size() <= kMaxInequalities;
   for (int64_t t : skip_threads) {
-    where += (where.empty() ? "" : chain ? " AND " : ", ") +
+    where += (where.empty() ? ""
+              : chain       ? " AND "
+                            : ", ") +
              (chain ? "\"globalTid\" <> " : std::string()) + std::to_string(t);
   }
   if (!where.empty() && !chain) where = "\"globalTid\" NOT IN (" + where + ")";
