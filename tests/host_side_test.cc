@@ -449,6 +449,12 @@ TEST(HostLoopSample, ImportsOsCallsAndSamplesAndNamesThePlantedCauses) {
   EXPECT_EQ(trace->os_calls.frames.size(), 4824u);
   EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysOsCallChains), 293);
   EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysOsCallChainMissing), 0);
+  // The capture's threshold (META_DATA_CAPTURE OS_RUNTIME_OPTIONS:BACKTRACES_THRESHOLD_NS|80000).
+  const auto chains_diag =
+      std::find_if(trace->diagnostics.items().begin(), trace->diagnostics.items().end(),
+                   [](const Diagnostic& d) { return d.id == DiagCode::kNsysOsCallChains; });
+  ASSERT_NE(chains_diag, trace->diagnostics.items().end());
+  EXPECT_EQ(chains_diag->detail, "backtrace threshold 80000 ns");
   const auto called = std::find_if(os->evidence.begin(), os->evidence.end(),
                                    [](const Fact& e) { return e.key == "called_from"; });
   EXPECT_NE(called, os->evidence.end());

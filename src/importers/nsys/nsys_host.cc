@@ -24,6 +24,7 @@
 //   with F and S ids into StringIds, innermost frame first, names HTML-escaped ("&lt;module&gt;").
 //   Without `nsys export --include-json=true` jsonText is NULL: the samples are kept without
 //   stacks and counted (nsys_py_samples_without_stack).
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -398,7 +399,22 @@ Status FinishNsysHostTables(NsysContext& ctx) {
                           ctx.strings.Id(name), *frames);
   }
   d.Add(DiagCode::kNsysOsCallOtherProcess, other_process);
-  d.Add(DiagCode::kNsysOsCallChains, with_chain);
+  if (with_chain > 0) {
+    // The threshold the capture used (META_DATA_CAPTURE), so that the report can say which calls
+    // have no chain; unknown in exports without it.
+    std::string detail;
+    if (HasNsysColumn(ctx.db, "META_DATA_CAPTURE", "name") &&
+        HasNsysColumn(ctx.db, "META_DATA_CAPTURE", "value")) {
+      ASSIGN_OR_RETURN(SqliteStatement stmt,
+                       ctx.db.Prepare("SELECT value FROM META_DATA_CAPTURE WHERE name = "
+                                      "'OS_RUNTIME_OPTIONS:BACKTRACES_THRESHOLD_NS'"));
+      if (stmt.Step() && !stmt.IsNull(0)) {
+        detail = fmt::format("backtrace threshold {} ns", stmt.Text(0).substr(0, 20));
+      }
+      RETURN_IF_ERROR(stmt.status());
+    }
+    d.Add(DiagCode::kNsysOsCallChains, with_chain, detail);
+  }
   d.Add(DiagCode::kNsysOsCallChainMissing, chain_missing);
   // Off-CPU intervals of the threads that own other events: per thread, in time order, from a
   // switch-out to the next switch-in.
