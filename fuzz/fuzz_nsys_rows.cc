@@ -1,8 +1,8 @@
 // The Nsight Systems importer on hostile rows rather than hostile bytes: each input is read as a
 // few rows of SQL values (integers, NULLs, text, reals, blobs, ids that point nowhere) put into a
-// small generated export's kernel, API, memory-copy and NVTX tables, whose columns are declared
-// without NOT NULL so that any value fits. Most values decode to what a real export would hold
-// there, so that the hostile ones sit among plausible rows.
+// small generated export's kernel, API, memory-copy, NVTX and OS-call (with call chain) tables,
+// whose columns are declared without NOT NULL so that any value fits. Most values decode to what a
+// real export would hold there, so that the hostile ones sit among plausible rows.
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -79,6 +79,16 @@ const std::vector<Table>& Tables() {
         {"globalTid", kGlobalTid},
         {"textId", 4},
         {"domainId", 0}}},
+      // OS runtime calls and their call chains (callchainId -> OSRT_CALLCHAINS.id).
+      {"OSRT_API",
+       {{"start", 700, 1000},
+        {"end", 1700, 1000},
+        {"eventClass", 27},
+        {"globalTid", kGlobalTid},
+        {"nameId", 5},
+        {"returnValue", 0},
+        {"callchainId", 1, 1}}},
+      {"OSRT_CALLCHAINS", {{"id", 1, 1}, {"symbol", 5}, {"module", 6}, {"stackDepth", 0}}},
   };
   return *tables;
 }
@@ -166,7 +176,8 @@ bool WriteExport(const std::string& path, const uint8_t* data, size_t size) {
                  "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.16.1');"
                  "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
                  "INSERT INTO StringIds VALUES (1, 'void gemm<float>(float const*, float*)'), "
-                 "(2, 'gemm'), (3, 'cudaLaunchKernel_v7000'), (4, 'decode_step')");
+                 "(2, 'gemm'), (3, 'cudaLaunchKernel_v7000'), (4, 'decode_step'), (5, 'poll'), "
+                 "(6, '/usr/lib/x86_64-linux-gnu/libc.so.6')");
   std::vector<sqlite3_stmt*> inserts;
   for (const Table& table : Tables()) {
     std::string create = std::string("CREATE TABLE ") + table.name + " (";

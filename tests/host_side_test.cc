@@ -10,6 +10,7 @@
 
 #include "analyses/findings/findings.h"
 #include "analyses/intervals.h"
+#include "analyses/os_call_chains.h"
 #include "analyses/threads.h"
 #include "importers/importer.h"
 #include "testing/trace_fixtures.h"
@@ -181,6 +182,98 @@ TEST(BlockingOsCall, FiresForWaitsOnTheLaunchingThreadOnly) {
     return 0;
   });
   EXPECT_EQ(FindRule(Findings(quiet), "blocking_os_call"), nullptr);
+  // Without call chains the finding names no caller.
+  for (const Fact& e : os->evidence) EXPECT_NE(e.key, "called_from");
+}
+
+// OS call chains as nsys writes them (OSRT_CALLCHAINS, innermost first: the OS function itself,
+// then its callers; symbols of unresolved frames are addresses). The chains here are made up in
+// that shape, not taken from a capture.
+TEST(OsCallChains, CallerSkipsTheCLibraryAndUnresolvedFrames) {
+  TraceFixture f;
+  f.OsCall("pthread_cond_wait", 100, 200, kMain,
+           {"pthread_cond_wait (libc.so.6)", "0x5fc201 (python3.12)",
+            "__pthread_cond_wait_common (libpthread.so.0)", "take_gil (python3.12)",
+            "PyEval_RestoreThread (python3.12)", "main (python3.12)"});
+  f.OsCall("poll", 300, 400, kMain);  // no chain: shorter than nsys's backtrace threshold
+  f.OsCall("read", 500, 600, kMain,
+           {"__read (libc.so.6)", "__vdso_x ([vdso])", "0x1234 (python3.12)",
+            "_dl_runtime_resolve (ld-linux-x86-64.so.2)", "0x5678 (python3.12)"});
+  f.OsCall("write", 700, 800, kMain, {"__write (libc.so.6)", "0x0 ([Unknown])"});
+  const Trace t = f.Build();
+  EXPECT_EQ(OsCallCaller(t, 0), "take_gil (python3.12) < PyEval_RestoreThread (python3.12)");
+  EXPECT_EQ(OsCallCaller(t, 0, 1), "take_gil (python3.12)");
+  EXPECT_EQ(OsCallCaller(t, 1), "");
+  EXPECT_EQ(OsCallCaller(t, 2), "0x1234 (python3.12)");  // nothing resolved: the module at least
+  EXPECT_EQ(OsCallCaller(t, 3), "(unresolved)");
+  OsCallers c;
+  c.Add(t, 0, 300);
+  c.Add(t, 1, 50);
+  c.Add(t, 2, 100);
+  EXPECT_EQ(c.calls, 3);
+  EXPECT_EQ(c.without_chain, 1);
+  EXPECT_EQ(c.chained_ns, 400);
+  EXPECT_EQ(c.Top(2),
+            "take_gil (python3.12) < PyEval_RestoreThread (python3.12) 75%, 0x1234 (python3.12) "
+            "25%");
+  EXPECT_EQ(c.Top(1), "take_gil (python3.12) < PyEval_RestoreThread (python3.12) 75%");
+  EXPECT_EQ(OsCallers().Top(3), "");
+  OsCallers small;
+  small.Add(t, 0, 999);
+  small.Add(t, 2, 1);
+  EXPECT_EQ(small.Top(3), "take_gil (python3.12) < PyEval_RestoreThread (python3.12) 100%");
+  EXPECT_TRUE(IsCRuntimeFrame("__poll (libc.so.6)"));
+  EXPECT_TRUE(IsCRuntimeFrame("pthread_cond_wait (libpthread.so.0)"));
+  EXPECT_FALSE(IsCRuntimeFrame("serve (libserver.so)"));
+  EXPECT_FALSE(IsCRuntimeFrame("libc_like"));
+}
+
+// The launching thread waits in select in every iteration; seven of the ten calls carry a chain.
+// The threads section and blocking_os_call name the caller and count the calls without a chain.
+TEST(OsCallChains, ThreadsSectionAndBlockingOsCallNameTheCaller) {
+  const Trace t = Loop(300, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {
+    if (i < 7) {
+      f.OsCall("select", t0 + 400'000, t0 + 900'000, kMain,
+               {"select (libc.so.6)", "wait_for_request (libserver.so)", "serve (libserver.so)",
+                "main (server)"});
+    } else {
+      f.OsCall("select", t0 + 400'000, t0 + 900'000, kMain);
+    }
+    return 0;
+  });
+  StatusOr<ThreadsResult> r = ComputeThreads(*Ctx(t), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->has_os_call_chains);
+  ASSERT_EQ(r->main_os_waits.size(), 1u);
+  EXPECT_EQ(r->main_os_waits[0].calls, 10);
+  EXPECT_EQ(r->main_os_waits[0].with_chain, 7);
+  EXPECT_EQ(r->main_os_waits[0].callers,
+            "wait_for_request (libserver.so) < serve (libserver.so) 100%");
+  Report report;
+  report.inputs.emplace_back();
+  ASSERT_TRUE(RunThreadsSection(*Ctx(t), 0, report).ok());
+  ASSERT_EQ(report.sections.size(), 1u);
+  const Table* waits = nullptr;
+  for (const Table& x : report.sections[0].tables) {
+    if (x.key == "launching_os_waits") waits = &x;
+  }
+  ASSERT_NE(waits, nullptr);
+  ASSERT_EQ(waits->rows.size(), 1u);
+  ASSERT_EQ(waits->columns.back().key, "callers");
+  EXPECT_EQ(std::get<std::string>(waits->rows[0].back()),
+            "wait_for_request (libserver.so) < serve (libserver.so) 100%");
+
+  const std::vector<Finding> fired = Findings(t);
+  const Finding* os = FindRule(fired, "blocking_os_call");
+  ASSERT_NE(os, nullptr);
+  EXPECT_EQ(Evidence(*os, "calls_without_chain"), 3);
+  const auto called = std::find_if(os->evidence.begin(), os->evidence.end(),
+                                   [](const Fact& e) { return e.key == "called_from"; });
+  ASSERT_NE(called, os->evidence.end());
+  EXPECT_EQ(std::get<std::string>(called->value),
+            "wait_for_request (libserver.so) < serve (libserver.so) 100%");
+  EXPECT_NE(os->where.find("called from wait_for_request (libserver.so)"), std::string::npos)
+      << os->where;
 }
 
 TEST(HostBoundPipeline, FiresWhenTheGpuWaitsForTheHostAndNotWhenGpuBound) {
@@ -348,6 +441,23 @@ TEST(HostLoopSample, ImportsOsCallsAndSamplesAndNamesThePlantedCauses) {
   const Finding* os = FindRule(*f, "blocking_os_call");
   ASSERT_NE(os, nullptr);
   EXPECT_NE(os->title.find("select"), std::string::npos) << os->title;
+  // Call chains (OSRT_CALLCHAINS): SELECT count(*) FROM OSRT_API WHERE callchainId > 0 gives 293
+  // calls, and joining OSRT_CALLCHAINS on callchainId 4,824 frames.
+  int64_t chained = 0;
+  for (size_t i = 0; i < trace->os_calls.size(); ++i) chained += trace->os_calls.frame_count[i] > 0;
+  EXPECT_EQ(chained, 293);
+  EXPECT_EQ(trace->os_calls.frames.size(), 4824u);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysOsCallChains), 293);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysOsCallChainMissing), 0);
+  // The capture's threshold (META_DATA_CAPTURE OS_RUNTIME_OPTIONS:BACKTRACES_THRESHOLD_NS|80000).
+  const auto chains_diag =
+      std::find_if(trace->diagnostics.items().begin(), trace->diagnostics.items().end(),
+                   [](const Diagnostic& d) { return d.id == DiagCode::kNsysOsCallChains; });
+  ASSERT_NE(chains_diag, trace->diagnostics.items().end());
+  EXPECT_EQ(chains_diag->detail, "backtrace threshold 80000 ns");
+  const auto called = std::find_if(os->evidence.begin(), os->evidence.end(),
+                                   [](const Fact& e) { return e.key == "called_from"; });
+  EXPECT_NE(called, os->evidence.end());
   const Finding* gil = FindRule(*f, "gil_contention");
   ASSERT_NE(gil, nullptr);
   EXPECT_NE(gil->title.find("responder"), std::string::npos) << gil->title;

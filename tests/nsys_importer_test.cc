@@ -24,6 +24,7 @@
 #include "importers/importer.h"
 #include "importers/nsys/nsys_parallel_scan.h"
 #include "importers/nsys/nsys_schema.h"
+#include "importers/nsys/nsys_tables.h"
 #include "model/trace.h"
 #include "model/trace_builder.h"
 #include "testing/cli_runner.h"
@@ -1058,6 +1059,98 @@ INSTANTIATE_TEST_SUITE_P(RealTraces, NsysRealFile,
 // nsys's default --cuda-graph-trace=graph (decode_loop --cuda-graph on an H100, 20 iterations):
 // each graph run is one row named after its graph, on its stream, linked to its cudaGraphLaunch,
 // with the run's start and end; an info diagnostic counts them.
+// OS runtime calls with their call chains: OSRT_API.callchainId names the rows of OSRT_CALLCHAINS
+// (id, stackDepth 0 = innermost), column sets as in the 2025.3 export (schema 3.20.3); the rows are
+// made up in that shape. A chain id with no rows is counted, a frame row with text in an integer
+// column is dropped and counted, and only the frames of kept calls are read.
+TEST(NsysOsCallChains, ReadsChainsInnermostFirstAndCountsWhatIsMissing) {
+  TempDir dir;
+  const std::string path = dir.File("osrt.sqlite");
+  WriteMappingFixture(path);
+  {
+    Db db(path, /*create=*/true);
+    db.Exec(
+        "INSERT INTO StringIds VALUES (20, '__poll'), (21, '/usr/lib/x86_64-linux-gnu/libc.so.6'),"
+        " (22, 'serve'), (23, '/opt/app/libserver.so'), (24, 'main'), (25, '/opt/app/server'),"
+        " (26, 'poll'), (27, 'select')");
+    db.Exec(
+        "CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER "
+        "NOT NULL, globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, "
+        "nestingLevel INTEGER, callchainId INTEGER NOT NULL)");
+    db.Exec(
+        "CREATE TABLE OSRT_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module "
+        "INTEGER NOT NULL, kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, "
+        "specialEntry INTEGER, originalIP INTEGER, unwindMethod INTEGER, stackDepth INTEGER NOT "
+        "NULL, PRIMARY KEY (id, stackDepth))");
+    const std::string tid = std::to_string(kGlobalTid);
+    db.Exec("INSERT INTO OSRT_API VALUES (100, 300, 27, " + tid +
+            ", 26, 0, 0, 1), (400, 500, 27, " + tid + ", 27, 0, 0, 0), (600, 700, 27, " + tid +
+            ", 26, 0, 0, 7), (800, 900, 27, " + tid + ", 27, 0, 0, 2)");
+    // Chain 1 inserted out of order; chain 2's second frame has text for its symbol; chain 3
+    // belongs to no kept call.
+    db.Exec(
+        "INSERT INTO OSRT_CALLCHAINS (id, symbol, module, unresolved, stackDepth) VALUES "
+        "(1, 24, 25, 0, 2), (1, 20, 21, 0, 0), (1, 22, 23, 0, 1), "
+        "(2, 20, 21, 0, 0), (2, 'x', 23, 0, 1), "
+        "(3, 22, 23, 0, 0)");
+  }
+  StatusOr<Trace> t = ImportTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const OsCallTable& os = t->os_calls;
+  ASSERT_EQ(os.size(), 4u);
+  auto frames = [&](size_t row) {
+    std::vector<std::string> out;
+    for (int32_t k = 0; k < os.frame_count[row]; ++k) {
+      out.emplace_back(t->str(os.frames[static_cast<size_t>(os.first_frame[row] + k)]));
+    }
+    return out;
+  };
+  EXPECT_EQ(frames(0), (std::vector<std::string>{"__poll (libc.so.6)", "serve (libserver.so)",
+                                                 "main (server)"}));
+  EXPECT_TRUE(frames(1).empty());  // callchainId 0: none
+  EXPECT_TRUE(frames(2).empty());  // callchainId 7: no rows
+  EXPECT_EQ(frames(3), (std::vector<std::string>{"__poll (libc.so.6)"}));
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysOsCallChains), 2);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysOsCallChainMissing), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysValueWrongType), 1);
+}
+
+// The scheduling scan leaves out the profiler's threads with "<>" terms (up to 64; SQLite runs a
+// NOT IN list per row as an index lookup, much slower) and with NOT IN past that: the same rows
+// either way, and a NULL thread in neither.
+TEST(NsysSchedSelect, LeavesOutTheSkippedThreadsInBothForms) {
+  TempDir dir;
+  const std::string path = dir.File("sched.sqlite");
+  {
+    Db db(path, /*create=*/true);
+    db.Exec(
+        "CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn "
+        "INTEGER NOT NULL, globalTid INTEGER, threadState INTEGER, threadBlock INTEGER)");
+    std::string rows = "INSERT INTO SCHED_EVENTS VALUES (0, 0, 1, NULL, 0, 0)";
+    for (int t = 1; t <= 100; ++t) {
+      rows += ", (" + std::to_string(t) + ", 0, 1, " + std::to_string(t) + ", 0, 0)";
+    }
+    db.Exec(rows);
+  }
+  StatusOr<SqliteDb> db = SqliteDb::OpenReadOnly(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  for (int skipped : {3, 64, 65, 90}) {
+    std::vector<int64_t> skip;
+    for (int t = 1; t <= skipped; ++t) skip.push_back(t);
+    StatusOr<NsysSelect> select = SelectNsysSched(*db, skip);
+    ASSERT_TRUE(select.ok()) << select.status().ToString();
+    EXPECT_EQ(select->from.find("NOT IN") != std::string::npos, skipped > 64) << select->from;
+    StatusOr<SqliteStatement> stmt = db->Prepare(select->sql);
+    ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+    std::vector<int64_t> got;
+    while (stmt->Step()) got.push_back(stmt->Int64(0));
+    ASSERT_TRUE(stmt->status().ok());
+    std::vector<int64_t> want;
+    for (int t = skipped + 1; t <= 100; ++t) want.push_back(t);
+    EXPECT_EQ(got, want) << skipped;
+  }
+}
+
 TEST(NsysWholeGraphs, EachRunIsOneRowLinkedToItsLaunch) {
   const std::string path = RealTrace("tests/data/nsys/decode_loop_graph_trace_h100.sqlite");
   StatusOr<Trace> trace = ImportTrace(path);

@@ -122,6 +122,94 @@ TEST(Threads, PerThreadPerIterationMedianAgainstTheSlowest) {
   EXPECT_NE(table->title.find("iteration 6"), std::string::npos) << table->title;
 }
 
+// NVTX time per thread and name: the main thread's "forward" (with a nested "forward" that must
+// not count twice) and its "layer_N" ranges; the responder's "send_response", ten times longer in
+// the slow step 6. The steps themselves are the iterations and are left out.
+TEST(Threads, NvtxRangesPerThreadOverTheTraceAndPerIteration) {
+  TraceFixture f;
+  f.Device(0);
+  f.Thread(100, 100, "python3").Thread(100, 101, "responder");
+  TimeNs t = 1'000'000;
+  for (int i = 0; i < 10; ++i) {
+    const bool slow = i == 6;
+    const DurationNs wall = slow ? 2'000'000 : 1'000'000;
+    f.Range("step " + std::to_string(i), t, t + wall, RangeKind::kNvtxPushPop, kMain);
+    f.Range("forward", t + 10'000, t + 300'000, RangeKind::kNvtxPushPop, kMain);
+    f.Range("layer_0", t + 20'000, t + 100'000, RangeKind::kNvtxPushPop, kMain);
+    f.Range("forward", t + 50'000, t + 60'000, RangeKind::kNvtxPushPop, kMain);
+    f.Range("layer_1", t + 100'000, t + 200'000, RangeKind::kNvtxPushPop, kMain);
+    f.Launch("gemm", t + 210'000, t + 220'000, t + 220'000, t + 400'000, {}, kMain);
+    f.Range("send_response", t + 500'000, t + (slow ? 1'500'000 : 600'000), RangeKind::kNvtxPushPop,
+            kResponder);
+    f.Gil(GilState::kHeld, t + 500'000, t + 510'000, kResponder);
+    t += wall;
+  }
+  const Trace trace = f.Build();
+  StatusOr<ThreadsResult> r = ComputeThreads(*Ctx(trace), {});
+  ASSERT_TRUE(r.ok());
+  const ThreadRangesResult& x = r->ranges;
+  EXPECT_TRUE(x.per_iteration);
+  EXPECT_EQ(x.slowest_iteration, 6);
+  ASSERT_EQ(x.rows.size(), 3u);
+  // The launching thread first, its names by total.
+  EXPECT_EQ(x.rows[0].tid, 100);
+  EXPECT_EQ(x.rows[0].name, "forward");
+  EXPECT_EQ(x.rows[0].count, 20);
+  EXPECT_EQ(x.rows[0].total_ns, 10 * 290'000);  // the nested one adds nothing
+  EXPECT_EQ(x.rows[0].per_iteration.median_ns, 290'000);
+  EXPECT_EQ(x.rows[0].per_iteration.slowest_ns, 290'000);
+  EXPECT_EQ(x.rows[1].name, "layer_N");
+  EXPECT_EQ(x.rows[1].count, 20);
+  EXPECT_EQ(x.rows[1].total_ns, 10 * 180'000);
+  EXPECT_EQ(x.rows[2].tid, 101);
+  EXPECT_EQ(x.rows[2].thread, "responder");
+  EXPECT_EQ(x.rows[2].name, "send_response");
+  EXPECT_EQ(x.rows[2].total_ns, 9 * 100'000 + 1'000'000);
+  EXPECT_EQ(x.rows[2].per_iteration.median_ns, 100'000);
+  EXPECT_EQ(x.rows[2].per_iteration.slowest_ns, 1'000'000);
+  for (const ThreadRangeRow& row : x.rows) EXPECT_EQ(row.name.find("step"), std::string::npos);
+
+  Report report;
+  report.inputs.emplace_back();
+  ASSERT_TRUE(RunThreadsSection(*Ctx(trace), 0, report).ok());
+  ASSERT_EQ(report.sections.size(), 1u);
+  const Table* table = nullptr;
+  for (const Table& tb : report.sections[0].tables) {
+    if (tb.key == "thread_ranges") table = &tb;
+  }
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->rows.size(), 3u);
+  ASSERT_EQ(table->columns.back().key, "iteration_slowest_ns");
+  EXPECT_EQ(std::get<std::string>(table->rows[2][3]), "send_response");
+  EXPECT_EQ(std::get<int64_t>(table->rows[2].back()), 1'000'000);
+  EXPECT_NE(table->note.find("iteration 6"), std::string::npos) << table->note;
+}
+
+// More names on a thread than the table keeps: the longest stay, the rest are counted.
+TEST(Threads, NvtxRangesPerThreadKeepTheLongestNames) {
+  TraceFixture f;
+  f.Device(0);
+  f.Thread(100, 100, "python3");
+  f.Launch("gemm", 10, 20, 20, 40, {}, kMain);
+  f.Gil(GilState::kHeld, 0, 5, kMain);
+  const char* names[] = {"a", "b", "c", "d", "e", "f", "g"};
+  TimeNs t = 1'000;
+  for (int i = 0; i < 7; ++i) {
+    f.Range(names[i], t, t + 100 * (i + 1), RangeKind::kNvtxStartEnd, kMain);
+    t += 10'000;
+  }
+  const Trace trace = f.Build();
+  StatusOr<ThreadsResult> r = ComputeThreads(*Ctx(trace), {});
+  ASSERT_TRUE(r.ok());
+  const ThreadRangesResult& x = r->ranges;
+  EXPECT_FALSE(x.per_iteration);
+  ASSERT_EQ(x.rows.size(), kRangeNamesPerThread);
+  EXPECT_EQ(x.rows[0].name, "g");
+  EXPECT_EQ(x.rows[0].total_ns, 700);
+  EXPECT_EQ(x.rows.back().name, "c");
+  EXPECT_EQ(x.names_left_out, 2);
+}
+
 TEST(Threads, NoGilRangesNoSection) {
   const Trace t = TraceFixture().Launch("gemm", 0, 5, 10, 30).Build();
   Report report;
@@ -174,6 +262,24 @@ TEST(ThreadsShared, RealGilExport) {
   EXPECT_TRUE(r->has_os_calls);
   EXPECT_TRUE(r->has_off_cpu);
   EXPECT_FALSE(sampler->hot_frames.empty() && r->threads[0].hot_frames.empty());
+  // OS call chains: SELECT count(*) FROM OSRT_API WHERE callchainId > 0 gives 229, and joining
+  // OSRT_CALLCHAINS on callchainId 4,256 frames.
+  int64_t chained = 0;
+  for (size_t i = 0; i < t->os_calls.size(); ++i) chained += t->os_calls.frame_count[i] > 0;
+  EXPECT_EQ(chained, 229);
+  EXPECT_EQ(t->os_calls.frames.size(), 4'256u);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kNsysOsCallChains), 229);
+  EXPECT_TRUE(r->has_os_call_chains);
+  // NVTX time per thread: the main thread's longest name is the autograd ranges of aten::matmul
+  // (160 ranges, 112.18 ms: SELECT count(*), sum(end - start) FROM NVTX_EVENTS WHERE eventType = 59
+  // AND text LIKE 'aten::matmul, seq = %' AND globalTid & 16777215 = 907); the stepN ranges are the
+  // iterations and are left out.
+  ASSERT_FALSE(r->ranges.rows.empty());
+  EXPECT_EQ(r->ranges.rows[0].tid, 907);
+  EXPECT_EQ(r->ranges.rows[0].name, "aten::matmul, seq = N, op_id = N");
+  EXPECT_EQ(r->ranges.rows[0].count, 160);
+  EXPECT_EQ(r->ranges.rows[0].total_ns, 112'181'924);
+  for (const ThreadRangeRow& row : r->ranges.rows) EXPECT_NE(row.name, "stepN");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "analyses/analysis_context.h"
 #include "analyses/intervals.h"
+#include "analyses/os_call_chains.h"
 #include "base/name_pattern.h"
 #include "base/stats.h"
 
@@ -199,6 +200,50 @@ void AddThreadsPerIterationTable(const ThreadsResult& r, const AnalyzeOptions& o
       FormatDuration(static_cast<int64_t>(p.median_wall_ns)), FormatDuration(p.slowest_wall_ns));
 }
 
+// Each thread's NVTX time by range name: over the trace and per iteration.
+void AddThreadRangesTable(const ThreadsResult& r, const AnalyzeOptions& options, Section& s) {
+  const ThreadRangesResult& x = r.ranges;
+  if (x.rows.empty()) return;
+  std::vector<Column> columns = {
+      {"pid", "pid", Unit::kNumber},     {"tid", "tid", Unit::kNumber},
+      {"thread", "thread", Unit::kText}, {"range", "range", Unit::kText},
+      {"count", "count", Unit::kCount},  {"total_ns", "total", Unit::kDurationNs}};
+  if (x.per_iteration) {
+    columns.push_back({"iteration_median_ns", "per iteration median", Unit::kDurationNs});
+    columns.push_back({"iteration_slowest_ns", "in the slowest", Unit::kDurationNs});
+  }
+  Table& t = s.AddTable("thread_ranges", "NVTX ranges per thread", columns);
+  // The first top_n threads, each with its names.
+  const size_t max_threads = static_cast<size_t>(std::max(options.top_n, 1));
+  size_t threads_shown = 0, shown = 0;
+  for (size_t i = 0; i < x.rows.size(); ++i) {
+    const ThreadRangeRow& row = x.rows[i];
+    const bool new_thread = i == 0 || row.pid != x.rows[i - 1].pid || row.tid != x.rows[i - 1].tid;
+    if (new_thread && ++threads_shown > max_threads) break;
+    std::vector<Value> v = {int64_t{row.pid}, int64_t{row.tid}, row.thread,
+                            row.name,         row.count,        row.total_ns};
+    if (x.per_iteration) {
+      v.push_back(static_cast<int64_t>(row.per_iteration.median_ns));
+      v.push_back(row.per_iteration.slowest_ns);
+    }
+    t.rows.push_back(std::move(v));
+    ++shown;
+  }
+  if (shown < x.rows.size()) t.total_rows = static_cast<int64_t>(x.rows.size());
+  t.note = fmt::format(
+      "NVTX push/pop and start/end ranges and PyTorch record_function ranges on each thread, "
+      "names grouped with digit runs as N; total = the union of a name's ranges (nesting in the "
+      "same name not counted twice); at most {} names per thread by total",
+      kRangeNamesPerThread);
+  if (x.names_left_out > 0) t.note += fmt::format(" ({} more left out)", x.names_left_out);
+  if (x.per_iteration) {
+    t.note += fmt::format(
+        "; per iteration = clipped to each iteration of the main set (its own iteration ranges "
+        "left out): the median over the iterations, and the value in the slowest (iteration {})",
+        x.slowest_iteration);
+  }
+}
+
 }  // namespace
 
 std::string HotFrames(const Trace& trace, const StackSampleTable& p, int32_t pid, int32_t tid,
@@ -275,6 +320,9 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
     a.row.gil_waited_ns = TotalLength(context.GilWaited(pid, tid));
   }
   res.has_os_calls = context.HasOsCalls();
+  res.has_os_call_chains =
+      std::any_of(trace.os_calls.frame_count.begin(), trace.os_calls.frame_count.end(),
+                  [](int32_t n) { return n > 0; });
   res.has_off_cpu = context.HasOffCpu();
   for (size_t i = 0; i < trace.os_calls.size(); ++i)
     at(trace.os_calls.pid[i], trace.os_calls.tid[i]);
@@ -408,21 +456,27 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
   }
   res.has_gc = !context.GcIntervals(-1).empty();
   if (res.main_tid >= 0) {
-    // The OS functions the launching thread waited in, outside CUDA calls.
+    // The OS functions the launching thread waited in, outside CUDA calls, and where from.
     const ThreadWaits& w = context.Waits(res.main_pid, res.main_tid);
-    std::map<StringId, OsWaitRow> by_name;
+    std::map<StringId, std::pair<OsWaitRow, OsCallers>> by_name;
     const OsCallTable& os = trace.os_calls;
     for (size_t i = 0; i < os.size(); ++i) {
       if (os.pid[i] != res.main_pid || os.tid[i] != res.main_tid) continue;
       const DurationNs t = BusyWithin(w.os_wait, os.start_ns[i], os.end_ns[i]);
       if (t <= 0) continue;
-      OsWaitRow& row = by_name[os.name[i]];
+      auto& [row, callers] = by_name[os.name[i]];
       row.name = std::string(trace.str(os.name[i]));
       ++row.calls;
       row.total_ns += t;
       row.longest_ns = std::max(row.longest_ns, t);
+      callers.Add(trace, i, t);
     }
-    for (auto& [name, row] : by_name) res.main_os_waits.push_back(std::move(row));
+    for (auto& [name, x] : by_name) {
+      auto& [row, callers] = x;
+      row.with_chain = callers.calls - callers.without_chain;
+      row.callers = callers.Top(2);
+      res.main_os_waits.push_back(std::move(row));
+    }
     std::stable_sort(
         res.main_os_waits.begin(), res.main_os_waits.end(),
         [](const OsWaitRow& x, const OsWaitRow& y) { return x.total_ns > y.total_ns; });
@@ -459,6 +513,7 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
     }
   }
   res.per_thread_iteration = ComputeThreadsPerIteration(context, res);
+  res.ranges = ComputeThreadRanges(context, res);
   return res;
 }
 
@@ -591,20 +646,37 @@ Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
         "each part clipped to the iteration; parts can overlap (docs/metrics.md, \"Host waits\")";
   }
   AddThreadsPerIterationTable(r, options, s);
+  AddThreadRangesTable(r, options, s);
   if (!r.main_os_waits.empty()) {
-    Table& o = s.AddTable("launching_os_waits", "OS calls the launching thread waited in",
-                          {{"name", "function", Unit::kText},
-                           {"calls", "calls", Unit::kCount},
-                           {"total_ns", "waited", Unit::kDurationNs},
-                           {"longest_ns", "longest", Unit::kDurationNs}});
+    std::vector<Column> columns = {{"name", "function", Unit::kText},
+                                   {"calls", "calls", Unit::kCount},
+                                   {"total_ns", "waited", Unit::kDurationNs},
+                                   {"longest_ns", "longest", Unit::kDurationNs}};
+    if (r.has_os_call_chains) {
+      columns.push_back({"with_chain", "with call chain", Unit::kCount});
+      columns.push_back({"callers", "called from", Unit::kText, true});
+    }
+    Table& o = s.AddTable("launching_os_waits", "OS calls the launching thread waited in", columns);
     const size_t n =
         std::min(r.main_os_waits.size(), static_cast<size_t>(std::max(options.top_n, 1)));
     for (size_t i = 0; i < n; ++i) {
       const OsWaitRow& x = r.main_os_waits[i];
-      o.rows.push_back({x.name, x.calls, x.total_ns, x.longest_ns});
+      std::vector<Value> row = {x.name, x.calls, x.total_ns, x.longest_ns};
+      if (r.has_os_call_chains) {
+        row.push_back(x.with_chain);
+        row.push_back(x.callers);
+      }
+      o.rows.push_back(std::move(row));
     }
     if (r.main_os_waits.size() > n) o.total_rows = static_cast<int64_t>(r.main_os_waits.size());
     o.note = "outside CUDA calls (a driver's poll inside cudaStreamSynchronize counts as the sync)";
+    if (r.has_os_call_chains) {
+      o.note +=
+          "; called from = the first frames of the calls' call chains (nsys OSRT_CALLCHAINS) "
+          "outside the C library, innermost first (\"a < b\": a called by b), by waited time; "
+          "nsys keeps a chain only for calls longer than --osrt-backtrace-threshold (80 us by "
+          "default), so calls without one are counted apart (with call chain < calls)";
+    }
   }
   return Status::Ok();
 }

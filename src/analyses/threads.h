@@ -12,6 +12,7 @@
 
 #include "analyses/analysis.h"
 #include "analyses/intervals.h"
+#include "analyses/thread_ranges.h"
 #include "analyses/threads_per_iteration.h"
 #include "base/status.h"
 #include "report/report.h"
@@ -44,6 +45,8 @@ struct OsWaitRow {
   std::string name;
   int64_t calls = 0;
   DurationNs total_ns = 0, longest_ns = 0;
+  int64_t with_chain = 0;  // calls with a call chain (nsys keeps one only past its threshold)
+  std::string callers;     // where it was called from, by waited time (OsCallers::Top)
 };
 
 // One part of the launching thread's host time per iteration of the main set.
@@ -83,9 +86,11 @@ struct ThreadsResult {
   bool has_os_calls = false, has_off_cpu = false, has_samples = false;
   bool has_py_functions = false;                   // PyTorch python_function ranges (with_stack)
   bool has_cpu_samples = false;                    // nsys CPU samples (native stacks)
+  bool has_os_call_chains = false;                 // some OS call has a call chain
   std::vector<OsWaitRow> main_os_waits;            // the launching thread's, longest total first
   std::vector<PerIterationHost> per_iteration;     // the launching thread's, when iterations exist
   ThreadsPerIterationResult per_thread_iteration;  // every thread's, median against the slowest
+  ThreadRangesResult ranges;  // NVTX time per thread and name, whole trace and per iteration
 };
 
 // The innermost Python frames of thread (pid, tid)'s samples in [a, b): "f (file.py:12) 41%, ...",

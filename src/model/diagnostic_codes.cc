@@ -82,6 +82,11 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "Function/File/Line); kept without a stack"},
     {kNsysOsCallOtherProcess, "nsys_os_call_other_process", kInfo,
      "OS runtime calls of processes with no CUDA or NVTX event in the capture; not imported"},
+    {kNsysOsCallChains, "nsys_os_call_chains", kInfo,
+     "OS runtime calls read with their call chains (OSRT_CALLCHAINS); nsys collects a chain only "
+     "for calls longer than its backtrace threshold, so the others have none"},
+    {kNsysOsCallChainMissing, "nsys_os_call_chain_missing", kWarning,
+     "OS runtime calls whose callchainId names no rows of OSRT_CALLCHAINS; kept without a chain"},
     {kNsysSchedProfilerThreads, "nsys_sched_profiler_threads", kInfo,
      "profiler threads (nsys's own, such as \"NSys PySampling\") whose scheduling events were not "
      "read: no off-CPU time is shown for them"},

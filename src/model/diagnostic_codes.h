@@ -43,6 +43,8 @@ enum class DiagCode : uint16_t {
   kNsysPySamplesWithoutStack,
   kNsysPySampleUnreadable,
   kNsysOsCallOtherProcess,
+  kNsysOsCallChains,
+  kNsysOsCallChainMissing,
   kNsysSchedProfilerThreads,
   kNsysCaptureProblem,
   kNsysGpuMetricsSkipped,

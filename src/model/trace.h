@@ -281,6 +281,12 @@ struct OsCallTable {
   std::vector<TimeNs> start_ns, end_ns;
   std::vector<int32_t> pid, tid;
   std::vector<StringId> name;  // the function: "poll", "pthread_cond_wait"
+  // Its call chain where the capture has one (nsys OSRT_CALLCHAINS: only calls longer than the
+  // backtrace threshold get one): frames[first_frame, first_frame + frame_count), innermost first
+  // (the OS function itself), each interned as "symbol (module file name)"; frame_count 0 without.
+  std::vector<int64_t> first_frame;
+  std::vector<int32_t> frame_count;
+  std::vector<StringId> frames;  // the chains, back to back; not a column (rows index into it)
 
   template <typename F>
   void ForEachColumn(F&& f) {
@@ -289,6 +295,8 @@ struct OsCallTable {
     f(pid);
     f(tid);
     f(name);
+    f(first_frame);
+    f(frame_count);
   }
   size_t size() const { return start_ns.size(); }
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }

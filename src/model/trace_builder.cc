@@ -290,7 +290,7 @@ void TraceBuilder::AddGil(const GilRow& row) {
 }
 
 void TraceBuilder::AddOsCall(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid,
-                             StringId name) {
+                             StringId name, const std::vector<StringId>& chain) {
   if (!CheckDuration(start_ns, end_ns)) return;
   OsCallTable& o = trace_.os_calls;
   o.start_ns.push_back(start_ns);
@@ -298,6 +298,9 @@ void TraceBuilder::AddOsCall(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_
   o.pid.push_back(pid);
   o.tid.push_back(tid);
   o.name.push_back(name);
+  o.first_frame.push_back(static_cast<int64_t>(o.frames.size()));
+  o.frame_count.push_back(static_cast<int32_t>(chain.size()));
+  o.frames.insert(o.frames.end(), chain.begin(), chain.end());
 }
 
 void TraceBuilder::AddOffCpu(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid) {

@@ -72,8 +72,10 @@ class TraceBuilder {
   void AddApiCall(const ApiCallRow& row);
   void AddRange(const RangeRow& row);
   void AddGil(const GilRow& row);
-  // OS runtime calls and off-CPU intervals; rows with end < start are counted and dropped.
-  void AddOsCall(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid, StringId name);
+  // OS runtime calls and off-CPU intervals; rows with end < start are counted and dropped. An OS
+  // call's call chain, innermost frame first, may be empty (OsCallTable).
+  void AddOsCall(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid, StringId name,
+                 const std::vector<StringId>& chain = {});
   void AddOffCpu(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid);
   // A Python sample with its stack, innermost frame first (may be empty).
   void AddPySample(TimeNs time_ns, int32_t pid, int32_t tid, const std::vector<StringId>& stack);

@@ -93,8 +93,11 @@ TraceFixture& TraceFixture::Gc(TimeNs start_ns, TimeNs end_ns, HostThread thread
 }
 
 TraceFixture& TraceFixture::OsCall(std::string_view name, TimeNs start_ns, TimeNs end_ns,
-                                   HostThread thread) {
-  builder_.AddOsCall(start_ns, end_ns, thread.pid, thread.tid, builder_.Intern(name));
+                                   HostThread thread,
+                                   std::initializer_list<std::string_view> chain) {
+  std::vector<StringId> frames;
+  for (std::string_view f : chain) frames.push_back(builder_.Intern(f));
+  builder_.AddOsCall(start_ns, end_ns, thread.pid, thread.tid, builder_.Intern(name), frames);
   return *this;
 }
 

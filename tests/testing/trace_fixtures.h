@@ -63,9 +63,10 @@ class TraceFixture {
   // TLLM_PROFILE_RECORD_GC writes "Python GC" in the default domain) on `thread`.
   TraceFixture& Gc(TimeNs start_ns, TimeNs end_ns, HostThread thread = {},
                    std::string_view name = "Python GC");
-  // An OS runtime call `name` (nsys -t osrt) by `thread` over [start, end).
+  // An OS runtime call `name` (nsys -t osrt) by `thread` over [start, end), with its call chain
+  // ("symbol (module)", innermost first: the OS function itself) when given.
   TraceFixture& OsCall(std::string_view name, TimeNs start_ns, TimeNs end_ns,
-                       HostThread thread = {});
+                       HostThread thread = {}, std::initializer_list<std::string_view> chain = {});
   // `thread` switched out by the scheduler over [start, end).
   TraceFixture& OffCpu(TimeNs start_ns, TimeNs end_ns, HostThread thread = {});
   // A Python sample of `thread` at `time` with its stack, innermost frame first.

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analyses/findings/findings.h"
+#include "analyses/os_call_chains.h"
 
 namespace sightline {
 namespace {
@@ -44,6 +45,7 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
   Finding f;
   DurationNs loop = 0, waited = 0, idle_while_waiting = 0;
   std::map<StringId, ByName> by_name;
+  OsCallers callers;  // where the waits were called from, when the calls have call chains
   struct Hit {
     const LoopWindow* w;
     DurationNs ns;
@@ -75,6 +77,7 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
       ByName& n = by_name[os.name[i]];
       ++n.calls;
       n.waited_ns += t;
+      callers.Add(trace, i, t);
     }
   }
   if (loop <= 0 || waited < kMinWaitNs) return Status::Ok();
@@ -103,6 +106,11 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
   f.evidence.push_back(
       {"gpu_idle_while_waiting_ns", "GPU idle meanwhile", idle_while_waiting, Unit::kDurationNs});
   if (!top.empty()) f.evidence.push_back({"functions", "Functions", top});
+  if (callers.calls > callers.without_chain) {
+    f.evidence.push_back({"called_from", "Called from (call chains)", callers.Top(3)});
+    f.evidence.push_back(
+        {"calls_without_chain", "Calls without a call chain", callers.without_chain, Unit::kCount});
+  }
   std::stable_sort(hits.begin(), hits.end(),
                    [](const Hit& x, const Hit& y) { return x.ns > y.ns; });
   std::string list;
@@ -112,6 +120,9 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
   }
   if (hits.size() > kListed) list += fmt::format(", and {} more", hits.size() - kListed);
   f.where = fmt::format("launching thread {}:{}: {}", pid, tid, list);
+  if (callers.calls > callers.without_chain) {
+    f.where += fmt::format("; called from {}", callers.Top(1));
+  }
   f.recommendation =
       "Keep the launching thread out of the OS's wait queues: poll sockets and queues without "
       "blocking (timeout 0) or from another thread, move file and network I/O off the loop, "

@@ -2,7 +2,12 @@
 //
 // OSRT_API (-t osrt): start, end, globalTid, nameId -> os_calls (the function name from StringIds),
 //   for the processes that own a CUDA or NVTX event (the others are counted:
-//   nsys_os_call_other_process).
+//   nsys_os_call_other_process). callchainId (0: none) names the call's chain in OSRT_CALLCHAINS
+//   (id, stackDepth 0 = innermost: the OS function itself, symbol and module ids into StringIds;
+//   checked on the 2025.3 export, schema 3.20.3) -> the call's frames, interned as
+//   "symbol (module file name)" like CPU samples' (nsys_os_call_chains; a callchainId with no rows
+//   is counted: nsys_os_call_chain_missing). nsys keeps a chain only for calls longer than its
+//   backtrace threshold.
 // SCHED_EVENTS (--cpuctxsw): start, isSchedIn, globalTid -> off_cpu, one interval from a thread's
 //   switch-out to its next switch-in; only threads that own another imported event are kept (a
 //   process-tree capture lists every helper thread of the runtime), and a switch-out with no
@@ -19,6 +24,7 @@
 //   with F and S ids into StringIds, innermost frame first, names HTML-escaped ("&lt;module&gt;").
 //   Without `nsys export --include-json=true` jsonText is NULL: the samples are kept without
 //   stacks and counted (nsys_py_samples_without_stack).
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -93,7 +99,7 @@ bool ParseStack(simdjson::dom::parser& parser, std::string_view json, NsysContex
 }  // namespace
 
 struct NsysHostBuffers {
-  std::vector<std::array<int64_t, 4>> os_calls;  // start, end, globalTid, nameId
+  std::vector<std::array<int64_t, 5>> os_calls;  // start, end, globalTid, nameId, callchainId
   std::vector<std::array<int64_t, 3>> sched;     // globalTid, start, isSchedIn
   simdjson::dom::parser parser;
   std::map<std::tuple<int64_t, int64_t, int64_t>, StringId> frame_ids;
@@ -111,8 +117,11 @@ NsysHostBuffers& Host(NsysContext& ctx) {
 }  // namespace
 
 StatusOr<NsysSelect> SelectNsysOsCalls(SqliteDb& db) {
-  static constexpr NsysColumn kColumns[] = {
-      {"start", true}, {"end", true, "-1"}, {"globalTid", true, "-1"}, {"nameId", true, "-1"}};
+  static constexpr NsysColumn kColumns[] = {{"start", true},
+                                            {"end", true, "-1"},
+                                            {"globalTid", true, "-1"},
+                                            {"nameId", true, "-1"},
+                                            {"callchainId", false, "0"}};
   return BuildNsysSelect(db, kNsysOsCallTable, kColumns);
 }
 
@@ -121,16 +130,29 @@ void AddNsysOsCallRows(NsysContext& ctx, const NsysChunk& chunk) {
   for (size_t i = 0; i < chunk.rows; ++i) {
     const int64_t* v = chunk.row(i);
     if (v[2] < 0 || v[3] < 0) continue;
-    h.os_calls.push_back({v[0], v[1], v[2], v[3]});
+    h.os_calls.push_back({v[0], v[1], v[2], v[3], v[4]});
   }
 }
 
 StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db, const std::vector<int64_t>& skip_threads) {
   static constexpr NsysColumn kColumns[] = {
       {"globalTid", true, "-1"}, {"start", true}, {"isSchedIn", true, "-1"}};
+  // "globalTid <> a AND globalTid <> b ...", not "NOT IN (a, b, c)": SQLite runs a literal IN
+  // list of more than two values as a lookup in a temporary index, per row, which made this scan
+  // about 2.5x as costly (9 against 3.5 ms of SQLite CPU on the 2025.3 GIL export's 104,660 rows
+  // with its 3 profiler threads; with 64 values still 11 against 6 ms; docs/PERFORMANCE.md). A NULL
+  // globalTid passes neither form. A longer list keeps NOT IN: each AND deepens the expression
+  // tree, which SQLite limits (SQLITE_MAX_EXPR_DEPTH, 1000 by default).
+  constexpr size_t kMaxInequalities = 64;
   std::string where;
-  for (int64_t t : skip_threads) where += (where.empty() ? "" : ", ") + std::to_string(t);
-  if (!where.empty()) where = "\"globalTid\" NOT IN (" + where + ")";
+  const bool chain = skip_threads.size() <= kMaxInequalities;
+  for (int64_t t : skip_threads) {
+    where += (where.empty() ? ""
+              : chain       ? " AND "
+                            : ", ") +
+             (chain ? "\"globalTid\" <> " : std::string()) + std::to_string(t);
+  }
+  if (!where.empty() && !chain) where = "\"globalTid\" NOT IN (" + where + ")";
   return BuildNsysSelect(db, kNsysSchedTable, kColumns, where);
 }
 
@@ -297,24 +319,103 @@ Status ReadNsysCpuSamples(NsysContext& ctx) {
   return ctx.strings.status();
 }
 
+// The call chains (OSRT_CALLCHAINS) of the kept OS calls, by callchainId, frames innermost first.
+// Read only when a kept call names one; rows of other chains are skipped, not decoded.
+StatusOr<std::unordered_map<int64_t, std::vector<StringId>>> ReadNsysOsCallChains(
+    NsysContext& ctx, const NsysHostBuffers& h) {
+  std::unordered_map<int64_t, std::vector<StringId>> chains;
+  for (const auto& [start, end, global_tid, name, chain] : h.os_calls) {
+    if (chain > 0 && ctx.seen.HasProcess(NsysPidOf(global_tid))) chains.try_emplace(chain);
+  }
+  if (chains.empty()) return chains;
+  static constexpr char kTable[] = "OSRT_CALLCHAINS";
+  for (const char* column : {"id", "symbol", "module", "stackDepth"}) {
+    if (!HasNsysColumn(ctx.db, kTable, column)) return chains;  // all counted missing
+  }
+  ASSIGN_OR_RETURN(SqliteStatement stmt,
+                   ctx.db.Prepare("SELECT id, symbol, module FROM OSRT_CALLCHAINS "
+                                  "ORDER BY id, stackDepth"));
+  struct PairHash {
+    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+      return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+    }
+  };
+  std::unordered_map<std::pair<int64_t, int64_t>, StringId, PairHash> frame_ids;  // symbol, module
+  int64_t id = INT64_MIN;
+  std::vector<StringId>* frames = nullptr;
+  while (stmt.Step()) {
+    if (!stmt.AllIntegers(3)) {  // the schema's NOT NULL integers; a frame we cannot trust
+      ++ctx.counts.wrong_type_rows[kTable];
+      continue;
+    }
+    if (stmt.Int64(0) != id) {
+      id = stmt.Int64(0);
+      auto it = chains.find(id);
+      frames = it == chains.end() ? nullptr : &it->second;
+    }
+    if (frames == nullptr) continue;
+    const int64_t symbol = stmt.Int64(1), module = stmt.Int64(2);
+    auto [it, inserted] = frame_ids.try_emplace({symbol, module});
+    if (inserted) {
+      std::string where(ctx.strings.View(module));
+      const size_t slash = where.find_last_of('/');
+      if (slash != std::string::npos) where = where.substr(slash + 1);
+      std::string fn(ctx.strings.View(symbol));
+      it->second = ctx.builder.Intern(where.empty() ? fn : fn + " (" + where + ")");
+    }
+    frames->push_back(it->second);
+  }
+  RETURN_IF_ERROR(stmt.status());
+  return chains;
+}
+
 Status FinishNsysHostTables(NsysContext& ctx) {
   RETURN_IF_ERROR(ReadNsysDiagnosticEvents(ctx));
   RETURN_IF_ERROR(ReadNsysPySamples(ctx));
   if (!ctx.host) return ReadNsysCpuSamples(ctx);
   NsysHostBuffers& h = *ctx.host;
   Diagnostics& d = ctx.builder.diagnostics();
-  // OS calls of the processes that own a CUDA or NVTX event.
-  int64_t other_process = 0;
-  for (const auto& [start, end, global_tid, name] : h.os_calls) {
+  // OS calls of the processes that own a CUDA or NVTX event, with their call chains.
+  ASSIGN_OR_RETURN(const auto chains, ReadNsysOsCallChains(ctx, h));
+  static const std::vector<StringId> kNoChain;
+  int64_t other_process = 0, with_chain = 0, chain_missing = 0;
+  for (const auto& [start, end, global_tid, name, chain] : h.os_calls) {
     if (!ctx.seen.HasProcess(NsysPidOf(global_tid))) {
       ++other_process;
       continue;
     }
     ctx.seen.AddThread(global_tid);
+    const std::vector<StringId>* frames = &kNoChain;
+    if (chain > 0) {
+      auto it = chains.find(chain);
+      if (it != chains.end() && !it->second.empty()) {
+        frames = &it->second;
+        ++with_chain;
+      } else {
+        ++chain_missing;
+      }
+    }
     ctx.builder.AddOsCall(start, end, NsysPidOf(global_tid), NsysTidOf(global_tid),
-                          ctx.strings.Id(name));
+                          ctx.strings.Id(name), *frames);
   }
   d.Add(DiagCode::kNsysOsCallOtherProcess, other_process);
+  if (with_chain > 0) {
+    // The threshold the capture used (META_DATA_CAPTURE), so that the report can say which calls
+    // have no chain; unknown in exports without it.
+    std::string detail;
+    if (HasNsysColumn(ctx.db, "META_DATA_CAPTURE", "name") &&
+        HasNsysColumn(ctx.db, "META_DATA_CAPTURE", "value")) {
+      ASSIGN_OR_RETURN(SqliteStatement stmt,
+                       ctx.db.Prepare("SELECT value FROM META_DATA_CAPTURE WHERE name = "
+                                      "'OS_RUNTIME_OPTIONS:BACKTRACES_THRESHOLD_NS'"));
+      if (stmt.Step() && !stmt.IsNull(0)) {
+        detail = fmt::format("backtrace threshold {} ns", stmt.Text(0).substr(0, 20));
+      }
+      RETURN_IF_ERROR(stmt.status());
+    }
+    d.Add(DiagCode::kNsysOsCallChains, with_chain, detail);
+  }
+  d.Add(DiagCode::kNsysOsCallChainMissing, chain_missing);
   // Off-CPU intervals of the threads that own other events: per thread, in time order, from a
   // switch-out to the next switch-in.
   std::sort(h.sched.begin(), h.sched.end());
