@@ -12,6 +12,7 @@
 #include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "analyses/intervals.h"
+#include "base/byte_codec.h"
 #include "base/stats.h"
 
 namespace sightline {
@@ -111,6 +112,61 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
     const auto& s = pairs[p.comm[c].name];
     p.comm[c].slot = static_cast<int32_t>(std::distance(s.begin(), s.find(kernel_dev_stream[c])));
   }
+  return p;
+}
+
+namespace {
+constexpr uint32_t kRankProfileMagic = 0x53525031;  // "SRP1": Sightline rank profile, version 1
+}  // namespace
+
+std::string EncodeRankProfile(const RankProfile& p) {
+  ByteWriter w;
+  w.Put(kRankProfileMagic);
+  w.PutString(p.label);
+  w.Put<int32_t>(p.input);
+  w.Put(p.trace_rank);
+  w.Put(p.world_size);
+  for (DurationNs v : {p.span_ns, p.busy_ns, p.comm_ns, p.compute_ns, p.overlap_ns}) w.Put(v);
+  w.Put(p.comm_kernels);
+  w.Put<uint64_t>(p.comm_names.size());
+  for (const std::string& n : p.comm_names) w.PutString(n);
+  w.Put<uint64_t>(p.comm.size());
+  for (const CommKernel& c : p.comm) {
+    w.Put(c.name);
+    w.Put(c.slot);
+    w.Put(c.start_ns);
+    w.Put(c.end_ns);
+  }
+  return std::move(w.bytes());
+}
+
+StatusOr<RankProfile> DecodeRankProfile(const std::string& blob) {
+  ByteReader r(blob);
+  if (r.Get<uint32_t>() != kRankProfileMagic) {
+    return InternalError("rank profile: not a version-1 rank profile blob");
+  }
+  RankProfile p;
+  p.label = r.GetString();
+  p.input = r.Get<int32_t>();
+  p.trace_rank = r.Get<int32_t>();
+  p.world_size = r.Get<int32_t>();
+  for (DurationNs* v : {&p.span_ns, &p.busy_ns, &p.comm_ns, &p.compute_ns, &p.overlap_ns}) {
+    *v = r.Get<DurationNs>();
+  }
+  p.comm_kernels = r.Get<int64_t>();
+  p.comm_names.resize(r.GetCount(8));
+  for (std::string& n : p.comm_names) n = r.GetString();
+  p.comm.resize(r.GetCount(24));
+  for (CommKernel& c : p.comm) {
+    c.name = r.Get<int32_t>();
+    c.slot = r.Get<int32_t>();
+    c.start_ns = r.Get<TimeNs>();
+    c.end_ns = r.Get<TimeNs>();
+    if (c.name < 0 || static_cast<size_t>(c.name) >= p.comm_names.size()) {
+      return InternalError("rank profile: a collective names no communication kernel");
+    }
+  }
+  RETURN_IF_ERROR(r.Finish("rank profile"));
   return p;
 }
 
@@ -435,7 +491,18 @@ class RanksAnalysis : public MultiTraceAnalysis {
 
   Status Add(const std::shared_ptr<AnalysisContext>& context,
              const TraceSetMember& member) override {
+    ASSIGN_OR_RETURN(std::string blob, Reduce(context, member));
+    return AddReduced(blob, member);
+  }
+  bool Reducible() const override { return true; }
+  StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& context,
+                               const TraceSetMember& member) override {
     ASSIGN_OR_RETURN(RankProfile profile, ComputeRankProfile(*context, member.label, member.input));
+    return EncodeRankProfile(profile);
+  }
+  Status AddReduced(const std::string& blob, const TraceSetMember& member) override {
+    ASSIGN_OR_RETURN(RankProfile profile, DecodeRankProfile(blob));
+    profile.input = member.input;  // the index in process 0's report
     profiles_.push_back(std::move(profile));
     paths_.push_back(member.path);
     return Status::Ok();

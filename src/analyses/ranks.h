@@ -53,6 +53,10 @@ struct RankProfile {
   std::vector<CommKernel> comm;         // sorted by start
 };
 
+// A versioned binary form of a profile (the state a rank sends to process 0 under MPI).
+std::string EncodeRankProfile(const RankProfile& profile);
+StatusOr<RankProfile> DecodeRankProfile(const std::string& blob);
+
 // Builds a rank's profile from the context's busy unions and communication split (kernel
 // categories decide what communication is: kernel_category.h).
 StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::string& label,

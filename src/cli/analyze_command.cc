@@ -1,14 +1,20 @@
 // `sightline analyze TRACE...`: import each trace, run every analysis, render text, JSON or HTML.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <filesystem>
 
 #include "analyses/analysis.h"
 #include "analyses/iteration_log.h"
 #include "base/file_io.h"
 #include "cli/commands.h"
+#include "base/progress_line.h"
+#include "distributed/mpi_workers.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/rank_workers.h"
 #include "reporters/reporter.h"
 #include "serving/serving_metrics.h"
 
@@ -26,6 +32,8 @@ struct AnalyzeArgs {
   std::string requests;  // --requests FILE
   std::string slo;       // --slo ttft=MS,...
   int top_n = 0;         // 0: the format's default
+  int jobs = 0;          // --jobs: threads for the ranks; 0: one per core
+  bool quiet = false;    // --quiet: no progress line
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
@@ -69,7 +77,36 @@ int RunAnalyze(const AnalyzeArgs& args) {
                                     : args.format == "html" ? 50
                                                             : 15);
 
-  StatusOr<Report> report = AnalyzeFiles(args.traces, options);
+  // Under mpirun/srun (and with MPI in the build) the ranks are spread over the MPI processes;
+  // otherwise over threads. Only process 0 writes the report, the progress line and errors.
+  StatusOr<std::unique_ptr<RankWorkers>> mpi = StartMpiWorkers();
+  if (!mpi.ok()) return ReportError(mpi.status());
+  const bool root = !*mpi || (*mpi)->root();
+  if (!*mpi && LaunchedByMpi() && !MpiBuilt()) {
+    // Several copies started by mpirun, but this build has no MPI: the first does everything.
+    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+      const char* v = std::getenv(name);
+      if (v != nullptr && std::string(v) != "0") return kExitOk;
+    }
+    std::fprintf(stderr,
+                 "sightline: note: built without MPI; this process analyses every rank, with "
+                 "threads\n");
+  }
+  ProgressLine progress = ProgressLine::ForStderr(args.quiet || !root);
+  RunOptions run;
+  run.workers = mpi->get();
+  run.jobs = args.jobs > 0 ? args.jobs
+                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  run.progress = [&progress](const RankProgress& p) {
+    progress.Update(FormatFileProgress(p.files_done, p.files_total, p.bytes_done, p.bytes_total,
+                                       progress.elapsed_seconds()),
+                    false);
+  };
+  StatusOr<Report> report = AnalyzeFiles(args.traces, options, run);
+  progress.Clear();
+  // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,
+  // so that mpirun does not end process 0 before it has said what went wrong.
+  if (!root) return kExitOk;
   if (!report.ok()) return ReportError(report.status());
 
   std::string out;
@@ -103,7 +140,14 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                                      "Read one or more traces (nsys SQLite export, PyTorch "
                                      "profiler JSON[.gz]) and report where the "
                                      "time goes: overview, kernels, CUDA API, memory operations, "
-                                     "iterations, NVTX ranges, idle gaps.");
+                                     "iterations, NVTX ranges, idle gaps. Several traces are the ranks of one job; "
+                                     "under mpirun/srun (mpirun -n K sightline analyze DIR) the "
+                                     "ranks are spread over the MPI processes and process 0 "
+                                     "writes the report. " +
+                                         std::string(MpiBuilt()
+                                                         ? "This build has MPI."
+                                                         : "This build has no MPI (optional): it "
+                                                           "spreads the ranks over threads."));
   cmd->add_option("traces", args->traces, "Trace files; the format is recognised from the content");
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
   cmd->add_option("--format", args->format, "Report format")
@@ -140,6 +184,12 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_flag_function(
       "--no-findings", [args](int64_t) { args->options.findings = false; },
       "Leave out the findings (ranked advice); the analyses' sections stay");
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "Threads that import rank files at once (several traces); default: one per "
+                  "core. Each holds one trace in memory")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("-q,--quiet", args->quiet,
+                "No progress line on standard error (it is shown only on a terminal anyway)");
   cmd->add_flag("--list", args->list, "List the analyses and exit");
   cmd->callback([&runner, args] { runner = [args] { return RunAnalyze(*args); }; });
 }
