@@ -104,6 +104,37 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
     kernel_dev_stream.push_back({k.device[i], k.stream[i]});
     ++p.comm_kernels;
   }
+  // Each kernel's collective: the record_param_comms range around its launching call, on the
+  // launching thread (ranges of one thread do not overlap: the latest one starting before the
+  // launch is the only candidate).
+  const CollectiveTable& coll = trace.collectives;
+  if (coll.size() > 0) {
+    std::map<std::pair<int32_t, int32_t>, std::vector<uint32_t>> by_thread;
+    for (uint32_t i = 0; i < coll.size(); ++i) by_thread[{coll.pid[i], coll.tid[i]}].push_back(i);
+    std::unordered_map<uint32_t, int32_t> communicator_index;
+    size_t c = 0;
+    for (size_t i = 0; i < k.size(); ++i) {
+      if (k.device[i] < 0 || !context.IsCommunication(k.name[i])) continue;
+      CommKernel& ck = p.comm[c++];
+      const int32_t call = k.launch_call[i];
+      if (call == kNoRow) continue;
+      const ApiCallTable& api = trace.api_calls;
+      auto it = by_thread.find({api.pid[call], api.tid[call]});
+      if (it == by_thread.end()) continue;
+      const TimeNs t = api.start_ns[call];
+      const std::vector<uint32_t>& rows = it->second;
+      auto pos = std::upper_bound(rows.begin(), rows.end(), t,
+                                  [&](TimeNs v, uint32_t r) { return v < coll.start_ns[r]; });
+      if (pos == rows.begin()) continue;
+      const uint32_t r = *std::prev(pos);
+      if (coll.end_ns[r] < t) continue;
+      auto [ci, inserted] = communicator_index.try_emplace(
+          coll.communicator[r].value, static_cast<int32_t>(p.communicators.size()));
+      if (inserted) p.communicators.emplace_back(trace.str(coll.communicator[r]));
+      ck.communicator = ci->second;
+      ck.seq = coll.seq[r];
+    }
+  }
   // Slots: per name, its distinct (device, stream) pairs in increasing order. Stream ids are
   // created in the same order on every rank of a job, device ids often differ (one GPU per rank).
   std::vector<std::set<std::pair<int32_t, int32_t>>> pairs(p.comm_names.size());
@@ -116,7 +147,7 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
 }
 
 namespace {
-constexpr uint32_t kRankProfileMagic = 0x53525031;  // "SRP1": Sightline rank profile, version 1
+constexpr uint32_t kRankProfileMagic = 0x53525032;  // "SRP2": Sightline rank profile, version 2
 }  // namespace
 
 std::string EncodeRankProfile(const RankProfile& p) {
@@ -136,14 +167,18 @@ std::string EncodeRankProfile(const RankProfile& p) {
     w.Put(c.slot);
     w.Put(c.start_ns);
     w.Put(c.end_ns);
+    w.Put(c.communicator);
+    w.Put(c.seq);
   }
+  w.Put<uint64_t>(p.communicators.size());
+  for (const std::string& n : p.communicators) w.PutString(n);
   return std::move(w.bytes());
 }
 
 StatusOr<RankProfile> DecodeRankProfile(const std::string& blob) {
   ByteReader r(blob);
   if (r.Get<uint32_t>() != kRankProfileMagic) {
-    return InternalError("rank profile: not a version-1 rank profile blob");
+    return InternalError("rank profile: not a version-2 rank profile blob");
   }
   RankProfile p;
   p.label = r.GetString();
@@ -156,13 +191,20 @@ StatusOr<RankProfile> DecodeRankProfile(const std::string& blob) {
   p.comm_kernels = r.Get<int64_t>();
   p.comm_names.resize(r.GetCount(8));
   for (std::string& n : p.comm_names) n = r.GetString();
-  p.comm.resize(r.GetCount(24));
+  p.comm.resize(r.GetCount(36));
   for (CommKernel& c : p.comm) {
     c.name = r.Get<int32_t>();
     c.slot = r.Get<int32_t>();
     c.start_ns = r.Get<TimeNs>();
     c.end_ns = r.Get<TimeNs>();
-    if (c.name < 0 || static_cast<size_t>(c.name) >= p.comm_names.size()) {
+    c.communicator = r.Get<int32_t>();
+    c.seq = r.Get<int64_t>();
+  }
+  p.communicators.resize(r.GetCount(8));
+  for (std::string& n : p.communicators) n = r.GetString();
+  for (const CommKernel& c : p.comm) {
+    if (c.name < 0 || static_cast<size_t>(c.name) >= p.comm_names.size() ||
+        c.communicator < -1 || c.communicator >= static_cast<int32_t>(p.communicators.size())) {
       return InternalError("rank profile: a collective names no communication kernel");
     }
   }
@@ -247,6 +289,65 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     std::vector<const CommKernel*> at;  // per rank
   };
   std::vector<Match> matches;
+  // By (communicator, sequence number) when every communication kernel of every rank has one and
+  // no rank has two kernels for one: the trace says which collective each kernel was.
+  size_t with_seq = 0, total = 0;
+  for (size_t ri = 0; ri < n; ++ri) {
+    for (const CommKernel& c : r.ranks[ri].profile->comm) {
+      ++total;
+      with_seq += c.seq >= 0;
+    }
+  }
+  using SeqKey = std::pair<std::string, int64_t>;
+  std::vector<std::map<SeqKey, const CommKernel*>> by_seq(n);
+  bool sequence = total > 0 && with_seq == total;
+  for (size_t ri = 0; ri < n && sequence; ++ri) {
+    const RankProfile& p = *r.ranks[ri].profile;
+    for (const CommKernel& c : p.comm) {
+      if (!by_seq[ri].emplace(SeqKey{p.communicators[c.communicator], c.seq}, &c).second) {
+        sequence = false;
+        r.notes.push_back(fmt::format(
+            "rank {} runs several communication kernels for one collective (process group {}, "
+            "sequence number {}): collectives matched by order",
+            r.ranks[ri].rank, p.communicators[c.communicator], c.seq));
+        break;
+      }
+    }
+  }
+  if (!sequence && with_seq > 0 && with_seq < total) {
+    r.notes.push_back(fmt::format(
+        "{} of {} communication kernels carry a process group and sequence number "
+        "(record_param_comms): collectives matched by order",
+        with_seq, total));
+  }
+  r.matched_by_sequence = sequence;
+  if (sequence) {
+    std::map<SeqKey, size_t> present;
+    for (const auto& m : by_seq) {
+      for (const auto& [key, c] : m) ++present[key];
+    }
+    std::map<std::string, std::pair<int64_t, int64_t>> missing;  // communicator -> (collectives, kernels)
+    for (const auto& [key, count] : present) {
+      if (count < n) {
+        ++missing[key.first].first;
+        missing[key.first].second += static_cast<int64_t>(count);
+        r.unmatched += static_cast<int64_t>(count);
+        continue;
+      }
+      Match& m = matches.emplace_back();
+      const RankProfile& p0 = *r.ranks[0].profile;
+      const CommKernel* c0 = by_seq[0].at(key);
+      m.key = {global.at(p0.comm_names[c0->name]), c0->slot};
+      m.k = key.second;
+      for (size_t ri = 0; ri < n; ++ri) m.at.push_back(by_seq[ri].at(key));
+    }
+    for (const auto& [comm, c] : missing) {
+      r.unmatched_notes.push_back(fmt::format(
+          "process group {}: {} collectives are missing on some ranks ({} kernels left out)", comm,
+          c.first, c.second));
+    }
+    keys.clear();  // the order matching below has nothing left to do
+  }
   for (const Key& key : keys) {
     size_t lo = SIZE_MAX, hi = 0;
     for (size_t ri = 0; ri < n; ++ri) {
@@ -304,7 +405,10 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     }
   }
 
-  // Waiting: a rank that starts a collective before the last rank arrives waits for it.
+  // Waiting: a rank that starts a collective before the last rank arrives waits for it. The last
+  // rank's lead (how much later than the next-latest it started) is kept per rank to check it
+  // against the clocks' residual below.
+  std::vector<std::vector<DurationNs>> leads(n);
   for (Match& m : matches) {
     MatchedCollective& c = r.collectives.emplace_back();
     c.name = m.key.first;
@@ -318,6 +422,13 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     }
     c.aligned_start_ns = earliest;
     c.skew_ns = latest - earliest;
+    TimeNs second = INT64_MIN;
+    for (size_t ri = 0; ri < n; ++ri) {
+      if (static_cast<int>(ri) != c.last) {
+        second = std::max(second, m.at[ri]->start_ns - r.ranks[ri].offset_ns);
+      }
+    }
+    leads[c.last].push_back(latest - second);
     DurationNs others = 0;
     for (size_t ri = 0; ri < n; ++ri) {
       RankStats& s = r.ranks[ri];
@@ -341,6 +452,20 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
   DurationNs best = 0;
   for (size_t ri = 0; ri < n; ++ri) {
     if (r.ranks[ri].caused_wait_ns > best) best = r.ranks[ri].caused_wait_ns, r.straggler = ri;
+  }
+  // A lead the clocks cannot resolve names no one: the rank may only look late.
+  if (r.straggler >= 0) {
+    DurationNs residual = 0;
+    for (const RankStats& s : r.ranks) residual = std::max(residual, s.residual_ns);
+    const DurationNs lead = MedianNs(leads[static_cast<size_t>(r.straggler)]);
+    if (lead <= residual) {
+      r.notes.push_back(fmt::format(
+          "rank {} arrived last most often, but by a median lead of {}, within the clocks' "
+          "residual of {}: no straggler named",
+          r.ranks[static_cast<size_t>(r.straggler)].rank, FormatDuration(lead),
+          FormatDuration(residual)));
+      r.straggler = -1;
+    }
   }
   return r;
 }
@@ -366,6 +491,10 @@ void AddRanksSection(const RanksResult& result, Report& report) {
               static_cast<int64_t>(result.collectives.size()), Unit::kCount);
     s.AddFact("unmatched_comm_kernels", "Communication kernels not matched", result.unmatched,
               Unit::kCount);
+    s.AddFact("collective_matching", "Collectives matched by",
+              std::string(result.matched_by_sequence
+                              ? "process group and sequence number (record_param_comms)"
+                              : "order (k-th kernel of a name on a stream slot)"));
     s.AddFact("clock_alignment", "Clock alignment",
               std::string(result.aligned ? "median end-time difference of matched collectives"
                                          : "none (no matched collectives)"));
@@ -446,8 +575,9 @@ void AddRanksSection(const RanksResult& result, Report& report) {
     c.total_rows = static_cast<int64_t>(result.collectives.size());
     c.note =
         "Skew: latest minus earliest start across ranks after clock alignment; Start: since the "
-        "first matched collective, on the lowest rank's clock; #: the k-th kernel of that name on "
-        "that stream slot.";
+        "first matched collective, on the lowest rank's clock; #: the collective's sequence number in "
+        "its process group when matched by it, else the k-th kernel of that name on that stream "
+        "slot.";
   }
   if (result.aligned) {
     for (size_t i = 1; i < n; ++i) {
