@@ -18,6 +18,8 @@ mpi=("$mpiexec" --oversubscribe -n 2)
 "$sightline" analyze --format json -j 1 "$work/job" -o "$work/single.json"
 "$sightline" analyze --format json -j 2 "$work/job" -o "$work/threads.json"
 "${mpi[@]}" "$sightline" analyze --format json "$work/job" -o "$work/mpi.json"
+"$sightline" analyze --format json --ranks-only "$work/job" -o "$work/single_ranks.json"
+"${mpi[@]}" "$sightline" analyze --format json --ranks-only "$work/job" -o "$work/mpi_ranks.json"
 python3 - "$work" <<'PY'
 import json, sys
 w = sys.argv[1]
@@ -32,6 +34,18 @@ assert mpi == single, "MPI report differs from the single-process one"
 ranks = next(s for s in single["sections"] if s["key"] == "ranks")
 facts = ranks["facts"]
 assert facts["ranks"] == 6 and facts["straggler_rank"] == 3, facts
+assert facts["collective_matching"].startswith("process group and sequence number"), facts
+# Ranks 4 and 5 are on a second host whose clock is 1.712345 ms ahead.
+offsets = {row["rank"]: row["clock_offset_ns"] for row in ranks["tables"]["ranks"]["rows"]}
+assert all(abs(offsets[r] - 1_712_345) < 10_000 for r in (4, 5)), offsets
+assert all(abs(offsets[r]) < 10_000 for r in (1, 2, 3)), offsets
+# --ranks-only: the same ranks section, no per-rank sections, under MPI too.
+sr, mr = (json.load(open(f"{w}/{n}.json")) for n in ("single_ranks", "mpi_ranks"))
+mr.pop("run")
+assert sr == mr, "--ranks-only: MPI report differs from the single-process one"
+assert [s["key"] for s in sr["sections"]] == ["ranks"], [s["key"] for s in sr["sections"]]
+assert sr["sections"][0] == ranks, "--ranks-only changes the ranks section"
+assert len(sr["inputs"]) == 6
 print("mpi_analyze: MPI (2 processes), 2 threads and 1 thread give the same report")
 PY
 

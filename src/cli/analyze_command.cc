@@ -34,6 +34,7 @@ struct AnalyzeArgs {
   int top_n = 0;         // 0: the format's default
   int jobs = 0;          // --jobs: threads for the ranks; 0: one per core
   bool quiet = false;    // --quiet: no progress line
+  bool ranks_only = false;  // --ranks-only
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
@@ -95,6 +96,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   ProgressLine progress = ProgressLine::ForStderr(args.quiet || !root);
   RunOptions run;
   run.workers = mpi->get();
+  run.rank_sections = !args.ranks_only;
   run.jobs = args.jobs > 0 ? args.jobs
                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   run.progress = [&progress](const RankProgress& p) {
@@ -188,6 +190,10 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "Threads that import rank files at once (several traces); default: one per "
                   "core. Each holds one trace in memory")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--ranks-only", args->ranks_only,
+                "Several ranks: report only the ranks section (collectives, clocks, waits, "
+                "straggler) and each input's diagnostics, not every rank's own sections; for big "
+                "jobs, it keeps process 0's memory to the collective tables");
   cmd->add_flag("-q,--quiet", args->quiet,
                 "No progress line on standard error (it is shown only on a terminal anyway)");
   cmd->add_flag("--list", args->list, "List the analyses and exit");

@@ -177,7 +177,9 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
       progress.bytes_total += sizes[i];
     }
   }
-  auto reduce = [&](size_t i) { return ReduceRankFile(files[i], options, multi); };
+  auto reduce = [&](size_t i) {
+    return ReduceRankFile(files[i], options, multi, run.rank_sections);
+  };
   auto merge = [&](size_t i, const std::string& blob) -> Status {
     set.members[i].path = files[i];
     RETURN_IF_ERROR(MergeRankPart(blob, set.members[i], report, multi));

@@ -30,6 +30,10 @@ struct RunOptions {
   RankWorkers* workers = nullptr;
   int jobs = 1;
   std::function<void(const RankProgress&)> progress;  // called on process 0 after each file
+  // false (--ranks-only): the single-trace analyses do not run and each rank keeps only its input
+  // record (with its diagnostics); the report is the ranks section and its finding, and process 0
+  // holds the collective tables, not every rank's sections.
+  bool rank_sections = true;
 };
 
 // All multi-trace analyses (ranks, diff), in report order (pipeline/registry.cc).

@@ -16,7 +16,8 @@ constexpr uint32_t kRankPartMagic = 0x534b5031;  // "SKP1": Sightline rank part,
 }  // namespace
 
 StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptions& options,
-                                     const std::vector<MultiTraceAnalysis*>& multi) {
+                                     const std::vector<MultiTraceAnalysis*>& multi,
+                                     bool sections) {
   ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
   if (trace.source.path.empty()) trace.source.path = path;
   auto context =
@@ -29,7 +30,11 @@ StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptio
   }
   member.input = 0;
   Report local;
-  RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, local));
+  if (sections) {
+    RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, local));
+  } else {
+    AddReportInput(*context, member.label, local);
+  }
 
   ByteWriter w;
   w.Put(kRankPartMagic);
