@@ -162,9 +162,8 @@ RankProfile SeqProfile(int32_t rank, const std::vector<int64_t>& seqs,
 TEST(Ranks, MatchedByProcessGroupAndSequenceNumber) {
   // Rank 1's capture starts one collective late: by order its first kernel would pair with rank
   // 0's first (seq 0); by sequence number it pairs with seq 1. Rank 1 arrives 60 us late.
-  const std::vector<RankProfile> profiles = {
-      SeqProfile(0, {0, 1, 2}, {0, 1'000'000, 2'000'000}, 0),
-      SeqProfile(1, {1, 2}, {1'060'000, 2'060'000}, 0)};
+  const std::vector<RankProfile> profiles = {SeqProfile(0, {0, 1, 2}, {0, 1'000'000, 2'000'000}, 0),
+                                             SeqProfile(1, {1, 2}, {1'060'000, 2'060'000}, 0)};
   StatusOr<RanksResult> r = ComputeRanks(profiles, {"a", "b"});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->matched_by_sequence);
@@ -177,8 +176,8 @@ TEST(Ranks, MatchedByProcessGroupAndSequenceNumber) {
   EXPECT_EQ(r->straggler, 1);
 
   // One kernel without a sequence number: all by order, and a note says so.
-  const std::vector<RankProfile> mixed = {
-      SeqProfile(0, {0, 1}, {0, 1'000'000}, 0), SeqProfile(1, {0, -1}, {0, 1'000'000}, 0)};
+  const std::vector<RankProfile> mixed = {SeqProfile(0, {0, 1}, {0, 1'000'000}, 0),
+                                          SeqProfile(1, {0, -1}, {0, 1'000'000}, 0)};
   r = ComputeRanks(mixed, {"a", "b"});
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->matched_by_sequence);
@@ -191,10 +190,9 @@ TEST(Ranks, MatchedByProcessGroupAndSequenceNumber) {
 TEST(Ranks, NoStragglerWithinTheClockResidual) {
   // The ends differ by up to ±300 us from rank to rank (a residual of about that), and rank 1 is
   // only 20 us later at each start: too little to tell from the clocks.
-  std::vector<RankProfile> profiles = {SeqProfile(0, {0, 1, 2, 3}, {0, 1'000'000, 2'000'000,
-                                                                    3'000'000}, 0),
-                                       SeqProfile(1, {0, 1, 2, 3}, {20'000, 1'020'000, 2'020'000,
-                                                                    3'020'000}, 0)};
+  std::vector<RankProfile> profiles = {
+      SeqProfile(0, {0, 1, 2, 3}, {0, 1'000'000, 2'000'000, 3'000'000}, 0),
+      SeqProfile(1, {0, 1, 2, 3}, {20'000, 1'020'000, 2'020'000, 3'020'000}, 0)};
   const DurationNs skew[] = {300'000, -300'000, 300'000, -300'000};
   for (size_t i = 0; i < 4; ++i) profiles[1].comm[i].end_ns += skew[i];
   StatusOr<RanksResult> r = ComputeRanks(profiles, {"a", "b"});

@@ -203,8 +203,8 @@ StatusOr<RankProfile> DecodeRankProfile(const std::string& blob) {
   p.communicators.resize(r.GetCount(8));
   for (std::string& n : p.communicators) n = r.GetString();
   for (const CommKernel& c : p.comm) {
-    if (c.name < 0 || static_cast<size_t>(c.name) >= p.comm_names.size() ||
-        c.communicator < -1 || c.communicator >= static_cast<int32_t>(p.communicators.size())) {
+    if (c.name < 0 || static_cast<size_t>(c.name) >= p.comm_names.size() || c.communicator < -1 ||
+        c.communicator >= static_cast<int32_t>(p.communicators.size())) {
       return InternalError("rank profile: a collective names no communication kernel");
     }
   }
@@ -315,10 +315,10 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     }
   }
   if (!sequence && with_seq > 0 && with_seq < total) {
-    r.notes.push_back(fmt::format(
-        "{} of {} communication kernels carry a process group and sequence number "
-        "(record_param_comms): collectives matched by order",
-        with_seq, total));
+    r.notes.push_back(
+        fmt::format("{} of {} communication kernels carry a process group and sequence number "
+                    "(record_param_comms): collectives matched by order",
+                    with_seq, total));
   }
   r.matched_by_sequence = sequence;
   if (sequence) {
@@ -326,7 +326,8 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     for (const auto& m : by_seq) {
       for (const auto& [key, c] : m) ++present[key];
     }
-    std::map<std::string, std::pair<int64_t, int64_t>> missing;  // communicator -> (collectives, kernels)
+    std::map<std::string, std::pair<int64_t, int64_t>>
+        missing;  // communicator -> (collectives, kernels)
     for (const auto& [key, count] : present) {
       if (count < n) {
         ++missing[key.first].first;
@@ -575,7 +576,8 @@ void AddRanksSection(const RanksResult& result, Report& report) {
     c.total_rows = static_cast<int64_t>(result.collectives.size());
     c.note =
         "Skew: latest minus earliest start across ranks after clock alignment; Start: since the "
-        "first matched collective, on the lowest rank's clock; #: the collective's sequence number in "
+        "first matched collective, on the lowest rank's clock; #: the collective's sequence number "
+        "in "
         "its process group when matched by it, else the k-th kernel of that name on that stream "
         "slot.";
   }

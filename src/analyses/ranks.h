@@ -54,8 +54,8 @@ struct RankProfile {
   DurationNs compute_ns = 0;  // Σ per device union of other kernels
   DurationNs overlap_ns = 0;  // Σ per device |comm ∩ compute|
   int64_t comm_kernels = 0;
-  std::vector<std::string> comm_names;  // short names of the communication kernels
-  std::vector<CommKernel> comm;         // sorted by start
+  std::vector<std::string> comm_names;     // short names of the communication kernels
+  std::vector<CommKernel> comm;            // sorted by start
   std::vector<std::string> communicators;  // process group names the kernels refer to
 };
 
@@ -106,8 +106,8 @@ struct RanksResult {
   // How collectives were matched: by (communicator, sequence number) when every communication
   // kernel of every rank carries them, else by order (the k-th kernel of a name on a stream slot).
   bool matched_by_sequence = false;
-  bool aligned = false;                      // clocks aligned from matched collectives
-  int straggler = -1;                        // index into ranks; -1 when no rank made others wait
+  bool aligned = false;  // clocks aligned from matched collectives
+  int straggler = -1;    // index into ranks; -1 when no rank made others wait
   std::vector<std::string> notes;
 };
 

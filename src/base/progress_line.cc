@@ -74,7 +74,8 @@ std::string FormatFileProgress(size_t files_done, size_t files_total, uint64_t b
     fraction = static_cast<double>(files_done) / static_cast<double>(files_total);
   }
   if (fraction > 0 && fraction < 1) {
-    const auto left = static_cast<int64_t>(std::lround(elapsed_seconds * (1 - fraction) / fraction));
+    const auto left =
+        static_cast<int64_t>(std::lround(elapsed_seconds * (1 - fraction) / fraction));
     s += fmt::format(", {}:{:02d} left", left / 60, left % 60);
   }
   return s;

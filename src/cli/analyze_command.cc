@@ -4,14 +4,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <filesystem>
+#include <thread>
 
 #include "analyses/analysis.h"
 #include "analyses/iteration_log.h"
 #include "base/file_io.h"
-#include "cli/commands.h"
 #include "base/progress_line.h"
+#include "cli/commands.h"
 #include "distributed/mpi_workers.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/rank_workers.h"
@@ -29,11 +29,11 @@ struct AnalyzeArgs {
   bool list = false;
   AnalyzeOptions options;
   double min_gap_us = 2.0;
-  std::string requests;  // --requests FILE
-  std::string slo;       // --slo ttft=MS,...
-  int top_n = 0;         // 0: the format's default
-  int jobs = 0;          // --jobs: threads for the ranks; 0: one per core
-  bool quiet = false;    // --quiet: no progress line
+  std::string requests;     // --requests FILE
+  std::string slo;          // --slo ttft=MS,...
+  int top_n = 0;            // 0: the format's default
+  int jobs = 0;             // --jobs: threads for the ranks; 0: one per core
+  bool quiet = false;       // --quiet: no progress line
   bool ranks_only = false;  // --ranks-only
 };
 
@@ -41,9 +41,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   if (args.list) {
     for (const AnalysisEntry& a : Analyses()) std::printf("%-18s %s\n", a.name, a.summary);
     for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) {
-      std::printf(
-          "%-18s %s (%s)\n", a.name, a.summary,
-          a.kind == TraceSetKind::kRanks ? "analyze" : "sightline diff");
+      std::printf("%-18s %s (%s)\n", a.name, a.summary,
+                  a.kind == TraceSetKind::kRanks ? "analyze" : "sightline diff");
     }
     return kExitOk;
   }
@@ -138,18 +137,18 @@ int ReportError(const Status& status) {
 
 void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   auto args = std::make_shared<AnalyzeArgs>();
-  CLI::App* cmd = app.add_subcommand("analyze",
-                                     "Read one or more traces (nsys SQLite export, PyTorch "
-                                     "profiler JSON[.gz]) and report where the "
-                                     "time goes: overview, kernels, CUDA API, memory operations, "
-                                     "iterations, NVTX ranges, idle gaps. Several traces are the ranks of one job; "
-                                     "under mpirun/srun (mpirun -n K sightline analyze DIR) the "
-                                     "ranks are spread over the MPI processes and process 0 "
-                                     "writes the report. " +
-                                         std::string(MpiBuilt()
-                                                         ? "This build has MPI."
-                                                         : "This build has no MPI (optional): it "
-                                                           "spreads the ranks over threads."));
+  CLI::App* cmd = app.add_subcommand(
+      "analyze",
+      "Read one or more traces (nsys SQLite export, PyTorch "
+      "profiler JSON[.gz]) and report where the "
+      "time goes: overview, kernels, CUDA API, memory operations, "
+      "iterations, NVTX ranges, idle gaps. Several traces are the ranks of one job; "
+      "under mpirun/srun (mpirun -n K sightline analyze DIR) the "
+      "ranks are spread over the MPI processes and process 0 "
+      "writes the report. " +
+          std::string(MpiBuilt() ? "This build has MPI."
+                                 : "This build has no MPI (optional): it "
+                                   "spreads the ranks over threads."));
   cmd->add_option("traces", args->traces, "Trace files; the format is recognised from the content");
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
   cmd->add_option("--format", args->format, "Report format")

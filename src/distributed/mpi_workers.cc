@@ -36,9 +36,7 @@ bool LaunchedByMpi() {
 
 #ifndef SIGHTLINE_HAVE_MPI
 
-StatusOr<std::unique_ptr<RankWorkers>> StartMpiWorkers() {
-  return std::unique_ptr<RankWorkers>();
-}
+StatusOr<std::unique_ptr<RankWorkers>> StartMpiWorkers() { return std::unique_ptr<RankWorkers>(); }
 
 #else
 
@@ -100,8 +98,8 @@ class MpiWorkers : public RankWorkers {
     if (bytes.size() > static_cast<size_t>(INT_MAX)) {
       return InternalError("MPI: a rank's reduced result is over 2 GiB");
     }
-    if (MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, tag,
-                 MPI_COMM_WORLD) != MPI_SUCCESS) {
+    if (MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, tag, MPI_COMM_WORLD) !=
+        MPI_SUCCESS) {
       return IoError("MPI_Send to process 0 failed");
     }
     return Status::Ok();
@@ -175,8 +173,8 @@ class MpiWorkers : public RankWorkers {
         blob = Status(code, r.GetString());
       }
       if (!r.ok() || file >= n) {
-        blob = InternalError("MPI: a malformed message from process " +
-                             std::to_string(st.MPI_SOURCE));
+        blob =
+            InternalError("MPI: a malformed message from process " + std::to_string(st.MPI_SOURCE));
       }
       std::lock_guard<std::mutex> lock(mu);
       ready.emplace(static_cast<size_t>(file), std::move(blob));

@@ -16,8 +16,7 @@ constexpr uint32_t kRankPartMagic = 0x534b5031;  // "SKP1": Sightline rank part,
 }  // namespace
 
 StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptions& options,
-                                     const std::vector<MultiTraceAnalysis*>& multi,
-                                     bool sections) {
+                                     const std::vector<MultiTraceAnalysis*>& multi, bool sections) {
   ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
   if (trace.source.path.empty()) trace.source.path = path;
   auto context =
