@@ -49,6 +49,22 @@ assert len(sr["inputs"]) == 6
 print("mpi_analyze: MPI (2 processes), 2 threads and 1 thread give the same report")
 PY
 
+# The shared HTA rank traces (real PyTorch traces of two ranks), when present.
+shared="$src/../shared/traces"
+if [ -e "$shared/kineto_hta_sampled_rank0.json.gz" ]; then
+  hta=("$shared/kineto_hta_sampled_rank0.json.gz" "$shared/kineto_hta_sampled_rank1.json.gz")
+  "$sightline" analyze --format json -j 1 "${hta[@]}" -o "$work/hta_single.json"
+  "${mpi[@]}" "$sightline" analyze --format json "${hta[@]}" -o "$work/hta_mpi.json"
+  python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+single, mpi = (json.load(open(f"{w}/{n}.json")) for n in ("hta_single", "hta_mpi"))
+assert mpi.pop("run")["ranks_per_process"] == [1, 1]
+assert mpi == single, "HTA ranks: MPI report differs from the single-process one"
+print("mpi_analyze: the shared HTA ranks give the same report under MPI")
+PY
+fi
+
 # A bad rank file: process 0 names it, exit 2, no report written.
 cp "$work/job/rank00000.json" "$work/bad.json"
 mkdir -p "$work/badjob" && cp "$work"/job/rank0000[0-2].json "$work/badjob/"
