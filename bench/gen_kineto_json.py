@@ -126,6 +126,12 @@ def generate(args, out):
     w.metadata("thread_name", pid, tid, t, "name", '"thread %d (python3)"' % tid)
     w.metadata("thread_name", device, stream, t, "name", '"stream %d "' % stream)
 
+    # A rank of a job (bench/gen_rank_job.py): its own clock offset, start jitter at collectives
+    # from a per-rank generator (kernel choices stay the job's, so every rank runs the same
+    # collectives), and the straggler arriving late while the others wait inside the collective.
+    t += args.clock_offset_ns
+    jitter = random.Random(args.seed * 1_000_003 + args.rank) if args.collective_jitter_ns else None
+    seq = 0
     correlation, external = 1000, 1
     gpu_t = t
     kernels_left = args.kernels
@@ -187,6 +193,28 @@ def generate(args, out):
             w.flow("s", correlation, pid, tid, launch_ts)
             gpu_t = max(gpu_t + 1_000, launch_ts + 5_000)
             dur = kdur + rng.randrange(kdur // 4 + 1)
+            if name.startswith("nccl"):
+                # PyTorch's record_param_comms around the collective: process group, sequence number.
+                if args.comm_records:
+                    w.complete("cpu_op", "record_param_comms", pid, tid, launch_ts - 1_000, launch_dur + 1_500,
+                               '"External id": %d, "Record function id": 0, "Collective name": "allreduce", '
+                               '"dtype": "BFloat16", "In msg nelems": 65536, "Out msg nelems": 65536, '
+                               '"Group size": %d, "Process Group Name": "0", "Process Group Description": '
+                               '"default_pg", "Process Group Ranks": "[%s]", "Seq": %d, "Ev Idx": %d'
+                               % (external, args.world_size, ranks, seq, external))
+                    external += 1
+                seq += 1
+                if args.straggler >= 0:
+                    # All ranks leave the collective together: the straggler starts it late, the
+                    # others wait inside it for as long.
+                    if args.rank == args.straggler:
+                        gpu_t += args.straggle_ns
+                    else:
+                        dur += args.straggle_ns
+                if jitter is not None:
+                    j = jitter.randrange(args.collective_jitter_ns)
+                    gpu_t += j
+                    dur += args.collective_jitter_ns - j + jitter.randrange(args.collective_jitter_ns // 4 + 1)
             blocks = grid[0] * grid[1] * grid[2]
             w.complete("kernel", name, device, stream, gpu_t, dur,
                        '"External id": %d,\n      "queued": 0, "device": %d, "context": 1,\n'
@@ -228,7 +256,7 @@ def generate(args, out):
     out.write('\n  ],\n  "traceName": "%s"\n}' % args.output)
 
 
-def main():
+def parser():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--kernels", type=int, default=100000, help="number of kernels (default 100000)")
     p.add_argument("--kernels-per-step", type=int, default=500, help="kernels per ProfilerStep (default 500)")
@@ -238,8 +266,20 @@ def main():
     p.add_argument("--devices", type=int, default=8, help="GPUs in deviceProperties (default 8)")
     p.add_argument("--pid", type=int, default=4242)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--clock-offset-ns", type=int, default=0, help="shift every timestamp (a host's clock)")
+    p.add_argument("--straggler", type=int, default=-1, help="the rank that arrives late at collectives")
+    p.add_argument("--straggle-ns", type=int, default=0, help="how late the straggler arrives")
+    p.add_argument("--collective-jitter-ns", type=int, default=0,
+                   help="per-rank random lateness at collectives (seeded by --seed and --rank)")
     p.add_argument("--gzip", action="store_true", help="gzip the output (level 6)")
+    p.add_argument("--comm-records", action="store_true",
+                   help="add PyTorch's record_param_comms cpu_op (process group, Seq) to each NCCL kernel")
     p.add_argument("-o", "--output", required=True, help="output file ('-' for stdout)")
+    return p
+
+
+def main():
+    p = parser()
     args = p.parse_args()
     if args.kernels < 0 or args.kernels_per_step <= 0:
         p.error("--kernels must be >= 0 and --kernels-per-step > 0")

@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev   # tests
   libbenchmark-dev            # bench/
   python3                     # sample and benchmark generators
+  libopenmpi-dev openmpi-bin  # optional MPI path of analyze (mpirun -n K sightline analyze DIR)
   clang libclang-rt-14-dev    # fuzz targets (libFuzzer, ASan, UBSan), scripts/fuzz.sh
 )
 # Headless chromium for the HTML reports' browser tests (HtmlReporterBrowser.*: the report and the

@@ -286,6 +286,33 @@ TEST_F(KinetoTest, BaseTimeAfterTraceEventsIsApplied) {
   EXPECT_EQ(t.kernels.start_ns[0], 5000000000 + 1000500);
 }
 
+TEST_F(KinetoTest, RecordParamCommsKeepsProcessGroupAndSequenceNumber) {
+  // PyTorch's NCCL record: the range stays a cpu_op range and also becomes a collective; one
+  // without "Seq" (older PyTorch) only a range; args before the name are read too.
+  const std::string events =
+      std::string(kKernelEvent) +
+      R"(, {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 5, "tid": 6,
+           "ts": 990, "dur": 20, "args": {"Collective name": "allreduce", "Seq": 17,
+           "Process Group Name": "3", "Process Group Ranks": "[0, 1]"}},
+         {"ph": "X", "cat": "cpu_op", "args": {"Seq": 18, "Process Group Name": "3"},
+           "name": "record_param_comms", "pid": 5, "tid": 6, "ts": 1020, "dur": 5},
+         {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 5, "tid": 6,
+           "ts": 1030, "dur": 5, "args": {"Process Group Name": "3"}},
+         {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 5, "tid": 6,
+           "ts": 1040, "dur": 5, "args": {"Seq": 1, "Process Group Name": "3"}})";
+  const Trace t = MustImport(Write("comms.json", TraceJson(events)));
+  EXPECT_EQ(t.ranges.size(), 4u);
+  ASSERT_EQ(t.collectives.size(), 2u);
+  EXPECT_EQ(t.collectives.seq[0], 17);
+  EXPECT_EQ(t.str(t.collectives.communicator[0]), "3");
+  EXPECT_EQ(t.str(t.collectives.name[0]), "allreduce");
+  EXPECT_EQ(t.collectives.start_ns[0], 990'000);
+  EXPECT_EQ(t.collectives.end_ns[0], 1'010'000);
+  EXPECT_EQ(t.collectives.pid[0], 5);
+  EXPECT_EQ(t.collectives.seq[1], 18);
+  EXPECT_EQ(t.str(t.collectives.name[1]), "");
+}
+
 TEST_F(KinetoTest, WrongBaseTimeGuessFromTheTailIsCorrected) {
   // The last "baseTimeNanoseconds" in the file is nested, not the top-level one.
   const Trace t = MustImport(

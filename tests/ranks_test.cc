@@ -137,6 +137,93 @@ TEST(Ranks, DifferentCountsAreUnmatched) {
   EXPECT_NE(r->unmatched_notes[0].find("rank 1: 7"), std::string::npos);
 }
 
+// A profile made by hand: `seqs[i]` is the sequence number of the i-th all-reduce (-1: none),
+// starting at `starts[i]` and ending at a common end 100 us later plus `clock_ns`.
+RankProfile SeqProfile(int32_t rank, const std::vector<int64_t>& seqs,
+                       const std::vector<TimeNs>& starts, TimeNs clock_ns) {
+  RankProfile p;
+  p.label = "rank" + std::to_string(rank);
+  p.input = rank;
+  p.trace_rank = rank;
+  p.comm_names = {"ncclAllReduce"};
+  p.communicators = {"0"};
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    CommKernel c;
+    c.start_ns = clock_ns + starts[i];
+    c.end_ns = clock_ns + 1'000'000 * (seqs[i] < 0 ? static_cast<int64_t>(i) : seqs[i]) + 100'000;
+    c.communicator = seqs[i] < 0 ? -1 : 0;
+    c.seq = seqs[i];
+    p.comm.push_back(c);
+  }
+  p.comm_kernels = static_cast<int64_t>(p.comm.size());
+  return p;
+}
+
+TEST(Ranks, MatchedByProcessGroupAndSequenceNumber) {
+  // Rank 1's capture starts one collective late: by order its first kernel would pair with rank
+  // 0's first (seq 0); by sequence number it pairs with seq 1. Rank 1 arrives 60 us late.
+  const std::vector<RankProfile> profiles = {SeqProfile(0, {0, 1, 2}, {0, 1'000'000, 2'000'000}, 0),
+                                             SeqProfile(1, {1, 2}, {1'060'000, 2'060'000}, 0)};
+  StatusOr<RanksResult> r = ComputeRanks(profiles, {"a", "b"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->matched_by_sequence);
+  ASSERT_EQ(r->collectives.size(), 2u);
+  EXPECT_EQ(r->collectives[0].ordinal, 1);
+  EXPECT_EQ(r->unmatched, 1);
+  ASSERT_EQ(r->unmatched_notes.size(), 1u);
+  EXPECT_NE(r->unmatched_notes[0].find("process group 0"), std::string::npos);
+  EXPECT_EQ(r->ranks[0].wait_ns, 2 * 60'000);
+  EXPECT_EQ(r->straggler, 1);
+
+  // One kernel without a sequence number: all by order, and a note says so.
+  const std::vector<RankProfile> mixed = {SeqProfile(0, {0, 1}, {0, 1'000'000}, 0),
+                                          SeqProfile(1, {0, -1}, {0, 1'000'000}, 0)};
+  r = ComputeRanks(mixed, {"a", "b"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->matched_by_sequence);
+  EXPECT_EQ(r->collectives.size(), 2u);
+  bool note = false;
+  for (const std::string& n : r->notes) note |= n.find("matched by order") != std::string::npos;
+  EXPECT_TRUE(note);
+}
+
+TEST(Ranks, NoStragglerWithinTheClockResidual) {
+  // The ends differ by up to ±300 us from rank to rank (a residual of about that), and rank 1 is
+  // only 20 us later at each start: too little to tell from the clocks.
+  std::vector<RankProfile> profiles = {
+      SeqProfile(0, {0, 1, 2, 3}, {0, 1'000'000, 2'000'000, 3'000'000}, 0),
+      SeqProfile(1, {0, 1, 2, 3}, {20'000, 1'020'000, 2'020'000, 3'020'000}, 0)};
+  const DurationNs skew[] = {300'000, -300'000, 300'000, -300'000};
+  for (size_t i = 0; i < 4; ++i) profiles[1].comm[i].end_ns += skew[i];
+  StatusOr<RanksResult> r = ComputeRanks(profiles, {"a", "b"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_GE(r->ranks[1].residual_ns, 20'000);
+  EXPECT_EQ(r->straggler, -1);
+  bool note = false;
+  for (const std::string& n : r->notes) note |= n.find("no straggler named") != std::string::npos;
+  EXPECT_TRUE(note);
+}
+
+TEST(Ranks, ProfileTakesTheCollectiveAroundTheLaunch) {
+  TraceFixture f;
+  f.Device(0);
+  f.Launch(kAllReduce, 1'000, 1'500, 2'000, 9'000, Where{0, 9});
+  f.Launch(kAllReduce, 20'000, 20'500, 21'000, 29'000, Where{0, 9});  // no record around it
+  f.builder().AddCollective(900, 1'600, 100, 100, f.Intern("3"), f.Intern("allreduce"), 41);
+  f.builder().AddCollective(900, 1'600, 100, 101, f.Intern("3"), f.Intern("allreduce"), 99);
+  const Trace t = f.Build();
+  const RankProfile p = Profile(t, 0);
+  ASSERT_EQ(p.comm.size(), 2u);
+  EXPECT_EQ(p.comm[0].seq, 41);  // the range on the launching thread, not the other one
+  ASSERT_EQ(p.communicators.size(), 1u);
+  EXPECT_EQ(p.communicators[0], "3");
+  EXPECT_EQ(p.comm[1].seq, -1);
+  StatusOr<RankProfile> back = DecodeRankProfile(EncodeRankProfile(p));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->comm[0].seq, 41);
+  EXPECT_EQ(back->comm[0].communicator, 0);
+}
+
 TEST(Ranks, OneRankSaysSo) {
   Trace t = RankTrace(3, 0, 0);
   t.source.rank = 0;

@@ -84,6 +84,18 @@ class MultiTraceAnalysis {
   virtual ~MultiTraceAnalysis() = default;
   virtual Status Add(const std::shared_ptr<AnalysisContext>& context,
                      const TraceSetMember& member) = 0;
+  // Reducible analyses keep only a compact, serializable state per member, so that members can be
+  // analysed in other threads or MPI processes (pipeline/rank_parts.h): Reduce turns a member into
+  // a versioned blob wherever its trace is loaded, AddReduced takes the blobs on process 0 in
+  // member order. For them, Add is Reduce then AddReduced, so every path makes the same report.
+  virtual bool Reducible() const { return false; }
+  virtual StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& /*context*/,
+                                       const TraceSetMember& /*member*/) {
+    return UnimplementedError("this analysis keeps its members' traces; it cannot be reduced");
+  }
+  virtual Status AddReduced(const std::string& /*blob*/, const TraceSetMember& /*member*/) {
+    return UnimplementedError("this analysis keeps its members' traces; it cannot be reduced");
+  }
   // Appends sections (input -1) and findings to `report`; may add nothing when the set does not
   // call for it (one input that is not a rank of several).
   virtual Status Finish(const TraceSet& set, Report& report) = 0;

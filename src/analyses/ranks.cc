@@ -103,6 +103,37 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
     kernel_dev_stream.push_back({k.device[i], k.stream[i]});
     ++p.comm_kernels;
   }
+  // Each kernel's collective: the record_param_comms range around its launching call, on the
+  // launching thread (ranges of one thread do not overlap: the latest one starting before the
+  // launch is the only candidate).
+  const CollectiveTable& coll = trace.collectives;
+  if (coll.size() > 0) {
+    std::map<std::pair<int32_t, int32_t>, std::vector<uint32_t>> by_thread;
+    for (uint32_t i = 0; i < coll.size(); ++i) by_thread[{coll.pid[i], coll.tid[i]}].push_back(i);
+    std::unordered_map<uint32_t, int32_t> communicator_index;
+    size_t c = 0;
+    for (size_t i = 0; i < k.size(); ++i) {
+      if (k.device[i] < 0 || !context.IsCommunication(k.name[i])) continue;
+      CommKernel& ck = p.comm[c++];
+      const int32_t call = k.launch_call[i];
+      if (call == kNoRow) continue;
+      const ApiCallTable& api = trace.api_calls;
+      auto it = by_thread.find({api.pid[call], api.tid[call]});
+      if (it == by_thread.end()) continue;
+      const TimeNs t = api.start_ns[call];
+      const std::vector<uint32_t>& rows = it->second;
+      auto pos = std::upper_bound(rows.begin(), rows.end(), t,
+                                  [&](TimeNs v, uint32_t r) { return v < coll.start_ns[r]; });
+      if (pos == rows.begin()) continue;
+      const uint32_t r = *std::prev(pos);
+      if (coll.end_ns[r] < t) continue;
+      auto [ci, inserted] = communicator_index.try_emplace(
+          coll.communicator[r].value, static_cast<int32_t>(p.communicators.size()));
+      if (inserted) p.communicators.emplace_back(trace.str(coll.communicator[r]));
+      ck.communicator = ci->second;
+      ck.seq = coll.seq[r];
+    }
+  }
   // Slots: per name, its distinct (device, stream) pairs in increasing order. Stream ids are
   // created in the same order on every rank of a job, device ids often differ (one GPU per rank).
   std::vector<std::set<std::pair<int32_t, int32_t>>> pairs(p.comm_names.size());
@@ -191,6 +222,66 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     std::vector<const CommKernel*> at;  // per rank
   };
   std::vector<Match> matches;
+  // By (communicator, sequence number) when every communication kernel of every rank has one and
+  // no rank has two kernels for one: the trace says which collective each kernel was.
+  size_t with_seq = 0, total = 0;
+  for (size_t ri = 0; ri < n; ++ri) {
+    for (const CommKernel& c : r.ranks[ri].profile->comm) {
+      ++total;
+      with_seq += c.seq >= 0;
+    }
+  }
+  using SeqKey = std::pair<std::string, int64_t>;
+  std::vector<std::map<SeqKey, const CommKernel*>> by_seq(n);
+  bool sequence = total > 0 && with_seq == total;
+  for (size_t ri = 0; ri < n && sequence; ++ri) {
+    const RankProfile& p = *r.ranks[ri].profile;
+    for (const CommKernel& c : p.comm) {
+      if (!by_seq[ri].emplace(SeqKey{p.communicators[c.communicator], c.seq}, &c).second) {
+        sequence = false;
+        r.notes.push_back(fmt::format(
+            "rank {} runs several communication kernels for one collective (process group {}, "
+            "sequence number {}): collectives matched by order",
+            r.ranks[ri].rank, p.communicators[c.communicator], c.seq));
+        break;
+      }
+    }
+  }
+  if (!sequence && with_seq > 0 && with_seq < total) {
+    r.notes.push_back(
+        fmt::format("{} of {} communication kernels carry a process group and sequence number "
+                    "(record_param_comms): collectives matched by order",
+                    with_seq, total));
+  }
+  r.matched_by_sequence = sequence;
+  if (sequence) {
+    std::map<SeqKey, size_t> present;
+    for (const auto& m : by_seq) {
+      for (const auto& [key, c] : m) ++present[key];
+    }
+    std::map<std::string, std::pair<int64_t, int64_t>>
+        missing;  // communicator -> (collectives, kernels)
+    for (const auto& [key, count] : present) {
+      if (count < n) {
+        ++missing[key.first].first;
+        missing[key.first].second += static_cast<int64_t>(count);
+        r.unmatched += static_cast<int64_t>(count);
+        continue;
+      }
+      Match& m = matches.emplace_back();
+      const RankProfile& p0 = *r.ranks[0].profile;
+      const CommKernel* c0 = by_seq[0].at(key);
+      m.key = {global.at(p0.comm_names[c0->name]), c0->slot};
+      m.k = key.second;
+      for (size_t ri = 0; ri < n; ++ri) m.at.push_back(by_seq[ri].at(key));
+    }
+    for (const auto& [comm, c] : missing) {
+      r.unmatched_notes.push_back(fmt::format(
+          "process group {}: {} collectives are missing on some ranks ({} kernels left out)", comm,
+          c.first, c.second));
+    }
+    keys.clear();  // the order matching below has nothing left to do
+  }
   for (const Key& key : keys) {
     size_t lo = SIZE_MAX, hi = 0;
     for (size_t ri = 0; ri < n; ++ri) {
@@ -248,7 +339,10 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     }
   }
 
-  // Waiting: a rank that starts a collective before the last rank arrives waits for it.
+  // Waiting: a rank that starts a collective before the last rank arrives waits for it. The last
+  // rank's lead (how much later than the next-latest it started) is kept per rank to check it
+  // against the clocks' residual below.
+  std::vector<std::vector<DurationNs>> leads(n);
   for (Match& m : matches) {
     MatchedCollective& c = r.collectives.emplace_back();
     c.name = m.key.first;
@@ -262,6 +356,13 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     }
     c.aligned_start_ns = earliest;
     c.skew_ns = latest - earliest;
+    TimeNs second = INT64_MIN;
+    for (size_t ri = 0; ri < n; ++ri) {
+      if (static_cast<int>(ri) != c.last) {
+        second = std::max(second, m.at[ri]->start_ns - r.ranks[ri].offset_ns);
+      }
+    }
+    leads[c.last].push_back(latest - second);
     DurationNs others = 0;
     for (size_t ri = 0; ri < n; ++ri) {
       RankStats& s = r.ranks[ri];
@@ -285,6 +386,20 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
   DurationNs best = 0;
   for (size_t ri = 0; ri < n; ++ri) {
     if (r.ranks[ri].caused_wait_ns > best) best = r.ranks[ri].caused_wait_ns, r.straggler = ri;
+  }
+  // A lead the clocks cannot resolve names no one: the rank may only look late.
+  if (r.straggler >= 0) {
+    DurationNs residual = 0;
+    for (const RankStats& s : r.ranks) residual = std::max(residual, s.residual_ns);
+    const DurationNs lead = MedianNs(leads[static_cast<size_t>(r.straggler)]);
+    if (lead <= residual) {
+      r.notes.push_back(fmt::format(
+          "rank {} arrived last most often, but by a median lead of {}, within the clocks' "
+          "residual of {}: no straggler named",
+          r.ranks[static_cast<size_t>(r.straggler)].rank, FormatDuration(lead),
+          FormatDuration(residual)));
+      r.straggler = -1;
+    }
   }
   return r;
 }
@@ -310,6 +425,10 @@ void AddRanksSection(const RanksResult& result, Report& report) {
               static_cast<int64_t>(result.collectives.size()), Unit::kCount);
     s.AddFact("unmatched_comm_kernels", "Communication kernels not matched", result.unmatched,
               Unit::kCount);
+    s.AddFact("collective_matching", "Collectives matched by",
+              std::string(result.matched_by_sequence
+                              ? "process group and sequence number (record_param_comms)"
+                              : "order (k-th kernel of a name on a stream slot)"));
     s.AddFact("clock_alignment", "Clock alignment",
               std::string(result.aligned ? "median end-time difference of matched collectives"
                                          : "none (no matched collectives)"));
@@ -390,8 +509,10 @@ void AddRanksSection(const RanksResult& result, Report& report) {
     c.total_rows = static_cast<int64_t>(result.collectives.size());
     c.note =
         "Skew: latest minus earliest start across ranks after clock alignment; Start: since the "
-        "first matched collective, on the lowest rank's clock; #: the k-th kernel of that name on "
-        "that stream slot.";
+        "first matched collective, on the lowest rank's clock; #: the collective's sequence number "
+        "in "
+        "its process group when matched by it, else the k-th kernel of that name on that stream "
+        "slot.";
   }
   if (result.aligned) {
     for (size_t i = 1; i < n; ++i) {
@@ -435,7 +556,18 @@ class RanksAnalysis : public MultiTraceAnalysis {
 
   Status Add(const std::shared_ptr<AnalysisContext>& context,
              const TraceSetMember& member) override {
+    ASSIGN_OR_RETURN(std::string blob, Reduce(context, member));
+    return AddReduced(blob, member);
+  }
+  bool Reducible() const override { return true; }
+  StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& context,
+                               const TraceSetMember& member) override {
     ASSIGN_OR_RETURN(RankProfile profile, ComputeRankProfile(*context, member.label, member.input));
+    return EncodeRankProfile(profile);
+  }
+  Status AddReduced(const std::string& blob, const TraceSetMember& member) override {
+    ASSIGN_OR_RETURN(RankProfile profile, DecodeRankProfile(blob));
+    profile.input = member.input;  // the index in process 0's report
     profiles_.push_back(std::move(profile));
     paths_.push_back(member.path);
     return Status::Ok();

@@ -34,6 +34,11 @@ struct CommKernel {
   int32_t name = 0;  // index into RankProfile::comm_names
   int32_t slot = 0;  // which (device, stream) of this rank, among those running this name
   TimeNs start_ns = 0, end_ns = 0;
+  // The collective it belongs to, from the trace (the record_param_comms range around its launch,
+  // model/trace.h CollectiveTable): index into RankProfile::communicators and the sequence number
+  // in that process group; -1 when the trace does not say.
+  int32_t communicator = -1;
+  int64_t seq = -1;
 };
 
 // What the ranks analysis needs from one trace.
@@ -49,9 +54,14 @@ struct RankProfile {
   DurationNs compute_ns = 0;  // Σ per device union of other kernels
   DurationNs overlap_ns = 0;  // Σ per device |comm ∩ compute|
   int64_t comm_kernels = 0;
-  std::vector<std::string> comm_names;  // short names of the communication kernels
-  std::vector<CommKernel> comm;         // sorted by start
+  std::vector<std::string> comm_names;     // short names of the communication kernels
+  std::vector<CommKernel> comm;            // sorted by start
+  std::vector<std::string> communicators;  // process group names the kernels refer to
 };
+
+// A versioned binary form of a profile (the state a rank sends to process 0 under MPI).
+std::string EncodeRankProfile(const RankProfile& profile);
+StatusOr<RankProfile> DecodeRankProfile(const std::string& blob);
 
 // Builds a rank's profile from the context's busy unions and communication split (kernel
 // categories decide what communication is: kernel_category.h).
@@ -93,8 +103,11 @@ struct RanksResult {
   std::vector<MatchedCollective> collectives;  // in start order on the reference clock
   int64_t unmatched = 0;  // communication kernels left out: counts differ between ranks
   std::vector<std::string> unmatched_notes;  // "ncclAllReduce (slot 0): rank 0 has 12, ..."
-  bool aligned = false;                      // clocks aligned from matched collectives
-  int straggler = -1;                        // index into ranks; -1 when no rank made others wait
+  // How collectives were matched: by (communicator, sequence number) when every communication
+  // kernel of every rank carries them, else by order (the k-th kernel of a name on a stream slot).
+  bool matched_by_sequence = false;
+  bool aligned = false;  // clocks aligned from matched collectives
+  int straggler = -1;    // index into ranks; -1 when no rank made others wait
   std::vector<std::string> notes;
 };
 

@@ -1,14 +1,20 @@
 // `sightline analyze TRACE...`: import each trace, run every analysis, render text, JSON or HTML.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "analyses/analysis.h"
 #include "analyses/iteration_log.h"
 #include "base/file_io.h"
+#include "base/progress_line.h"
 #include "cli/commands.h"
+#include "distributed/mpi_workers.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/rank_workers.h"
 #include "reporters/reporter.h"
 #include "serving/serving_metrics.h"
 
@@ -23,18 +29,20 @@ struct AnalyzeArgs {
   bool list = false;
   AnalyzeOptions options;
   double min_gap_us = 2.0;
-  std::string requests;  // --requests FILE
-  std::string slo;       // --slo ttft=MS,...
-  int top_n = 0;         // 0: the format's default
+  std::string requests;     // --requests FILE
+  std::string slo;          // --slo ttft=MS,...
+  int top_n = 0;            // 0: the format's default
+  int jobs = 0;             // --jobs: threads for the ranks; 0: one per core
+  bool quiet = false;       // --quiet: no progress line
+  bool ranks_only = false;  // --ranks-only
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
   if (args.list) {
     for (const AnalysisEntry& a : Analyses()) std::printf("%-18s %s\n", a.name, a.summary);
     for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) {
-      std::printf(
-          "%-18s %s (%s)\n", a.name, a.summary,
-          a.kind == TraceSetKind::kRanks ? "analyze" : "sightline diff");
+      std::printf("%-18s %s (%s)\n", a.name, a.summary,
+                  a.kind == TraceSetKind::kRanks ? "analyze" : "sightline diff");
     }
     return kExitOk;
   }
@@ -69,7 +77,37 @@ int RunAnalyze(const AnalyzeArgs& args) {
                                     : args.format == "html" ? 50
                                                             : 15);
 
-  StatusOr<Report> report = AnalyzeFiles(args.traces, options);
+  // Under mpirun/srun (and with MPI in the build) the ranks are spread over the MPI processes;
+  // otherwise over threads. Only process 0 writes the report, the progress line and errors.
+  StatusOr<std::unique_ptr<RankWorkers>> mpi = StartMpiWorkers();
+  if (!mpi.ok()) return ReportError(mpi.status());
+  const bool root = !*mpi || (*mpi)->root();
+  if (!*mpi && LaunchedByMpi() && !MpiBuilt()) {
+    // Several copies started by mpirun, but this build has no MPI: the first does everything.
+    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+      const char* v = std::getenv(name);
+      if (v != nullptr && std::string(v) != "0") return kExitOk;
+    }
+    std::fprintf(stderr,
+                 "sightline: note: built without MPI; this process analyses every rank, with "
+                 "threads\n");
+  }
+  ProgressLine progress = ProgressLine::ForStderr(args.quiet || !root);
+  RunOptions run;
+  run.workers = mpi->get();
+  run.rank_sections = !args.ranks_only;
+  run.jobs = args.jobs > 0 ? args.jobs
+                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  run.progress = [&progress](const RankProgress& p) {
+    progress.Update(FormatFileProgress(p.files_done, p.files_total, p.bytes_done, p.bytes_total,
+                                       progress.elapsed_seconds()),
+                    false);
+  };
+  StatusOr<Report> report = AnalyzeFiles(args.traces, options, run);
+  progress.Clear();
+  // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,
+  // so that mpirun does not end process 0 before it has said what went wrong.
+  if (!root) return kExitOk;
   if (!report.ok()) return ReportError(report.status());
 
   std::string out;
@@ -99,11 +137,18 @@ int ReportError(const Status& status) {
 
 void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   auto args = std::make_shared<AnalyzeArgs>();
-  CLI::App* cmd = app.add_subcommand("analyze",
-                                     "Read one or more traces (nsys SQLite export, PyTorch "
-                                     "profiler JSON[.gz]) and report where the "
-                                     "time goes: overview, kernels, CUDA API, memory operations, "
-                                     "iterations, NVTX ranges, idle gaps.");
+  CLI::App* cmd = app.add_subcommand(
+      "analyze",
+      "Read one or more traces (nsys SQLite export, PyTorch "
+      "profiler JSON[.gz]) and report where the "
+      "time goes: overview, kernels, CUDA API, memory operations, "
+      "iterations, NVTX ranges, idle gaps. Several traces are the ranks of one job; "
+      "under mpirun/srun (mpirun -n K sightline analyze DIR) the "
+      "ranks are spread over the MPI processes and process 0 "
+      "writes the report. " +
+          std::string(MpiBuilt() ? "This build has MPI."
+                                 : "This build has no MPI (optional): it "
+                                   "spreads the ranks over threads."));
   cmd->add_option("traces", args->traces, "Trace files; the format is recognised from the content");
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
   cmd->add_option("--format", args->format, "Report format")
@@ -140,6 +185,16 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_flag_function(
       "--no-findings", [args](int64_t) { args->options.findings = false; },
       "Leave out the findings (ranked advice); the analyses' sections stay");
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "Threads that import rank files at once (several traces); default: one per "
+                  "core. Each holds one trace in memory")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--ranks-only", args->ranks_only,
+                "Several ranks: report only the ranks section (collectives, clocks, waits, "
+                "straggler) and each input's diagnostics, not every rank's own sections; for big "
+                "jobs, it keeps process 0's memory to the collective tables");
+  cmd->add_flag("-q,--quiet", args->quiet,
+                "No progress line on standard error (it is shown only on a terminal anyway)");
   cmd->add_flag("--list", args->list, "List the analyses and exit");
   cmd->callback([&runner, args] { runner = [args] { return RunAnalyze(*args); }; });
 }

@@ -302,6 +302,30 @@ struct OsCallTable {
   DurationNs dur_ns(size_t i) const { return end_ns[i] - start_ns[i]; }
 };
 
+// Collectives as the host saw them: PyTorch's record_param_comms ranges with the collective's
+// identity (Kineto args "Process Group Name", "Seq", "Collective name"). A communication kernel
+// launched inside one belongs to that collective (analyses/ranks.h matches ranks by it). Sorted by
+// start; not part of the trace's span.
+struct CollectiveTable {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<int32_t> pid, tid;
+  std::vector<StringId> communicator;  // the process group's name ("0", "3")
+  std::vector<StringId> name;          // "allreduce", "_allgather_base"; empty when not given
+  std::vector<int64_t> seq;            // the collective's sequence number in its process group
+
+  template <typename F>
+  void ForEachColumn(F&& f) {
+    f(start_ns);
+    f(end_ns);
+    f(pid);
+    f(tid);
+    f(communicator);
+    f(name);
+    f(seq);
+  }
+  size_t size() const { return start_ns.size(); }
+};
+
 // Off-CPU intervals of host threads from the scheduler's context switches (nsys --cpuctxsw): from
 // a thread's switch-out to its next switch-in, sorted by start. Not part of the trace's span.
 struct OffCpuTable {
@@ -365,6 +389,7 @@ struct Trace {
   MemoryEventTable memory_events;   // sorted by time; not part of the trace's span
   OsCallTable os_calls;             // sorted by start; not part of the trace's span
   OffCpuTable off_cpu;              // sorted by start; not part of the trace's span
+  CollectiveTable collectives;      // sorted by start; not part of the trace's span
   StackSampleTable py_samples;      // Python frames; sorted by time; not part of the span
   StackSampleTable cpu_samples;     // native frames; sorted by time; not part of the span
   std::vector<DeviceInfo> devices;  // sorted by id

@@ -303,6 +303,19 @@ void TraceBuilder::AddOsCall(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_
   o.frames.insert(o.frames.end(), chain.begin(), chain.end());
 }
 
+void TraceBuilder::AddCollective(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid,
+                                 StringId communicator, StringId name, int64_t seq) {
+  if (!CheckDuration(start_ns, end_ns)) return;
+  CollectiveTable& c = trace_.collectives;
+  c.start_ns.push_back(start_ns);
+  c.end_ns.push_back(end_ns);
+  c.pid.push_back(pid);
+  c.tid.push_back(tid);
+  c.communicator.push_back(communicator);
+  c.name.push_back(name);
+  c.seq.push_back(seq);
+}
+
 void TraceBuilder::AddOffCpu(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid) {
   if (!CheckDuration(start_ns, end_ns)) return;
   OffCpuTable& o = trace_.off_cpu;
@@ -383,6 +396,7 @@ void TraceBuilder::SortTables() {
   sort_table(trace_.gil);
   sort_table(trace_.os_calls);
   sort_table(trace_.off_cpu);
+  sort_table(trace_.collectives);
   // Samples and memory events: by time, ties in arrival order.
   auto sort_by_time = [](auto& table) {
     if (std::is_sorted(table.time_ns.begin(), table.time_ns.end())) return;

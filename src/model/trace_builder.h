@@ -71,6 +71,9 @@ class TraceBuilder {
   void AddMemOp(const MemOpRow& row);
   void AddApiCall(const ApiCallRow& row);
   void AddRange(const RangeRow& row);
+  // A collective's host range with its process group and sequence number (CollectiveTable).
+  void AddCollective(TimeNs start_ns, TimeNs end_ns, int32_t pid, int32_t tid,
+                     StringId communicator, StringId name, int64_t seq);
   void AddGil(const GilRow& row);
   // OS runtime calls and off-CPU intervals; rows with end < start are counted and dropped. An OS
   // call's call chain, innermost frame first, may be empty (OsCallTable).

@@ -8,6 +8,8 @@
 
 #include "analyses/analysis_context.h"
 #include "importers/importer.h"
+#include "pipeline/rank_parts.h"
+#include "pipeline/rank_workers.h"
 #include "serving/serving_diff.h"
 #include "trt/trt_diff.h"
 #include "trt/trt_report.h"
@@ -132,14 +134,95 @@ StatusOr<Report> RunTraceSet(TraceSet set, const std::vector<std::string>& files
   return report;
 }
 
+// The ranks of one job (`analyze` with traces): each file reduced to a blob by the workers, the
+// blobs merged in file order on process 0 (rank_parts.h). Falls back to RunTraceSet when a
+// multi-trace analysis must keep whole traces (`--requests` joins the first trace).
+StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const AnalyzeOptions& options,
+                            const RunOptions& run) {
+  std::unique_ptr<RankWorkers> own;
+  RankWorkers* workers = run.workers;
+  if (!workers) {
+    own = MakeThreadWorkers(run.jobs);
+    workers = own.get();
+  }
+  std::vector<std::unique_ptr<MultiTraceAnalysis>> analyses;
+  std::vector<const MultiTraceAnalysisEntry*> entries;
+  std::vector<MultiTraceAnalysis*> multi;
+  bool reducible = true;
+  for (const MultiTraceAnalysisEntry& e : MultiTraceAnalyses()) {
+    if (e.kind != TraceSetKind::kRanks) continue;
+    analyses.push_back(e.create(options));
+    entries.push_back(&e);
+    multi.push_back(analyses.back().get());
+    reducible = reducible && multi.back()->Reducible();
+  }
+  TraceSet set;
+  set.kind = TraceSetKind::kRanks;
+  set.members.resize(files.size());
+  if (!reducible) {
+    if (!workers->root()) return Report();  // process 0 reads every file
+    return RunTraceSet(std::move(set), files, options);
+  }
+
+  Report report;
+  report.tool_version = SIGHTLINE_VERSION;
+  RankProgress progress;
+  progress.files_total = files.size();
+  std::vector<uint64_t> sizes(files.size(), 0);
+  if (workers->root()) {
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(files[i], ec);
+      sizes[i] = ec ? 0 : static_cast<uint64_t>(size);
+      progress.bytes_total += sizes[i];
+    }
+  }
+  auto reduce = [&](size_t i) {
+    return ReduceRankFile(files[i], options, multi, run.rank_sections);
+  };
+  auto merge = [&](size_t i, const std::string& blob) -> Status {
+    set.members[i].path = files[i];
+    RETURN_IF_ERROR(MergeRankPart(blob, set.members[i], report, multi));
+    ++progress.files_done;
+    progress.bytes_done += sizes[i];
+    if (run.progress) run.progress(progress);
+    return Status::Ok();
+  };
+  std::vector<WorkerShare> shares;
+  RETURN_IF_ERROR(workers->Run(files.size(), reduce, merge, &shares));
+  if (!workers->root()) return Report();
+
+  const size_t per_input_sections = report.sections.size();
+  for (size_t i = 0; i < multi.size(); ++i) {
+    RETURN_IF_ERROR(multi[i]->Finish(set, report).WithPrefix(entries[i]->name));
+  }
+  std::rotate(report.sections.begin(),
+              report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
+              report.sections.end());
+  if (workers->processes() > 1) {
+    RunInfo& info = report.run;
+    info.mpi_processes = workers->processes();
+    for (const WorkerShare& share : shares) {
+      if (info.slowest_process < 0 ||
+          share.seconds > info.seconds_per_process[static_cast<size_t>(info.slowest_process)]) {
+        info.slowest_process = static_cast<int>(info.seconds_per_process.size());
+      }
+      info.ranks_per_process.push_back(share.files);
+      info.seconds_per_process.push_back(share.seconds);
+    }
+  }
+  return report;
+}
+
 }  // namespace
 
-StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
-                              const AnalyzeOptions& options) {
+StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& options,
+                              const RunOptions& run) {
   ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandTracePaths(paths));
   // TensorRT engine exports (trtexec, Trex) are not timelines: they have their own report.
   size_t trt = 0;
   for (const std::string& f : files) trt += LooksLikeTrtFile(f);
+  if (trt > 0 && run.workers && !run.workers->root()) return Report();  // process 0 reads them
   if (trt > 0) {
     if (trt != files.size()) {
       return InvalidArgumentError(
@@ -157,10 +240,7 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths,
     o.findings = options.findings;
     return AnalyzeTrtFiles(files, o);
   }
-  TraceSet set;
-  set.kind = TraceSetKind::kRanks;
-  set.members.resize(files.size());
-  return RunTraceSet(std::move(set), files, options);
+  return RunRankSet(files, options, run);
 }
 
 StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candidate,

@@ -4,6 +4,7 @@
 // they cannot drift apart. Nothing is wired by hand: the registries decide what runs.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,27 @@
 
 namespace sightline {
 
+class RankWorkers;  // pipeline/rank_workers.h
+
+// How far a multi-rank `analyze` has come (process 0's view: files merged so far).
+struct RankProgress {
+  size_t files_done = 0, files_total = 0;
+  uint64_t bytes_done = 0, bytes_total = 0;  // sizes of the files, as stored
+};
+
+// How the ranks of a multi-rank `analyze` are spread: over `workers` (MPI processes,
+// distributed/mpi_workers.h) or, when null, over `jobs` threads of this process. The report is the
+// same either way, except Report::run under MPI.
+struct RunOptions {
+  RankWorkers* workers = nullptr;
+  int jobs = 1;
+  std::function<void(const RankProgress&)> progress;  // called on process 0 after each file
+  // false (--ranks-only): the single-trace analyses do not run and each rank keeps only its input
+  // record (with its diagnostics); the report is the ranks section and its finding, and process 0
+  // holds the collective tables, not every rank's sections.
+  bool rank_sections = true;
+};
+
 // All multi-trace analyses (ranks, diff), in report order (pipeline/registry.cc).
 const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses();
 
@@ -21,7 +43,10 @@ const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses();
 // Paths may be directories or unexpanded globs (ExpandTracePaths). The inputs form a TraceSet of
 // kind kRanks: two or more are the ranks of one job, and the "ranks" section and the straggler
 // finding come first (docs/analyses/ranks.md).
-StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& options);
+// Each file is imported, analysed and reduced where a worker has it (pipeline/rank_parts.h); on
+// processes other than MPI process 0 the returned report is empty and must not be written.
+StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& options,
+                              const RunOptions& run = {});
 
 // `sightline diff`: a TraceSet of kind kDiff (inputs "baseline" and "candidate"); the gate's
 // verdict is in Report::gate (docs/analyses/diff.md).

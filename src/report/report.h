@@ -184,8 +184,19 @@ struct GateVerdict {
   std::string message;  // what failed, one line
 };
 
+// How a multi-rank report was made when the ranks were spread over MPI processes
+// (`mpirun -n K sightline analyze`); mpi_processes == 0 (and no JSON "run") otherwise, so that the
+// report of one process and of K processes differ only here.
+struct RunInfo {
+  int mpi_processes = 0;
+  std::vector<int64_t> ranks_per_process;   // rank files each process imported
+  std::vector<double> seconds_per_process;  // wall time of each process's share
+  int slowest_process = -1;
+};
+
 struct Report {
   std::string tool_version;
+  RunInfo run;
   std::vector<ReportInput> inputs;
   std::vector<Section> sections;
   std::vector<Finding> findings;  // sorted by estimated_savings_ns, largest first

@@ -97,6 +97,19 @@ std::string RenderJsonReport(const Report& report) {
   w.Key("schema_version").Int(kReportSchemaVersion);
   w.Key("tool").BeginObject().Key("name").String("sightline");
   w.Key("version").String(report.tool_version).EndObject();
+  if (report.run.mpi_processes > 0) {
+    const RunInfo& run = report.run;
+    w.Key("run").BeginObject();
+    w.Key("mpi_processes").Int(run.mpi_processes);
+    w.Key("ranks_per_process").BeginArray();
+    for (int64_t n : run.ranks_per_process) w.Int(n);
+    w.EndArray();
+    w.Key("seconds_per_process").BeginArray();
+    for (double s : run.seconds_per_process) w.Double(s);
+    w.EndArray();
+    w.Key("slowest_process").Int(run.slowest_process);
+    w.EndObject();
+  }
 
   w.Key("inputs").BeginArray();
   for (const ReportInput& in : report.inputs) {

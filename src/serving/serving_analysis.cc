@@ -21,6 +21,14 @@ class ServingAnalysis : public MultiTraceAnalysis {
     if (!context_) context_ = context;  // the first trace: the serving process's
     return Status::Ok();
   }
+  // Without --requests there is nothing to keep, so the ranks can be spread over workers; with it,
+  // the first trace's context is kept for the token-gap join.
+  bool Reducible() const override { return !requests_; }
+  StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>&,
+                               const TraceSetMember&) override {
+    return std::string();
+  }
+  Status AddReduced(const std::string&, const TraceSetMember&) override { return Status::Ok(); }
   Status Finish(const TraceSet&, Report& report) override {
     if (!requests_) return Status::Ok();
     if (!requests_->diagnostics.empty()) {  // records of the results file that were not used

@@ -46,6 +46,11 @@ struct EventArgs {
   // Reserved, Device Id, Device Type (1 = CUDA), Addr.
   int64_t mem_bytes = kUnset, total_allocated = kUnset, total_reserved = kUnset;
   int64_t device_id = kUnset, device_type = kUnset, addr = kUnset;
+  // PyTorch's record_param_comms (a collective's host range): Seq, Process Group Name, Collective
+  // name.
+  int64_t seq = kUnset;
+  std::string_view pg_name, collective_name;
+  bool has_pg_name = false, has_collective_name = false;
 };
 
 struct Event {

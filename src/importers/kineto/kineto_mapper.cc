@@ -232,6 +232,13 @@ void EventMapper::MapRange(const Event& e, RangeKind kind) {
   row.name = builder_->Intern(e.name);
   row.kind = kind;
   builder_->AddRange(row);
+  if (kind == RangeKind::kCpuOp && e.args.seq != kUnset && e.args.has_pg_name &&
+      e.name == "record_param_comms") {
+    builder_->AddCollective(
+        t.start, t.end, row.pid, row.tid, builder_->Intern(e.args.pg_name),
+        builder_->Intern(e.args.has_collective_name ? e.args.collective_name : std::string_view()),
+        e.args.seq);
+  }
 }
 
 void EventMapper::MapMetadata(const Event& e) {

@@ -74,6 +74,19 @@ error_code ReadArgs(sj::value& v, EventArgs* args) {
       case 'B':
         if (key.unsafe_is_equal("Bytes")) ReadIntArg(value, &args->mem_bytes);
         break;
+      case 'C':
+        if (key.unsafe_is_equal("Collective name")) {
+          args->has_collective_name = ReadString(value, &args->collective_name);
+        }
+        break;
+      case 'P':
+        if (key.unsafe_is_equal("Process Group Name")) {
+          args->has_pg_name = ReadString(value, &args->pg_name);
+        }
+        break;
+      case 'S':
+        if (key.unsafe_is_equal("Seq")) ReadIntArg(value, &args->seq);
+        break;
       case 'D':
         if (key.unsafe_is_equal("Device Id")) {
           ReadIntArg(value, &args->device_id);
@@ -138,6 +151,8 @@ bool WantArgs(const Event& e) {
   if (e.ph != 0 && e.ph != 'X' && e.ph != 'M' && !instant) return false;
   switch (e.category) {
     case Category::kCpuOp:
+      // A collective's identity; a name not read yet may still be record_param_comms.
+      return e.ph == 'M' || !e.has_name || e.name == "record_param_comms";
     case Category::kUserAnnotation:
     case Category::kPythonFunction:
       return e.ph == 'M';

@@ -1,0 +1,30 @@
+// One rank file reduced to what process 0 needs for the multi-rank report, as a versioned blob:
+// the file's report input, the sections and findings of the single-trace analyses, and each
+// reducible multi-trace analysis's state (the ranks analysis: its RankProfile with the compact
+// table of communication kernels). Every multi-rank `analyze` goes through these blobs, on one
+// thread, several, or several MPI processes, so all of them give the same report.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "base/status.h"
+#include "report/report.h"
+
+namespace sightline {
+
+// Imports `path`, runs the single-trace analyses into a report of its own and reduces it with
+// each of `multi` (all Reducible()). Thread-safe as long as the analyses' Reduce are.
+// `sections` false: only the input record, no single-trace analyses (RunOptions::rank_sections).
+StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptions& options,
+                                     const std::vector<MultiTraceAnalysis*>& multi,
+                                     bool sections = true);
+
+// Appends the blob's input, sections and findings to `report` (input indexes shifted to the
+// report's) and hands each analysis its state; fills `member` (label, path, input).
+Status MergeRankPart(const std::string& blob, TraceSetMember& member, Report& report,
+                     const std::vector<MultiTraceAnalysis*>& multi);
+
+}  // namespace sightline

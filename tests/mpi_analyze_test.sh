@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The MPI path of `analyze` gives the report of one process (ctest mpi_analyze; skipped, exit 77,
+# when the build has no MPI). Generated ranks: 2 hosts' clocks, a straggler (rank 3).
+#   mpi_analyze_test.sh SIGHTLINE MPIEXEC SOURCE_DIR WORK_DIR
+set -euo pipefail
+sightline=$1 mpiexec=$2 src=$3 work=$4
+if [ -z "$mpiexec" ] || ! command -v "$mpiexec" >/dev/null; then
+  echo "mpiexec not found: skipped"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work"
+python3 "$src/bench/gen_rank_job.py" --ranks 6 --ranks-per-host 4 --kernels 400 --straggler 3 \
+  --jobs 1 -o "$work/job" 2>/dev/null
+# Open MPI refuses root unless told; CI containers run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi=("$mpiexec" --oversubscribe -n 2)
+
+"$sightline" analyze --format json -j 1 "$work/job" -o "$work/single.json"
+"$sightline" analyze --format json -j 2 "$work/job" -o "$work/threads.json"
+"${mpi[@]}" "$sightline" analyze --format json "$work/job" -o "$work/mpi.json"
+"$sightline" analyze --format json --ranks-only "$work/job" -o "$work/single_ranks.json"
+"${mpi[@]}" "$sightline" analyze --format json --ranks-only "$work/job" -o "$work/mpi_ranks.json"
+python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+single, threads, mpi = (json.load(open(f"{w}/{n}.json")) for n in ("single", "threads", "mpi"))
+assert "run" not in single and "run" not in threads, "one process: no run record"
+run = mpi.pop("run")
+assert run["mpi_processes"] == 2, run
+assert run["ranks_per_process"] == [3, 3], run
+assert run["slowest_process"] in (0, 1) and len(run["seconds_per_process"]) == 2, run
+assert threads == single, "threads report differs from one thread"
+assert mpi == single, "MPI report differs from the single-process one"
+ranks = next(s for s in single["sections"] if s["key"] == "ranks")
+facts = ranks["facts"]
+assert facts["ranks"] == 6 and facts["straggler_rank"] == 3, facts
+assert facts["collective_matching"].startswith("process group and sequence number"), facts
+# Ranks 4 and 5 are on a second host whose clock is 1.712345 ms ahead.
+offsets = {row["rank"]: row["clock_offset_ns"] for row in ranks["tables"]["ranks"]["rows"]}
+assert all(abs(offsets[r] - 1_712_345) < 10_000 for r in (4, 5)), offsets
+assert all(abs(offsets[r]) < 10_000 for r in (1, 2, 3)), offsets
+# --ranks-only: the same ranks section, no per-rank sections, under MPI too.
+sr, mr = (json.load(open(f"{w}/{n}.json")) for n in ("single_ranks", "mpi_ranks"))
+mr.pop("run")
+assert sr == mr, "--ranks-only: MPI report differs from the single-process one"
+assert [s["key"] for s in sr["sections"]] == ["ranks"], [s["key"] for s in sr["sections"]]
+assert sr["sections"][0] == ranks, "--ranks-only changes the ranks section"
+assert len(sr["inputs"]) == 6
+print("mpi_analyze: MPI (2 processes), 2 threads and 1 thread give the same report")
+PY
+
+# The shared HTA rank traces (real PyTorch traces of two ranks), when present.
+shared="$src/../shared/traces"
+if [ -e "$shared/kineto_hta_sampled_rank0.json.gz" ]; then
+  hta=("$shared/kineto_hta_sampled_rank0.json.gz" "$shared/kineto_hta_sampled_rank1.json.gz")
+  "$sightline" analyze --format json -j 1 "${hta[@]}" -o "$work/hta_single.json"
+  "${mpi[@]}" "$sightline" analyze --format json "${hta[@]}" -o "$work/hta_mpi.json"
+  python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+single, mpi = (json.load(open(f"{w}/{n}.json")) for n in ("hta_single", "hta_mpi"))
+assert mpi.pop("run")["ranks_per_process"] == [1, 1]
+assert mpi == single, "HTA ranks: MPI report differs from the single-process one"
+print("mpi_analyze: the shared HTA ranks give the same report under MPI")
+PY
+fi
+
+# A bad rank file: process 0 names it, exit 2, no report written.
+cp "$work/job/rank00000.json" "$work/bad.json"
+mkdir -p "$work/badjob" && cp "$work"/job/rank0000[0-2].json "$work/badjob/"
+echo '{"traceEvents": [' > "$work/badjob/rank00003.json"
+set +e
+"${mpi[@]}" "$sightline" analyze --format json "$work/badjob" -o "$work/bad_report.json" \
+  2>"$work/bad.err"
+rc=$?
+set -e
+if [ "$rc" -ne 2 ] || [ -e "$work/bad_report.json" ] || ! grep -q "rank00003.json" "$work/bad.err"; then
+  echo "bad input under MPI: want exit 2, no report, the file named; got $rc:"
+  cat "$work/bad.err"
+  exit 1
+fi
+echo "mpi_analyze: a bad rank under MPI exits 2 and writes nothing"
