@@ -318,3 +318,44 @@ TEST(GpuMetrics, MemoryBoundPhaseQuietWhenTensorCoresWork) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// busy_but_empty: GR Active high while SMs Active and SM Issue stay low (one-block kernels back to
+// back) fires with the stretch and its kernels; a full GPU keeps it quiet.
+TEST(GpuMetrics, BusyButEmptyFiresOnTinyKernelsOnly) {
+  for (const bool tiny : {true, false}) {
+    TraceFixture f;
+    f.Device(0);
+    for (int i = 0; i < 40; ++i) f.Launch("tiny_kernel", i * 10, i * 10 + 5, i * 500, i * 500 + 400);
+    const StringId gr = f.Intern("GR Active [Throughput %]");
+    const StringId sms = f.Intern("SMs Active [Throughput %]");
+    const StringId issue = f.Intern("SM Issue [Throughput %]");
+    for (int i = 0; i < 20; ++i) {
+      f.builder().AddCounter(i * 1'000, 0, gr, 80.0);
+      f.builder().AddCounter(i * 1'000, 0, sms, tiny ? 0.5 : 90.0);
+      f.builder().AddCounter(i * 1'000, 0, issue, tiny ? 0.03 : 60.0);
+    }
+    const Trace t = f.Build();
+    auto ctx = Ctx(t);
+    StatusOr<std::vector<Finding>> findings = ComputeFindings(*ctx);
+    ASSERT_TRUE(findings.ok()) << findings.status().ToString();
+    const Finding* empty = nullptr;
+    for (const Finding& x : *findings) {
+      if (x.id == "busy_but_empty") empty = &x;
+    }
+    if (!tiny) {
+      EXPECT_EQ(empty, nullptr);
+      continue;
+    }
+    ASSERT_NE(empty, nullptr);
+    EXPECT_EQ(std::get<int64_t>(empty->evidence[0].value), 20'000);  // 20 samples of 1 us
+    EXPECT_NEAR(std::get<double>(empty->evidence[3].value), 0.5, 1e-9);
+    EXPECT_EQ(std::get<int64_t>(empty->evidence[6].value), 40);
+    EXPECT_NE(empty->where.find("tiny_kernel"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace sightline

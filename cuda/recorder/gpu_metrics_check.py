@@ -5,9 +5,11 @@
 
 RECORDING is a recording of test/gpu_metrics_app, APP.json the line that program printed (its phase
 marks, read from %globaltimer on the GPU). Prints:
-- the clock: the recorder's kernel records of the mark kernels (CUPTI clock) against the marks the
-  kernels stored (GPU clock) mapped the way the importer maps GPU metric samples (sample time -
-  (start_realtime - start_cupti)); the error should be a few microseconds, far below a sample;
+- the clock: the recorder's kernel records of the mark kernels (CUPTI clock) against the
+  %globaltimer values the kernels stored, mapped the way the importer maps PM sampling's timestamps
+  (time - (start_realtime - start_cupti)). On the H200 that was about 1 ms off: %globaltimer is not
+  PM sampling's clock. The samples themselves line up with the kernels (`sightline analyze` checks
+  that: the diagnostic recorder_gpu_metrics_aligned gives the best-fitting shift, +3 us there);
 - the sampler's status (interval, samples, drops, overflows, metrics not sampled and why);
 - per phase (idle, copy, tiny, fma), the mean of each metric over the samples inside the phase;
 - with --nsys, the same table from an nsys export of the same program (--gpu-metrics-devices),

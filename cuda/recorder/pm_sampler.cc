@@ -473,7 +473,7 @@ void PmSampler::PostStatus(const Device& d) {
   s.overflows = d.overflows;
   s.failed_samples = d.failed;
   s.device = d.index;
-  s.clock = static_cast<uint32_t>(recfmt::GpuMetricsClock::kGpuGlobalTimer);
+  s.clock = static_cast<uint32_t>(recfmt::GpuMetricsClock::kPmSamplingTimestamp);
   s.metrics = static_cast<uint32_t>(d.metrics.size());
   std::vector<Writer::StringField> strings;
   if (!d.error.empty()) {

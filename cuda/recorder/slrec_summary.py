@@ -22,7 +22,8 @@ import sys
 import zlib
 
 TYPES = {1: "process", 2: "string", 3: "device", 4: "kernel", 5: "memcpy", 6: "memset", 7: "api",
-         8: "sync", 9: "range", 10: "capture_window", 11: "drops", 12: "end", 13: "graph"}
+         8: "sync", 9: "range", 10: "capture_window", 11: "drops", 12: "end", 13: "graph",
+         14: "thread", 15: "gpu_metric", 16: "gpu_metric_sample", 17: "gpu_metrics_status"}
 
 
 def records(data):

@@ -43,6 +43,9 @@ const std::vector<FindingRule>& FindingRules() {
       {"memory_bound_phase",
        "busy stretches with DRAM near its peak and tensor cores idle (sampled)",
        &RuleMemoryBoundPhase},
+      {"busy_but_empty",
+       "GR Active high while SMs Active and SM Issue stay low: tiny kernels (sampled)",
+       &RuleBusyButEmpty},
       {"idle_sms_during_comm", "SMs mostly idle while communication runs with no compute beside it",
        &RuleIdleSmsDuringComm},
   };

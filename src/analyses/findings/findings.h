@@ -55,6 +55,7 @@ Status RuleAllocInLoop(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryFragmentation(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryNearCapacity(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryBoundPhase(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleBusyButEmpty(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleIdleSmsDuringComm(AnalysisContext& context, std::vector<Finding>& out);
 // Multi-rank rule: runs once over all inputs (AnalyzeFiles), on the ranks analysis.
 Status RuleStraggler(const RanksResult& ranks, std::vector<Finding>& out);

@@ -259,9 +259,9 @@ class RecorderMapper {
           ++malformed_;
           return;
         }
-        // The GPU's globaltimer roughly follows the host's real-time clock; the other records
-        // are on the CUPTI clock, whose offset from it the process record holds. Finish() then
-        // lines the samples up with the kernels (gpu_metrics_align.h).
+        // PM sampling's timestamps follow the host's real-time clock; the other records are on
+        // the CUPTI clock, whose offset from it the process record holds. Finish() then checks
+        // the samples against the kernels (gpu_metrics_align.h).
         const DurationNs to_cupti = process_.start_realtime_ns - process_.start_cupti_ns;
         PendingSample p;
         p.start_ns = h.start_ns - to_cupti;
