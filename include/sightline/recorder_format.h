@@ -194,9 +194,9 @@ struct GpuMetricBody {
 static_assert(sizeof(GpuMetricBody) == 24);
 
 // One sample: the header below, then `count` little-endian doubles (the values of the device's
-// sampled metrics, in index order, already in the unit of the metric's name). Times are the GPU's
-// (its globaltimer, as CUPTI's PM sampling reports them), not the CUPTI clock of the other
-// records: GpuMetricsStatusBody::clock says how to map them.
+// sampled metrics, in index order, already in the unit of the metric's name). Times are as CUPTI's
+// PM sampling reports them (a GPU clock), not the CUPTI clock of the other records:
+// GpuMetricsStatusBody::clock says how to map them.
 struct GpuMetricSampleHeader {
   int64_t start_ns, end_ns;
   uint32_t device;
@@ -205,7 +205,10 @@ struct GpuMetricSampleHeader {
 static_assert(sizeof(GpuMetricSampleHeader) == 24);
 
 enum class GpuMetricsClock : uint32_t {
-  kGpuGlobalTimer = 1,  // sample time - (ProcessBody.start_realtime_ns - start_cupti_ns)
+  // Follows the host's real-time clock: the CUPTI time of a sample is its time -
+  // (ProcessBody.start_realtime_ns - start_cupti_ns). (Not the %globaltimer a kernel reads: on an
+  // H200 that ran about 1 ms ahead of these timestamps.)
+  kPmSamplingTimestamp = 1,
 };
 
 struct GpuMetricsStatusBody {
