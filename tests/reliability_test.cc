@@ -1,9 +1,12 @@
 // docs/reliability.md, the limits every reader shares: durations longer than the trace, values that
 // are not finite, strings too long to keep, and gzip streams that would inflate past the memory
 // limit (a gzip bomb).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <libdeflate.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +17,7 @@
 #include "base/input_limits.h"
 #include "importers/importer.h"
 #include "model/trace_builder.h"
+#include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -175,6 +179,39 @@ TEST_F(InputLimitTest, TheDefaultLimitIsHalfOfPhysicalMemory) {
   ASSERT_TRUE(limit.ok());
   EXPECT_GE(*limit, uint64_t{256} << 20);
   EXPECT_TRUE(GunzipToString(Gzip(std::string(1 << 20, 'x')), "ok.gz").ok());
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// `-o /dev/null` and other special files: written in place. A temporary file renamed over them
+// would replace the device with a regular file (as root, /dev/null itself). Checked on a FIFO.
+TEST(AtomicOutput, SpecialFilesAreWrittenInPlace) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string fifo = dir + "/out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Held open for reading (and writing, so the writer's open does not block) while written.
+  const int fd = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(WriteFileAtomically(fifo, "report\n").ok());
+  {
+    StatusOr<AtomicFileWriter> w = AtomicFileWriter::Open(fifo);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->Append("more\n").ok());
+    ASSERT_TRUE(w->Commit().ok());
+  }
+  char buf[64] = {};
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "report\nmore\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+  EXPECT_FALSE(std::filesystem::exists(fifo + ".tmp"));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "base/file_io.h"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 #include <libdeflate.h>
 
@@ -132,7 +134,24 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
   return out;
 }
 
+namespace {
+
+// An existing path that is not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place:
+// a temporary file renamed over it would replace the device with a regular file (as root, /dev/null
+// itself).
+bool IsSpecialFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  if (IsSpecialFile(path)) {
+    ASSIGN_OR_RETURN(AtomicFileWriter w, AtomicFileWriter::Open(path));
+    RETURN_IF_ERROR(w.Append(contents));
+    return w.Commit();
+  }
   const std::string tmp = path + ".tmp";
   {
     std::unique_ptr<FILE, FileCloser> f(std::fopen(tmp.c_str(), "wb"));
@@ -158,17 +177,18 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
 }
 
 StatusOr<AtomicFileWriter> AtomicFileWriter::Open(const std::string& path) {
-  std::FILE* f = std::fopen((path + ".tmp").c_str(), "wb");
+  const bool direct = IsSpecialFile(path);
+  std::FILE* f = std::fopen(direct ? path.c_str() : (path + ".tmp").c_str(), "wb");
   if (f == nullptr) {
     return IoError(
         fmt::format("cannot write {}: {}; check that the directory exists and is writable", path,
                     std::strerror(errno)));
   }
-  return AtomicFileWriter(path, f);
+  return AtomicFileWriter(path, f, direct);
 }
 
 AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
-    : path_(std::move(other.path_)), file_(other.file_) {
+    : path_(std::move(other.path_)), file_(other.file_), direct_(other.direct_) {
   other.file_ = nullptr;
 }
 
@@ -178,7 +198,7 @@ void AtomicFileWriter::Abandon() {
   if (file_ == nullptr) return;
   std::fclose(file_);
   file_ = nullptr;
-  std::remove((path_ + ".tmp").c_str());
+  if (!direct_) std::remove((path_ + ".tmp").c_str());
 }
 
 Status AtomicFileWriter::Append(std::string_view bytes) {
@@ -197,6 +217,10 @@ Status AtomicFileWriter::Commit() {
   const int flush_err = errno;
   const bool closed = std::fclose(file_) == 0;
   file_ = nullptr;
+  if (direct_) {
+    if (flushed && closed) return Status::Ok();
+    return IoError(fmt::format("cannot write {}: {}", path_, std::strerror(flush_err)));
+  }
   const std::string tmp = path_ + ".tmp";
   if (!flushed || !closed || std::rename(tmp.c_str(), path_.c_str()) != 0) {
     const int err = !flushed ? flush_err : errno;

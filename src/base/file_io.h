@@ -22,7 +22,8 @@ bool IsGzip(std::string_view bytes);
 // corrupt; `what` names the file in the message.
 StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what);
 
-// Writes to path.tmp then renames, so a failed run leaves no partial file.
+// Writes to path.tmp then renames, so a failed run leaves no partial file. An existing path that is
+// not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place instead.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
 // The same for output produced piece by piece: Append() writes to path.tmp, Commit() renames it
@@ -39,11 +40,13 @@ class AtomicFileWriter {
   Status Commit();
 
  private:
-  AtomicFileWriter(std::string path, std::FILE* file) : path_(std::move(path)), file_(file) {}
+  AtomicFileWriter(std::string path, std::FILE* file, bool direct)
+      : path_(std::move(path)), file_(file), direct_(direct) {}
   void Abandon();
 
   std::string path_;
   std::FILE* file_ = nullptr;
+  bool direct_ = false;  // the path is a device or a pipe (/dev/null, /dev/stdout): written in place
 };
 
 }  // namespace sightline
