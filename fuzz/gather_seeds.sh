@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=${1:-build-fuzz/seeds}
 rm -rf "$out"
 for t in nsys_sqlite nsys_rows kineto_json kineto_gzip recorder ncu_csv sweep_csv iteration_log \
-         requests trt gpu_metrics_config; do
+         requests trt gpu_metrics_config torch_snapshot; do
   mkdir -p "$out/fuzz_$t"
 done
 
@@ -75,6 +75,8 @@ for f in examples/samples/*.requests.jsonl; do
 done
 
 cp tests/data/trt/*.json "$out/fuzz_trt/"
+
+cp tests/data/torch_snapshot/*.pickle "$out/fuzz_torch_snapshot/"
 
 # The row fuzzer's inputs are value encodings, not files: it starts from nothing.
 du -sh "$out"/* | sed "s|$out/||"

@@ -14,7 +14,7 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(fuzz_nsys_sqlite fuzz_nsys_rows fuzz_kineto_json fuzz_kineto_gzip fuzz_recorder
            fuzz_ncu_csv fuzz_sweep_csv fuzz_iteration_log fuzz_requests fuzz_trt
-           fuzz_gpu_metrics_config)
+           fuzz_gpu_metrics_config fuzz_torch_snapshot)
 fi
 jobs=${SIGHTLINE_FUZZ_BUILD_JOBS:-$(nproc)}
 # SIGHTLINE_FUZZ_SEED: libFuzzer's random seed (0 = a new one each run, libFuzzer's default).

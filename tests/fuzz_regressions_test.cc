@@ -18,6 +18,7 @@
 #include "importers/nsys/nsys_gpu_metrics_config.h"
 #include "importers/nsys/nsys_importer.h"
 #include "importers/recorder/recorder_importer.h"
+#include "importers/torch_snapshot/torch_snapshot_importer.h"
 #include "kernel/ncu_analysis.h"
 #include "kernel/ncu_csv.h"
 #include "kernel/ncu_report.h"
@@ -100,6 +101,10 @@ const std::map<std::string, Replay>& Replays() {
        [](const std::string& bytes, const std::string&) {
          const std::vector<GpuMetricSet> sets = ParseGpuMetricsConfig(bytes);
          (void)PickGpuMetricSet(sets, {}, "GH100");
+       }},
+      {"fuzz_torch_snapshot",
+       [](const std::string& bytes, const std::string&) {
+         ExpectHandled(ImportTorchSnapshotBytes(bytes, "input.pickle").status(), "input.pickle");
        }},
       {"fuzz_trt",
        [](const std::string& bytes, const std::string&) {

@@ -53,6 +53,11 @@ std::vector<MemoryPoint> Thin(std::vector<MemoryPoint> points, size_t max_points
   return out;
 }
 
+// A row that only carries an allocator's new totals (a PyTorch snapshot's segment_alloc/free).
+bool TotalsOnly(const MemoryEventTable& m, size_t i) {
+  return m.bytes[i] == 0 && m.address[i] == 0 && m.total_allocated[i] >= 0;
+}
+
 }  // namespace
 
 StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptions& options) {
@@ -109,7 +114,9 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     DeviceMemory& d = s.d;
     d.device = m.device[i];
     d.allocator_totals = s.all_totals;
-    if (m.bytes[i] >= 0) {
+    if (TotalsOnly(m, i)) {
+      // the allocator's reserved memory changed; no allocation
+    } else if (m.bytes[i] >= 0) {
       ++d.allocations;
       d.allocated_bytes += m.bytes[i];
       s.current += m.bytes[i];
@@ -159,6 +166,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     const State& s = devices[m.device[i]];
     if (static_cast<int64_t>(i) > s.peak_row) continue;
     auto& l = live[m.device[i]];
+    if (TotalsOnly(m, i)) continue;
     if (m.bytes[i] >= 0) {
       l[m.address[i]] = i;
     } else {
@@ -175,8 +183,8 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       return m.bytes[x] != m.bytes[y] ? m.bytes[x] > m.bytes[y] : m.time_ns[x] < m.time_ns[y];
     });
     d.at_peak_count = static_cast<int64_t>(rows.size());
-    std::vector<std::pair<std::string, int64_t>> ops, ranges;
-    bool any_op = false, any_range = false;
+    std::vector<std::pair<std::string, int64_t>> ops, ranges, sites;
+    bool any_op = false, any_range = false, any_site = false;
     for (size_t k = 0; k < rows.size(); ++k) {
       const size_t row = rows[k];
       d.at_peak_bytes += m.bytes[row];
@@ -192,6 +200,9 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       any_range |= !range.empty();
       ops.push_back({op.empty() ? "(no op)" : op, m.bytes[row]});
       ranges.push_back({range.empty() ? "(no range)" : range, m.bytes[row]});
+      const std::string_view site = trace.str(m.name[row]);
+      any_site |= !site.empty();
+      sites.push_back({site.empty() ? "(unknown)" : std::string(site), m.bytes[row]});
       if (k >= options.top_allocations) continue;
       LiveAllocation& a = d.at_peak.emplace_back();
       a.bytes = m.bytes[row];
@@ -207,6 +218,8 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     }
     if (any_op) d.by_op = Group(ops, options.top_groups);
     if (any_range) d.by_range = Group(ranges, options.top_groups);
+    // Without ops or ranges (a PyTorch memory snapshot), the events' own call sites group them.
+    if (!any_op && !any_range && any_site) d.by_site = Group(sites, options.top_groups);
     d.timeline = Thin(std::move(d.timeline), options.max_points);
     res.devices.push_back(std::move(d));
   }

@@ -69,6 +69,9 @@ struct DeviceMemory {
   int64_t at_peak_count = 0;
   int64_t at_peak_bytes = 0;  // Σ of the allocations the trace saw alive at the peak
   std::vector<AllocationGroup> by_op, by_range;  // largest first; empty when nothing attributed
+  // By the event's own name (a PyTorch snapshot's call site "aten::mm @ model.py:42 forward"):
+  // only when no allocation alive at the peak has an op or range.
+  std::vector<AllocationGroup> by_site;
   std::vector<MemoryPoint> timeline;
 };
 

@@ -103,6 +103,7 @@ Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
     }
     AddGroupTable(s, d, d.by_op, "op", "op");
     AddGroupTable(s, d, d.by_range, "range", "range");
+    AddGroupTable(s, d, d.by_site, "site", "call site");
     if (d.timeline.size() < 2) continue;
     Series& se = s.series.emplace_back();
     se.key = fmt::format("memory_device_{}", d.device);

@@ -6,6 +6,7 @@
 #include "importers/kineto/kineto_importer.h"
 #include "importers/nsys/nsys_importer.h"
 #include "importers/recorder/recorder_importer.h"
+#include "importers/torch_snapshot/torch_snapshot_importer.h"
 
 namespace sightline {
 namespace {
@@ -43,6 +44,9 @@ const std::vector<ImporterEntry>& Importers() {
        &SniffKinetoJson, &ImportKinetoJson},
       {"sightline-recorder", "sightline record file (.slrec)", &SniffRecorderFile,
        &ImportRecorderFile},
+      {"torch-memory-snapshot",
+       "PyTorch memory snapshot (torch.cuda.memory._dump_snapshot, a plain-data pickle)",
+       &SniffTorchSnapshot, &ImportTorchSnapshot},
   };
   return kImporters;
 }

@@ -192,6 +192,22 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "GPU metric samples placed by the host's real-time clock, unchecked (too few changes of GR "
      "Active to compare them with the kernels)"},
 
+    // PyTorch memory snapshot.
+    {kTorchSnapshotEntryUnusable, "torch_snapshot_entry_unusable", kWarning,
+     "memory snapshot history entries or blocks without a usable action, address, size, device or "
+     "time (dropped)"},
+    {kTorchSnapshotNoTime, "torch_snapshot_no_time", kWarning,
+     "memory snapshot history entries without time_us (older PyTorch): placed 1 us apart in their "
+     "order, so times are not real"},
+    {kTorchSnapshotNoHistory, "torch_snapshot_no_history", kInfo,
+     "devices whose memory snapshot has no allocation history: only the blocks alive at the dump "
+     "are shown, all at time 0"},
+    {kTorchSnapshotOom, "torch_snapshot_oom", kWarning,
+     "out-of-memory events in the memory snapshot's history: the program failed to allocate"},
+    {kTorchSnapshotTotalsInconsistent, "torch_snapshot_totals_inconsistent", kWarning,
+     "devices whose memory snapshot history frees more than the dump's segments explain: the "
+     "allocated and reserved totals are clamped at zero"},
+
     // Nsight Compute.
     {kNcuLinesSkipped, "ncu_lines_skipped", kInfo,
      "lines before the ncu table (ncu's ==PROF== messages and the application's output), "

@@ -84,6 +84,12 @@ enum class DiagCode : uint16_t {
   kRecorderGpuMetricsLost,
   kRecorderGpuMetricsAligned,
   kRecorderGpuMetricsNotAligned,
+  // PyTorch memory snapshot importer.
+  kTorchSnapshotEntryUnusable,
+  kTorchSnapshotNoTime,
+  kTorchSnapshotNoHistory,
+  kTorchSnapshotOom,
+  kTorchSnapshotTotalsInconsistent,
   // Nsight Compute CSV reader.
   kNcuLinesSkipped,
   // TensorRT engine exports (trtexec, Trex).

@@ -171,6 +171,8 @@ struct RangeTable {
 // PyTorch's profiler (`[memory]` events, profile_memory=True) reports its caching allocator's
 // tensor allocations instead, with the allocator's totals after each event: `total_allocated`
 // and `total_reserved` (-1 where the source has none, as in nsys), and the allocating thread.
+// A PyTorch memory snapshot gives the same totals, the allocating call site as `name`, and
+// totals-only rows (bytes 0, address 0) where the allocator's reserved memory changes.
 struct MemoryEventTable {
   std::vector<TimeNs> time_ns;
   std::vector<int32_t> device, pid;

@@ -1,0 +1,36 @@
+// Importer for PyTorch memory snapshots (`torch.cuda.memory._dump_snapshot(path)`, a pickle;
+// docs/formats/torch_snapshot.md), read by the plain-data pickle reader (pickle_reader.h): nothing
+// in the file is ever executed. Maps each device's allocation history (`device_traces`) into the
+// trace model's memory events: `alloc` (+size) and `free_requested` (−size: the caching allocator's
+// allocated bytes drop there; `free_completed`, when a block used by other streams becomes reusable,
+// is not a second free) with the allocator's totals after each event; `segment_alloc`/`segment_map`
+// and `segment_free`/`segment_unmap` change the reserved total (a totals-only row: bytes 0, address
+// 0). The totals are anchored at the dump: allocated = the `segments`' active_allocated blocks,
+// reserved = their total_size; what the history does not explain was there before it began. The
+// allocating call site comes from the entry's frames (the first Python frame outside torch, with
+// the aten op) and is the event's name. Without a history, the blocks alive at the dump are the
+// events (all at time 0). `oom` entries and unusable entries are diagnostics.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "importers/importer.h"
+#include "importers/torch_snapshot/pickle_reader.h"
+#include "model/trace.h"
+
+namespace sightline {
+
+// A pickle of protocol 2 to 5: 0x80 then the protocol byte.
+bool SniffTorchSnapshot(std::string_view first_bytes);
+StatusOr<Trace> ImportTorchSnapshot(const std::string& path, const ImportOptions& options);
+
+// The same from bytes already in memory; `path` is only used in messages and TraceSource.
+StatusOr<Trace> ImportTorchSnapshotBytes(std::string_view bytes, const std::string& path);
+
+// The call site of an allocation from its frames (innermost first, as the snapshot stores them):
+// "aten::mm @ model.py:42 forward". Exposed for tests.
+std::string SnapshotCallSite(const PickleDoc& doc, const PickleValue& frames);
+
+}  // namespace sightline
