@@ -126,6 +126,15 @@ TEST(PickleReader, EveryTruncationIsAnError) {
       << cut.status().message();
 }
 
+TEST(PickleReader, MemoryIsBounded) {
+  const std::string full = ReadData("history.pickle");
+  ASSERT_TRUE(ReadPlainPickle(full, 1 << 20).ok());
+  StatusOr<PickleDoc> r = ReadPlainPickle(full, 4096);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("SIGHTLINE_MAX_INPUT_SIZE"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(PickleReader, DamageAndCycles) {
   // APPEND with nothing below, a memo never stored, a key without a value, STOP with two values.
   for (const std::string& bad :

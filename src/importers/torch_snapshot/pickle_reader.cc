@@ -6,6 +6,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "base/input_limits.h"
+
 namespace sightline {
 namespace {
 
@@ -55,7 +57,7 @@ Status Damaged(uint8_t op, size_t at, std::string_view why) {
 
 class Decoder {
  public:
-  explicit Decoder(std::string_view bytes) : in_(bytes) {}
+  Decoder(std::string_view bytes, uint64_t max_bytes) : in_(bytes), max_bytes_(max_bytes) {}
 
   StatusOr<PickleDoc> Run() {
     while (true) {
@@ -64,6 +66,12 @@ class Decoder {
       const uint8_t op = static_cast<uint8_t>(in_[pos_++]);
       bool stop = false;
       RETURN_IF_ERROR(Step(op, at, &stop));
+      if (used_ > max_bytes_) {
+        return InvalidInputError(fmt::format(
+            "the pickle's values would take more than {} bytes of memory (at byte {} of {}): "
+            "larger than this machine allows one input ({} raises it)",
+            max_bytes_, pos_, in_.size(), kMaxInputSizeEnv));
+      }
       if (stop) break;
     }
     if (stack_.size() != 1 || !marks_.empty()) {
@@ -101,7 +109,10 @@ class Decoder {
     return true;
   }
 
-  void Push(PickleValue v) { stack_.push_back(v); }
+  void Push(PickleValue v) {
+    stack_.push_back(v);
+    used_ += sizeof(PickleValue);
+  }
   Status Pop(uint8_t op, size_t at, PickleValue* v) {
     if (stack_.empty() || (!marks_.empty() && stack_.size() <= marks_.back())) {
       return Damaged(op, at, "the stack is empty");
@@ -122,12 +133,14 @@ class Decoder {
     v.kind = kind;
     v.ref = static_cast<uint32_t>(doc_.strings.size());
     doc_.strings.emplace_back(s);
+    used_ += s.size() + sizeof(std::string);
     return v;
   }
   PickleValue NewList(Kind kind, std::vector<PickleValue> items) {
     PickleValue v;
     v.kind = kind;
     v.ref = static_cast<uint32_t>(doc_.lists.size());
+    used_ += (items.size() + 1) * sizeof(PickleValue);
     doc_.lists.push_back(std::move(items));
     return v;
   }
@@ -136,6 +149,7 @@ class Decoder {
     v.kind = Kind::kDict;
     v.ref = static_cast<uint32_t>(doc_.dicts.size());
     doc_.dicts.emplace_back();
+    used_ += 2 * sizeof(PickleValue);
     return v;
   }
   // A tuple of the top n values.
@@ -163,12 +177,14 @@ class Decoder {
       auto& l = doc_.lists[target.ref];
       l.insert(l.end(), stack_.begin() + static_cast<ptrdiff_t>(from), stack_.end());
     }
+    used_ += (stack_.size() - from) * sizeof(PickleValue);
     stack_.resize(from);
     return Status::Ok();
   }
   Status Memo(uint8_t op, size_t at, uint64_t index) {
     if (stack_.empty()) return Damaged(op, at, "nothing to memoize");
     memo_[index] = stack_.back();
+    used_ += 2 * sizeof(PickleValue);
     return Status::Ok();
   }
   Status Recall(uint8_t op, size_t at, uint64_t index) {
@@ -352,6 +368,8 @@ class Decoder {
   }
 
   std::string_view in_;
+  uint64_t max_bytes_;
+  uint64_t used_ = 0;  // about what the values take
   size_t pos_ = 0;
   std::vector<PickleValue> stack_;
   std::vector<size_t> marks_;
@@ -410,6 +428,8 @@ bool PickleDoc::GetStr(const PickleValue& dict, std::string_view key,
   return v != nullptr && Str(*v, out);
 }
 
-StatusOr<PickleDoc> ReadPlainPickle(std::string_view bytes) { return Decoder(bytes).Run(); }
+StatusOr<PickleDoc> ReadPlainPickle(std::string_view bytes, uint64_t max_bytes) {
+  return Decoder(bytes, max_bytes).Run();
+}
 
 }  // namespace sightline

@@ -4,7 +4,8 @@
 // any opcode outside the subset is refused with its name and byte offset. Used by the PyTorch memory
 // snapshot importer (docs/formats/torch_snapshot.md).
 //
-// Memory stays linear in the input: each opcode adds at most one value, and a memo reference (BINGET)
+// Memory stays linear in the input (and is counted against a limit): each opcode adds at most one
+// value, and a memo reference (BINGET)
 // shares the container rather than copying it. Containers live in arenas and refer to each other by
 // index, so shared, deeply nested or even cyclic structures (possible through the memo) cost no
 // recursion to build or free; whoever walks them bounds its own walk.
@@ -51,7 +52,8 @@ struct PickleDoc {
 std::string PickleOpcodeName(uint8_t op);
 
 // Decodes `bytes`. InvalidInput (the message starts with "not a memory snapshot: " or says where the
-// pickle is damaged or cut short) for anything outside the plain-data subset.
-StatusOr<PickleDoc> ReadPlainPickle(std::string_view bytes);
+// pickle is damaged or cut short) for anything outside the plain-data subset, and when the decoded
+// values would take more than `max_bytes` of memory (about: strings, values, containers, memo).
+StatusOr<PickleDoc> ReadPlainPickle(std::string_view bytes, uint64_t max_bytes = UINT64_MAX);
 
 }  // namespace sightline

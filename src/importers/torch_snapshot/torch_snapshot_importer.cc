@@ -17,6 +17,11 @@ namespace sightline {
 namespace {
 
 constexpr size_t kMaxFramesScanned = 512;  // a call site is near the top of a stack
+// The parts of a call site are cut to this: a name reached through the memo a million times must
+// not be copied whole each time.
+constexpr size_t kMaxSitePart = 256;
+
+std::string_view Cut(std::string_view s) { return s.substr(0, kMaxSitePart); }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -321,7 +326,7 @@ std::string SnapshotCallSite(const PickleDoc& doc, const PickleValue& frames) {
     if (op.empty() && name.substr(0, kOps.size()) == kOps) {
       const size_t end = name.find("::call(", kOps.size());
       if (end != std::string_view::npos) {
-        op = "aten::" + std::string(name.substr(kOps.size(), end - kOps.size()));
+        op = "aten::" + std::string(Cut(name.substr(kOps.size(), end - kOps.size())));
       }
     }
     if (!EndsWith(file, ".py")) continue;
@@ -347,8 +352,9 @@ std::string SnapshotCallSite(const PickleDoc& doc, const PickleValue& frames) {
   std::string site;
   if (!py_file.empty()) {
     const size_t slash = py_file.rfind('/');
-    site = fmt::format("{}:{} {}", slash == std::string_view::npos ? py_file : py_file.substr(slash + 1),
-                       py_line, py_name);
+    site = fmt::format("{}:{} {}",
+                       Cut(slash == std::string_view::npos ? py_file : py_file.substr(slash + 1)),
+                       py_line, Cut(py_name));
   }
   if (op.empty()) return site;
   return site.empty() ? op : op + " @ " + site;
@@ -359,8 +365,9 @@ bool SniffTorchSnapshot(std::string_view first_bytes) {
          static_cast<uint8_t>(first_bytes[1]) >= 2 && static_cast<uint8_t>(first_bytes[1]) <= 5;
 }
 
-StatusOr<Trace> ImportTorchSnapshotBytes(std::string_view bytes, const std::string& path) {
-  auto doc = ReadPlainPickle(bytes);
+StatusOr<Trace> ImportTorchSnapshotBytes(std::string_view bytes, const std::string& path,
+                                         uint64_t max_bytes) {
+  auto doc = ReadPlainPickle(bytes, max_bytes);
   if (!doc.ok()) {
     return InvalidInputError(fmt::format("{}: {}", path, doc.status().message()));
   }
@@ -370,14 +377,7 @@ StatusOr<Trace> ImportTorchSnapshotBytes(std::string_view bytes, const std::stri
 StatusOr<Trace> ImportTorchSnapshot(const std::string& path, const ImportOptions& /*options*/) {
   ASSIGN_OR_RETURN(uint64_t limit, MaxInflatedBytes());
   ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
-  // The decoded values take a small multiple of the file: the same limit as an inflated input.
-  if (bytes.size() > limit / 8) {
-    return InvalidInputError(fmt::format(
-        "{}: a memory snapshot of {} bytes: its decoded values would take more than the {} bytes "
-        "this machine allows one input ({} raises it)",
-        path, bytes.size(), limit, kMaxInputSizeEnv));
-  }
-  return ImportTorchSnapshotBytes(bytes, path);
+  return ImportTorchSnapshotBytes(bytes, path, limit);
 }
 
 }  // namespace sightline

@@ -12,6 +12,7 @@
 // events (all at time 0). `oom` entries and unusable entries are diagnostics.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,7 +28,9 @@ bool SniffTorchSnapshot(std::string_view first_bytes);
 StatusOr<Trace> ImportTorchSnapshot(const std::string& path, const ImportOptions& options);
 
 // The same from bytes already in memory; `path` is only used in messages and TraceSource.
-StatusOr<Trace> ImportTorchSnapshotBytes(std::string_view bytes, const std::string& path);
+// `max_bytes` bounds the decoded values (the importer passes MaxInflatedBytes()).
+StatusOr<Trace> ImportTorchSnapshotBytes(std::string_view bytes, const std::string& path,
+                                         uint64_t max_bytes = uint64_t{1} << 32);
 
 // The call site of an allocation from its frames (innermost first, as the snapshot stores them):
 // "aten::mm @ model.py:42 forward". Exposed for tests.
