@@ -122,8 +122,7 @@ TEST(PickleReader, EveryTruncationIsAnError) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
   }
   StatusOr<PickleDoc> cut = ReadPlainPickle(std::string_view(full).substr(0, full.size() / 2));
-  EXPECT_NE(cut.status().message().find("ends early"), std::string::npos)
-      << cut.status().message();
+  EXPECT_NE(cut.status().message().find("ends early"), std::string::npos) << cut.status().message();
 }
 
 TEST(PickleReader, MemoryIsBounded) {
@@ -138,21 +137,30 @@ TEST(PickleReader, MemoryIsBounded) {
 TEST(PickleReader, DamageAndCycles) {
   // APPEND with nothing below, a memo never stored, a key without a value, STOP with two values.
   for (const std::string& bad :
-       {std::string("\x80\x04K\x01" "a.", 6), std::string("\x80\x04h\x05.", 5),
-        std::string("\x80\x04}(K\x01u.", 8), std::string("\x80\x04NN.", 5)}) {
+       {std::string("\x80\x04K\x01"
+                    "a.",
+                    6),
+        std::string("\x80\x04h\x05.", 5), std::string("\x80\x04}(K\x01u.", 8),
+        std::string("\x80\x04NN.", 5)}) {
     StatusOr<PickleDoc> r = ReadPlainPickle(bad);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
   }
   // A list that holds itself (l = []; l.append(l)): built without recursion, freed without leaks.
-  StatusOr<PickleDoc> self = ReadPlainPickle(std::string("\x80\x04]\x94h\x00" "a.", 8));
+  StatusOr<PickleDoc> self =
+      ReadPlainPickle(std::string("\x80\x04]\x94h\x00"
+                                  "a.",
+                                  8));
   ASSERT_TRUE(self.ok()) << self.status().ToString();
   const auto* l = self->List(self->root);
   ASSERT_NE(l, nullptr);
   ASSERT_EQ(l->size(), 1u);
   EXPECT_EQ((*l)[0].ref, self->root.ref);
   // Such a cycle where a snapshot has its device_traces is not a snapshot, and does not hang.
-  std::string cyc = "\x80\x04}\x94\x8c\x0d" "device_traces]\x94h\x01" "a";
+  std::string cyc =
+      "\x80\x04}\x94\x8c\x0d"
+      "device_traces]\x94h\x01"
+      "a";
   cyc += std::string("s.", 2);
   StatusOr<Trace> t = ImportTorchSnapshotBytes(cyc, "cycle.pickle");
   EXPECT_TRUE(t.ok() || t.status().code() == StatusCode::kInvalidInput);

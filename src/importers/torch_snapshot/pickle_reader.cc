@@ -19,35 +19,81 @@ struct OpName {
 };
 // Every opcode of protocols 0 to 5, for messages; the decoder accepts only some.
 constexpr OpName kOpNames[] = {
-    {'(', "MARK"},          {'.', "STOP"},           {'0', "POP"},
-    {'1', "POP_MARK"},      {'2', "DUP"},            {'F', "FLOAT"},
-    {'I', "INT"},           {'J', "BININT"},         {'K', "BININT1"},
-    {'L', "LONG"},          {'M', "BININT2"},        {'N', "NONE"},
-    {'P', "PERSID"},        {'Q', "BINPERSID"},      {'R', "REDUCE"},
-    {'S', "STRING"},        {'T', "BINSTRING"},      {'U', "SHORT_BINSTRING"},
-    {'V', "UNICODE"},       {'X', "BINUNICODE"},     {'a', "APPEND"},
-    {'b', "BUILD"},         {'c', "GLOBAL"},         {'d', "DICT"},
-    {'}', "EMPTY_DICT"},    {'e', "APPENDS"},        {'g', "GET"},
-    {'h', "BINGET"},        {'i', "INST"},           {'j', "LONG_BINGET"},
-    {'l', "LIST"},          {']', "EMPTY_LIST"},     {'o', "OBJ"},
-    {'p', "PUT"},           {'q', "BINPUT"},         {'r', "LONG_BINPUT"},
-    {'s', "SETITEM"},       {'t', "TUPLE"},          {')', "EMPTY_TUPLE"},
-    {'u', "SETITEMS"},      {'G', "BINFLOAT"},       {0x80, "PROTO"},
-    {0x81, "NEWOBJ"},       {0x82, "EXT1"},          {0x83, "EXT2"},
-    {0x84, "EXT4"},         {0x85, "TUPLE1"},        {0x86, "TUPLE2"},
-    {0x87, "TUPLE3"},       {0x88, "NEWTRUE"},       {0x89, "NEWFALSE"},
-    {0x8a, "LONG1"},        {0x8b, "LONG4"},         {'B', "BINBYTES"},
-    {'C', "SHORT_BINBYTES"}, {0x8c, "SHORT_BINUNICODE"}, {0x8d, "BINUNICODE8"},
-    {0x8e, "BINBYTES8"},    {0x8f, "EMPTY_SET"},     {0x90, "ADDITEMS"},
-    {0x91, "FROZENSET"},    {0x92, "NEWOBJ_EX"},     {0x93, "STACK_GLOBAL"},
-    {0x94, "MEMOIZE"},      {0x95, "FRAME"},         {0x96, "BYTEARRAY8"},
-    {0x97, "NEXT_BUFFER"},  {0x98, "READONLY_BUFFER"},
+    {'(', "MARK"},
+    {'.', "STOP"},
+    {'0', "POP"},
+    {'1', "POP_MARK"},
+    {'2', "DUP"},
+    {'F', "FLOAT"},
+    {'I', "INT"},
+    {'J', "BININT"},
+    {'K', "BININT1"},
+    {'L', "LONG"},
+    {'M', "BININT2"},
+    {'N', "NONE"},
+    {'P', "PERSID"},
+    {'Q', "BINPERSID"},
+    {'R', "REDUCE"},
+    {'S', "STRING"},
+    {'T', "BINSTRING"},
+    {'U', "SHORT_BINSTRING"},
+    {'V', "UNICODE"},
+    {'X', "BINUNICODE"},
+    {'a', "APPEND"},
+    {'b', "BUILD"},
+    {'c', "GLOBAL"},
+    {'d', "DICT"},
+    {'}', "EMPTY_DICT"},
+    {'e', "APPENDS"},
+    {'g', "GET"},
+    {'h', "BINGET"},
+    {'i', "INST"},
+    {'j', "LONG_BINGET"},
+    {'l', "LIST"},
+    {']', "EMPTY_LIST"},
+    {'o', "OBJ"},
+    {'p', "PUT"},
+    {'q', "BINPUT"},
+    {'r', "LONG_BINPUT"},
+    {'s', "SETITEM"},
+    {'t', "TUPLE"},
+    {')', "EMPTY_TUPLE"},
+    {'u', "SETITEMS"},
+    {'G', "BINFLOAT"},
+    {0x80, "PROTO"},
+    {0x81, "NEWOBJ"},
+    {0x82, "EXT1"},
+    {0x83, "EXT2"},
+    {0x84, "EXT4"},
+    {0x85, "TUPLE1"},
+    {0x86, "TUPLE2"},
+    {0x87, "TUPLE3"},
+    {0x88, "NEWTRUE"},
+    {0x89, "NEWFALSE"},
+    {0x8a, "LONG1"},
+    {0x8b, "LONG4"},
+    {'B', "BINBYTES"},
+    {'C', "SHORT_BINBYTES"},
+    {0x8c, "SHORT_BINUNICODE"},
+    {0x8d, "BINUNICODE8"},
+    {0x8e, "BINBYTES8"},
+    {0x8f, "EMPTY_SET"},
+    {0x90, "ADDITEMS"},
+    {0x91, "FROZENSET"},
+    {0x92, "NEWOBJ_EX"},
+    {0x93, "STACK_GLOBAL"},
+    {0x94, "MEMOIZE"},
+    {0x95, "FRAME"},
+    {0x96, "BYTEARRAY8"},
+    {0x97, "NEXT_BUFFER"},
+    {0x98, "READONLY_BUFFER"},
 };
 
 Status Refused(uint8_t op, size_t at) {
-  return InvalidInputError(fmt::format(
-      "not a memory snapshot: pickle opcode {} at byte {} (Sightline reads only plain data pickles)",
-      PickleOpcodeName(op), at));
+  return InvalidInputError(
+      fmt::format("not a memory snapshot: pickle opcode {} at byte {} (Sightline reads only plain "
+                  "data pickles)",
+                  PickleOpcodeName(op), at));
 }
 
 Status Damaged(uint8_t op, size_t at, std::string_view why) {
@@ -331,7 +377,8 @@ class Decoder {
         if ((stack_.size() - mark) % 2 != 0) return Damaged(op, at, "a key without a value");
         const PickleValue d = NewDict();
         auto& items = doc_.dicts[d.ref];
-        for (size_t i = mark; i < stack_.size(); i += 2) items.emplace_back(stack_[i], stack_[i + 1]);
+        for (size_t i = mark; i < stack_.size(); i += 2)
+          items.emplace_back(stack_[i], stack_[i + 1]);
         stack_.resize(mark);
         Push(d);
         return Status::Ok();
@@ -422,8 +469,7 @@ bool PickleDoc::GetInt(const PickleValue& dict, std::string_view key, int64_t* o
   return true;
 }
 
-bool PickleDoc::GetStr(const PickleValue& dict, std::string_view key,
-                       std::string_view* out) const {
+bool PickleDoc::GetStr(const PickleValue& dict, std::string_view key, std::string_view* out) const {
   const PickleValue* v = Get(dict, key);
   return v != nullptr && Str(*v, out);
 }

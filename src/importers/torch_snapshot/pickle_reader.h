@@ -1,8 +1,8 @@
 // A reader for plain-data Python pickles (protocols 2 to 5): dicts, lists, tuples, strings, bytes,
-// ints, floats, booleans and None, with the memo. It builds values and nothing else: any opcode that
-// would name or call Python code (GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, ...) and
-// any opcode outside the subset is refused with its name and byte offset. Used by the PyTorch memory
-// snapshot importer (docs/formats/torch_snapshot.md).
+// ints, floats, booleans and None, with the memo. It builds values and nothing else: any opcode
+// that would name or call Python code (GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, ...)
+// and any opcode outside the subset is refused with its name and byte offset. Used by the PyTorch
+// memory snapshot importer (docs/formats/torch_snapshot.md).
 //
 // Memory stays linear in the input (and is counted against a limit): each opcode adds at most one
 // value, and a memo reference (BINGET)
@@ -22,10 +22,21 @@
 namespace sightline {
 
 struct PickleValue {
-  enum class Kind : uint8_t { kNone, kBool, kInt, kBigInt, kFloat, kStr, kBytes, kList, kTuple, kDict };
+  enum class Kind : uint8_t {
+    kNone,
+    kBool,
+    kInt,
+    kBigInt,
+    kFloat,
+    kStr,
+    kBytes,
+    kList,
+    kTuple,
+    kDict
+  };
   Kind kind = Kind::kNone;
-  int64_t i = 0;    // kBool (0/1), kInt
-  double f = 0;     // kFloat
+  int64_t i = 0;     // kBool (0/1), kInt
+  double f = 0;      // kFloat
   uint32_t ref = 0;  // kStr/kBytes: index into strings; kList/kTuple: into lists; kDict: into dicts
 };
 
@@ -34,8 +45,8 @@ struct PickleDoc {
   std::vector<std::string> strings;
   std::vector<std::vector<PickleValue>> lists;  // lists and tuples
   std::vector<std::vector<std::pair<PickleValue, PickleValue>>> dicts;
-  // Work done by the accessors (Get: the entries scanned): through the memo one big dict or list can
-  // be reached many times, so a reader compares this with a budget proportional to the input.
+  // Work done by the accessors (Get: the entries scanned): through the memo one big dict or list
+  // can be reached many times, so a reader compares this with a budget proportional to the input.
   mutable uint64_t work = 0;
 
   // Accessors that answer "not there" (nullptr, false) for a value of another kind.
@@ -51,9 +62,10 @@ struct PickleDoc {
 // The pickle's opcode name ("REDUCE") or "0xNN" for a byte that is none.
 std::string PickleOpcodeName(uint8_t op);
 
-// Decodes `bytes`. InvalidInput (the message starts with "not a memory snapshot: " or says where the
-// pickle is damaged or cut short) for anything outside the plain-data subset, and when the decoded
-// values would take more than `max_bytes` of memory (about: strings, values, containers, memo).
+// Decodes `bytes`. InvalidInput (the message starts with "not a memory snapshot: " or says where
+// the pickle is damaged or cut short) for anything outside the plain-data subset, and when the
+// decoded values would take more than `max_bytes` of memory (about: strings, values, containers,
+// memo).
 StatusOr<PickleDoc> ReadPlainPickle(std::string_view bytes, uint64_t max_bytes = UINT64_MAX);
 
 }  // namespace sightline

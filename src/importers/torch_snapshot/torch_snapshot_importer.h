@@ -2,14 +2,15 @@
 // docs/formats/torch_snapshot.md), read by the plain-data pickle reader (pickle_reader.h): nothing
 // in the file is ever executed. Maps each device's allocation history (`device_traces`) into the
 // trace model's memory events: `alloc` (+size) and `free_requested` (−size: the caching allocator's
-// allocated bytes drop there; `free_completed`, when a block used by other streams becomes reusable,
-// is not a second free) with the allocator's totals after each event; `segment_alloc`/`segment_map`
-// and `segment_free`/`segment_unmap` change the reserved total (a totals-only row: bytes 0, address
-// 0). The totals are anchored at the dump: allocated = the `segments`' active_allocated blocks,
-// reserved = their total_size; what the history does not explain was there before it began. The
-// allocating call site comes from the entry's frames (the first Python frame outside torch, with
-// the aten op) and is the event's name. Without a history, the blocks alive at the dump are the
-// events (all at time 0). `oom` entries and unusable entries are diagnostics.
+// allocated bytes drop there; `free_completed`, when a block used by other streams becomes
+// reusable, is not a second free) with the allocator's totals after each event;
+// `segment_alloc`/`segment_map` and `segment_free`/`segment_unmap` change the reserved total (a
+// totals-only row: bytes 0, address 0). The totals are anchored at the dump: allocated = the
+// `segments`' active_allocated blocks, reserved = their total_size; what the history does not
+// explain was there before it began. The allocating call site comes from the entry's frames (the
+// first Python frame outside torch, with the aten op) and is the event's name. Without a history,
+// the blocks alive at the dump are the events (all at time 0). `oom` entries and unusable entries
+// are diagnostics.
 #pragma once
 
 #include <cstdint>
