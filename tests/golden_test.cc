@@ -48,6 +48,8 @@ const GoldenCase kCases[] = {
     {"trt_mobilenet_qat", "trt/mobilenet/mobilenet.qat.onnx.engine.graph.json", true},
     {"trt_mobilenet_v2_residuals_qat",
      "trt/mobilenet/mobilenet_v2_residuals.qat.onnx.engine.graph.json", true},
+    {"torch_snapshot_history", "tests/data/torch_snapshot/history.pickle", false},
+    {"torch2.11_h100_memory_snapshot", "torch2.11_h100_memory_snapshot.pickle", true},
 };
 
 std::string ReadAll(const std::string& path) {
