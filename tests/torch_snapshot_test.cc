@@ -244,6 +244,44 @@ TEST(TorchSnapshot, CliReportsTheMemorySection) {
   EXPECT_NE(r.out.find("aten::mm @ model.py:60 forward"), std::string::npos);
 }
 
+// A number from the small truth JSON the program wrote ({"max_alloc": 243269632, ...}).
+int64_t TruthValue(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + key.size() + 3));
+}
+
+// Recorded on an H200 with PyTorch 2.11 (examples/gpu_memory/snapshot_truth.py, run as /tmp/t.py):
+// the figures must equal what torch.cuda's counters said in the same process, for the default
+// allocator (segment_alloc/segment_free, a record_stream'ed free pending on a side stream,
+// empty_cache) and for expandable segments (segment_map/segment_unmap).
+TEST(TorchSnapshot, H200RecordingsMatchTorchCounters) {
+  for (const std::string mode : {"plain", "exp"}) {
+    SCOPED_TRACE(mode);
+    const std::string truth = ReadData("h200_" + mode + ".truth.json");
+    StatusOr<Trace> t = ImportTrace(DataPath("h200_" + mode + ".pickle"));
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_TRUE(t->diagnostics.items().empty());
+    StatusOr<MemoryResult> r = ComputeMemory(*Ctx(*t), {});
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->devices.size(), 1u);
+    const DeviceMemory& d = r->devices[0];
+    EXPECT_EQ(d.before_bytes, 0);  // the history began with the program
+    EXPECT_EQ(d.peak_bytes, TruthValue(truth, "max_alloc"));  // torch.cuda.max_memory_allocated
+    EXPECT_EQ(d.max_reserved_bytes, TruthValue(truth, "max_res"));   // max_memory_reserved
+    EXPECT_EQ(d.end_bytes, TruthValue(truth, "alloc_dump"));         // memory_allocated
+    EXPECT_EQ(d.end_reserved_bytes, TruthValue(truth, "res_dump"));  // memory_reserved
+    EXPECT_GT(d.peak_bytes, 0);
+    // What holds the peak: 136 MiB at line 12 (8 + 128 MiB), 64 MiB at line 4, and cuBLAS's
+    // 32 MiB workspace, allocated by the first matmul and kept.
+    ASSERT_EQ(d.by_site.size(), 3u);
+    EXPECT_EQ(d.by_site[0].name, "aten::empty_memory_format @ t.py:12 <module>");
+    EXPECT_EQ(d.by_site[0].bytes, 136 * kMiB);
+    EXPECT_EQ(d.by_site[2].name, "aten::mm @ t.py:6 <module>");
+    EXPECT_EQ(d.by_site[2].bytes, 32 * kMiB);
+  }
+}
+
 TEST(TorchSnapshotShared, Torch211Snapshot) {
   const std::string dir = testing::SharedTracesDir();
   if (dir.empty()) GTEST_SKIP() << "../shared/traces is absent";
