@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Long libFuzzer runs on a machine with many cores (docs/testing.md, issue 17: at least 10^7
+# executions per reader): each target runs as JOBS parallel libFuzzer jobs (default: one per core)
+# sharing one corpus, until they have made RUNS executions together or SECONDS have passed.
+#   scripts/fuzz_long.sh FUZZ_DIR SEEDS_DIR OUT_DIR SECONDS TARGET...
+# FUZZ_DIR holds the target binaries (build-fuzz/fuzz/ of scripts/fuzz.sh), SEEDS_DIR the seeds
+# (build-fuzz/seeds/). Prints one line per target: executions (the jobs' final stats summed),
+# executions per second, crashes; a crash's input is kept in OUT_DIR/TARGET/.
+set -uo pipefail
+fuzz_dir=$1 seeds=$2 out=$3 seconds=$4
+shift 4
+jobs=${JOBS:-$(nproc)}
+runs=${RUNS:-10000000}
+export SIGHTLINE_MAX_INPUT_SIZE=256M
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in "$@"; do
+  work=$out/$t
+  mkdir -p "$work/corpus"
+  max_len=65536
+  [ "$t" = fuzz_nsys_sqlite ] && max_len=131072
+  start=$(date +%s)
+  (cd "$work" && "$fuzz_dir/$t" corpus "$seeds/$t" -jobs="$jobs" -workers="$jobs" \
+    -runs=$(( (runs + jobs - 1) / jobs )) -max_total_time="$seconds" -max_len="$max_len" \
+    -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" \
+    > "$work/driver.log" 2>&1)
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  execs=$(cat "$work"/fuzz-*.log 2>/dev/null | awk '/^stat::number_of_executed_units/ {s += $2} END {print s + 0}')
+  crashes=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  echo "$t: $execs executions in $took s ($(( execs / (took > 0 ? took : 1) ))/s, $jobs jobs), crashes $crashes, rc $rc"
+  if [ "$crashes" -gt 0 ]; then
+    grep -h -A12 "ERROR: \|runtime error" "$work"/fuzz-*.log | head -40
+  fi
+done
