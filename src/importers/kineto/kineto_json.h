@@ -20,6 +20,10 @@ namespace sj = simdjson::ondemand;
 // case), else unescaped by simdjson into the parser's string buffer. False for non-strings.
 bool ReadString(sj::value& value, std::string_view* out);
 
+// The value's raw text (trailing whitespace cut) when it is a scalar; empty for an array, an
+// object or a value the parser cannot type (malformed input).
+std::string_view ScalarToken(sj::value& v);
+
 // An integer written as a JSON number ("7", "7.0", "7e0") or a numeric string ("7").
 bool ReadInt(sj::value& value, int64_t* out);
 

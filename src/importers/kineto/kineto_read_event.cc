@@ -13,7 +13,7 @@ using simdjson::INCORRECT_TYPE;
 using simdjson::SUCCESS;
 
 void ReadId(sj::value& v, EventId* id) {
-  const std::string_view token = v.raw_json_token();
+  const std::string_view token = ScalarToken(v);
   if (!token.empty() && token[0] == '"') {
     std::string_view s;
     if (!ReadString(v, &s)) {
