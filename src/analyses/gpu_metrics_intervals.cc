@@ -31,6 +31,14 @@ std::string ShortTitle(std::string_view name) {
 
 }  // namespace
 
+StringId FindMetric(const std::vector<StringId>& names, const Trace& trace,
+                    std::string_view prefix) {
+  for (StringId m : names) {
+    if (trace.str(m).starts_with(prefix)) return m;
+  }
+  return StringId{};
+}
+
 std::vector<StringId> IntervalMetricNames(const Trace& trace) {
   std::set<uint32_t> present;
   for (size_t i = 0; i < trace.counters.size(); ++i) present.insert(trace.counters.name[i].value);

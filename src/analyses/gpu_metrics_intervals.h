@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyses/analysis.h"
@@ -36,6 +37,10 @@ struct IntervalMetricsResult {
 
 // The metrics shown per interval, those present in the trace, in the order.
 std::vector<StringId> IntervalMetricNames(const Trace& trace);
+// The first of `names` that starts with `prefix` ("DRAM Read"); StringId{} (the empty string) when
+// none does.
+StringId FindMetric(const std::vector<StringId>& names, const Trace& trace,
+                    std::string_view prefix);
 
 StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
                                                        const IntervalMetricsOptions& options);

@@ -21,23 +21,16 @@ constexpr double kMaxSmIssue = 10.0;      // percent
 constexpr double kMinShareOfBusy = 0.10;  // of the device's busy time
 constexpr int64_t kMinSamples = 3;
 
-StringId Find(const std::vector<StringId>& names, const Trace& trace, std::string_view prefix) {
-  for (StringId m : names) {
-    if (trace.str(m).starts_with(prefix)) return m;
-  }
-  return StringId{};
-}
-
 }  // namespace
 
 Status RuleBusyButEmpty(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
   if (trace.counters.size() == 0) return Status::Ok();
   const std::vector<StringId> names = IntervalMetricNames(trace);
-  const StringId gr = Find(names, trace, "GR Active");
-  StringId sms = Find(names, trace, "SMs Active");
-  if (trace.str(sms).empty()) sms = Find(names, trace, "SM Active");
-  const StringId issue = Find(names, trace, "SM Issue");
+  const StringId gr = FindMetric(names, trace, "GR Active");
+  StringId sms = FindMetric(names, trace, "SMs Active");
+  if (trace.str(sms).empty()) sms = FindMetric(names, trace, "SM Active");
+  const StringId issue = FindMetric(names, trace, "SM Issue");
   if (trace.str(gr).empty() || trace.str(sms).empty()) return Status::Ok();
   const MetricSamples& samples = c.Samples();
   for (int32_t device : c.GpuDevices()) {
@@ -87,10 +80,9 @@ Status RuleBusyButEmpty(AnalysisContext& c, std::vector<Finding>& out) {
     int64_t launches = 0;
     for (const auto& [name, x] : top) launches += x.launches;
     for (size_t j = 0; j < std::min<size_t>(3, top.size()); ++j) {
-      listed += fmt::format("{}{} ({}, {} launches, grid up to {} blocks)",
-                            listed.empty() ? "" : ", ", top[j].first,
-                            FormatDuration(top[j].second.ns), top[j].second.launches,
-                            top[j].second.max_blocks);
+      listed += fmt::format(
+          "{}{} ({}, {} launches, grid up to {} blocks)", listed.empty() ? "" : ", ", top[j].first,
+          FormatDuration(top[j].second.ns), top[j].second.launches, top[j].second.max_blocks);
     }
     const double share = static_cast<double>(empty_ns) / static_cast<double>(busy_ns);
     Finding f;
@@ -112,7 +104,8 @@ Status RuleBusyButEmpty(AnalysisContext& c, std::vector<Finding>& out) {
     f.where = fmt::format("device {}: {}", device, listed);
     f.recommendation =
         "The GPU spends this time on work too small to fill it: launch overhead and one- or "
-        "few-block grids. Capture the loop in a CUDA graph (torch.compile mode=\"reduce-overhead\", "
+        "few-block grids. Capture the loop in a CUDA graph (torch.compile "
+        "mode=\"reduce-overhead\", "
         "TensorRT-LLM's and vLLM's CUDA graphs), fuse chains of small kernels, batch more work per "
         "launch, and give kernels at least SMs x resident-blocks blocks (see launch_bound and "
         "small_grid for the same stretches seen from the trace).";

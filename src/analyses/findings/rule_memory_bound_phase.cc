@@ -21,21 +21,15 @@ constexpr double kMinBusyShare = 0.5;     // of a sample's time, for it to count
 constexpr double kMinShareOfBusy = 0.10;  // memory-bound time, of the device's busy time
 constexpr int64_t kMinSamples = 3;
 
-StringId Find(const std::vector<StringId>& names, const Trace& trace, std::string_view prefix) {
-  for (StringId m : names) {
-    if (trace.str(m).starts_with(prefix)) return m;
-  }
-  return StringId{};
-}
-
 }  // namespace
 
 Status RuleMemoryBoundPhase(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
   if (trace.counters.size() == 0) return Status::Ok();
   const std::vector<StringId> names = IntervalMetricNames(trace);
-  const StringId read = Find(names, trace, "DRAM Read"), write = Find(names, trace, "DRAM Write");
-  const StringId tensor = Find(names, trace, "Tensor Active");
+  const StringId read = FindMetric(names, trace, "DRAM Read"),
+                 write = FindMetric(names, trace, "DRAM Write");
+  const StringId tensor = FindMetric(names, trace, "Tensor Active");
   if (trace.str(read).empty() || trace.str(tensor).empty()) return Status::Ok();
   const MetricSamples& samples = c.Samples();
   for (int32_t device : c.GpuDevices()) {
