@@ -328,7 +328,8 @@ TEST(GpuMetrics, BusyButEmptyFiresOnTinyKernelsOnly) {
   for (const bool tiny : {true, false}) {
     TraceFixture f;
     f.Device(0);
-    for (int i = 0; i < 40; ++i) f.Launch("tiny_kernel", i * 10, i * 10 + 5, i * 500, i * 500 + 400);
+    for (int i = 0; i < 40; ++i)
+      f.Launch("tiny_kernel", i * 10, i * 10 + 5, i * 500, i * 500 + 400);
     const StringId gr = f.Intern("GR Active [Throughput %]");
     const StringId sms = f.Intern("SMs Active [Throughput %]");
     const StringId issue = f.Intern("SM Issue [Throughput %]");

@@ -517,7 +517,8 @@ std::vector<MetricAlignSample> SamplesOf(const std::vector<std::pair<TimeNs, Tim
 
 TEST(GpuMetricsAlign, FindsTheClockError) {
   std::vector<std::pair<TimeNs, TimeNs>> busy;
-  for (TimeNs k = 0; k < 10; ++k) busy.push_back({k * 5'000'000 + 370'000, k * 5'000'000 + 2'913'000});
+  for (TimeNs k = 0; k < 10; ++k)
+    busy.push_back({k * 5'000'000 + 370'000, k * 5'000'000 + 2'913'000});
   const MetricAlignment a = AlignMetricSamples(busy, SamplesOf(busy, 731'000));
   ASSERT_TRUE(a.checked);
   EXPECT_NEAR(static_cast<double>(a.shift_ns), 731'000, 1'000);

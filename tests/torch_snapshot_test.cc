@@ -266,7 +266,7 @@ TEST(TorchSnapshot, H200RecordingsMatchTorchCounters) {
     ASSERT_TRUE(r.ok());
     ASSERT_EQ(r->devices.size(), 1u);
     const DeviceMemory& d = r->devices[0];
-    EXPECT_EQ(d.before_bytes, 0);  // the history began with the program
+    EXPECT_EQ(d.before_bytes, 0);                             // the history began with the program
     EXPECT_EQ(d.peak_bytes, TruthValue(truth, "max_alloc"));  // torch.cuda.max_memory_allocated
     EXPECT_EQ(d.max_reserved_bytes, TruthValue(truth, "max_res"));   // max_memory_reserved
     EXPECT_EQ(d.end_bytes, TruthValue(truth, "alloc_dump"));         // memory_allocated

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "pm_sampler.h"
 #include "sightline/gpu_check.h"
 #include "sightline/recorder_env.h"
-#include "pm_sampler.h"
 #include "sightline/recorder_format.h"
 #include "writer.h"
 

@@ -43,8 +43,8 @@ constexpr MetricSpec kMetrics[] = {
     // in (on a copy kernel: 89.9% here against nsys's 90.2%).
     {"Compute Warps in Flight [Throughput %]", "sm__warps_active.avg.pct_of_peak_sustained_elapsed",
      1},
-    {"DRAM Read Bandwidth [Throughput %]", "dram__read_throughput.avg.pct_of_peak_sustained_elapsed",
-     1},
+    {"DRAM Read Bandwidth [Throughput %]",
+     "dram__read_throughput.avg.pct_of_peak_sustained_elapsed", 1},
     {"DRAM Write Bandwidth [Throughput %]",
      "dram__write_throughput.avg.pct_of_peak_sustained_elapsed", 1},
     {"PCIe RX Throughput [Throughput %]", "pcie__read_bytes.avg.pct_of_peak_sustained_elapsed", 1},
@@ -180,9 +180,9 @@ void PmSampler::AddDevice(uint32_t device, CUcontext context) {
   const auto t0 = std::chrono::steady_clock::now();
   Setup(*devices_.back());
   if (Debug()) {
-    std::fprintf(stderr, "sightline-recorder: GPU metrics: device %u set up in %.1f ms\n", device,
-                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count());
+    std::fprintf(
+        stderr, "sightline-recorder: GPU metrics: device %u set up in %.1f ms\n", device,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
 }
 
@@ -237,9 +237,8 @@ void PmSampler::Setup(Device& d) {
     if (r != CUPTI_SUCCESS) {
       verdicts.push_back({&m, "not available on " + d.chip + ": " + ResultText(r)});
     } else if (passes > 1) {
-      verdicts.push_back(
-          {&m, "does not fit one pass with the metrics before it (" + std::to_string(passes) +
-                   " passes); PM sampling takes one"});
+      verdicts.push_back({&m, "does not fit one pass with the metrics before it (" +
+                                  std::to_string(passes) + " passes); PM sampling takes one"});
     } else {
       d.metrics.push_back(m.cupti);
       d.multipliers.push_back(m.multiplier);
@@ -290,7 +289,8 @@ void PmSampler::Setup(Device& d) {
   // Room for four decode periods of samples: a late decode still finds space.
   const uint64_t per_period = std::max<uint64_t>(
       1, static_cast<uint64_t>(std::chrono::nanoseconds(kDecodePeriod).count()) / interval_ns_);
-  d.capacity = std::min<uint64_t>(kMaxImageSamples, std::max<uint64_t>(256, kImagePeriods * per_period));
+  d.capacity =
+      std::min<uint64_t>(kMaxImageSamples, std::max<uint64_t>(256, kImagePeriods * per_period));
   d.room = std::min<uint64_t>(d.capacity / 2, 2 * per_period);
   CUpti_PmSampling_GetCounterDataSize_Params ds{
       CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE};
@@ -444,8 +444,7 @@ void PmSampler::Decode(Device& d) {
       ++d.samples;
     }
     d.consumed = info.numCompletedSamples;
-    const bool full =
-        dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+    const bool full = dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
     const bool low = info.numPopulatedSamples == info.numCompletedSamples &&
                      info.numCompletedSamples + d.room > d.capacity;
     if (!full && !low) return;

@@ -218,9 +218,9 @@ struct GpuMetricsStatusBody {
   uint64_t overflows;        // decodes that reported the hardware buffer full: samples were lost
   uint64_t failed_samples;   // CUPTI could not evaluate them
   uint32_t device;
-  uint32_t clock;          // GpuMetricsClock
-  uint32_t metrics;        // sampled
-  uint32_t error_string;   // why the device is not sampled (kNoString: it is)
+  uint32_t clock;         // GpuMetricsClock
+  uint32_t metrics;       // sampled
+  uint32_t error_string;  // why the device is not sampled (kNoString: it is)
 };
 static_assert(sizeof(GpuMetricsStatusBody) == 56);
 

@@ -1,9 +1,8 @@
 #include "base/file_io.h"
 
-#include <sys/stat.h>
-
 #include <fmt/format.h>
 #include <libdeflate.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>

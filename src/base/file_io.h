@@ -46,7 +46,8 @@ class AtomicFileWriter {
 
   std::string path_;
   std::FILE* file_ = nullptr;
-  bool direct_ = false;  // the path is a device or a pipe (/dev/null, /dev/stdout): written in place
+  bool direct_ =
+      false;  // the path is a device or a pipe (/dev/null, /dev/stdout): written in place
 };
 
 }  // namespace sightline

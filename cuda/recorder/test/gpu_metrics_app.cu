@@ -3,8 +3,9 @@
 // bracketed by a one-thread kernel that stores the GPU's %globaltimer, so the check can place the
 // phases on the GPU clock and line the recorder's kernel records (CUPTI clock) up with it.
 //   idle      : nothing on the GPU (the host sleeps)
-//   copy      : a grid-stride float4 copy over 2 x 1 GiB: DRAM-bound (the program times its bandwidth)
-//   tiny      : one-block kernels of a few microseconds back to back: the GPU is "busy" on the
+//   copy      : a grid-stride float4 copy over 2 x 1 GiB: DRAM-bound (the program times its
+//   bandwidth) tiny      : one-block kernels of a few microseconds back to back: the GPU is "busy"
+//   on the
 //               timeline while nearly every SM is empty
 //   fma       : an FMA loop on every SM: SMs busy, DRAM idle
 // Prints one JSON line: the phase marks (globaltimer ns) and the copy bandwidth.

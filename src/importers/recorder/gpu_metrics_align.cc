@@ -32,8 +32,8 @@ class BusyUnion {
   bool empty() const { return starts_.empty(); }
   // Busy time in (-inf, t).
   DurationNs Before(TimeNs t) const {
-    const size_t i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), t) -
-                                         starts_.begin());
+    const size_t i =
+        static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), t) - starts_.begin());
     if (i == 0) return 0;
     return before_[i - 1] + std::min(t, ends_[i - 1]) - starts_[i - 1];
   }
@@ -46,9 +46,9 @@ class BusyUnion {
   std::vector<DurationNs> before_;
 };
 
-constexpr double kTransitionPct = 25;     // a change of GR Active between neighbours that counts
-constexpr size_t kMinTransitions = 8;     // fewer: no alignment
-constexpr size_t kMaxFitSamples = 4000;   // the fit uses at most this many samples (evenly spread)
+constexpr double kTransitionPct = 25;    // a change of GR Active between neighbours that counts
+constexpr size_t kMinTransitions = 8;    // fewer: no alignment
+constexpr size_t kMaxFitSamples = 4000;  // the fit uses at most this many samples (evenly spread)
 constexpr DurationNs kCoarseStep = 50'000;
 constexpr DurationNs kFineStep = 1'000;
 
@@ -65,16 +65,17 @@ MetricAlignment AlignMetricSamples(std::vector<std::pair<TimeNs, TimeNs>> busy,
   std::vector<size_t> pick;
   for (size_t i = 0; i < samples.size(); ++i) {
     const double v = samples[i].gr_active_pct;
-    const bool edge = (i > 0 && std::abs(v - samples[i - 1].gr_active_pct) >= kTransitionPct) ||
-                      (i + 1 < samples.size() &&
-                       std::abs(v - samples[i + 1].gr_active_pct) >= kTransitionPct);
+    const bool edge =
+        (i > 0 && std::abs(v - samples[i - 1].gr_active_pct) >= kTransitionPct) ||
+        (i + 1 < samples.size() && std::abs(v - samples[i + 1].gr_active_pct) >= kTransitionPct);
     if (edge && std::isfinite(v)) pick.push_back(i);
   }
   out.transitions = static_cast<int64_t>(pick.size());
   if (pick.size() < kMinTransitions) return out;
   if (pick.size() > kMaxFitSamples) {
     std::vector<size_t> spread;
-    for (size_t k = 0; k < kMaxFitSamples; ++k) spread.push_back(pick[k * pick.size() / kMaxFitSamples]);
+    for (size_t k = 0; k < kMaxFitSamples; ++k)
+      spread.push_back(pick[k * pick.size() / kMaxFitSamples]);
     pick.swap(spread);
   }
   auto error = [&](DurationNs shift) {

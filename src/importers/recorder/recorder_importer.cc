@@ -306,8 +306,8 @@ class RecorderMapper {
     std::map<uint32_t, DurationNs> shift;
     for (const auto& [device, names] : metric_names_) {
       const StringId gr_name = b_.Intern("GR Active [Throughput %]");
-      const size_t gr = static_cast<size_t>(std::find(names.begin(), names.end(), gr_name) -
-                                            names.begin());
+      const size_t gr =
+          static_cast<size_t>(std::find(names.begin(), names.end(), gr_name) - names.begin());
       std::vector<MetricAlignSample> fit;
       for (const PendingSample& p : samples_) {
         if (p.device == device && gr < p.count) {
@@ -318,12 +318,13 @@ class RecorderMapper {
       const MetricAlignment a = AlignMetricSamples(busy_[device], fit);
       if (a.checked) {
         shift[device] = a.shift_ns;
-        d.Add(DiagCode::kRecorderGpuMetricsAligned, static_cast<int64_t>(fit.size()),
-              fmt::format("device {}: best-fitting shift {:+.1f} us, applied {:+.1f} us ({} samples "
-                          "at changes of GR Active; mismatch {:.4f} -> {:.4f})",
-                          device, static_cast<double>(a.best_ns) / 1e3,
-                          static_cast<double>(a.shift_ns) / 1e3, a.transitions, a.error_before,
-                          a.error_after));
+        d.Add(
+            DiagCode::kRecorderGpuMetricsAligned, static_cast<int64_t>(fit.size()),
+            fmt::format("device {}: best-fitting shift {:+.1f} us, applied {:+.1f} us ({} samples "
+                        "at changes of GR Active; mismatch {:.4f} -> {:.4f})",
+                        device, static_cast<double>(a.best_ns) / 1e3,
+                        static_cast<double>(a.shift_ns) / 1e3, a.transitions, a.error_before,
+                        a.error_after));
       } else {
         d.Add(DiagCode::kRecorderGpuMetricsNotAligned, static_cast<int64_t>(fit.size()),
               fmt::format("device {}: {} samples at changes of GR Active", device, a.transitions));
@@ -392,7 +393,8 @@ class RecorderMapper {
               fmt::format("device {}: {}", device, status.second));
       }
       if (st.overflows + st.failed_samples > 0) {
-        d.Add(DiagCode::kRecorderGpuMetricsLost, static_cast<int64_t>(st.overflows + st.failed_samples),
+        d.Add(DiagCode::kRecorderGpuMetricsLost,
+              static_cast<int64_t>(st.overflows + st.failed_samples),
               fmt::format("device {}: {} hardware buffer overflow(s), {} sample(s) not evaluated",
                           device, st.overflows, st.failed_samples));
       }
