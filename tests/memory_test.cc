@@ -331,3 +331,94 @@ TEST(MemoryShared, RealExport) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// Stream-ordered pools (cudaMallocAsync): a pool's size is what it holds whether allocated from or
+// not, so reserved = the pools' sizes + what was allocated outside them; a pool that keeps its
+// memory after every free shows reserved far above allocated; a trim shrinks it.
+TEST(Memory, PoolsMakeReservedAndAreListed) {
+  TraceFixture f;
+  f.Device(0, "NVIDIA H200", 132, 9, 0, int64_t{140} << 30);
+  constexpr int64_t kMiB = 1 << 20;
+  auto event = [&f](TimeNs t, int64_t bytes, uint64_t address, uint64_t pool, int64_t pool_size,
+                    const char* source = "") {
+    TraceBuilder::MemoryEventRow r;
+    r.time_ns = t;
+    r.device = 0;
+    r.pid = 100;
+    r.bytes = bytes;
+    r.address = address;
+    r.kind = MemoryKind::kDevice;
+    r.pool = pool;
+    r.pool_size = pool_size;
+    if (*source != '\0') r.source = f.builder().Intern(source);
+    f.builder().AddMemoryEvent(r);
+  };
+  event(10, 100 * kMiB, 0x1000, 0, -1, "/usr/lib/libnccl.so.2");  // cudaMalloc, outside pools
+  event(20, 0, 0, 0xa000, 0);                                     // pool created
+  event(30, 64 * kMiB, 0xb000, 0xa000, 64 * kMiB, "/opt/app/bin/server");
+  event(40, 64 * kMiB, 0xc000, 0xa000, 128 * kMiB, "/opt/app/bin/server");  // the peak: 228 MiB
+  event(50, -64 * kMiB, 0xb000, 0xa000, 128 * kMiB);  // freed, the pool keeps its memory
+  event(60, -64 * kMiB, 0xc000, 0xa000, 128 * kMiB);
+  event(70, 0, 0, 0xa000, 0);  // trimmed to 0
+  Trace t = f.Build();
+  auto ctx = Ctx(t);
+  StatusOr<const MemoryResult*> r = ctx->Memory();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ((*r)->devices.size(), 1u);
+  const DeviceMemory& d = (*r)->devices[0];
+  EXPECT_EQ(d.peak_bytes, 228 * kMiB);
+  EXPECT_EQ(d.peak_ns, 40);
+  EXPECT_EQ(d.reserved_at_peak_bytes, 228 * kMiB);
+  EXPECT_EQ(d.max_reserved_bytes, 228 * kMiB);
+  EXPECT_EQ(d.end_bytes, 100 * kMiB);
+  EXPECT_EQ(d.end_reserved_bytes, 100 * kMiB);  // after the trim
+  ASSERT_EQ(d.timeline.size(), 7u);
+  EXPECT_EQ(d.timeline[5].allocated, 100 * kMiB);  // both freed ...
+  EXPECT_EQ(d.timeline[5].reserved, 228 * kMiB);   // ... the pool still holds 128 MiB
+  ASSERT_EQ(d.pools.size(), 1u);
+  const MemoryPool& p = d.pools[0];
+  EXPECT_EQ(p.address, 0xa000u);
+  EXPECT_EQ(p.allocations, 2);
+  EXPECT_EQ(p.max_used_bytes, 128 * kMiB);
+  EXPECT_EQ(p.max_size_bytes, 128 * kMiB);
+  EXPECT_EQ(p.max_size_ns, 40);
+  EXPECT_EQ(p.end_size_bytes, 0);
+  EXPECT_EQ(p.shrinks, 1);
+  // By library, basenames, largest first.
+  ASSERT_EQ(d.by_source.size(), 2u);
+  EXPECT_EQ(d.by_source[0].name, "server");
+  EXPECT_EQ(d.by_source[0].bytes, 128 * kMiB);
+  EXPECT_EQ(d.by_source[0].allocations, 2);
+  EXPECT_EQ(d.by_source[1].name, "libnccl.so.2");
+  ASSERT_FALSE(d.at_peak.empty());
+  EXPECT_EQ(d.at_peak[0].source, "libnccl.so.2");
+  EXPECT_FALSE(d.at_peak[0].pooled);
+  EXPECT_TRUE(d.at_peak[1].pooled);
+}
+
+// Without pools or libraries nothing of the above appears: reserved stays unknown for CUDA calls.
+TEST(Memory, NoPoolsNoReservedFromCudaCalls) {
+  TraceFixture f;
+  TraceBuilder::MemoryEventRow r;
+  r.time_ns = 5;
+  r.device = 0;
+  r.pid = 1;
+  r.bytes = 1 << 20;
+  r.address = 0x10;
+  r.kind = MemoryKind::kDevice;
+  f.builder().AddMemoryEvent(r);
+  Trace t = f.Build();
+  auto ctx = Ctx(t);
+  StatusOr<const MemoryResult*> res = ctx->Memory();
+  ASSERT_TRUE(res.ok());
+  const DeviceMemory& d = (*res)->devices.at(0);
+  EXPECT_EQ(d.max_reserved_bytes, -1);
+  EXPECT_TRUE(d.pools.empty());
+  EXPECT_TRUE(d.by_source.empty());
+}
+
+}  // namespace
+}  // namespace sightline

@@ -376,6 +376,73 @@ TEST(RecorderImporter, GpuMetricSamplesBecomeCounters) {
   EXPECT_TRUE(named);
 }
 
+// --cuda-memory-usage: allocations and releases (sign from the operation), static symbols, the
+// allocating library, pools with their size after each operation; pool records change only a
+// pool's size; records with an unknown operation are malformed, not guessed.
+TEST(RecorderImporter, MemoryRecordsBecomeMemoryEvents) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "g_static_table");
+  c.AddString(2, "/usr/lib/x86_64-linux-gnu/libnccl.so.2");
+  recfmt::ProcessBody p{};
+  p.pid = 4242;
+  c.Add(RecordType::kProcess, p);
+  auto mem = [&](int64_t t, uint32_t op, uint64_t address, uint64_t bytes, uint32_t kind) {
+    recfmt::MemoryBody m{};
+    m.time_ns = t;
+    m.pid = 4242;
+    m.device = 1;
+    m.operation = op;
+    m.address = address;
+    m.bytes = bytes;
+    m.memory_kind = kind;
+    m.correlation = 77;
+    return m;
+  };
+  recfmt::MemoryBody st = mem(100, 1, 0x10, 1 << 20, 6);  // static device memory
+  st.name_string = 1;
+  c.Add(RecordType::kMemory, st);
+  recfmt::MemoryBody nccl = mem(200, 1, 0x20, 4 << 20, 3);
+  nccl.source_string = 2;
+  c.Add(RecordType::kMemory, nccl);
+  recfmt::MemoryBody pooled = mem(300, 1, 0x30, 2 << 20, 3);
+  pooled.pool_type = 1;
+  pooled.pool_address = 0x9000;
+  pooled.pool_size = 32 << 20;
+  c.Add(RecordType::kMemory, pooled);
+  c.Add(RecordType::kMemory, mem(400, 2, 0x20, 4 << 20, 3));
+  c.Add(RecordType::kMemory, mem(450, 9, 0x20, 4 << 20, 3));  // no such operation
+  recfmt::MemoryPoolBody trim{};
+  trim.time_ns = 500;
+  trim.pid = 4242;
+  trim.device = 1;
+  trim.address = 0x9000;
+  trim.operation = 3;
+  trim.pool_type = 1;
+  trim.size = 2 << 20;
+  c.Add(RecordType::kMemoryPool, trim);
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "mem.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const MemoryEventTable& m = t->memory_events;
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m.bytes[0], 1 << 20);
+  EXPECT_EQ(t->str(m.name[0]), "g_static_table");
+  EXPECT_EQ(m.kind[0], MemoryKind::kDevice);
+  EXPECT_EQ(m.device[0], 1);
+  EXPECT_EQ(m.pid[0], 4242);
+  EXPECT_EQ(m.correlation[0], 77);
+  EXPECT_EQ(t->str(m.source[1]), "/usr/lib/x86_64-linux-gnu/libnccl.so.2");
+  EXPECT_EQ(m.pool[1], 0u);
+  EXPECT_EQ(m.pool[2], 0x9000u);
+  EXPECT_EQ(m.pool_size[2], 32 << 20);
+  EXPECT_EQ(m.bytes[3], -(4 << 20));
+  EXPECT_EQ(m.bytes[4], 0);  // the trim: a pool's new size only
+  EXPECT_EQ(m.address[4], 0u);
+  EXPECT_EQ(m.pool[4], 0x9000u);
+  EXPECT_EQ(m.pool_size[4], 2 << 20);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderMalformedRecords), 1);
+}
+
 TEST(RecorderImporter, TruncatedLastChunkKeepsEarlierChunks) {
   const std::string whole = WholeFile();
   const size_t second = recfmt::FileHeaderBytes().size() + FirstChunk().size();

@@ -49,6 +49,7 @@ struct State {
   bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
   bool query_calls = false;  // record state-query API calls too
   bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
+  bool cuda_memory = false;  // allocations, releases and pools (--cuda-memory-usage)
   bool runtime_on = true;    // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
   bool only_driver_launches = false;     // of the driver API, the launch calls alone (set at start)
   std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
@@ -162,6 +163,15 @@ void EnableActivities(bool enable) {
       CUPTI_CHECK(cuptiActivityEnable(kind));
     } else {
       CUPTI_CHECK(cuptiActivityDisable(kind));
+    }
+  }
+  if (S().cuda_memory) {
+    for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL}) {
+      if (enable) {
+        CUPTI_CHECK(cuptiActivityEnable(kind));
+      } else {
+        CUPTI_CHECK(cuptiActivityDisable(kind));
+      }
     }
   }
   if (S().graph_trace) {
@@ -406,6 +416,9 @@ void StartOnce() {
   if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr) {
     s.graph_trace = std::strcmp(v, "graph") == 0;
   }
+  if (const char* v = std::getenv(recenv::kCudaMemoryEnv); v != nullptr) {
+    s.cuda_memory = std::strcmp(v, "1") == 0;
+  }
   if (!CUPTI_CHECK(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted))) {
     std::fprintf(stderr, "sightline-recorder: CUPTI cannot trace this process; not recording\n");
     s.writer->Finish(0);
@@ -434,6 +447,9 @@ void StartOnce() {
 
   // One record per device, whatever the capture range (used for device names and limits).
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  // Which shared object asked for each allocation (libnccl.so, libc10_cuda.so, the program):
+  // costs a lookup per allocation, none per kernel.
+  if (s.cuda_memory) CUPTI_CHECK(cuptiActivityEnableAllocationSource(1));
   uint64_t metrics_hz = 0;
   if (const char* v = std::getenv(recenv::kGpuMetricsEnv); v != nullptr && *v != '\0') {
     metrics_hz = std::strtoull(v, nullptr, 10);

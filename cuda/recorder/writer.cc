@@ -457,6 +457,51 @@ void Writer::TranslateOne(const void* raw) {
       chunk_.Add(RecordType::kDevice, b);
       return;
     }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+      const auto* m = static_cast<const CUpti_ActivityMemory4*>(raw);
+      recfmt::MemoryBody b{};
+      b.time_ns = static_cast<int64_t>(m->timestamp);
+      b.address = m->address;
+      b.bytes = m->bytes;
+      b.pid = m->processId;
+      b.device = m->deviceId;
+      b.context = m->contextId;
+      b.stream = m->streamId;
+      b.correlation = m->correlationId;
+      b.operation = static_cast<uint32_t>(m->memoryOperationType);
+      b.memory_kind = static_cast<uint32_t>(m->memoryKind);
+      b.pool_type = static_cast<uint32_t>(m->memoryPoolConfig.memoryPoolType);
+      if (b.pool_type != 0) {
+        b.pool_address = m->memoryPoolConfig.address;
+        if (m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
+          b.pool_size = m->memoryPoolConfig.pool.size;
+          b.pool_used = m->memoryPoolConfig.utilizedSize;
+          b.pool_release_threshold = m->memoryPoolConfig.releaseThreshold;
+        }
+      }
+      b.name_string = Intern(m->name, false);  // kNoString when CUPTI gives none
+      b.source_string = Intern(m->source, false);
+      chunk_.Add(RecordType::kMemory, b);
+      return;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
+      const auto* p = static_cast<const CUpti_ActivityMemoryPool3*>(raw);
+      recfmt::MemoryPoolBody b{};
+      b.time_ns = static_cast<int64_t>(p->timestamp);
+      b.address = p->address;
+      b.size = p->size;
+      b.used = p->utilizedSize;
+      b.release_threshold = p->releaseThreshold;
+      b.min_bytes_to_keep = p->minBytesToKeep;
+      b.pid = p->processId;
+      b.device = p->deviceId;
+      b.correlation = p->correlationId;
+      b.operation = static_cast<uint32_t>(p->memoryPoolOperationType);
+      b.pool_type = static_cast<uint32_t>(p->memoryPoolType);
+      b.managed = p->isManagedPool;
+      chunk_.Add(RecordType::kMemoryPool, b);
+      return;
+    }
     default:
       ++unknown_records_;
       std::lock_guard<std::mutex> lock(drop_mu_);

@@ -30,6 +30,8 @@ inline constexpr char kSkipEnv[] = "SIGHTLINE_RECORD_SKIP";
 inline constexpr char kGraphTraceEnv[] = "SIGHTLINE_RECORD_GRAPH_TRACE";
 // GPU metrics: the sampling frequency in Hz (unset or 0: none).
 inline constexpr char kGpuMetricsEnv[] = "SIGHTLINE_RECORD_GPU_METRICS";
+// "1": record GPU memory allocations, releases and pools (--cuda-memory-usage).
+inline constexpr char kCudaMemoryEnv[] = "SIGHTLINE_RECORD_CUDA_MEMORY";
 
 inline constexpr char kDefaultOutputPattern[] = "sightline-%p.slrec";
 

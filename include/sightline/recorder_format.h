@@ -46,6 +46,10 @@ enum class RecordType : uint16_t {
   kGpuMetric = 15,         // one metric of one device: sampled, or why not
   kGpuMetricSample = 16,   // one sample of all of a device's sampled metrics
   kGpuMetricsStatus = 17,  // per device, cumulative: a later record replaces an earlier one
+  // GPU memory (--cuda-memory-usage, CUPTI_ACTIVITY_KIND_MEMORY2 / MEMORY_POOL); readers before
+  // them skip them.
+  kMemory = 18,      // one allocation or release
+  kMemoryPool = 19,  // a memory pool created, destroyed or trimmed
 };
 
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string; ids start at 1
@@ -233,6 +237,48 @@ inline bool DecodeGpuMetricSample(std::string_view body, GpuMetricSampleHeader* 
   *values = body.data() + sizeof *h;
   return true;
 }
+
+// One GPU memory allocation or release (CUpti_ActivityMemory4). Sizes are always positive; the
+// sign is in `operation`. Pool fields are set when the memory came from a stream-ordered pool
+// (cudaMallocAsync, cudaMallocFromPoolAsync): the pool's state right after this operation.
+enum class MemoryOperation : uint32_t { kAllocation = 1, kRelease = 2 };
+enum class MemoryPoolType : uint32_t { kNone = 0, kLocal = 1, kImported = 2 };
+struct MemoryBody {
+  int64_t time_ns;
+  uint64_t address;
+  uint64_t bytes;
+  uint64_t pool_address;            // the pool's base address; 0 when not from a pool
+  uint64_t pool_size;               // local pools: the pool's size after the operation
+  uint64_t pool_used;               // local pools: its utilized size after the operation
+  uint64_t pool_release_threshold;  // local pools
+  uint32_t pid;
+  uint32_t device, context, stream;  // stream: UINT32_MAX when not stream-ordered
+  uint32_t correlation;              // of the API call that made it
+  uint32_t operation;                // MemoryOperation
+  uint32_t memory_kind;              // CUpti_ActivityMemoryKind
+  uint32_t pool_type;                // MemoryPoolType
+  uint32_t name_string;              // static allocations: the variable's name
+  uint32_t source_string;  // the shared object that asked for it (CUPTI's allocation source)
+};
+static_assert(sizeof(MemoryBody) == 96);
+
+// A stream-ordered memory pool created, destroyed or trimmed (CUpti_ActivityMemoryPool3).
+enum class MemoryPoolOperation : uint32_t { kCreated = 1, kDestroyed = 2, kTrimmed = 3 };
+struct MemoryPoolBody {
+  int64_t time_ns;
+  uint64_t address;            // the pool's base address
+  uint64_t size;               // local pools: its size after the operation
+  uint64_t used;               // local pools: its utilized size after the operation
+  uint64_t release_threshold;  // local pools
+  uint64_t min_bytes_to_keep;  // trims
+  uint32_t pid;
+  uint32_t device;
+  uint32_t correlation;
+  uint32_t operation;  // MemoryPoolOperation
+  uint32_t pool_type;  // MemoryPoolType
+  uint32_t managed;    // 1: a pool of managed memory
+};
+static_assert(sizeof(MemoryPoolBody) == 72);
 
 struct CaptureWindowBody {
   int64_t start_ns, end_ns;  // cuProfilerStart .. cuProfilerStop on the CUPTI clock

@@ -53,9 +53,16 @@ std::vector<MemoryPoint> Thin(std::vector<MemoryPoint> points, size_t max_points
   return out;
 }
 
-// A row that only carries an allocator's new totals (a PyTorch snapshot's segment_alloc/free).
-bool TotalsOnly(const MemoryEventTable& m, size_t i) {
-  return m.bytes[i] == 0 && m.address[i] == 0 && m.total_allocated[i] >= 0;
+// A row that allocates nothing: it carries only an allocator's new totals (a PyTorch snapshot's
+// segment_alloc/free) or a pool's new size (created, trimmed, destroyed).
+bool StateOnly(const MemoryEventTable& m, size_t i) {
+  return m.bytes[i] == 0 && m.address[i] == 0 && (m.total_allocated[i] >= 0 || m.pool[i] != 0);
+}
+
+// "/usr/lib/x86_64-linux-gnu/libnccl.so.2" -> "libnccl.so.2".
+std::string_view Basename(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
 }  // namespace
@@ -89,6 +96,11 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     int64_t current = 0;
     int64_t reserved = -1;
     int64_t peak_row = -1;
+    // Stream-ordered pools: by address; the live bytes from pools; whether any event names one.
+    std::map<uint64_t, MemoryPool> pools;
+    std::map<uint64_t, int64_t> pool_used;
+    int64_t pooled = 0;
+    bool has_pools = false;
   };
   // Pinned and pageable allocations are host memory (nsys reports cudaHostAlloc & co. on the
   // device's context): they take no device memory.
@@ -107,6 +119,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     }
     State& s = devices[m.device[i]];
     s.all_totals &= m.total_allocated[i] >= 0;
+    s.has_pools |= m.pool[i] != 0;
   }
   for (size_t i = 0; i < m.size(); ++i) {
     if (host(i)) continue;
@@ -114,24 +127,59 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     DeviceMemory& d = s.d;
     d.device = m.device[i];
     d.allocator_totals = s.all_totals;
-    if (TotalsOnly(m, i)) {
+    if (StateOnly(m, i)) {
       // the allocator's reserved memory changed; no allocation
     } else if (m.bytes[i] >= 0) {
       ++d.allocations;
       d.allocated_bytes += m.bytes[i];
       s.current += m.bytes[i];
       s.live[m.address[i]] = i;
+      if (m.pool[i] != 0) {
+        s.pooled += m.bytes[i];
+        MemoryPool& p = s.pools[m.pool[i]];
+        ++p.allocations;
+        p.max_used_bytes = std::max(p.max_used_bytes, s.pool_used[m.pool[i]] += m.bytes[i]);
+      }
     } else {
       ++d.frees;
       auto it = s.live.find(m.address[i]);
       if (it == s.live.end()) {
         ++d.unmatched_frees;  // allocated before the capture
       } else {
-        s.current -= m.bytes[it->second];
+        const size_t from = it->second;
+        s.current -= m.bytes[from];
+        if (m.pool[from] != 0) {
+          s.pooled -= m.bytes[from];
+          s.pool_used[m.pool[from]] -= m.bytes[from];
+        }
         s.live.erase(it);
       }
     }
-    if (m.total_reserved[i] >= 0) s.reserved = m.total_reserved[i];
+    if (m.pool[i] != 0) {
+      MemoryPool& p = s.pools[m.pool[i]];
+      p.address = m.pool[i];
+      if (m.pool_size[i] >= 0) {
+        if (m.pool_size[i] > p.max_size_bytes) {
+          p.max_size_bytes = m.pool_size[i];
+          p.max_size_ns = m.time_ns[i];
+        }
+        if (StateOnly(m, i) && p.end_size_bytes >= 0 && m.pool_size[i] < p.end_size_bytes) {
+          ++p.shrinks;
+        }
+        p.end_size_bytes = m.pool_size[i];
+      }
+    }
+    if (m.total_reserved[i] >= 0) {
+      s.reserved = m.total_reserved[i];
+    } else if (s.has_pools && !d.allocator_totals) {
+      // What the process holds from CUDA: every pool's size (its used part at least), plus what
+      // was allocated outside the pools.
+      int64_t held = s.current - s.pooled;
+      for (const auto& [address, p] : s.pools) {
+        held += std::max(std::max<int64_t>(p.end_size_bytes, 0), s.pool_used[address]);
+      }
+      s.reserved = held;
+    }
     if (!s.seen) {
       s.seen = true;
       if (d.allocator_totals)
@@ -166,7 +214,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     const State& s = devices[m.device[i]];
     if (static_cast<int64_t>(i) > s.peak_row) continue;
     auto& l = live[m.device[i]];
-    if (TotalsOnly(m, i)) continue;
+    if (StateOnly(m, i)) continue;
     if (m.bytes[i] >= 0) {
       l[m.address[i]] = i;
     } else {
@@ -183,8 +231,8 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       return m.bytes[x] != m.bytes[y] ? m.bytes[x] > m.bytes[y] : m.time_ns[x] < m.time_ns[y];
     });
     d.at_peak_count = static_cast<int64_t>(rows.size());
-    std::vector<std::pair<std::string, int64_t>> ops, ranges, sites;
-    bool any_op = false, any_range = false, any_site = false;
+    std::vector<std::pair<std::string, int64_t>> ops, ranges, sites, sources;
+    bool any_op = false, any_range = false, any_site = false, any_source = false;
     for (size_t k = 0; k < rows.size(); ++k) {
       const size_t row = rows[k];
       d.at_peak_bytes += m.bytes[row];
@@ -203,6 +251,9 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       const std::string_view site = trace.str(m.name[row]);
       any_site |= !site.empty();
       sites.push_back({site.empty() ? "(unknown)" : std::string(site), m.bytes[row]});
+      const std::string_view source = Basename(trace.str(m.source[row]));
+      any_source |= !source.empty();
+      sources.push_back({source.empty() ? "(unknown)" : std::string(source), m.bytes[row]});
       if (k >= options.top_allocations) continue;
       LiveAllocation& a = d.at_peak.emplace_back();
       a.bytes = m.bytes[row];
@@ -215,7 +266,14 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       }
       a.op = std::move(op);
       a.range = std::move(range);
+      a.source = std::string(source);
+      a.pooled = m.pool[row] != 0;
     }
+    if (any_source) d.by_source = Group(sources, options.top_groups);
+    for (auto& [address, p] : s.pools) d.pools.push_back(p);
+    std::stable_sort(d.pools.begin(), d.pools.end(), [](const MemoryPool& a, const MemoryPool& b) {
+      return a.max_size_bytes > b.max_size_bytes;
+    });
     if (any_op) d.by_op = Group(ops, options.top_groups);
     if (any_range) d.by_range = Group(ranges, options.top_groups);
     // Without ops or ranges (a PyTorch memory snapshot), the events' own call sites group them.

@@ -27,9 +27,23 @@ struct LiveAllocation {
   int64_t bytes = 0;
   TimeNs time_ns = 0;  // when it was allocated
   MemoryKind kind = MemoryKind::kUnknown;
-  std::string what;   // the allocating API call ("cudaMalloc") or the static symbol
-  std::string op;     // the innermost op / range on the allocating thread; "" unknown
-  std::string range;  // the innermost NVTX range or annotation around it; "" none
+  std::string what;     // the allocating API call ("cudaMalloc") or the static symbol
+  std::string op;       // the innermost op / range on the allocating thread; "" unknown
+  std::string range;    // the innermost NVTX range or annotation around it; "" none
+  std::string source;   // the library that asked for it (recorder); "" unknown
+  bool pooled = false;  // from a stream-ordered pool (cudaMallocAsync)
+};
+
+// A stream-ordered memory pool (cudaMallocAsync's default pool or one of cudaMemPoolCreate) seen
+// in the events: its size is what it holds from the device, whether allocated from or not.
+struct MemoryPool {
+  uint64_t address = 0;         // base address (an identifier)
+  int64_t allocations = 0;      // allocations from it
+  int64_t max_used_bytes = 0;   // the most allocated from it at once (events the trace saw)
+  int64_t max_size_bytes = -1;  // its largest size; -1 unknown (imported pools)
+  TimeNs max_size_ns = 0;
+  int64_t end_size_bytes = -1;  // its size after the last event (0 destroyed)
+  int64_t shrinks = 0;          // pool events that made it smaller (trimmed or destroyed)
 };
 
 // Live bytes at the peak grouped by the op or range that allocated them.
@@ -72,6 +86,12 @@ struct DeviceMemory {
   // By the event's own name (a PyTorch snapshot's call site "aten::mm @ model.py:42 forward"):
   // only when no allocation alive at the peak has an op or range.
   std::vector<AllocationGroup> by_site;
+  // By the library that asked for it (a recording with --cuda-memory-usage): NCCL, PyTorch's
+  // allocator, cuBLAS, the program; only when some allocation alive at the peak has one.
+  std::vector<AllocationGroup> by_source;
+  // Stream-ordered pools. When there are any, `reserved` is what the process holds from CUDA:
+  // the pools' sizes plus the live allocations from no pool.
+  std::vector<MemoryPool> pools;
   std::vector<MemoryPoint> timeline;
 };
 

@@ -85,25 +85,64 @@ Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
       "at the first; headroom = device memory - reserved at the peak (else - peak)";
   for (const DeviceMemory& d : r.devices) {
     if (!d.at_peak.empty()) {
+      // The library and pool columns only where the events say (a recording with
+      // --cuda-memory-usage; nsys for pools).
+      const bool sources = !d.by_source.empty();
+      const bool pooled = !d.pools.empty();
+      std::vector<Column> columns = {{"bytes", "size", Unit::kBytes},
+                                     {"share_pct", "of peak", Unit::kPercent},
+                                     {"kind", "kind", Unit::kText},
+                                     {"what", "allocated by", Unit::kText}};
+      if (sources) columns.push_back({"library", "library", Unit::kText});
+      if (pooled) columns.push_back({"pool", "from a pool", Unit::kText});
+      columns.push_back({"op", "op", Unit::kText});
+      columns.push_back({"range", "range", Unit::kText});
+      columns.push_back({"time_ns", "allocated at", Unit::kTimestampNs});
       Table& p = s.AddTable(fmt::format("at_peak_device_{}", d.device),
                             fmt::format("GPU {}: allocations alive at the peak", d.device),
-                            {{"bytes", "size", Unit::kBytes},
-                             {"share_pct", "of peak", Unit::kPercent},
-                             {"kind", "kind", Unit::kText},
-                             {"what", "allocated by", Unit::kText},
-                             {"op", "op", Unit::kText},
-                             {"range", "range", Unit::kText},
-                             {"time_ns", "allocated at", Unit::kTimestampNs}});
+                            std::move(columns));
       for (const LiveAllocation& a : d.at_peak) {
-        p.rows.push_back({a.bytes, d.peak_bytes > 0 ? 100.0 * a.bytes / d.peak_bytes : 0.0,
-                          std::string(MemoryKindName(a.kind)), a.what, a.op, a.range,
-                          a.time_ns - origin});
+        std::vector<Value> row{a.bytes,
+                               d.peak_bytes > 0 ? 100.0 * a.bytes / d.peak_bytes : 0.0,
+                               std::string(MemoryKindName(a.kind)),
+                               a.what,
+                               a.source,
+                               std::string(a.pooled ? "yes" : "no"),
+                               a.op,
+                               a.range,
+                               a.time_ns - origin};
+        if (!pooled) row.erase(row.begin() + 5);
+        if (!sources) row.erase(row.begin() + 4);
+        p.rows.push_back(std::move(row));
       }
       p.total_rows = d.at_peak_count;
     }
     AddGroupTable(s, d, d.by_op, "op", "op");
     AddGroupTable(s, d, d.by_range, "range", "range");
     AddGroupTable(s, d, d.by_site, "site", "call site");
+    AddGroupTable(s, d, d.by_source, "library", "library");
+    if (!d.pools.empty()) {
+      Table& pt =
+          s.AddTable(fmt::format("pools_device_{}", d.device),
+                     fmt::format("GPU {}: stream-ordered memory pools (cudaMallocAsync)", d.device),
+                     {{"pool", "pool", Unit::kText},
+                      {"allocations", "allocations", Unit::kCount},
+                      {"max_used_bytes", "most allocated", Unit::kBytes},
+                      {"max_size_bytes", "largest size", Unit::kBytes},
+                      {"max_size_ns", "at", Unit::kTimestampNs},
+                      {"end_size_bytes", "size at end", Unit::kBytes},
+                      {"shrinks", "shrunk", Unit::kCount}});
+      for (const MemoryPool& p : d.pools) {
+        pt.rows.push_back({fmt::format("0x{:x}", p.address), p.allocations, p.max_used_bytes,
+                           BytesOrNone(p.max_size_bytes),
+                           p.max_size_bytes >= 0 ? Value(p.max_size_ns - origin) : Value(),
+                           BytesOrNone(p.end_size_bytes), p.shrinks});
+      }
+      pt.note =
+          "a pool's size is what it holds from the device whether allocated from or not; with "
+          "pools, reserved = the pools' sizes + what was allocated outside them; shrunk = pool "
+          "events that made it smaller (cudaMemPoolTrimTo, destroyed)";
+    }
     if (d.timeline.size() < 2) continue;
     Series& se = s.series.emplace_back();
     se.key = fmt::format("memory_device_{}", d.device);

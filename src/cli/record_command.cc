@@ -42,6 +42,7 @@ struct RecordArgs {
   std::string cuda_graph_trace = "node";
   bool gpu_metrics = false;
   int gpu_metrics_frequency = 10000;  // Hz, nsys's default
+  bool cuda_memory_usage = false;
   bool print_recorder_path = false;
   std::vector<std::string> command;
 };
@@ -277,6 +278,7 @@ int RunRecord(const RecordArgs& args) {
   } else {
     unsetenv(recenv::kGpuMetricsEnv);
   }
+  setenv(recenv::kCudaMemoryEnv, args.cuda_memory_usage ? "1" : "0", 1);
 
   int error_pipe[2];
   if (pipe2(error_pipe, O_CLOEXEC) != 0) {
@@ -373,6 +375,11 @@ void AddRecordCommand(CLI::App& app, CommandRunner& runner) {
       ->check(CLI::Range(10, 200000))
       ->needs(metrics)
       ->capture_default_str();
+  cmd->add_flag("--cuda-memory-usage", args->cuda_memory_usage,
+                "Also record GPU memory allocations and releases (cudaMalloc, cudaMallocAsync and "
+                "its pools, static __device__ variables; nsys's --cuda-memory-usage=true), with "
+                "the library that asked for each (libnccl.so, libc10_cuda.so, ...). Costs a little "
+                "per allocation, nothing per kernel");
   cmd->add_flag(
       "--print-recorder-path", args->print_recorder_path,
       "Print the libsightline_recorder.so that would be injected (SIGHTLINE_RECORDER_LIB, "

@@ -183,6 +183,12 @@ struct MemoryEventTable {
   std::vector<int64_t> correlation;  // the allocating or freeing API call's; -1 none
   std::vector<StringId> name;        // static allocations: the symbol; else empty
   std::vector<int64_t> total_allocated, total_reserved;  // after the event; -1 unknown
+  // Stream-ordered pools (cudaMallocAsync): the pool the memory came from (its base address; 0
+  // none) and the pool's size after the event (-1 unknown). A row with bytes 0 and address 0
+  // changes only a pool's size (created, trimmed, destroyed) or an allocator's totals.
+  std::vector<uint64_t> pool;
+  std::vector<int64_t> pool_size;
+  std::vector<StringId> source;  // the library that asked for it (libnccl.so.2); empty unknown
 
   template <typename F>
   void ForEachColumn(F&& f) {
@@ -197,6 +203,9 @@ struct MemoryEventTable {
     f(kind);
     f(correlation);
     f(name);
+    f(pool);
+    f(pool_size);
+    f(source);
   }
   size_t size() const { return time_ns.size(); }
 };

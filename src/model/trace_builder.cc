@@ -573,6 +573,9 @@ void TraceBuilder::AddMemoryEvent(const MemoryEventRow& row) {
   m.kind.push_back(row.kind);
   m.correlation.push_back(row.correlation);
   m.name.push_back(row.name);
+  m.pool.push_back(row.pool);
+  m.pool_size.push_back(row.pool_size);
+  m.source.push_back(row.source);
 }
 
 void TraceBuilder::AddCounter(TimeNs time_ns, int32_t device, StringId name, double value) {

@@ -95,6 +95,9 @@ class TraceBuilder {
     MemoryKind kind = MemoryKind::kUnknown;
     int64_t correlation = -1;
     StringId name;
+    uint64_t pool = 0;       // the stream-ordered pool's base address; 0 none
+    int64_t pool_size = -1;  // that pool's size after the event; -1 unknown
+    StringId source;         // the library that asked for it
   };
   void AddMemoryEvent(const MemoryEventRow& row);
   void AddDevice(const DeviceInfo& device);  // a second device with the same id replaces the first

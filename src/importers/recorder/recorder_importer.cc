@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <string>
@@ -282,6 +283,58 @@ class RecorderMapper {
         metrics_status_[st.device] = {st, std::string(Text(st.error_string))};
         return;
       }
+      case RecordType::kMemory: {
+        const auto m = recfmt::DecodeBody<recfmt::MemoryBody>(body);
+        const bool alloc =
+            m.operation == static_cast<uint32_t>(recfmt::MemoryOperation::kAllocation);
+        if ((!alloc && m.operation != static_cast<uint32_t>(recfmt::MemoryOperation::kRelease)) ||
+            m.bytes > static_cast<uint64_t>(INT64_MAX)) {
+          ++malformed_;
+          return;
+        }
+        TraceBuilder::MemoryEventRow row;
+        row.time_ns = m.time_ns;
+        row.device = static_cast<int32_t>(m.device);
+        row.pid = static_cast<int32_t>(m.pid);
+        row.bytes = alloc ? static_cast<int64_t>(m.bytes) : -static_cast<int64_t>(m.bytes);
+        row.address = m.address;
+        row.kind = MemKind(m.memory_kind);
+        row.correlation = m.correlation;
+        if (m.name_string != recfmt::kNoString) row.name = Id(m.name_string, "");
+        if (m.source_string != recfmt::kNoString) row.source = Id(m.source_string, "");
+        if (m.pool_type != static_cast<uint32_t>(recfmt::MemoryPoolType::kNone)) {
+          row.pool = m.pool_address;
+          if (m.pool_type == static_cast<uint32_t>(recfmt::MemoryPoolType::kLocal) &&
+              m.pool_size <= static_cast<uint64_t>(INT64_MAX)) {
+            row.pool_size = static_cast<int64_t>(m.pool_size);
+          }
+        }
+        b_.AddMemoryEvent(row);
+        return;
+      }
+      case RecordType::kMemoryPool: {
+        const auto p = recfmt::DecodeBody<recfmt::MemoryPoolBody>(body);
+        if (p.operation < 1 || p.operation > 3 || p.size > static_cast<uint64_t>(INT64_MAX)) {
+          ++malformed_;
+          return;
+        }
+        TraceBuilder::MemoryEventRow row;  // a pool's new size only: no allocation
+        row.time_ns = p.time_ns;
+        row.device = static_cast<int32_t>(p.device);
+        row.pid = static_cast<int32_t>(p.pid);
+        row.kind = MemoryKind::kDevice;
+        row.correlation = p.correlation;
+        row.pool = p.address;
+        if (p.operation == static_cast<uint32_t>(recfmt::MemoryPoolOperation::kDestroyed)) {
+          row.pool_size = 0;
+        } else if (p.pool_type == static_cast<uint32_t>(recfmt::MemoryPoolType::kLocal)) {
+          row.pool_size = static_cast<int64_t>(p.size);
+        }
+        if (p.managed != 0) row.kind = MemoryKind::kManaged;
+        b_.AddMemoryEvent(row);
+        ++pool_records_;
+        return;
+      }
       case RecordType::kSync:
         ++sync_records_;
         return;
@@ -423,6 +476,7 @@ class RecorderMapper {
   int64_t sync_records_ = 0, windows_ = 0, graph_kernels_ = 0, missing_strings_ = 0;
   uint64_t malformed_ = 0, unknown_types_ = 0;
   int64_t whole_graphs_ = 0;
+  int64_t pool_records_ = 0;
   // GPU metrics: per device, the sampled metrics by index; what was not sampled; the last status.
   static constexpr uint32_t kMaxMetricsPerDevice = 4096;
   std::map<uint32_t, std::vector<StringId>> metric_names_;
