@@ -49,6 +49,10 @@ const GoldenCase kCases[] = {
     {"trt_mobilenet_v2_residuals_qat",
      "trt/mobilenet/mobilenet_v2_residuals.qat.onnx.engine.graph.json", true},
     {"torch_snapshot_history", "tests/data/torch_snapshot/history.pickle", false},
+    // GPU memory with NCCL, static memory, cudaMalloc and two stream-ordered pools (H200):
+    // `sightline record --cuda-memory-usage` and nsys --cuda-memory-usage=true of one program.
+    {"recorder_memory_app_h200", "tests/data/recorder/memory_app_h200.slrec", false},
+    {"nsys_memory_app_h200", "tests/data/nsys/memory_app_h200.sqlite", false},
     {"torch2.11_h100_memory_snapshot", "torch2.11_h100_memory_snapshot.pickle", true},
 };
 

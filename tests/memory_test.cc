@@ -422,3 +422,76 @@ TEST(Memory, NoPoolsNoReservedFromCudaCalls) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+const DeviceMemory& OnlyDevice(const MemoryResult& r) {
+  EXPECT_EQ(r.devices.size(), 1u);
+  return r.devices.at(0);
+}
+
+int64_t LibraryBytes(const DeviceMemory& d, std::string_view prefix) {
+  int64_t bytes = 0;
+  for (const AllocationGroup& g : d.by_source) {
+    if (std::string_view(g.name).substr(0, prefix.size()) == prefix) bytes += g.bytes;
+  }
+  return bytes;
+}
+
+// memory_app on an H200 (cuda/recorder/test/memory_app.cu, run_memory.sh), recorded with
+// `sightline record --cuda-memory-usage` and profiled with nsys --cuda-memory-usage=true: the
+// program's own figures (tests/data/recorder/memory_app_h200.truth.json) hold in the recording,
+// and the two tools agree.
+TEST(Memory, H200MemoryAppMatchesTheProgramAndNsys) {
+  StatusOr<Trace> rec =
+      ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/recorder/memory_app_h200.slrec");
+  StatusOr<Trace> nsys =
+      ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/nsys/memory_app_h200.sqlite");
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  ASSERT_TRUE(nsys.ok()) << nsys.status().message();
+  auto rc = Ctx(*rec);
+  auto nc = Ctx(*nsys);
+  StatusOr<const MemoryResult*> rr = rc->Memory();
+  StatusOr<const MemoryResult*> nr = nc->Memory();
+  ASSERT_TRUE(rr.ok() && nr.ok());
+  const DeviceMemory& r = OnlyDevice(**rr);
+  const DeviceMemory& n = OnlyDevice(**nr);
+  // The program's truth: its own allocations peaked at 912 MiB (956,301,312 B); a 1 MiB
+  // __device__ array; the explicit pool's cudaMemPoolAttrReservedMemHigh was 256 MiB and both
+  // pools were back to 0 at the end.
+  constexpr int64_t kProgramPeak = 956'301'312, kStatic = 1 << 20, kPoolHigh = 256 << 20;
+  EXPECT_EQ(LibraryBytes(r, "libcudart"), kProgramPeak);  // the program's runtime calls
+  EXPECT_EQ(LibraryBytes(r, "memory_app"), kStatic);      // its static memory
+  const int64_t nccl = LibraryBytes(r, "libnccl");
+  EXPECT_GT(nccl, 0);
+  EXPECT_EQ(r.peak_bytes, kProgramPeak + kStatic + nccl);
+  // nsys saw the same allocations and the same peak.
+  EXPECT_EQ(n.peak_bytes, r.peak_bytes);
+  EXPECT_EQ(n.allocations, r.allocations);
+  EXPECT_EQ(n.frees, r.frees);
+  // Pools: the default pool (4 x 64 MiB) and the explicit one (8 x 32 MiB) each reached 256 MiB,
+  // and ended at 0; a pool that was created and never used holds nothing.
+  for (const DeviceMemory* d : {&r, &n}) {
+    ASSERT_EQ(d->pools.size(), 3u);
+    int used = 0;
+    for (const MemoryPool& p : d->pools) {
+      EXPECT_EQ(p.end_size_bytes, 0);
+      if (p.allocations == 0) {
+        EXPECT_EQ(p.max_size_bytes, 0);
+        continue;
+      }
+      ++used;
+      EXPECT_EQ(p.max_size_bytes, kPoolHigh);
+      EXPECT_EQ(p.max_used_bytes, kPoolHigh);
+      EXPECT_TRUE(p.allocations == 4 || p.allocations == 8);
+    }
+    EXPECT_EQ(used, 2);
+    // Reserved: the peak is reached with every pool fully used.
+    EXPECT_EQ(d->reserved_at_peak_bytes, d->peak_bytes);
+  }
+  EXPECT_TRUE(n.by_source.empty());  // nsys exports carry no allocating library
+}
+
+}  // namespace
+}  // namespace sightline

@@ -6,8 +6,8 @@ memory_app's own figures (run_memory.sh). Reads the program's JSON line and the 
   memory_check.py APP_JSON RECORDING_REPORT_JSON [NSYS_REPORT_JSON]
 
 What must hold (exit 1 otherwise):
-- the recording's peak minus what NCCL and static module memory held at it equals the program's
-  own peak (its cudaMalloc and pool allocations, counted by the program);
+- what the recording saw alive at the peak from libcudart (the program's cudaMalloc and pool
+  allocations) equals the program's own peak, and its static memory the 1 MiB array;
 - the explicit pool's largest size equals cudaMemPoolAttrReservedMemHigh of that pool;
 - nsys's peak equals the recording's.
 """
@@ -19,8 +19,7 @@ def rows(section, key):
     t = section["tables"].get(key)
     if t is None:
         return []
-    cols = [c["key"] for c in t["columns"]]
-    return [dict(zip(cols, r)) for r in t["rows"]]
+    return t["rows"]
 
 
 def memory(report_path):
@@ -44,15 +43,19 @@ def main():
 
     dev = rows(rec, "devices")[0]
     by_lib = {r["library"]: r["bytes"] for r in rows(rec, "at_peak_by_library_device_0")}
-    at_peak = rows(rec, "at_peak_device_0")
-    static = sum(r["bytes"] for r in at_peak if r["kind"] == "device" and r["what"] == "g_static_table")
+    # CUPTI's allocation source is the object that called the driver: libcudart for the program's
+    # runtime calls, the program itself for its static __device__ memory, NCCL for its own.
+    runtime = sum(b for lib, b in by_lib.items() if lib.startswith("libcudart"))
+    static = by_lib.get("memory_app", 0)
     nccl = sum(b for lib, b in by_lib.items() if lib.startswith("libnccl"))
     print(f"{'figure':<52} {'recording':>16} {'program':>16}")
     print(f"recording at the peak by library: {by_lib}")
-    row("peak - NCCL - static = the program's peak", dev["peak_bytes"] - nccl - static,
-        app["program_peak"], dev["peak_bytes"] - nccl - static == app["program_peak"])
-    row("static module memory (g_static_table)", static, app["static_bytes"],
+    row("alive at the peak from libcudart = the program's peak", runtime, app["program_peak"],
+        runtime == app["program_peak"])
+    row("static module memory (library: the program)", static, app["static_bytes"],
         static == app["static_bytes"])
+    row("peak = program + static + NCCL's own", dev["peak_bytes"], runtime + static + nccl,
+        dev["peak_bytes"] == runtime + static + nccl)
     pools = rows(rec, "pools_device_0")
     for p in pools:
         print(f"  pool {p['pool']}: {p['allocations']} allocations, most used {p['max_used_bytes']}, "

@@ -100,7 +100,9 @@ Status ReadNsysMemoryPools(NsysContext& ctx) {
     row.pool = static_cast<uint64_t>(stmt.Int64(3));
     row.correlation = stmt.Int64Or(6, -1);
     const bool local = stmt.Int64Or(5, 1) == 1;
-    if (op == 2) {
+    // Created: a new pool holds no memory yet (nsys reports 32 MiB at creation on the H200, but the
+    // first 64 MiB allocation brings it to 64 MiB, not 96). Destroyed: none left.
+    if (op != 3) {
       row.pool_size = 0;
     } else if (const int64_t size = stmt.Int64Or(7, -1); local && size >= 0) {
       row.pool_size = size;

@@ -325,7 +325,9 @@ class RecorderMapper {
         row.kind = MemoryKind::kDevice;
         row.correlation = p.correlation;
         row.pool = p.address;
-        if (p.operation == static_cast<uint32_t>(recfmt::MemoryPoolOperation::kDestroyed)) {
+        // A new pool holds no memory yet: CUPTI reports 32 MiB at creation on the H200, but the
+        // first 64 MiB allocation brings it to 64 MiB, not 96 (docs/analyses/memory.md).
+        if (p.operation != static_cast<uint32_t>(recfmt::MemoryPoolOperation::kTrimmed)) {
           row.pool_size = 0;
         } else if (p.pool_type == static_cast<uint32_t>(recfmt::MemoryPoolType::kLocal)) {
           row.pool_size = static_cast<int64_t>(p.size);
