@@ -102,6 +102,7 @@ TEST(RankProfileCodec, RoundTripAndRefusals) {
   p.input = 1;
   p.trace_rank = 1;
   p.world_size = 8;
+  p.trace_host = "node-7";
   p.busy_ns = 123;
   p.comm_names = {"ncclAllReduce", "ncclAllGather"};
   p.comm = {{1, 0, 10, 20}, {0, 2, 30, 45}};
@@ -110,6 +111,7 @@ TEST(RankProfileCodec, RoundTripAndRefusals) {
   StatusOr<RankProfile> q = DecodeRankProfile(blob);
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_EQ(q->busy_ns, 123);
+  EXPECT_EQ(q->trace_host, "node-7");
   EXPECT_EQ(q->comm_names, p.comm_names);
   ASSERT_EQ(q->comm.size(), 2u);
   EXPECT_EQ(q->comm[1].slot, 2);
