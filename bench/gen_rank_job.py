@@ -5,7 +5,9 @@ Each rank is a gen_kineto_json.py trace with the job's kernel sequence (same see
 the same collectives in the same order, as SPMD inference does), its distributedInfo rank, a clock
 offset per host (--ranks-per-host ranks share one), a small random lateness at each collective,
 PyTorch's record_param_comms records (process group, sequence number) and one straggler that
-arrives late at every collective while the others wait inside it. Files: DIR/rank00000.json ...
+arrives late at every collective while the others wait inside it. Files: DIR/rank00000.json ...,
+or with --names tensorboard as torch.profiler.tensorboard_trace_handler names them by default,
+DIR/host{H}_{pid}.{time}.pt.trace.json (the host in the name: sightline aligns clocks per host).
 Standard library only; --jobs processes write ranks in parallel.
 
   python3 bench/gen_rank_job.py --ranks 1024 --kernels 2000 -o /tmp/job1024
@@ -23,11 +25,16 @@ import gen_kineto_json  # noqa: E402
 
 def write_rank(job):
     a, rank = job
-    path = os.path.join(a.output, "rank%05d.json" % rank)
     host = rank // a.ranks_per_host
+    pid = 4000 + rank % a.ranks_per_host
+    if a.names == "tensorboard":
+        name = "host%d_%d.%d.pt.trace.json" % (host, pid, 1_700_000_000_000 + rank)
+    else:
+        name = "rank%05d.json" % rank
+    path = os.path.join(a.output, name)
     argv = ["--kernels", str(a.kernels), "--kernels-per-step", str(a.kernels_per_step),
             "--rank", str(rank), "--world-size", str(a.ranks), "--devices", str(a.ranks_per_host),
-            "--pid", str(4000 + rank % a.ranks_per_host), "--seed", str(a.seed),
+            "--pid", str(pid), "--seed", str(a.seed),
             # Hosts' clocks differ by milliseconds; ranks of one host share a clock.
             "--clock-offset-ns", str(host * 1_712_345),
             "--straggler", str(a.straggler), "--straggle-ns", str(a.straggle_ns),
@@ -49,6 +56,9 @@ def main():
     p.add_argument("--straggle-ns", type=int, default=40_000)
     p.add_argument("--jitter-ns", type=int, default=2_000)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--names", choices=("rank", "tensorboard"), default="rank",
+                   help="file names: rankNNNNN.json, or tensorboard_trace_handler's "
+                        "{hostname}_{pid}.{time}.pt.trace.json")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("-o", "--output", required=True, help="directory to write (created)")
     a = p.parse_args()

@@ -44,6 +44,30 @@ TEST(Cli, BadOptionIsUsageError) {
   EXPECT_EQ(RunSightline("frobnicate").exit_code, 2);
 }
 
+// --ranks-per-host: a positive count, else a usage error; given, the ranks section says the hosts
+// came from it (the same sample twice: ranks 0 and 1 by order, on hosts 0 and 1).
+TEST(Cli, RanksPerHost) {
+  const std::string sample =
+      "'" + std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/llama_decode_h100.nsys.sqlite'";
+  for (const char* bad : {"0", "-2", "two"}) {
+    testing::CliResult r =
+        RunSightline(std::string("analyze --ranks-per-host ") + bad + " " + sample + " " + sample);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--ranks-per-host"), std::string::npos) << r.err;
+  }
+  testing::CliResult r = RunSightline("analyze --format json --ranks-only --ranks-per-host 1 " +
+                                      sample + " " + sample);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"host_source\": \"--ranks-per-host\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"hosts\": 2"), std::string::npos);
+  testing::CliResult none =
+      RunSightline("analyze --format json --ranks-only " + sample + " " + sample);
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  // The sample names its host ("vm") in the export: both ranks on it.
+  EXPECT_NE(none.out.find("\"host_source\": \"trace\""), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("\"hosts\": 1"), std::string::npos);
+}
+
 struct BadInput {
   const char* name;
   std::string bytes;

@@ -6,9 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "analyses/findings/findings.h"
+#include "analyses/gpu_metrics_charts.h"
 #include "analyses/gpu_metrics_intervals.h"
+#include "analyses/overview.h"
 #include "base/file_io.h"
 #include "importers/importer.h"
 #include "importers/nsys/nsys_gpu_metrics_config.h"
@@ -77,8 +82,118 @@ TEST(GpuMetrics, PerKernelMeansAndSeries) {
   Report report;
   ASSERT_TRUE(RunGpuMetricsSection(*Ctx(trace), 0, report).ok());
   ASSERT_EQ(report.sections.size(), 1u);
+  // Over time: one compute chart with both metrics; the clock is not charted.
   ASSERT_EQ(report.sections[0].series.size(), 1u);
-  EXPECT_EQ(report.sections[0].series[0].key, "utilization_sms_active_device_0");
+  const Series& se = report.sections[0].series[0];
+  EXPECT_EQ(se.key, "gpu_metrics_compute_device_0");
+  ASSERT_EQ(se.lines.size(), 2u);
+  EXPECT_EQ(se.lines[0].label, "SMs Active");
+  EXPECT_EQ(se.lines[1].label, "Tensor Active");
+}
+
+// The buckets of a long series (10^5 samples into 200 buckets): each bucket's mean weighs the
+// samples by how much of it they cover, so the buckets' means average back to the series' mean;
+// a one-sample spike survives as the bucket's max; buckets no sample covers are NaN, not zero.
+TEST(GpuMetricsCharts, BucketsKeepTheMeanAndTheMax) {
+  std::vector<MetricSamples::Step> steps;
+  constexpr int kSamples = 100'000;
+  for (int i = 0; i < kSamples; ++i) {
+    const TimeNs t = i * 1'000;                       // samples 1 us apart
+    if (t >= 40'000'000 && t < 50'000'000) continue;  // a hole in the sampling: 10 ms
+    const double v = i == 77'777 ? 100.0 : 10.0 + (i % 7);
+    steps.push_back({t, t + 1'000, v});
+  }
+  double sum = 0;
+  for (const auto& s : steps) sum += s.value;
+  const double overall = sum / static_cast<double>(steps.size());
+  // Origin 0, span 100 ms: 200 buckets of 0.5 ms (500 samples each); 20 of them in the hole.
+  const MetricBuckets b = BucketMetric(steps, 0, 100'000'000, 200);
+  ASSERT_EQ(b.mean.size(), 200u);
+  EXPECT_EQ(b.samples, static_cast<int64_t>(steps.size()));
+  double weighted = 0;
+  int with_data = 0;
+  for (int k = 0; k < 200; ++k) {
+    const bool hole = k >= 80 && k < 100;
+    EXPECT_EQ(std::isnan(b.mean[k]), hole) << k;
+    EXPECT_EQ(std::isnan(b.max[k]), hole) << k;
+    if (hole) continue;
+    weighted += b.mean[k];  // equal coverage per bucket outside the hole
+    ++with_data;
+    EXPECT_LE(b.mean[k], b.max[k]);
+    // The spike (sample 77,777, in bucket 155) is the max there and nowhere else.
+    EXPECT_DOUBLE_EQ(b.max[k], k == 155 ? 100.0 : 16.0) << k;
+  }
+  EXPECT_NEAR(weighted / with_data, overall, 1e-9);
+  EXPECT_LT(b.mean[155], 13.5);  // 13 on average; one sample in 500 adds 0.17
+  // A bucket longer than a sample and a sample longer than a bucket.
+  const std::vector<MetricSamples::Step> one = {{100, 400, 50.0}};
+  const MetricBuckets c = BucketMetric(one, 0, 1'000, 10);  // buckets of 100 ns
+  EXPECT_TRUE(std::isnan(c.mean[0]));
+  EXPECT_DOUBLE_EQ(c.mean[1], 50.0);
+  EXPECT_DOUBLE_EQ(c.mean[3], 50.0);
+  EXPECT_TRUE(std::isnan(c.mean[4]));
+}
+
+// The charts: per device and kind, only the metrics the device has, on the x of the overview's
+// utilization chart (same buckets, same origin); a trace without GPU metrics has none.
+TEST(GpuMetricsCharts, SeriesPerKindOnlyForPresentMetricsAlignedWithUtilization) {
+  TraceFixture f;
+  f.Device(0);
+  f.Device(1);
+  f.Kernel("gemm", 0, 100'000);
+  f.Kernel("gemm", 10'000, 90'000, {.device = 1});
+  const StringId gr = f.Intern("GR Active [Throughput %]");
+  const StringId sm = f.Intern("SMs Active [Throughput %]");
+  const StringId issue = f.Intern("SM Issue [Throughput %]");
+  const StringId read = f.Intern("DRAM Read Bandwidth [Throughput %]");
+  const StringId pcie = f.Intern("PCIe RX Throughput [Throughput %]");
+  const StringId clock = f.Intern("GPC Clock Frequency [MHz]");
+  for (int i = 0; i < 100; ++i) {
+    const TimeNs t = i * 1'000;
+    for (StringId m : {gr, sm, issue, read, pcie, clock}) f.builder().AddCounter(t, 0, m, 40.0);
+    f.builder().AddCounter(t, 1, read, 60.0);  // device 1: DRAM read only
+  }
+  const Trace t = f.Build();
+  auto ctx = Ctx(t);
+  Report report;
+  ASSERT_TRUE(RunOverviewSection(*ctx, 0, report).ok());
+  ASSERT_TRUE(RunGpuMetricsSection(*ctx, 0, report).ok());
+  const Series* utilization = nullptr;
+  std::map<std::string, const Series*> charts;
+  for (const Section& s : report.sections) {
+    for (const Series& se : s.series) {
+      if (se.key == "utilization_device_0") utilization = &se;
+      if (s.key == "gpu_metrics") charts[se.key] = &se;
+    }
+  }
+  ASSERT_NE(utilization, nullptr);
+  std::vector<std::string> keys;
+  for (const auto& [key, se] : charts) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "gpu_metrics_compute_device_0", "gpu_metrics_interconnect_device_0",
+                      "gpu_metrics_memory_device_0", "gpu_metrics_memory_device_1"}));
+  auto labels = [](const Series* se) {
+    std::vector<std::string> v;
+    for (const Series::Line& l : se->lines) v.push_back(l.label);
+    return v;
+  };
+  EXPECT_EQ(labels(charts["gpu_metrics_compute_device_0"]),
+            (std::vector<std::string>{"GR Active", "SMs Active", "SM Issue"}));
+  EXPECT_EQ(labels(charts["gpu_metrics_memory_device_0"]),
+            (std::vector<std::string>{"DRAM Read Bandwidth"}));
+  EXPECT_EQ(labels(charts["gpu_metrics_interconnect_device_0"]),
+            (std::vector<std::string>{"PCIe RX Throughput"}));
+  const Series& mem1 = *charts["gpu_metrics_memory_device_1"];
+  EXPECT_EQ(mem1.style, SeriesStyle::kOverTime);
+  EXPECT_EQ(mem1.x, utilization->x);
+  ASSERT_EQ(mem1.lines[0].y.size(), utilization->x.size());
+  EXPECT_DOUBLE_EQ(mem1.lines[0].y[100], 60.0);
+  EXPECT_DOUBLE_EQ(mem1.lines[0].band_max[100], 60.0);
+
+  const Trace bare = TraceFixture().Kernel("gemm", 0, 100'000).Build();
+  Report none;
+  ASSERT_TRUE(RunGpuMetricsSection(*Ctx(bare), 0, none).ok());
+  EXPECT_TRUE(none.sections.empty());
 }
 
 // sm_underfilled: a long kernel whose samples show the SMs 20% active fires; at 90% it stays quiet.

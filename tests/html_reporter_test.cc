@@ -13,10 +13,12 @@
 #include <sstream>
 #include <vector>
 
+#include "analyses/gpu_metrics.h"
 #include "pipeline/pipeline.h"
 #include "reporters/html/html_util.h"
 #include "reporters/reporter.h"
 #include "testing/cli_runner.h"
+#include "testing/trace_fixtures.h"
 
 namespace sightline {
 namespace {
@@ -214,6 +216,84 @@ TEST(HtmlReporter, MemoryChartWithPeak) {
   EXPECT_EQ(Count(page, "<circle class=\"mark\""), 1u);
 }
 
+std::string GpuMetricsSamplePath() {
+  return std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/gpu_memory_h200.nsys.sqlite";
+}
+
+// The sampled GPU metrics over time (examples/samples/gpu_memory_h200.nsys.sqlite: GR Active, SMs
+// Active, SM Issue, Tensor Active, DRAM read/write, PCIe RX/TX; NVLink skipped by the capture):
+// three charts with a line and a band per metric and the iteration marks; none for a trace without
+// metrics (the llama sample).
+TEST(HtmlReporter, GpuMetricsChartsForTheMetricsPresent) {
+  StatusOr<Report> report = AnalyzeFiles({GpuMetricsSamplePath()}, AnalyzeOptions{});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const std::string page = RenderHtmlReport(*report);
+  EXPECT_EQ(CheckWellFormed(page), "");
+  EXPECT_LT(page.size(), 1u << 20);
+  for (const char* title : {"GPU 0 compute over time", "GPU 0 DRAM bandwidth over time",
+                            "GPU 0 PCIe / NVLink over time"}) {
+    EXPECT_EQ(Count(page, std::string("<title>") + title), 1u) << title;
+  }
+  EXPECT_EQ(Count(page, "class=\"mline\""), 8u);
+  EXPECT_EQ(Count(page, "class=\"band\""), 8u);
+  EXPECT_EQ(Count(page, "class=\"legend\""), 8u);
+  for (const char* metric :
+       {"GR Active", "SMs Active", "SM Issue", "Tensor Active", "DRAM Read Bandwidth",
+        "DRAM Write Bandwidth", "PCIe RX Throughput", "PCIe TX Throughput"}) {
+    EXPECT_EQ(Count(page, std::string(">") + metric + "</text></g>"), 1u) << metric;
+  }
+  EXPECT_EQ(page.find("NVLink RX"), std::string::npos);  // skipped by the capture: not drawn
+  // The iteration marks on the three metric charts as on the utilization chart above them.
+  const size_t first = page.find("<title>GPU 0 compute over time");
+  ASSERT_NE(first, std::string::npos);
+  const size_t end = page.find("</svg>", first);
+  const size_t iterations = Count(page.substr(first, end - first), "class=\"marker\"");
+  EXPECT_GT(iterations, 0u);
+  const size_t util = page.find("<title>GPU 0 utilization over time");
+  ASSERT_NE(util, std::string::npos);
+  EXPECT_EQ(Count(page.substr(util, page.find("</svg>", util) - util), "class=\"marker\""),
+            iterations);
+
+  StatusOr<Report> bare = AnalyzeFiles({SamplePath()}, AnalyzeOptions{});
+  ASSERT_TRUE(bare.ok()) << bare.status().message();
+  const std::string plain = RenderHtmlReport(*bare);
+  EXPECT_EQ(plain.find("class=\"mline\""), std::string::npos);
+  EXPECT_EQ(plain.find("compute over time"), std::string::npos);
+}
+
+// The page does not grow with the samples: 10^3 and 10^5 samples per metric give charts of the
+// same size (200 buckets each).
+TEST(HtmlReporter, GpuMetricsChartsStaySmall) {
+  auto page_for = [](int samples) {
+    testing::TraceFixture f;
+    f.Device(0);
+    f.Kernel("gemm", 0, 1'000'000'000);  // 1 s
+    const TimeNs period = 1'000'000'000 / samples;
+    std::vector<StringId> metrics;
+    for (const char* m :
+         {"GR Active [Throughput %]", "SMs Active [Throughput %]", "SM Issue [Throughput %]",
+          "Tensor Active [Throughput %]", "DRAM Read Bandwidth [Throughput %]",
+          "DRAM Write Bandwidth [Throughput %]"}) {
+      metrics.push_back(f.Intern(m));
+    }
+    for (int i = 0; i < samples; ++i) {
+      for (size_t m = 0; m < metrics.size(); ++m) {
+        f.builder().AddCounter(i * period, 0, metrics[m], 12.5 + 80.0 * ((i * 7 + m) % 11) / 11);
+      }
+    }
+    const Trace t = f.Build();
+    Report report;
+    report.inputs.emplace_back().label = "generated";
+    EXPECT_TRUE(RunGpuMetricsSection(*testing::Ctx(t), 0, report).ok());
+    return RenderHtmlReport(report);
+  };
+  const std::string small = page_for(1'000), large = page_for(100'000);
+  EXPECT_EQ(Count(large, "class=\"mline\""), 6u);
+  EXPECT_EQ(CheckWellFormed(large), "");
+  EXPECT_LT(large.size(), 200u << 10);
+  EXPECT_LT(large.size(), small.size() * 11 / 10);
+}
+
 TEST(HtmlReporter, CliWritesTheFile) {
   const std::string dir = testing::MakeTempDir();
   const std::string out = dir + "/report.html";
@@ -294,6 +374,23 @@ TEST(HtmlReporterBrowser, LoadsWithoutScriptErrorsAndScreenshots) {
   if (const char* keep = std::getenv("SIGHTLINE_SCREENSHOT"); keep != nullptr && *keep != '\0') {
     std::filesystem::copy_file(shot, keep, std::filesystem::copy_options::overwrite_existing);
   }
+}
+
+// The GPU metrics charts load in the browser and every line and band is in the rendered page.
+TEST(HtmlReporterBrowser, GpuMetricsChartsRender) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium not installed";
+  StatusOr<Report> report = AnalyzeFiles({GpuMetricsSamplePath()}, AnalyzeOptions{});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const std::string dir = testing::MakeTempDir();
+  const std::string page = dir + "/metrics.html";
+  std::ofstream(page, std::ios::binary) << RenderHtmlReport(*report);
+  ShellRun dom = RunShell(ChromiumCommand(chromium, dir) + "--dump-dom 'file://" + page + "'", dir);
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_NE(dom.out.find("data-ready=\"1\""), std::string::npos) << dom.err;
+  EXPECT_EQ(dom.err.find("Uncaught"), std::string::npos) << dom.err;
+  EXPECT_EQ(Count(dom.out, "class=\"mline\""), 8u);
+  EXPECT_EQ(Count(dom.out, "class=\"band\""), 8u);
 }
 
 // The TensorRT engine report: its engine graph (an SVG DAG) loads in the browser too.

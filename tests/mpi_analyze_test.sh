@@ -52,6 +52,31 @@ assert len(sr["inputs"]) == 6
 print("mpi_analyze: MPI (2 processes), 2 threads and 1 thread give the same report")
 PY
 
+# Hosts from tensorboard_trace_handler's file names ({hostname}_{pid}.{time}.pt.trace.json): one
+# clock offset per host, the same under MPI; ranks 2 and 3 share host1's 1.712345 ms.
+python3 "$src/bench/gen_rank_job.py" --ranks 4 --ranks-per-host 2 --kernels 200 --straggler 1 \
+  --names tensorboard --jobs 1 -o "$work/tb" 2>/dev/null
+"$sightline" analyze --format json --ranks-only -j 1 "$work/tb" -o "$work/tb_single.json"
+"${mpi[@]}" "$sightline" analyze --format json --ranks-only "$work/tb" -o "$work/tb_mpi.json"
+python3 - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+single, mpi = (json.load(open(f"{w}/tb_{n}.json")) for n in ("single", "mpi"))
+assert mpi.pop("run")["ranks_per_process"] == [2, 2]
+assert mpi == single, "hosts from file names: MPI report differs from the single-process one"
+ranks = single["sections"][0]
+facts = ranks["facts"]
+assert facts["host_source"] == "file name" and facts["hosts"] == 2, facts
+assert facts["straggler_rank"] == 1, facts
+hosts = {row["host"]: row for row in ranks["tables"]["hosts"]["rows"]}
+assert hosts["host0"]["ranks"] == "0, 1" and hosts["host0"]["clock_offset_ns"] == 0, hosts
+assert hosts["host1"]["ranks"] == "2, 3", hosts
+assert abs(hosts["host1"]["clock_offset_ns"] - 1_712_345) < 10_000, hosts
+assert all(row["host"] == ("host0" if row["rank"] < 2 else "host1")
+           for row in ranks["tables"]["ranks"]["rows"]), ranks["tables"]["ranks"]["rows"]
+print("mpi_analyze: hosts from file names, one offset per host, the same under MPI")
+PY
+
 # The shared HTA rank traces (real PyTorch traces of two ranks), when present.
 shared="$src/../shared/traces"
 if [ -e "$shared/kineto_hta_sampled_rank0.json.gz" ]; then

@@ -925,6 +925,11 @@ TEST_P(NsysRealFile, SourceFromMetadata) {
   EXPECT_EQ(trace->source.producer,
             meta("EXPORT_PRODUCT_NAME") + " " + meta("EXPORT_PRODUCT_VERSION"));
   EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUntested), 0);
+  // The host (ranks on one host share a clock): TARGET_INFO_SYSTEM_ENV's Hostname.
+  auto host = db.Rows("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'");
+  ASSERT_EQ(host.size(), 1u);
+  EXPECT_FALSE(host[0][0].empty());
+  EXPECT_EQ(trace->source.host, host[0][0]);
 }
 
 TEST_P(NsysRealFile, DevicesMatchTargetInfo) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -36,6 +37,12 @@ TEST(ReportCodec, SectionAndFindingRoundTrip) {
   x.x = {1, 2};
   x.y = {3.5, 4.25};
   x.marks.push_back({1, 3.5, "peak"});
+  Series& over = s.series.emplace_back();  // several lines with bands, a gap (NaN)
+  over.key = "gpu_metrics_compute_device_0";
+  over.style = SeriesStyle::kOverTime;
+  over.x = {0, 10};
+  over.lines.push_back({"SMs Active", {50.0, std::nan("")}, {75.0, std::nan("")}});
+  over.lines.push_back({"SM Issue", {5.0, 6.0}, {}});
   Graph& g = s.graphs.emplace_back();
   g.nodes.push_back({"l", "d", "tip", 0.5, true});
   g.edges.push_back({0, 0});
@@ -69,6 +76,12 @@ TEST(ReportCodec, SectionAndFindingRoundTrip) {
   EXPECT_EQ(s2.timelines[0].lanes[0].spans[0].end_ns, 20);
   EXPECT_TRUE(s2.tables[0].columns[0].optional);
   EXPECT_EQ(f2.spans.size(), 1u);
+  ASSERT_EQ(s2.series[1].lines.size(), 2u);
+  EXPECT_EQ(s2.series[1].style, SeriesStyle::kOverTime);
+  EXPECT_EQ(s2.series[1].lines[0].band_max[0], 75.0);
+  EXPECT_TRUE(std::isnan(s2.series[1].lines[0].y[1]));
+  EXPECT_EQ(s2.series[1].lines[1].label, "SM Issue");
+  EXPECT_TRUE(s2.series[1].lines[1].band_max.empty());
 
   // Cut short anywhere: refused, no crash.
   for (size_t n : {size_t{0}, size_t{3}, w.bytes().size() / 2, w.bytes().size() - 1}) {
@@ -102,6 +115,7 @@ TEST(RankProfileCodec, RoundTripAndRefusals) {
   p.input = 1;
   p.trace_rank = 1;
   p.world_size = 8;
+  p.trace_host = "node-7";
   p.busy_ns = 123;
   p.comm_names = {"ncclAllReduce", "ncclAllGather"};
   p.comm = {{1, 0, 10, 20}, {0, 2, 30, 45}};
@@ -110,6 +124,7 @@ TEST(RankProfileCodec, RoundTripAndRefusals) {
   StatusOr<RankProfile> q = DecodeRankProfile(blob);
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_EQ(q->busy_ns, 123);
+  EXPECT_EQ(q->trace_host, "node-7");
   EXPECT_EQ(q->comm_names, p.comm_names);
   ASSERT_EQ(q->comm.size(), 2u);
   EXPECT_EQ(q->comm[1].slot, 2);

@@ -238,6 +238,170 @@ TEST(Ranks, OneRankSaysSo) {
   EXPECT_NE(report.sections[0].notes[0].find("one rank given (rank 0 of 8)"), std::string::npos);
 }
 
+TEST(Ranks, HostFromFileName) {
+  // torch.profiler.tensorboard_trace_handler's default: "{hostname}_{pid}.{time}.pt.trace.json".
+  EXPECT_EQ(HostFromFileName("logs/node-a_4242.1700000000123.pt.trace.json"), "node-a");
+  EXPECT_EQ(HostFromFileName("gpu07.cluster.local_17.1732612345678901234.pt.trace.json.gz"),
+            "gpu07.cluster.local");
+  EXPECT_EQ(HostFromFileName("rank0.json"), "");
+  EXPECT_EQ(HostFromFileName("node-a.1700000000123.pt.trace.json"), "");  // no _pid
+  EXPECT_EQ(HostFromFileName("node-a_42.x1.pt.trace.json"), "");          // no time
+  EXPECT_EQ(HostFromFileName("_42.1700000000123.pt.trace.json"), "");     // no host
+}
+
+// One rank of a two-host job (ranks 0, 1 on host "a"; 2, 3 on host "b", whose clock runs
+// `clock_ns` ahead): 20 all-reduces, 1 ms apart, whose end times scatter by a few us per rank
+// and collective (the same pattern on every rank, shifted) and which rank 3 starts `lead_ns`
+// after the others.
+constexpr DurationNs kJitter[] = {-3'000, -1'500, 0, 1'500, 3'000};
+
+RankProfile HostRank(int rank, TimeNs clock_ns, DurationNs lead_ns, bool with_host = true) {
+  RankProfile p;
+  p.label = "rank" + std::to_string(rank);
+  p.input = rank;
+  p.trace_rank = rank;
+  if (with_host) p.trace_host = rank < 2 ? "a" : "b";
+  p.comm_names = {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL"};
+  for (int k = 0; k < 20; ++k) {
+    const TimeNs step = clock_ns + (k + 1) * 1'000'000;
+    const TimeNs start = step + 600'000 + (rank == 3 ? lead_ns : 0);
+    p.comm.push_back({0, 0, start, step + 900'000 + kJitter[(k + 2 * rank) % 5]});
+  }
+  p.comm_kernels = static_cast<int64_t>(p.comm.size());
+  return p;
+}
+
+std::vector<RankProfile> TwoHosts(TimeNs clock_ns, DurationNs lead_ns, bool with_host = true) {
+  std::vector<RankProfile> v;
+  for (int rank = 0; rank < 4; ++rank) {
+    v.push_back(HostRank(rank, rank < 2 ? 0 : clock_ns, lead_ns, with_host));
+  }
+  return v;
+}
+
+const std::vector<std::string> kFour = {"r0.json", "r1.json", "r2.json", "r3.json"};
+
+// Two hosts x two ranks: host b's offset is recovered from both its ranks' end times, the
+// residual is what the scatter leaves, and rank 3 is named for a lead well above the residual.
+TEST(RanksHosts, OffsetPerHostAndResidual) {
+  constexpr TimeNs kClock = 5'000'123;
+  const std::vector<RankProfile> profiles = TwoHosts(kClock, 50'000);
+  StatusOr<RanksResult> r = ComputeRanks(profiles, kFour);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->host_source, HostSource::kTrace);
+  ASSERT_EQ(r->hosts.size(), 2u);
+  const HostClock& a = r->hosts[0];
+  const HostClock& b = r->hosts[1];
+  EXPECT_EQ(a.name, "a");
+  EXPECT_EQ(b.name, "b");
+  EXPECT_EQ(b.ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(b.end_pairs, 40);  // both ranks x 20 collectives
+  EXPECT_EQ(a.offset_ns, 0);   // the reference rank's host
+  EXPECT_NEAR(static_cast<double>(b.offset_ns), kClock, 1'000);
+  EXPECT_EQ(r->ranks[2].offset_ns, b.offset_ns);  // one offset for the host's ranks
+  EXPECT_EQ(r->ranks[3].offset_ns, b.offset_ns);
+  // The residual: what the end-time scatter leaves (within the scatter's range, not zero).
+  EXPECT_GT(b.residual_ns, 0);
+  EXPECT_LE(b.residual_ns, 6'000);
+  EXPECT_GT(a.residual_ns, 0);
+  // Rank 3 arrives last at every collective, 50 us ahead of the residual: named.
+  ASSERT_GE(r->straggler, 0);
+  EXPECT_EQ(r->ranks[r->straggler].rank, 3);
+  EXPECT_NEAR(static_cast<double>(r->candidate_lead_ns), 50'000, 1'000);
+  EXPECT_GE(r->candidate_residual_ns, b.residual_ns);
+  EXPECT_LT(r->candidate_residual_ns, r->candidate_lead_ns);
+
+  Report report;
+  AddRanksSection(*r, report);
+  const Section& s = report.sections[0];
+  const Table* hosts = nullptr;
+  for (const Table& t : s.tables) {
+    if (t.key == "hosts") hosts = &t;
+  }
+  ASSERT_NE(hosts, nullptr);
+  ASSERT_EQ(hosts->rows.size(), 2u);
+  EXPECT_EQ(std::get<std::string>(hosts->rows[1][1]), "2, 3");
+  EXPECT_EQ(std::get<int64_t>(hosts->rows[1][2]), b.offset_ns);
+  std::string source;
+  for (const Fact& f : s.facts) {
+    if (f.key == "host_source") source = std::get<std::string>(f.value);
+  }
+  EXPECT_EQ(source, "trace");
+  EXPECT_EQ(s.tables.front().columns.back().key, "host");
+}
+
+// A lead within the clocks' residual names no one: rank 3 starts 1 us after the others, while
+// the end times left after alignment differ by more.
+TEST(RanksHosts, LeadWithinTheResidualNamesNoStraggler) {
+  const std::vector<RankProfile> profiles = TwoHosts(5'000'123, 1'000);
+  StatusOr<RanksResult> r = ComputeRanks(profiles, kFour);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_GE(r->candidate, 0);
+  EXPECT_EQ(r->ranks[r->candidate].rank, 3);
+  EXPECT_GT(r->candidate_residual_ns, r->candidate_lead_ns);
+  EXPECT_GE(r->candidate_residual_ns, r->hosts[r->ranks[3].host].residual_ns);
+  EXPECT_EQ(r->straggler, -1);
+  bool said = false;
+  for (const std::string& n : r->notes) said |= n.find("no straggler named") != std::string::npos;
+  EXPECT_TRUE(said);
+  std::vector<Finding> out;
+  ASSERT_TRUE(RuleStraggler(*r, out).ok());
+  EXPECT_TRUE(out.empty());
+}
+
+// The same job without hosts: each rank on its own clock (today's behaviour), and the report says
+// so; --ranks-per-host 2 gives the hosts back, and wins over what the traces say.
+TEST(RanksHosts, NoHostEachRankItsOwnClockAndRanksPerHost) {
+  const std::vector<RankProfile> bare = TwoHosts(5'000'123, 50'000, /*with_host=*/false);
+  StatusOr<RanksResult> r = ComputeRanks(bare, kFour);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->host_source, HostSource::kNone);
+  ASSERT_EQ(r->hosts.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r->hosts[i].ranks, std::vector<int>{i});
+  // Each rank's own estimate: rank 2's and 3's differ (each sees its own scatter).
+  EXPECT_NE(r->ranks[2].estimated_offset_ns, r->ranks[3].estimated_offset_ns);
+  Report report;
+  AddRanksSection(*r, report);
+  for (const Table& t : report.sections[0].tables) EXPECT_NE(t.key, "hosts");
+  bool none = false;
+  for (const Fact& f : report.sections[0].facts) {
+    if (f.key == "host_source") none = std::get<std::string>(f.value) == "none";
+  }
+  EXPECT_TRUE(none);
+
+  StatusOr<RanksResult> option = ComputeRanks(bare, kFour, RanksOptions{.ranks_per_host = 2});
+  StatusOr<RanksResult> traced = ComputeRanks(TwoHosts(5'000'123, 50'000), kFour);
+  ASSERT_TRUE(option.ok() && traced.ok());
+  EXPECT_EQ(option->host_source, HostSource::kOption);
+  ASSERT_EQ(option->hosts.size(), 2u);
+  EXPECT_EQ(option->hosts[1].name, "host 1");
+  EXPECT_EQ(option->hosts[1].offset_ns, traced->hosts[1].offset_ns);
+  EXPECT_EQ(option->hosts[1].residual_ns, traced->hosts[1].residual_ns);
+  StatusOr<RanksResult> over = ComputeRanks(TwoHosts(5'000'123, 50'000), kFour, {4});
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(over->hosts.size(), 1u);  // the option wins: one host of four
+  // ... and puts two clocks 5 ms apart on one host: the report says they may not share one.
+  bool doubt = false;
+  for (const std::string& n : over->notes)
+    doubt |= n.find("may not share a clock") != std::string::npos;
+  EXPECT_TRUE(doubt);
+  for (const auto* ok : {&*option, &*traced}) {
+    for (const std::string& n : ok->notes) EXPECT_EQ(n.find("may not share"), std::string::npos);
+  }
+}
+
+// Hosts from tensorboard_trace_handler's file names when the traces do not say.
+TEST(RanksHosts, HostsFromFileNames) {
+  const std::vector<RankProfile> bare = TwoHosts(5'000'123, 50'000, /*with_host=*/false);
+  StatusOr<RanksResult> r = ComputeRanks(
+      bare, {"a_11.1700000000001.pt.trace.json", "a_12.1700000000002.pt.trace.json",
+             "b_11.1700000000003.pt.trace.json.gz", "b_12.1700000000004.pt.trace.json.gz"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->host_source, HostSource::kFileName);
+  ASSERT_EQ(r->hosts.size(), 2u);
+  EXPECT_NEAR(static_cast<double>(r->hosts[1].offset_ns), 5'000'123, 1'000);
+}
+
 TEST(Ranks, ExpandTracePaths) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("sightline_ranks_" + std::to_string(::getpid()));

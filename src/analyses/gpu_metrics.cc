@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analyses/analysis_context.h"
+#include "analyses/gpu_metrics_charts.h"
 #include "analyses/gpu_metrics_intervals.h"
 #include "analyses/intervals.h"
 #include "base/stats.h"
@@ -197,40 +198,8 @@ Status RunGpuMetricsSection(AnalysisContext& context, int input, Report& report)
         FormatDuration(r.sample_period_ns));
   }
   RETURN_IF_ERROR(AddIntervalMetricTables(context, s));
-  // SMs Active over time per device: 200 buckets of the trace span, the mean of each bucket's
-  // samples (x from the trace's begin, as the utilization series of the overview).
-  if (!r.key_metrics.empty()) {
-    constexpr int kBuckets = 200;
-    const TimeNs origin = trace.begin_ns();
-    const DurationNs span = trace.end_ns() - origin;
-    const CounterTable& c = trace.counters;
-    std::map<int32_t, std::vector<std::pair<double, int64_t>>> buckets;
-    for (size_t i = 0; i < c.size() && span > 0; ++i) {
-      if (c.name[i] != r.key_metrics[0] || c.time_ns[i] < origin || c.time_ns[i] >= origin + span) {
-        continue;
-      }
-      auto& b = buckets[c.device[i]];
-      if (b.empty()) b.resize(kBuckets);
-      const size_t k = static_cast<size_t>((c.time_ns[i] - origin) * kBuckets / span);
-      b[k].first += c.value[i];
-      ++b[k].second;
-    }
-    const std::string metric(trace.str(r.key_metrics[0]));
-    for (const auto& [device, b] : buckets) {
-      Series& se = s.series.emplace_back();
-      se.key = "utilization_sms_active_device_" + std::to_string(device);
-      se.title =
-          fmt::format("GPU {} {} over time (sampled)", device, metric.substr(0, metric.find(" [")));
-      se.x_unit = Unit::kDurationNs;
-      se.y_unit = Unit::kPercent;
-      double last = 0;
-      for (int k = 0; k < kBuckets; ++k) {
-        if (b[k].second > 0) last = b[k].first / static_cast<double>(b[k].second);
-        se.x.push_back(static_cast<double>(span * k / kBuckets));
-        se.y.push_back(last);
-      }
-    }
-  }
+  // The metrics over time per device, lined up with the overview's utilization chart.
+  RETURN_IF_ERROR(AddMetricCharts(context, s));
   return Status::Ok();
 }
 

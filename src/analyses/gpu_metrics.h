@@ -41,8 +41,8 @@ struct KernelMetricsRow {
 struct GpuMetricsResult {
   std::vector<GpuMetricRow> rows;   // by device, then in the order metrics first appear
   DurationNs sample_period_ns = 0;  // median interval between samples of one metric
-  // The metrics shown per kernel and over time, those present of: SMs Active, SM Issue, Tensor
-  // Active, DRAM Read Bandwidth, DRAM Write Bandwidth ([Throughput %]).
+  // The metrics shown per kernel, those present of: SMs Active, SM Issue, Tensor Active, DRAM
+  // Read Bandwidth, DRAM Write Bandwidth ([Throughput %]).
   std::vector<StringId> key_metrics;
   std::vector<KernelMetricsRow> kernels;  // the top kernels by time per device, longest first
 };

@@ -315,7 +315,6 @@ Status RunOverviewSection(AnalysisContext& context, int input, Report& report) {
   // Utilization over time, one series per device with work: the busy share of each of
   // kUtilizationBuckets equal buckets of the trace span. x = bucket start relative to the trace
   // begin (the same origin as the iterations table's start column).
-  constexpr int kUtilizationBuckets = 200;
   const TimeNs origin = trace.begin_ns();
   const DurationNs span = trace.end_ns() - origin;
   if (span > 0) {

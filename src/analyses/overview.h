@@ -16,6 +16,11 @@ namespace sightline {
 
 struct OverviewOptions {};
 
+// The utilization chart's buckets: equal parts of the trace's span, x = bucket start from the
+// trace's begin. Charts over time that are meant to line up with it use the same (the sampled GPU
+// metrics, gpu_metrics_charts.h).
+inline constexpr int kUtilizationBuckets = 200;
+
 struct EventCounts {
   int64_t kernels = 0;
   int64_t memcpys = 0;  // memory copies (every MemOpKind but memset)

@@ -6,7 +6,8 @@
 namespace sightline {
 
 namespace {
-constexpr uint32_t kRankProfileMagic = 0x53525032;  // "SRP2": Sightline rank profile, version 2
+// "SRP3": Sightline rank profile, version 3 (3: the trace's host).
+constexpr uint32_t kRankProfileMagic = 0x53525033;
 }  // namespace
 
 std::string EncodeRankProfile(const RankProfile& p) {
@@ -16,6 +17,7 @@ std::string EncodeRankProfile(const RankProfile& p) {
   w.Put<int32_t>(p.input);
   w.Put(p.trace_rank);
   w.Put(p.world_size);
+  w.PutString(p.trace_host);
   for (DurationNs v : {p.span_ns, p.busy_ns, p.comm_ns, p.compute_ns, p.overlap_ns}) w.Put(v);
   w.Put(p.comm_kernels);
   w.Put<uint64_t>(p.comm_names.size());
@@ -37,13 +39,14 @@ std::string EncodeRankProfile(const RankProfile& p) {
 StatusOr<RankProfile> DecodeRankProfile(const std::string& blob) {
   ByteReader r(blob);
   if (r.Get<uint32_t>() != kRankProfileMagic) {
-    return InternalError("rank profile: not a version-2 rank profile blob");
+    return InternalError("rank profile: not a version-3 rank profile blob");
   }
   RankProfile p;
   p.label = r.GetString();
   p.input = r.Get<int32_t>();
   p.trace_rank = r.Get<int32_t>();
   p.world_size = r.Get<int32_t>();
+  p.trace_host = r.GetString();
   for (DurationNs* v : {&p.span_ns, &p.busy_ns, &p.comm_ns, &p.compute_ns, &p.overlap_ns}) {
     *v = r.Get<DurationNs>();
   }

@@ -17,6 +17,15 @@
 namespace sightline {
 namespace {
 
+// Ranks of one host whose own clock offsets differ by less than this are taken as sharing a
+// clock, however little their end times scatter (generated traces scatter by nothing).
+constexpr DurationNs kSameClockNs = 10'000;
+
+// "host vm" for a note; "host 1" (--ranks-per-host's names) as it is.
+std::string HostLabel(const std::string& name) {
+  return name.starts_with("host") ? name : "host " + name;
+}
+
 // The median (base/stats.h's one definition), rounded to whole ns.
 DurationNs MedianNs(std::vector<DurationNs> v) {
   return static_cast<DurationNs>(std::llround(Median(std::move(v))));
@@ -30,6 +39,58 @@ int32_t DigitsAt(const std::string& s, size_t i) {
     if (v > INT32_MAX) return -1;
   }
   return static_cast<int32_t>(v);
+}
+
+// Sets the hosts (one clock each, in the order of their first rank) and each rank's host: from
+// --ranks-per-host, else the traces, else the file names, when every rank has one; else each rank
+// is its own clock. `order[i]` is the index into file_names of r.ranks[i].
+void AssignHosts(RanksResult& r, const std::vector<size_t>& order,
+                 const std::vector<std::string>& file_names, const RanksOptions& options) {
+  const size_t n = r.ranks.size();
+  std::vector<std::string> names(n);
+  auto every = [&](auto&& host_of) {
+    size_t known = 0;
+    for (size_t i = 0; i < n; ++i) {
+      names[i] = host_of(i);
+      known += !names[i].empty();
+    }
+    return known;
+  };
+  if (options.ranks_per_host > 0) {
+    r.host_source = HostSource::kOption;
+    every(
+        [&](size_t i) { return fmt::format("host {}", r.ranks[i].rank / options.ranks_per_host); });
+  } else if (const size_t k = every([&](size_t i) { return r.ranks[i].profile->trace_host; });
+             k == n) {
+    r.host_source = HostSource::kTrace;
+  } else if (const size_t f =
+                 every([&](size_t i) { return HostFromFileName(file_names[order[i]]); });
+             f == n) {
+    r.host_source = HostSource::kFileName;
+    if (k > 0) {
+      r.notes.push_back(fmt::format(
+          "{} of {} traces name their host: hosts taken from the file names instead", k, n));
+    }
+  } else {
+    r.host_source = HostSource::kNone;
+    if (k > 0 || f > 0) {
+      r.notes.push_back(fmt::format(
+          "{} of {} ranks have a host (from the {}): hosts not used, each rank aligned on its own "
+          "clock (--ranks-per-host N says where the ranks ran)",
+          std::max(k, f), n, k >= f ? "traces" : "file names"));
+    }
+    for (size_t i = 0; i < n; ++i) names[i] = fmt::format("rank {}", r.ranks[i].rank);
+  }
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < n; ++i) {
+    auto [it, inserted] = index.try_emplace(names[i], static_cast<int>(r.hosts.size()));
+    if (inserted || r.host_source == HostSource::kNone) {
+      it->second = static_cast<int>(r.hosts.size());
+      r.hosts.emplace_back().name = names[i];
+    }
+    r.hosts[it->second].ranks.push_back(static_cast<int>(i));
+    r.ranks[i].host = it->second;
+  }
 }
 
 }  // namespace
@@ -70,6 +131,44 @@ int32_t RankFromFileName(const std::string& file_name) {
   return rank;
 }
 
+const char* HostSourceName(HostSource source) {
+  switch (source) {
+    case HostSource::kOption:
+      return "--ranks-per-host";
+    case HostSource::kTrace:
+      return "trace";
+    case HostSource::kFileName:
+      return "file name";
+    case HostSource::kNone:
+      return "none";
+  }
+  return "none";
+}
+
+std::string HostFromFileName(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  if (name.ends_with(".gz")) name.resize(name.size() - 3);
+  constexpr std::string_view kSuffix = ".pt.trace.json";
+  if (!name.ends_with(kSuffix)) return "";
+  name.resize(name.size() - kSuffix.size());
+  // "{worker}.{time}": the time is digits (ms or ns since the epoch, by PyTorch version).
+  auto all_digits = [](std::string_view v) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) != 0;
+    });
+  };
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos || !all_digits(std::string_view(name).substr(dot + 1))) return "";
+  // The default worker name "{hostname}_{pid}" (a host name may hold dots, not underscores).
+  const std::string worker = name.substr(0, dot);
+  const size_t under = worker.rfind('_');
+  if (under == std::string::npos || under == 0 ||
+      !all_digits(std::string_view(worker).substr(under + 1))) {
+    return "";
+  }
+  return worker.substr(0, under);
+}
+
 StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::string& label,
                                          int input) {
   const Trace& trace = context.trace();
@@ -78,6 +177,7 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
   p.input = input;
   p.trace_rank = trace.source.rank;
   p.world_size = trace.source.world_size;
+  p.trace_host = trace.source.host;
   for (int32_t d : context.GpuDevices()) {
     const std::vector<Interval>& busy = context.Busy(d);
     p.busy_ns += TotalLength(busy);
@@ -146,7 +246,8 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
 }
 
 StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
-                                   const std::vector<std::string>& file_names) {
+                                   const std::vector<std::string>& file_names,
+                                   const RanksOptions& options) {
   RanksResult r;
   const size_t n = profiles.size();
   if (n == 0) return r;
@@ -192,6 +293,7 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     s.source = source;
     s.profile = &profiles[i];
   }
+  AssignHosts(r, order, file_names, options);
   if (n < 2) return r;
 
   // Collective names across ranks; per rank, per (name, slot), its kernels in start order.
@@ -316,26 +418,67 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
   }
 
   // Clock alignment: the ranks of a collective finish it nearly together (none can finish before
-  // the last one's data arrives), so each rank's offset to the reference (lowest) rank is the
-  // median difference of matched end times; what is left is the residual.
+  // the last one's data arrives), so a clock's offset to the reference (lowest) rank is the median
+  // difference of matched end times, over every rank on that clock (a host's ranks share one);
+  // what is left is the residual.
   r.aligned = true;
-  for (size_t ri = 1; ri < n; ++ri) {
+  std::vector<DurationNs> own(n, 0);  // per rank: its median |end difference| left
+  for (size_t h = 0; h < r.hosts.size(); ++h) {
+    HostClock& host = r.hosts[h];
     std::vector<DurationNs> d;
-    d.reserve(matches.size());
-    for (const Match& m : matches) d.push_back(m.at[ri]->end_ns - m.at[0]->end_ns);
+    for (int ri : host.ranks) {
+      if (ri == 0) continue;
+      for (const Match& m : matches) d.push_back(m.at[ri]->end_ns - m.at[0]->end_ns);
+    }
+    host.end_pairs = static_cast<int64_t>(d.size());
+    if (d.empty()) continue;  // the reference rank alone: its own clock, offset 0
     const DurationNs offset = MedianNs(d);
     std::vector<DurationNs> raw = d;
     for (DurationNs& x : raw) x = std::abs(x);
-    for (DurationNs& x : d) x = std::abs(x - offset);
-    RankStats& s = r.ranks[ri];
-    s.estimated_offset_ns = offset;
-    s.residual_ns = MedianNs(d);
-    // An offset the end times cannot tell from zero is not applied: the clocks are taken as
-    // comparable (ranks on one host share a clock), which keeps their own skew.
-    if (std::abs(offset) > s.residual_ns) {
-      s.offset_ns = offset;
+    std::vector<DurationNs> left = d;
+    for (DurationNs& x : left) x = std::abs(x - offset);
+    host.estimated_offset_ns = offset;
+    host.residual_ns = MedianNs(left);
+    // The reference rank's host shares its clock. Elsewhere, an offset the end times cannot tell
+    // from zero is not applied: the clocks are taken as comparable (without hosts, ranks may
+    // share one), which keeps their own skew.
+    if (h != static_cast<size_t>(r.ranks[0].host) && std::abs(offset) > host.residual_ns) {
+      host.offset_ns = offset;
     } else {
-      s.residual_ns = MedianNs(raw);
+      host.residual_ns = MedianNs(raw);
+    }
+    for (int ri : host.ranks) {
+      RankStats& s = r.ranks[ri];
+      s.offset_ns = host.offset_ns;
+      s.estimated_offset_ns = host.estimated_offset_ns;
+      if (ri == 0) continue;
+      std::vector<DurationNs> e;
+      for (const Match& m : matches) {
+        e.push_back(std::abs(m.at[ri]->end_ns - m.at[0]->end_ns - host.offset_ns));
+      }
+      s.residual_ns = MedianNs(e);
+    }
+    // Ranks said to share a host whose own clocks disagree by more than their own end-time
+    // scatter explains were probably not on one host (e.g. containers that all call themselves
+    // "vm"): the pooled offset then fits none of them, and the residual shows it; say why.
+    if (r.host_source != HostSource::kNone && host.ranks.size() >= 2) {
+      DurationNs lo = INT64_MAX, hi = INT64_MIN, scatter = 0;
+      for (int ri : host.ranks) {
+        std::vector<DurationNs> own;
+        for (const Match& m : matches) {
+          own.push_back(ri == 0 ? 0 : m.at[ri]->end_ns - m.at[0]->end_ns);
+        }
+        const DurationNs o = MedianNs(own);
+        for (DurationNs& x : own) x = std::abs(x - o);
+        lo = std::min(lo, o), hi = std::max(hi, o);
+        scatter = std::max(scatter, MedianNs(own));
+      }
+      if (hi - lo > std::max<DurationNs>(4 * scatter, kSameClockNs)) {
+        r.notes.push_back(fmt::format(
+            "{}: its ranks' own clock offsets differ by {}, more than their end times scatter "
+            "({}): they may not share a clock (--ranks-per-host N says where the ranks ran)",
+            HostLabel(host.name), FormatDuration(hi - lo), FormatDuration(scatter)));
+      }
     }
   }
 
@@ -343,6 +486,7 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
   // rank's lead (how much later than the next-latest it started) is kept per rank to check it
   // against the clocks' residual below.
   std::vector<std::vector<DurationNs>> leads(n);
+  std::vector<std::set<int>> runner_up_hosts(n);  // hosts of the next-latest ranks
   for (Match& m : matches) {
     MatchedCollective& c = r.collectives.emplace_back();
     c.name = m.key.first;
@@ -357,12 +501,14 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
     c.aligned_start_ns = earliest;
     c.skew_ns = latest - earliest;
     TimeNs second = INT64_MIN;
+    int runner_up = -1;
     for (size_t ri = 0; ri < n; ++ri) {
-      if (static_cast<int>(ri) != c.last) {
-        second = std::max(second, m.at[ri]->start_ns - r.ranks[ri].offset_ns);
-      }
+      const TimeNs s = m.at[ri]->start_ns - r.ranks[ri].offset_ns;
+      if (static_cast<int>(ri) != c.last && s > second)
+        second = s, runner_up = static_cast<int>(ri);
     }
     leads[c.last].push_back(latest - second);
+    runner_up_hosts[c.last].insert(r.ranks[runner_up].host);
     DurationNs others = 0;
     for (size_t ri = 0; ri < n; ++ri) {
       RankStats& s = r.ranks[ri];
@@ -387,17 +533,28 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
   for (size_t ri = 0; ri < n; ++ri) {
     if (r.ranks[ri].caused_wait_ns > best) best = r.ranks[ri].caused_wait_ns, r.straggler = ri;
   }
-  // A lead the clocks cannot resolve names no one: the rank may only look late.
+  // A lead the clocks cannot resolve names no one: the rank may only look late. Its lead is
+  // checked against its host's residual and that of the hosts of the ranks it was compared with
+  // (the next-latest); without hosts, against the largest residual of any rank.
   if (r.straggler >= 0) {
+    const size_t st = static_cast<size_t>(r.straggler);
     DurationNs residual = 0;
-    for (const RankStats& s : r.ranks) residual = std::max(residual, s.residual_ns);
-    const DurationNs lead = MedianNs(leads[static_cast<size_t>(r.straggler)]);
+    if (r.host_source == HostSource::kNone) {
+      for (const RankStats& s : r.ranks) residual = std::max(residual, s.residual_ns);
+    } else {
+      residual = r.hosts[r.ranks[st].host].residual_ns;
+      for (int h : runner_up_hosts[st]) residual = std::max(residual, r.hosts[h].residual_ns);
+    }
+    const DurationNs lead = MedianNs(leads[st]);
+    r.candidate = r.straggler;
+    r.candidate_lead_ns = lead;
+    r.candidate_residual_ns = residual;
     if (lead <= residual) {
       r.notes.push_back(fmt::format(
           "rank {} arrived last most often, but by a median lead of {}, within the clocks' "
-          "residual of {}: no straggler named",
-          r.ranks[static_cast<size_t>(r.straggler)].rank, FormatDuration(lead),
-          FormatDuration(residual)));
+          "residual of {}{}: no straggler named",
+          r.ranks[st].rank, FormatDuration(lead), FormatDuration(residual),
+          r.host_source == HostSource::kNone ? "" : " (its host's and the next-latest ranks')"));
       r.straggler = -1;
     }
   }
@@ -429,14 +586,29 @@ void AddRanksSection(const RanksResult& result, Report& report) {
               std::string(result.matched_by_sequence
                               ? "process group and sequence number (record_param_comms)"
                               : "order (k-th kernel of a name on a stream slot)"));
+    const bool hosts = result.host_source != HostSource::kNone;
+    s.AddFact("host_source", "Hosts (shared clocks) from",
+              std::string(HostSourceName(result.host_source)));
+    if (hosts) {
+      s.AddFact("hosts", "Hosts", static_cast<int64_t>(result.hosts.size()), Unit::kCount);
+    }
     s.AddFact("clock_alignment", "Clock alignment",
-              std::string(result.aligned ? "median end-time difference of matched collectives"
-                                         : "none (no matched collectives)"));
+              std::string(!result.aligned ? "none (no matched collectives)"
+                          : hosts ? "per host: median end-time difference of the host's ranks "
+                                    "at matched collectives"
+                                  : "per rank: median end-time difference of matched "
+                                    "collectives"));
     if (result.straggler >= 0) {
       s.AddFact("straggler_rank", "Straggler rank", int64_t{result.ranks[result.straggler].rank},
                 Unit::kCount);
     } else {
       s.AddFact("straggler_rank", "Straggler rank", Value(), Unit::kCount);
+    }
+    if (result.candidate >= 0) {
+      s.AddFact("straggler_lead_ns", "Last rank's median lead", result.candidate_lead_ns,
+                Unit::kDurationNs);
+      s.AddFact("straggler_residual_ns", "Clock residual it must exceed",
+                result.candidate_residual_ns, Unit::kDurationNs);
     }
     s.AddFact("total_wait_ns", "Waiting in collectives, all ranks", total_wait, Unit::kDurationNs);
     s.AddFact("wait_pct_of_collective", "Waiting share of collective time",
@@ -461,6 +633,8 @@ void AddRanksSection(const RanksResult& result, Report& report) {
                          {"caused_wait_ns", "Others waited", Unit::kDurationNs},
                          {"clock_offset_ns", "Clock offset", Unit::kDurationNs, true},
                          {"clock_residual_ns", "Residual", Unit::kDurationNs, true}});
+  const bool with_hosts = result.host_source != HostSource::kNone;
+  if (with_hosts) t.columns.push_back({"host", "Host", Unit::kText, true});
   for (const RankStats& r : result.ranks) {
     const RankProfile& p = *r.profile;
     auto pct = [](double a, double b) { return b > 0 ? Value(100.0 * a / b) : Value(); };
@@ -469,6 +643,7 @@ void AddRanksSection(const RanksResult& result, Report& report) {
                       p.comm_ns - p.overlap_ns, r.collectives, r.wait_ns, r.transfer_ns,
                       pct(r.wait_ns, r.collective_ns), r.last_count, r.caused_wait_ns, r.offset_ns,
                       r.residual_ns});
+    if (with_hosts) t.rows.back().emplace_back(result.hosts[r.host].name);
   }
   t.note =
       "Comm: time a communication kernel runs (union per device); Wait: inside matched "
@@ -514,13 +689,50 @@ void AddRanksSection(const RanksResult& result, Report& report) {
         "its process group when matched by it, else the k-th kernel of that name on that stream "
         "slot.";
   }
+  if (with_hosts && n >= 2) {
+    Table& h = s.AddTable("hosts", "Clocks per host",
+                          {{"host", "Host", Unit::kText},
+                           {"ranks", "Ranks", Unit::kText},
+                           {"clock_offset_ns", "Clock offset", Unit::kDurationNs},
+                           {"estimated_offset_ns", "Estimated offset", Unit::kDurationNs},
+                           {"clock_residual_ns", "Residual", Unit::kDurationNs},
+                           {"end_pairs", "End times compared", Unit::kCount}});
+    for (const HostClock& host : result.hosts) {
+      std::string ranks;
+      for (int ri : host.ranks) {
+        ranks += (ranks.empty() ? "" : ", ") + std::to_string(result.ranks[ri].rank);
+      }
+      h.rows.push_back({host.name, ranks, host.offset_ns, host.estimated_offset_ns,
+                        host.residual_ns, host.end_pairs});
+    }
+    h.note = fmt::format(
+        "Hosts from the {}. The ranks of a host share its clock: one offset to rank {} (the "
+        "median of all its ranks' end-time differences at matched collectives, applied when "
+        "larger than the residual; the reference rank's host: none) and one residual (the "
+        "median |difference| left), which a straggler's lead must exceed.",
+        HostSourceName(result.host_source), result.ranks[0].rank);
+  }
   if (result.aligned) {
-    for (size_t i = 1; i < n; ++i) {
-      const RankStats& r = result.ranks[i];
-      s.notes.push_back(fmt::format(
-          "rank {}: estimated clock offset to rank {} {} ± {}: {}", r.rank, result.ranks[0].rank,
-          FormatDuration(r.estimated_offset_ns), FormatDuration(r.residual_ns),
-          r.offset_ns != 0 ? "applied" : "not applied (not distinguishable from 0)"));
+    if (!with_hosts) {
+      for (size_t i = 1; i < n; ++i) {
+        const RankStats& r = result.ranks[i];
+        s.notes.push_back(fmt::format(
+            "rank {}: estimated clock offset to rank {} {} ± {}: {}", r.rank, result.ranks[0].rank,
+            FormatDuration(r.estimated_offset_ns), FormatDuration(r.residual_ns),
+            r.offset_ns != 0 ? "applied" : "not applied (not distinguishable from 0)"));
+      }
+    } else {
+      for (const HostClock& host : result.hosts) {
+        if (host.end_pairs == 0) continue;
+        const bool reference = &host == &result.hosts[result.ranks[0].host];
+        s.notes.push_back(
+            fmt::format("{}: estimated clock offset to rank {} {} ± {}: {}", HostLabel(host.name),
+                        result.ranks[0].rank, FormatDuration(host.estimated_offset_ns),
+                        FormatDuration(host.residual_ns),
+                        reference             ? "none applied (the reference rank's host)"
+                        : host.offset_ns != 0 ? "applied"
+                                              : "not applied (not distinguishable from 0)"));
+      }
     }
     DurationNs worst = 0;
     for (const RankStats& r : result.ranks) worst = std::max(worst, r.residual_ns);
@@ -552,7 +764,9 @@ namespace {
 // the side-by-side section and the straggler finding.
 class RanksAnalysis : public MultiTraceAnalysis {
  public:
-  explicit RanksAnalysis(const AnalyzeOptions& options) : findings_(options.findings) {}
+  explicit RanksAnalysis(const AnalyzeOptions& options) : findings_(options.findings) {
+    options_.ranks_per_host = options.ranks_per_host;
+  }
 
   Status Add(const std::shared_ptr<AnalysisContext>& context,
              const TraceSetMember& member) override {
@@ -579,7 +793,7 @@ class RanksAnalysis : public MultiTraceAnalysis {
     if (profiles_.size() < 2 && !(profiles_.size() == 1 && profiles_[0].world_size > 1)) {
       return Status::Ok();
     }
-    ASSIGN_OR_RETURN(RanksResult ranks, ComputeRanks(profiles_, paths_));
+    ASSIGN_OR_RETURN(RanksResult ranks, ComputeRanks(profiles_, paths_, options_));
     AddRanksSection(ranks, report);
     if (!findings_) return Status::Ok();
     std::vector<Finding> findings;
@@ -591,6 +805,7 @@ class RanksAnalysis : public MultiTraceAnalysis {
 
  private:
   bool findings_;
+  RanksOptions options_;
   std::vector<RankProfile> profiles_;
   std::vector<std::string> paths_;
 };

@@ -193,6 +193,14 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                 "Several ranks: report only the ranks section (collectives, clocks, waits, "
                 "straggler) and each input's diagnostics, not every rank's own sections; for big "
                 "jobs, it keeps process 0's memory to the collective tables");
+  cmd->add_option("--ranks-per-host", args->options.ranks_per_host,
+                  "Several ranks: N ranks per host, placed in blocks (rank r on host r / N, as "
+                  "torchrun, mpirun --map-by slot and Slurm's block distribution place them). "
+                  "Ranks on one host share a clock: one offset per host. Without it, hosts come "
+                  "from the traces (nsys: the export's Hostname) or from "
+                  "tensorboard_trace_handler's file names ({hostname}_{pid}.*.pt.trace.json), "
+                  "else each rank is aligned on its own clock (docs/analyses/ranks.md)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("-q,--quiet", args->quiet,
                 "No progress line on standard error (it is shown only on a terminal anyway)");
   cmd->add_flag("--list", args->list, "List the analyses and exit");

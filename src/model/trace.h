@@ -384,6 +384,9 @@ struct TraceSource {
   std::string producer;        // "NVIDIA Nsight Systems 2024.6.2.225", "PyTorch Profiler", ...
   int32_t rank = -1;           // distributed rank when known
   int32_t world_size = 0;      // 0 unknown
+  // The host the trace was taken on, when the trace says (nsys: TARGET_INFO_SYSTEM_ENV Hostname);
+  // ranks on one host share a clock (analyses/ranks.h). Empty: unknown.
+  std::string host;
 };
 
 class TraceBuilder;

@@ -12,7 +12,8 @@
 
 namespace sightline {
 namespace {
-constexpr uint32_t kRankPartMagic = 0x534b5031;  // "SKP1": Sightline rank part, version 1
+// "SKP2": Sightline rank part, version 2 (2: series carry lines).
+constexpr uint32_t kRankPartMagic = 0x534b5032;
 }  // namespace
 
 StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptions& options,
@@ -56,7 +57,7 @@ Status MergeRankPart(const std::string& blob, TraceSetMember& member, Report& re
                      const std::vector<MultiTraceAnalysis*>& multi) {
   ByteReader r(blob);
   if (r.Get<uint32_t>() != kRankPartMagic) {
-    return InternalError("rank part: not a version-1 rank part (mixed Sightline versions?)");
+    return InternalError("rank part: not a version-2 rank part (mixed Sightline versions?)");
   }
   const int base = static_cast<int>(report.inputs.size());
   member.label = r.GetString();

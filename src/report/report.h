@@ -59,7 +59,9 @@ struct Fact {
 
 // How a series is meant to be read. kAuto: time-like x as a step line, else columns.
 // kCdf: a cumulative distribution, x ascending values, y the percent of values at or below x.
-enum class SeriesStyle { kAuto, kCdf };
+// kOverTime: x is time from the trace's begin on the buckets of the overview's utilization chart
+// (each point holds until the next), so that it lines up with that chart and the iteration marks.
+enum class SeriesStyle { kAuto, kCdf, kOverTime };
 
 // A chart's data: y over x (e.g. utilization per time bucket, a histogram).
 struct Series {
@@ -78,6 +80,15 @@ struct Series {
     std::string label;
   };
   std::vector<Mark> marks;
+  // Several named lines over the same x and unit, drawn in one chart with a legend (used instead of
+  // y; e.g. the sampled GPU metrics of one kind). A NaN in y is no data there (a gap, never a
+  // zero). `band_max`, when not empty, is parallel to y: the largest value inside each bucket,
+  // drawn as a band above the line (the line is the bucket's mean).
+  struct Line {
+    std::string label;
+    std::vector<double> y, band_max;
+  };
+  std::vector<Line> lines;
 };
 
 // A directed acyclic graph (a TensorRT engine's layers): nodes in a topological order, edges

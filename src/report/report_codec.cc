@@ -147,6 +147,12 @@ void EncodeSection(const Section& s, ByteWriter& w) {
       w.Put(m.y);
       w.PutString(m.label);
     }
+    w.Put<uint64_t>(x.lines.size());
+    for (const Series::Line& l : x.lines) {
+      w.PutString(l.label);
+      PutDoubles(l.y, w);
+      PutDoubles(l.band_max, w);
+    }
   }
   w.Put<uint64_t>(s.graphs.size());
   for (const Graph& g : s.graphs) {
@@ -231,6 +237,12 @@ Section DecodeSection(ByteReader& r) {
       m.x = r.Get<double>();
       m.y = r.Get<double>();
       m.label = r.GetString();
+    }
+    x.lines.resize(r.GetCount(24));
+    for (Series::Line& l : x.lines) {
+      l.label = r.GetString();
+      l.y = GetDoubles(r);
+      l.band_max = GetDoubles(r);
     }
   }
   for (uint64_t i = 0, n = r.GetCount(8); i < n && r.ok(); ++i) {

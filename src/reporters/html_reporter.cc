@@ -254,8 +254,25 @@ void RenderCharts(std::string& out, const Report& report, const Section& s) {
           "they span more than a decade); dashed: p50, p90, p99.</p>";
       continue;
     }
-    const bool over_time =
-        se.key.rfind("utilization", 0) == 0 || (se.x_unit == Unit::kTimestampNs && se.x.size() > 1);
+    if (!se.lines.empty()) {  // several lines, e.g. the sampled GPU metrics of one kind
+      const std::vector<html::Marker> markers = se.style == SeriesStyle::kOverTime
+                                                    ? IterationMarkers(report, s.input)
+                                                    : std::vector<html::Marker>();
+      out += html::LinesChartSvg(se, markers, se.y_unit == Unit::kPercent ? 100.0 : 0.0);
+      bool band = false;
+      for (const Series::Line& l : se.lines) band |= !l.band_max.empty();
+      std::string note = band ? "Lines: the mean of each bucket; shaded: up to the largest value "
+                                "in it; gaps: no data. "
+                              : "";
+      if (!markers.empty()) note += "Dashed lines: iteration starts.";
+      if (!note.empty()) {
+        fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(note));
+      }
+      continue;
+    }
+    const bool over_time = se.style == SeriesStyle::kOverTime ||
+                           se.key.rfind("utilization", 0) == 0 ||
+                           (se.x_unit == Unit::kTimestampNs && se.x.size() > 1);
     if (over_time) {
       const std::vector<html::Marker> markers = IterationMarkers(report, s.input);
       out += html::StepChartSvg(se, markers, se.y_unit == Unit::kPercent ? 100.0 : 0.0);

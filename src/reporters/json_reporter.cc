@@ -156,6 +156,7 @@ std::string RenderJsonReport(const Report& report) {
         w.Key(se.key).BeginObject();
         w.Key("title").String(se.title);
         if (se.style == SeriesStyle::kCdf) w.Key("style").String("cdf");
+        if (se.style == SeriesStyle::kOverTime) w.Key("style").String("over_time");
         w.Key("x_unit").String(UnitName(se.x_unit));
         w.Key("y_unit").String(UnitName(se.y_unit));
         w.Key("x").BeginArray();
@@ -169,6 +170,23 @@ std::string RenderJsonReport(const Report& report) {
           w.Key("y2_label").String(se.y2_label);
           w.Key("y2").BeginArray();
           for (double y : se.y2) w.Double(y);
+          w.EndArray();
+        }
+        if (!se.lines.empty()) {
+          w.Key("lines").BeginArray();
+          for (const Series::Line& l : se.lines) {
+            w.BeginObject();
+            w.Key("label").String(l.label);
+            w.Key("y").BeginArray();
+            for (double y : l.y) w.Double(y);
+            w.EndArray();
+            if (!l.band_max.empty()) {
+              w.Key("y_max").BeginArray();
+              for (double y : l.band_max) w.Double(y);
+              w.EndArray();
+            }
+            w.EndObject();
+          }
           w.EndArray();
         }
         if (!se.marks.empty()) {

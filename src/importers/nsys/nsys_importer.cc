@@ -42,6 +42,7 @@ void DescribeSource(const std::string& path, const NsysExportInfo& info, TraceBu
     source.producer += info.product_version;
   }
   Diagnostics& d = builder.diagnostics();
+  if (!info.host_name.empty()) source.host = info.host_name;
   if (info.schema_version.empty()) {
     d.Add(DiagCode::kNsysSchemaVersionUnknown, 1,
           fmt::format("read as schema {}.x", kNsysSupportedMajor));

@@ -38,6 +38,16 @@ Status CheckIsNsysExport(const SqliteDb& db) {
 
 StatusOr<NsysExportInfo> ReadExportInfo(SqliteDb& db) {
   NsysExportInfo info;
+  if (db.HasTable("TARGET_INFO_SYSTEM_ENV")) {
+    ASSIGN_OR_RETURN(std::vector<std::string> env, db.Columns("TARGET_INFO_SYSTEM_ENV"));
+    if (HasColumn(env, "name") && HasColumn(env, "value")) {
+      ASSIGN_OR_RETURN(
+          SqliteStatement stmt,
+          db.Prepare("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1"));
+      if (stmt.Step() && !stmt.IsNull(0)) info.host_name = std::string(stmt.Text(0));
+      RETURN_IF_ERROR(stmt.status());
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<std::string> columns, db.Columns(kNsysMetaTable));
   if (!HasColumn(columns, "name") || !HasColumn(columns, "value")) return info;
   ASSIGN_OR_RETURN(SqliteStatement stmt,

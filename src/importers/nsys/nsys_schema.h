@@ -45,13 +45,17 @@ struct NsysExportInfo {
   int major = -1, minor = -1;
   std::string product_name;     // "NVIDIA Nsight Systems"
   std::string product_version;  // "2024.6.2.225"
+  // TARGET_INFO_SYSTEM_ENV's Hostname (the profiled machine; in a container, the container's
+  // hostname); empty when the export has none.
+  std::string host_name;
 };
 
 // InvalidInput (naming the file and what to do) unless the database looks like an nsys export:
 // META_DATA_EXPORT, StringIds or a CUPTI_ACTIVITY_KIND_* table.
 Status CheckIsNsysExport(const SqliteDb& db);
 
-// Reads META_DATA_EXPORT (absent in some exports: then every field stays unset).
+// Reads META_DATA_EXPORT and TARGET_INFO_SYSTEM_ENV's Hostname (absent in some exports: then
+// those fields stay unset).
 StatusOr<NsysExportInfo> ReadExportInfo(SqliteDb& db);
 
 // Unimplemented (naming the version) for a schema major other than kNsysSupportedMajor.

@@ -145,6 +145,125 @@ std::string StepChartSvg(const Series& series, const std::vector<Marker>& marker
   return out;
 }
 
+// Colours of the lines of one chart, in order (Tableau 10 without its orange, which the iteration
+// markers use).
+constexpr const char* kLineColours[] = {"#4e79a7", "#e15759", "#59a14f", "#b07aa1",
+                                        "#76b7b2", "#edc948", "#9c755f", "#bab0ac"};
+
+std::string LinesChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max) {
+  const size_t n = series.x.size();
+  if (n == 0 || series.lines.empty()) return "";
+  double data_max = 0;
+  for (const Series::Line& l : series.lines) {
+    for (size_t i = 0; i < n && i < l.y.size(); ++i) {
+      if (std::isfinite(l.y[i])) data_max = std::max(data_max, l.y[i]);
+      if (i < l.band_max.size() && std::isfinite(l.band_max[i])) {
+        data_max = std::max(data_max, l.band_max[i]);
+      }
+    }
+  }
+  const double ymax = y_max > 0 ? y_max : NiceMax(data_max);
+  // The plot's geometry is the step chart's (the utilization chart above it), so that the two
+  // line up; the legend goes in rows under the x labels.
+  const double x0 = series.x.front();
+  double x1 = series.x[n - 1] + (n > 1 ? series.x[n - 1] - series.x[n - 2] : 1.0);
+  if (x1 <= x0) x1 = x0 + 1;
+  const int plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto px = [&](double x) { return kLeft + plot_w * (x - x0) / (x1 - x0); };
+  auto py = [&](double y) { return kTop + plot_h * (1.0 - std::clamp(y / ymax, 0.0, 1.0)); };
+  auto x_end = [&](size_t i) { return px(i + 1 < n ? series.x[i + 1] : x1); };
+  // Legend rows: items left to right (about 6 px per character), wrapping at the right edge.
+  struct Item {
+    double x;
+    int row;
+  };
+  std::vector<Item> items;
+  double lx = kLeft;
+  int row = 0;
+  for (const Series::Line& l : series.lines) {
+    const double w = 28 + 6.2 * static_cast<double>(l.label.size()) + 14;
+    if (lx + w > kWidth - kRight && lx > kLeft) lx = kLeft, ++row;
+    items.push_back({lx, row});
+    lx += w;
+  }
+  const int height = kHeight + 6 + 16 * (row + 1);
+  std::string out = Open(series.title, height);
+  Axes(out, ymax, series.y_unit, x0, x1, series.x_unit);
+  for (const Marker& m : markers) {
+    if (m.x < x0 || m.x > x1) continue;
+    fmt::format_to(std::back_inserter(out),
+                   "<line class=\"marker\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\">"
+                   "<title>{3}</title></line>",
+                   px(m.x), kTop, kTop + plot_h, XmlEscape(m.label));
+  }
+  auto has = [](const std::vector<double>& v, size_t i) {
+    return i < v.size() && std::isfinite(v[i]);
+  };
+  for (size_t li = 0; li < series.lines.size(); ++li) {
+    const Series::Line& l = series.lines[li];
+    const char* colour = kLineColours[li % std::size(kLineColours)];
+    // The band: from the mean up to the largest sample, over each run of buckets with data.
+    std::string band;
+    for (size_t i = 0; i < n;) {
+      if (!has(l.y, i) || !has(l.band_max, i)) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < n && has(l.y, j) && has(l.band_max, j)) ++j;
+      fmt::format_to(std::back_inserter(band), "M{:.1f},{:.1f}", px(series.x[i]),
+                     py(l.band_max[i]));
+      for (size_t k = i; k < j; ++k) {
+        if (k > i) fmt::format_to(std::back_inserter(band), "V{:.1f}", py(l.band_max[k]));
+        fmt::format_to(std::back_inserter(band), "H{:.1f}", x_end(k));
+      }
+      for (size_t k = j; k-- > i;) {
+        fmt::format_to(std::back_inserter(band), "V{:.1f}H{:.1f}", py(l.y[k]), px(series.x[k]));
+      }
+      band += "Z";
+      i = j;
+    }
+    // The mean as a step line, broken where a bucket has no sample (a gap, not a zero).
+    std::string path;
+    bool open = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (!has(l.y, i)) {
+        open = false;
+        continue;
+      }
+      if (open) {
+        fmt::format_to(std::back_inserter(path), "V{:.1f}H{:.1f}", py(l.y[i]), x_end(i));
+      } else {
+        fmt::format_to(std::back_inserter(path), "M{:.1f},{:.1f}H{:.1f}", px(series.x[i]),
+                       py(l.y[i]), x_end(i));
+      }
+      open = true;
+    }
+    if (!band.empty()) {
+      fmt::format_to(std::back_inserter(out),
+                     "<path class=\"band\" d=\"{}\" fill=\"{}\" fill-opacity=\"0.18\">"
+                     "<title>{}: largest sample in each bucket</title></path>",
+                     band, colour, XmlEscape(l.label));
+    }
+    if (!path.empty()) {
+      fmt::format_to(std::back_inserter(out),
+                     "<path class=\"mline\" d=\"{}\" fill=\"none\" stroke=\"{}\" "
+                     "stroke-width=\"1.5\"><title>{}: mean of each bucket</title></path>",
+                     path, colour, XmlEscape(l.label));
+    }
+    const double ly = kHeight + 14 + 16 * items[li].row;
+    fmt::format_to(std::back_inserter(out),
+                   "<g class=\"legend\"><rect x=\"{0:.1f}\" y=\"{1:.1f}\" width=\"22\" "
+                   "height=\"10\" fill=\"{2}\" fill-opacity=\"0.18\"/><line x1=\"{0:.1f}\" "
+                   "y1=\"{3:.1f}\" x2=\"{4:.1f}\" y2=\"{3:.1f}\" stroke=\"{2}\" "
+                   "stroke-width=\"2\"/><text x=\"{5:.1f}\" y=\"{6:.1f}\">{7}</text></g>",
+                   items[li].x, ly - 9, colour, ly - 1, items[li].x + 22, items[li].x + 28, ly,
+                   XmlEscape(l.label));
+  }
+  out += "</svg>";
+  return out;
+}
+
 std::string CdfChartSvg(const Series& series) {
   const size_t n = std::min(series.x.size(), series.y.size());
   double lo = INFINITY, hi = 0;

@@ -29,6 +29,12 @@ struct Marker {  // a vertical line at x (e.g. an iteration boundary)
 // y_max <= 0: scaled to the data.
 std::string StepChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max);
 
+// Several lines over time (Series::lines), each with its band up to the bucket's largest value
+// (band_max), broken where a value is NaN, with vertical markers and a legend under the x axis. The
+// plot has the step chart's geometry, so that the two line up one above the other. y_max <= 0:
+// scaled to the data.
+std::string LinesChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max);
+
 // A cumulative distribution (Series style kCdf): a step line of y% over x, on a log x axis when x
 // spans more than a decade, with dashed guides at p50, p90 and p99.
 std::string CdfChartSvg(const Series& series);
