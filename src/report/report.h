@@ -14,7 +14,7 @@
 
 namespace sightline {
 
-inline constexpr int kReportSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 2;  // docs/formats/report-json.md, "Versions"
 
 // How a value is shown. JSON keys of kDurationNs/kTimestampNs values end in "_ns", kBytes in
 // "_bytes", kPercent in "_pct", kGBps in "_gbps" (the key names carry the unit).
