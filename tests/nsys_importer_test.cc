@@ -1225,3 +1225,35 @@ TEST(NsysImportTiming, LargeGeneratedExport) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// An older export's GPU metrics (JSON rows in GENERIC_EVENTS, no GPU_METRICS table) are not read:
+// the rows are counted in a warning instead of the metrics silently missing; an export with
+// GPU_METRICS says nothing of its generic events.
+TEST(NsysGpuMetrics, GenericEventsWithoutGpuMetricsAreCounted) {
+  TempDir dir;
+  const std::string path = dir.File("generic.sqlite");
+  WriteKernelRows(path, "(1000, 1500, 0, 7, 1, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0)");
+  {
+    Db db(path, true);
+    db.Exec("CREATE TABLE GENERIC_EVENTS (rawTimestamp INTEGER, timestamp INTEGER, typeId INTEGER, "
+            "data TEXT)");
+    db.Exec("INSERT INTO GENERIC_EVENTS VALUES (1, 1100, 5, '{\"a\": 1}'), (2, 1200, 5, '{}')");
+  }
+  StatusOr<Trace> trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysGpuMetricsGenericEvents), 2);
+  {
+    Db db(path, true);
+    db.Exec("CREATE TABLE GPU_METRICS (timestamp INTEGER, typeId INTEGER, metricId INTEGER, "
+            "value INTEGER)");
+  }
+  StatusOr<Trace> again = ImportTrace(path);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->diagnostics.Count(DiagCode::kNsysGpuMetricsGenericEvents), 0);
+}
+
+}  // namespace
+}  // namespace sightline

@@ -96,6 +96,9 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kNsysGpuMetricsSkipped, "nsys_gpu_metrics_skipped", kInfo,
      "GPU metrics the capture skipped (DIAGNOSTIC_EVENT: they need a counter this GPU or "
      "configuration does not offer, often NVLink's); absent from the GPU metrics, not zero"},
+    {kNsysGpuMetricsGenericEvents, "nsys_gpu_metrics_generic_events", kWarning,
+     "generic events of an export without a GPU_METRICS table: exports before schema 3.15 keep "
+     "GPU metric samples there, as JSON; not read"},
     {kNsysValueWrongType, "nsys_value_wrong_type", kWarning,
      "rows with a value of the wrong type (text, a real, a blob or NULL where the export holds an "
      "integer); dropped, not read as 0"},

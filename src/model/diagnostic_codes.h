@@ -48,6 +48,7 @@ enum class DiagCode : uint16_t {
   kNsysSchedProfilerThreads,
   kNsysCaptureProblem,
   kNsysGpuMetricsSkipped,
+  kNsysGpuMetricsGenericEvents,
   kNsysValueWrongType,
   // Kineto (PyTorch profiler) JSON importer.
   kKinetoInvalidDevice,

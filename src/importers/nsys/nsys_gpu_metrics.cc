@@ -9,7 +9,7 @@
 // (gpu_metrics_not_read); metrics the chosen set does not list, and the "[Avg]" warps sub-metrics
 // (sums over the sample's cycles; "[Avg Warps per Cycle]" is read), are not read either. Exports
 // before schema 3.15 keep the samples as JSON in GENERIC_EVENTS: not read (no such export to check
-// on).
+// on); such rows are counted (nsys_gpu_metrics_generic_events) when the export has no GPU_METRICS.
 #include <algorithm>
 #include <string>
 #include <unordered_map>
@@ -46,6 +46,14 @@ std::vector<GpuMetricSet> ConfigSets(SqliteDb& db) {
 }  // namespace
 
 Status ReadNsysGpuMetrics(NsysContext& ctx) {
+  if (!ctx.db.HasTable("GPU_METRICS") && ctx.db.HasTable("GENERIC_EVENTS")) {
+    // An older export's GPU metrics (JSON in GENERIC_EVENTS): said, not silently missing.
+    ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare("SELECT count(*) FROM GENERIC_EVENTS"));
+    if (stmt.Step() && stmt.Int64(0) > 0) {
+      ctx.builder.diagnostics().Add(DiagCode::kNsysGpuMetricsGenericEvents, stmt.Int64(0));
+    }
+    RETURN_IF_ERROR(stmt.status());
+  }
   if (!ctx.db.HasTable("GPU_METRICS") || !ctx.db.HasTable("TARGET_INFO_GPU_METRICS")) {
     return Status::Ok();
   }
