@@ -20,11 +20,13 @@ u128 Pow10(int n) {
 }  // namespace
 
 bool MicrosTokenToNs(std::string_view t, int64_t* ns) {
-  // Fast path for what Kineto writes: up to 15 integer digits, then at most 3 fraction digits.
+  // Fast path for what Kineto writes: up to 16 integer digits (older traces write epoch
+  // microseconds as integers: 16 digits), then at most 3 fraction digits; at most 19 digits, so
+  // v < 10^19 fits in 64 bits unsigned, and a result above INT64_MAX takes the general path.
   {
     size_t i = 0;
     uint64_t v = 0;
-    while (i < t.size() && i < 15 && IsDigit(t[i]))
+    while (i < t.size() && i < 16 && IsDigit(t[i]))
       v = v * 10 + static_cast<unsigned>(t[i++] - '0');
     if (i > 0 && (i == t.size() || !IsDigit(t[i]))) {
       int frac = 0;
@@ -39,8 +41,10 @@ bool MicrosTokenToNs(std::string_view t, int64_t* ns) {
         while (i < t.size() && IsJsonSpace(t[i])) ++i;
         if (i == t.size()) {
           for (; frac < 3; ++frac) v *= 10;
-          *ns = static_cast<int64_t>(v);  // < 10^18
-          return true;
+          if (v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+            *ns = static_cast<int64_t>(v);
+            return true;
+          }
         }
       }
     }
@@ -128,6 +132,15 @@ bool ParseInt64(std::string_view t, int64_t* value) {
   if (i < t.size() && (t[i] == '-' || t[i] == '+')) negative = t[i++] == '-';
   if (i == t.size()) return false;
   uint64_t v = 0;
+  if (t.size() - i <= 18) {  // at most 18 digits: no overflow possible
+    for (; i < t.size(); ++i) {
+      const unsigned digit = static_cast<unsigned char>(t[i]) - static_cast<unsigned>('0');
+      if (digit > 9) return false;
+      v = v * 10 + digit;
+    }
+    *value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    return true;
+  }
   for (; i < t.size(); ++i) {
     if (!IsDigit(t[i])) return false;
     if (__builtin_mul_overflow(v, 10u, &v) ||
