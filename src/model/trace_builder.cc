@@ -21,6 +21,73 @@ void Permute(std::vector<T>& column, const std::vector<uint32_t>& perm) {
   column.swap(out);
 }
 
+// Sorts keys (a strict total order: no two keys equal) that mostly come in order already. Tables
+// arrive as a few sorted runs (one per thread or stream, or per profiler flush), or sorted but for
+// a few rows out of place (a copy's call recorded before the launch that precedes it), and
+// std::sort does not exploit either:
+// - few rows out of place: the rows that keep the order are kept in place, the others sorted
+//   apart and merged back (one pass, plus a sort of the few);
+// - few runs: the runs are merged pairwise (n log runs, sequential);
+// - otherwise std::sort.
+template <typename Key, typename Less>
+void SortMostlySorted(std::vector<Key>& keys, const Less& less) {
+  const size_t n = keys.size();
+  size_t runs = n > 0 ? 1 : 0, misplaced = 0;
+  for (size_t i = 1, last = 0; i < n; ++i) {
+    if (less(keys[i], keys[i - 1])) ++runs;
+    if (less(keys[i], keys[last])) {
+      ++misplaced;
+    } else {
+      last = i;
+    }
+  }
+  if (misplaced == 0) return;
+  if (misplaced <= n / 8) {
+    std::vector<Key> rest;
+    rest.reserve(misplaced);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (kept == 0 || !less(keys[i], keys[kept - 1])) {
+        keys[kept++] = keys[i];
+      } else {
+        rest.push_back(keys[i]);
+      }
+    }
+    std::sort(rest.begin(), rest.end(), less);
+    // Merged from the back: the kept rows fill keys[0, kept), the free tail is rest's size.
+    size_t i = kept, j = rest.size(), out = n;
+    while (j > 0) {
+      if (i > 0 && less(rest[j - 1], keys[i - 1])) {
+        keys[--out] = keys[--i];
+      } else {
+        keys[--out] = rest[--j];
+      }
+    }
+    return;
+  }
+  if (runs > n / 16) {
+    std::sort(keys.begin(), keys.end(), less);
+    return;
+  }
+  std::vector<size_t> bounds = {0};  // run starts, then n
+  for (size_t i = 1; i < n; ++i) {
+    if (less(keys[i], keys[i - 1])) bounds.push_back(i);
+  }
+  bounds.push_back(n);
+  std::vector<Key> merged(n);
+  while (bounds.size() > 2) {
+    std::vector<size_t> next = {0};
+    for (size_t r = 0; r + 1 < bounds.size(); r += 2) {
+      const size_t a = bounds[r], b = bounds[r + 1], c = r + 2 < bounds.size() ? bounds[r + 2] : b;
+      std::merge(keys.begin() + a, keys.begin() + b, keys.begin() + b, keys.begin() + c,
+                 merged.begin() + a, less);
+      next.push_back(c);
+    }
+    keys.swap(merged);
+    bounds.swap(next);
+  }
+}
+
 // Row order by (start asc, end desc): an enclosing range sorts before what it encloses.
 std::vector<uint32_t> StartOrder(const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
                                  bool* already_sorted) {
@@ -47,29 +114,7 @@ std::vector<uint32_t> StartOrder(const std::vector<TimeNs>& start, const std::ve
     if (a.end != b.end) return a.end > b.end;
     return a.row < b.row;
   };
-  // Tables arrive as a few sorted runs (one per thread or stream, or per profiler flush); then
-  // merging the runs (n log runs, sequential) beats a general sort by far.
-  std::vector<size_t> runs = {0};  // run starts, then n
-  for (size_t i = 1; i < n; ++i) {
-    if (less(keys[i], keys[i - 1])) runs.push_back(i);
-  }
-  runs.push_back(n);
-  if (runs.size() - 1 > n / 16) {
-    std::sort(keys.begin(), keys.end(), less);
-  } else {
-    std::vector<Key> merged(n);
-    while (runs.size() > 2) {
-      std::vector<size_t> next = {0};
-      for (size_t r = 0; r + 1 < runs.size(); r += 2) {
-        const size_t a = runs[r], b = runs[r + 1], c = r + 2 < runs.size() ? runs[r + 2] : b;
-        std::merge(keys.begin() + a, keys.begin() + b, keys.begin() + b, keys.begin() + c,
-                   merged.begin() + a, less);
-        next.push_back(c);
-      }
-      keys.swap(merged);
-      runs.swap(next);
-    }
-  }
+  SortMostlySorted(keys, less);
   perm.resize(n);
   for (size_t i = 0; i < n; ++i) perm[i] = keys[i].row;
   return perm;
@@ -454,8 +499,8 @@ void TraceBuilder::SortTables() {
 void TraceBuilder::LinkLaunches() {
   const ApiCallTable& a = trace_.api_calls;
   // The calls with a correlation id, ordered by (correlation, pid, row). The table is in start
-  // order, and profilers hand out correlation ids in call order, so it is usually that order
-  // already: then no sort (and no copy of the keys) is needed.
+  // order, and profilers hand out correlation ids in call order, so it is that order already, or
+  // nearly (SortMostlySorted).
   std::vector<int32_t> rows;
   rows.reserve(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
@@ -466,22 +511,7 @@ void TraceBuilder::LinkLaunches() {
     if (a.pid[x] != a.pid[y]) return a.pid[x] < a.pid[y];
     return x < y;
   };
-  if (!std::is_sorted(rows.begin(), rows.end(), row_less)) {
-    struct Key {
-      int64_t correlation;
-      int32_t pid;
-      int32_t row;
-    };
-    std::vector<Key> keys;
-    keys.reserve(rows.size());
-    for (int32_t row : rows) keys.push_back({a.correlation[row], a.pid[row], row});
-    std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
-      if (x.correlation != y.correlation) return x.correlation < y.correlation;
-      if (x.pid != y.pid) return x.pid < y.pid;
-      return x.row < y.row;
-    });
-    for (size_t i = 0; i < keys.size(); ++i) rows[i] = keys[i].row;
-  }
+  SortMostlySorted(rows, row_less);
   const size_t n = rows.size();
   auto corr = [&](size_t i) { return a.correlation[rows[i]]; };
 
