@@ -13,12 +13,11 @@ namespace {
 
 // Trace tables are large, freshly allocated vectors; on virtual machines the 4 KiB page faults of
 // filling them dominate import time (bench/run_benchmarks.sh measured 15.3 s -> 8.6 s for a
-// 10^7-kernel nsys export with transparent huge pages). Zeroing fresh pages stays expensive with
-// huge pages too, so blocks are not given their own mappings (mmap_max=0): a freed column's
-// memory is then reused by the next one instead of being unmapped and faulted in again (on the
-// 10^7-kernel export, 3.3 GB of fresh huge pages became 2.3 GB, a third of the import's system
-// time, for 8% more peak memory). glibc reads its malloc tunables only at start-up, so the
-// process re-executes itself once with them set. The user's own GLIBC_TUNABLES, or
+// 10^7-kernel nsys export with transparent huge pages). Blocks are also not given their own
+// mappings (mmap_max=0): a freed block's memory is then reused by the next one instead of being
+// unmapped and faulted in again (same export, 3 alternating runs on a shared 2-core VM: 13.4 ->
+// 12.4 s CPU, 9.9 -> 9.0 s wall, same peak RSS). glibc reads its malloc tunables only at start-up,
+// so the process re-executes itself once with them set. The user's own GLIBC_TUNABLES, or
 // SIGHTLINE_NO_HUGEPAGES=1, leaves everything as it is.
 void ReexecWithHugePageMalloc(char** argv) {
   if (std::getenv("GLIBC_TUNABLES") != nullptr ||
