@@ -1,5 +1,6 @@
 #include "importers/kineto/kineto_numbers.h"
 
+#include <cstring>
 #include <limits>
 
 namespace sightline::kineto {
@@ -8,6 +9,24 @@ namespace {
 using u128 = unsigned __int128;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Eight ASCII digits at p as a number (SWAR: all eight at once), or false if one is not a digit.
+bool EightDigits(const char* p, uint64_t* value) {
+  uint64_t x;
+  std::memcpy(&x, p, 8);
+  // Each byte is 0x30..0x39: high nibble 3, and adding 6 does not carry into the high nibble.
+  if (((x & 0xF0F0F0F0F0F0F0F0ull) |
+       (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) != 0x3333333333333333ull) {
+    return false;
+  }
+  x -= 0x3030303030303030ull;  // eight digits d0..d7 (d0 lowest byte)
+  x = x * 10 + (x >> 8);       // pairs: 10*d0 + d1 in every other byte
+  x = (((x & 0x000000FF000000FFull) * 0x000F424000000064ull) +            // 1000000, 100
+       (((x >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >>  // 10000, 1
+      32;
+  *value = x;
+  return true;
+}
 bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // 10^n for n in [0, 38].
@@ -26,6 +45,10 @@ bool MicrosTokenToNs(std::string_view t, int64_t* ns) {
   {
     size_t i = 0;
     uint64_t v = 0;
+    for (uint64_t eight; i + 8 <= t.size() && i + 8 <= 16 && EightDigits(t.data() + i, &eight);
+         i += 8) {
+      v = v * 100000000 + eight;
+    }
     while (i < t.size() && i < 16 && IsDigit(t[i]))
       v = v * 10 + static_cast<unsigned>(t[i++] - '0');
     if (i > 0 && (i == t.size() || !IsDigit(t[i]))) {
