@@ -505,12 +505,24 @@ int64_t AnalysisContext::FindWindow(int32_t pid, TimeNs t) {
     }
     return -1;
   }
-  auto it = std::upper_bound(windows_.begin(), windows_.end(), t,
-                             [](TimeNs v, const LoopWindow& w) { return v < w.start_ns; });
-  if (it == windows_.begin()) return -1;
-  --it;
-  if (t >= it->end_ns || pid != it->pid) return -1;
-  return it - windows_.begin();
+  // The last window that starts at or before t. Callers ask in time order (rows of a table), so
+  // the previous answer's window and the next one are tried before a binary search.
+  size_t w = windows_.size();
+  for (size_t c = window_hint_; c < windows_.size() && c <= window_hint_ + 1; ++c) {
+    if (t >= windows_[c].start_ns && (c + 1 == windows_.size() || t < windows_[c + 1].start_ns)) {
+      w = c;
+      break;
+    }
+  }
+  if (w == windows_.size()) {
+    auto it = std::upper_bound(windows_.begin(), windows_.end(), t,
+                               [](TimeNs v, const LoopWindow& lw) { return v < lw.start_ns; });
+    if (it == windows_.begin()) return -1;
+    w = static_cast<size_t>(it - windows_.begin()) - 1;
+  }
+  window_hint_ = w;
+  if (t >= windows_[w].end_ns || pid != windows_[w].pid) return -1;
+  return static_cast<int64_t>(w);
 }
 
 std::string AnalysisContext::WindowLabel(const LoopWindow& w) const {
