@@ -3,7 +3,9 @@
 // between two anonymous guard pages that give the headroom and padding; the pages already parsed
 // are dropped from the mapping as the stream moves on, so resident memory stays small, and no
 // byte is copied (read() into a buffer spent about a tenth of an import copying). Where mapping
-// fails, the file is read in pieces into one reused buffer instead. A gzip file is inflated whole
+// fails, the file is read in pieces into one reused buffer instead. As with SQLite's memory map
+// for nsys exports, a file cut shorter by another process while it is being read ends the
+// process with SIGBUS rather than an error. A gzip file is inflated whole
 // (libdeflate has no streaming API) straight into one buffer (transparent huge pages requested),
 // and the compressed bytes are freed before parsing.
 #pragma once
