@@ -19,6 +19,10 @@
 
 namespace sightline::kineto {
 
+// Set (to anything): plain files are read() in pieces instead of mapped (for tests of that path,
+// and for file systems where a memory map misbehaves).
+inline constexpr char kNoMapEnv[] = "SIGHTLINE_KINETO_NO_MMAP";
+
 class JsonStream {
  public:
   // Extra writable bytes around data() (see data()).
