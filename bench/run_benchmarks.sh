@@ -183,7 +183,7 @@ rm -f "$RESULTS/time.tmp"
 if [ "$GBENCH" = 1 ]; then
   log "sightline_bench (Google Benchmark; traces of 10^5 and 10^6 kernels)"
   # The same malloc setting the sightline binary gives itself at start-up (src/cli/main.cc).
-  tunables=${GLIBC_TUNABLES-glibc.malloc.hugetlb=1}
+  tunables=${GLIBC_TUNABLES-glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0}
   [ -n "${SIGHTLINE_NO_HUGEPAGES:-}" ] && tunables=${GLIBC_TUNABLES-}
   GLIBC_TUNABLES=$tunables SIGHTLINE_BENCH_DATA=$DATA_DIR "$BUILD_DIR/bench/sightline_bench" \
     --benchmark_out="$RESULTS/gbench.json" --benchmark_out_format=json \

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -248,12 +249,17 @@ TEST(KinetoImporter, KeyOrderGzipAndWindowSizeDoNotChangeTheResult) {
   // Sorted keys put args before cat and ph (python3 json.dumps(sort_keys=True) of basic.json).
   EXPECT_EQ(Dump(MustImport(DataPath("basic_sorted_keys.json"))), expected);
   EXPECT_EQ(Dump(MustImport(DataPath("basic.json.gz"))), expected);
-  for (size_t window : {16, 100, 257, 1000, 4096}) {
-    for (const char* file : {"basic.json", "basic_sorted_keys.json", "basic.json.gz"}) {
-      StatusOr<Trace> t = kineto::ImportKinetoJsonWithWindow(DataPath(file), window);
-      ASSERT_TRUE(t.ok()) << file << " window " << window << ": " << t.status().message();
-      EXPECT_EQ(Dump(*t), expected) << file << " window " << window;
+  // Plain files memory-mapped (the default) and read() in pieces.
+  for (bool mapped : {true, false}) {
+    if (!mapped) setenv(kineto::kNoMapEnv, "1", 1);
+    for (size_t window : {16, 100, 257, 1000, 4096}) {
+      for (const char* file : {"basic.json", "basic_sorted_keys.json", "basic.json.gz"}) {
+        StatusOr<Trace> t = kineto::ImportKinetoJsonWithWindow(DataPath(file), window);
+        ASSERT_TRUE(t.ok()) << file << " window " << window << ": " << t.status().message();
+        EXPECT_EQ(Dump(*t), expected) << file << " window " << window << " mapped " << mapped;
+      }
     }
+    unsetenv(kineto::kNoMapEnv);
   }
 }
 

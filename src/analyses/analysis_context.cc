@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "analyses/gpu_metrics.h"
 #include "analyses/idle_gaps.h"
@@ -44,6 +45,18 @@ void AnalysisContext::EnsureBusy() {
   for (int32_t d : k.device) max_device = std::max(max_device, d);
   for (int32_t d : m.device) max_device = std::max(max_device, d);
   busy_.resize(static_cast<size_t>(max_device + 1));
+  // Room for one interval per operation: growing these vectors by doubling would write every
+  // interval into fresh memory several times (page faults on fresh memory are costly on VMs).
+  {
+    std::vector<size_t> ops(busy_.size(), 0);
+    for (int32_t d : k.device) {
+      if (d >= 0) ++ops[d];
+    }
+    for (int32_t d : m.device) {
+      if (d >= 0) ++ops[d];
+    }
+    for (size_t d = 0; d < busy_.size(); ++d) busy_[d].reserve(ops[d]);
+  }
   // One two-way merge of the start-sorted tables feeds every device's union.
   size_t i = 0, j = 0;
   std::pair<int32_t, int32_t> last{INT32_MIN, INT32_MIN};
@@ -106,6 +119,18 @@ void AnalysisContext::EnsureComm() {
   EnsureBusy();
   comm_.resize(busy_.size());
   const KernelTable& k = trace_->kernels;
+  {
+    // Room for every kernel of its side (as in EnsureBusy).
+    std::vector<size_t> comm(comm_.size(), 0), compute(comm_.size(), 0);
+    for (size_t i = 0; i < k.size(); ++i) {
+      if (k.device[i] < 0) continue;
+      ++(IsCommunication(k.name[i]) ? comm : compute)[k.device[i]];
+    }
+    for (size_t d = 0; d < comm_.size(); ++d) {
+      comm_[d].comm.reserve(comm[d]);
+      comm_[d].compute.reserve(compute[d]);
+    }
+  }
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.device[i] < 0) continue;
     CommSplit& c = comm_[k.device[i]];
@@ -206,19 +231,23 @@ const std::vector<Interval>& AnalysisContext::GcIntervals(int32_t pid) {
 const std::vector<LaunchingThread>& AnalysisContext::LaunchingThreads(int32_t pid) {
   if (!launching_done_) {
     launching_done_ = true;
-    std::vector<std::pair<int32_t, int32_t>> calls;  // (pid, tid) of each launch call
+    // Launch calls per (pid, tid), counted in place (not a pair per call, sorted): there are few
+    // threads, and calls come in runs from one thread.
+    std::map<std::pair<int32_t, int32_t>, int64_t> counts;
+    std::pair<int32_t, int32_t> last;
+    int64_t* last_count = nullptr;
     const ApiCallTable& a = trace_->api_calls;
     for (size_t r = 0; r < a.size(); ++r) {
-      if (a.api_class[r] == ApiClass::kLaunch) calls.push_back({a.pid[r], a.tid[r]});
+      if (a.api_class[r] != ApiClass::kLaunch) continue;
+      const std::pair<int32_t, int32_t> key{a.pid[r], a.tid[r]};
+      if (last_count == nullptr || key != last) {
+        last = key;
+        last_count = &counts[key];
+      }
+      ++*last_count;
     }
-    std::sort(calls.begin(), calls.end());
-    std::vector<LaunchingThread> all;
-    for (size_t i = 0; i < calls.size();) {
-      size_t j = i;
-      while (j < calls.size() && calls[j] == calls[i]) ++j;
-      all.push_back({calls[i].first, calls[i].second, static_cast<int64_t>(j - i)});
-      i = j;
-    }
+    std::vector<LaunchingThread> all;  // by (pid, tid)
+    for (const auto& [key, n] : counts) all.push_back({key.first, key.second, n});
     auto by_launches = [](const LaunchingThread& x, const LaunchingThread& y) {
       if (x.launches != y.launches) return x.launches > y.launches;
       return x.pid != y.pid ? x.pid < y.pid : x.tid < y.tid;
@@ -476,12 +505,24 @@ int64_t AnalysisContext::FindWindow(int32_t pid, TimeNs t) {
     }
     return -1;
   }
-  auto it = std::upper_bound(windows_.begin(), windows_.end(), t,
-                             [](TimeNs v, const LoopWindow& w) { return v < w.start_ns; });
-  if (it == windows_.begin()) return -1;
-  --it;
-  if (t >= it->end_ns || pid != it->pid) return -1;
-  return it - windows_.begin();
+  // The last window that starts at or before t. Callers ask in time order (rows of a table), so
+  // the previous answer's window and the next one are tried before a binary search.
+  size_t w = windows_.size();
+  for (size_t c = window_hint_; c < windows_.size() && c <= window_hint_ + 1; ++c) {
+    if (t >= windows_[c].start_ns && (c + 1 == windows_.size() || t < windows_[c + 1].start_ns)) {
+      w = c;
+      break;
+    }
+  }
+  if (w == windows_.size()) {
+    auto it = std::upper_bound(windows_.begin(), windows_.end(), t,
+                               [](TimeNs v, const LoopWindow& lw) { return v < lw.start_ns; });
+    if (it == windows_.begin()) return -1;
+    w = static_cast<size_t>(it - windows_.begin()) - 1;
+  }
+  window_hint_ = w;
+  if (t >= windows_[w].end_ns || pid != windows_[w].pid) return -1;
+  return static_cast<int64_t>(w);
 }
 
 std::string AnalysisContext::WindowLabel(const LoopWindow& w) const {

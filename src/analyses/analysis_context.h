@@ -206,6 +206,7 @@ class AnalysisContext {
   bool windows_done_ = false;
   const IterationSet* main_set_ = nullptr;
   std::vector<LoopWindow> windows_;
+  size_t window_hint_ = 0;  // FindWindow: the last answer
 
   std::unique_ptr<StatusOr<IdleGapsResult>> idle_gaps_;
   std::unique_ptr<StatusOr<ThreadsResult>> threads_;

@@ -2,6 +2,7 @@
 // of times). Ids are dense and stable; id 0 is the empty string.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -33,9 +34,20 @@ class StringPool {
   size_t size() const { return views_.size(); }
 
  private:
+  // The strings interned last, by a cheap fingerprint (length, first and last 8 bytes): a name
+  // that repeats (most do, millions of times) is found by one comparison instead of hashing it
+  // whole and probing the index. A slot holds the pool's own copy, so a match is exact.
+  struct Recent {
+    std::string_view s;  // empty with id 0 (the empty string) until used
+    uint32_t id = 0;
+  };
+  static constexpr size_t kRecentSlots = 256;
+  static size_t RecentSlot(std::string_view s);
+
   std::deque<std::string> storage_;  // deque: element addresses stay valid as it grows
   std::vector<std::string_view> views_;
   std::unordered_map<std::string_view, uint32_t> index_;
+  std::array<Recent, kRecentSlots> recent_{};
 };
 
 }  // namespace sightline

@@ -21,6 +21,73 @@ void Permute(std::vector<T>& column, const std::vector<uint32_t>& perm) {
   column.swap(out);
 }
 
+// Sorts keys (a strict total order: no two keys equal) that mostly come in order already. Tables
+// arrive as a few sorted runs (one per thread or stream, or per profiler flush), or sorted but for
+// a few rows out of place (a copy's call recorded before the launch that precedes it), and
+// std::sort does not exploit either:
+// - few rows out of place: the rows that keep the order are kept in place, the others sorted
+//   apart and merged back (one pass, plus a sort of the few);
+// - few runs: the runs are merged pairwise (n log runs, sequential);
+// - otherwise std::sort.
+template <typename Key, typename Less>
+void SortMostlySorted(std::vector<Key>& keys, const Less& less) {
+  const size_t n = keys.size();
+  size_t runs = n > 0 ? 1 : 0, misplaced = 0;
+  for (size_t i = 1, last = 0; i < n; ++i) {
+    if (less(keys[i], keys[i - 1])) ++runs;
+    if (less(keys[i], keys[last])) {
+      ++misplaced;
+    } else {
+      last = i;
+    }
+  }
+  if (misplaced == 0) return;
+  if (misplaced <= n / 8) {
+    std::vector<Key> rest;
+    rest.reserve(misplaced);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (kept == 0 || !less(keys[i], keys[kept - 1])) {
+        keys[kept++] = keys[i];
+      } else {
+        rest.push_back(keys[i]);
+      }
+    }
+    std::sort(rest.begin(), rest.end(), less);
+    // Merged from the back: the kept rows fill keys[0, kept), the free tail is rest's size.
+    size_t i = kept, j = rest.size(), out = n;
+    while (j > 0) {
+      if (i > 0 && less(rest[j - 1], keys[i - 1])) {
+        keys[--out] = keys[--i];
+      } else {
+        keys[--out] = rest[--j];
+      }
+    }
+    return;
+  }
+  if (runs > n / 16) {
+    std::sort(keys.begin(), keys.end(), less);
+    return;
+  }
+  std::vector<size_t> bounds = {0};  // run starts, then n
+  for (size_t i = 1; i < n; ++i) {
+    if (less(keys[i], keys[i - 1])) bounds.push_back(i);
+  }
+  bounds.push_back(n);
+  std::vector<Key> merged(n);
+  while (bounds.size() > 2) {
+    std::vector<size_t> next = {0};
+    for (size_t r = 0; r + 1 < bounds.size(); r += 2) {
+      const size_t a = bounds[r], b = bounds[r + 1], c = r + 2 < bounds.size() ? bounds[r + 2] : b;
+      std::merge(keys.begin() + a, keys.begin() + b, keys.begin() + b, keys.begin() + c,
+                 merged.begin() + a, less);
+      next.push_back(c);
+    }
+    keys.swap(merged);
+    bounds.swap(next);
+  }
+}
+
 // Row order by (start asc, end desc): an enclosing range sorts before what it encloses.
 std::vector<uint32_t> StartOrder(const std::vector<TimeNs>& start, const std::vector<TimeNs>& end,
                                  bool* already_sorted) {
@@ -34,13 +101,22 @@ std::vector<uint32_t> StartOrder(const std::vector<TimeNs>& start, const std::ve
   }
   std::vector<uint32_t> perm;
   if (*already_sorted) return perm;
+  // The keys are sorted next to the row numbers, not through them: an indirect sort reads two
+  // columns at random rows for every comparison.
+  struct Key {
+    TimeNs start, end;
+    uint32_t row;
+  };
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = Key{start[i], end[i], static_cast<uint32_t>(i)};
+  auto less = [](const Key& a, const Key& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.end != b.end) return a.end > b.end;
+    return a.row < b.row;
+  };
+  SortMostlySorted(keys, less);
   perm.resize(n);
-  std::iota(perm.begin(), perm.end(), 0u);
-  std::sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) {
-    if (start[a] != start[b]) return start[a] < start[b];
-    if (end[a] != end[b]) return end[a] > end[b];
-    return a < b;
-  });
+  for (size_t i = 0; i < n; ++i) perm[i] = keys[i].row;
   return perm;
 }
 
@@ -422,43 +498,67 @@ void TraceBuilder::SortTables() {
 
 void TraceBuilder::LinkLaunches() {
   const ApiCallTable& a = trace_.api_calls;
-  struct Key {
-    int64_t correlation;
-    int32_t pid;
-    int32_t row;
-  };
-  std::vector<Key> keys;
-  keys.reserve(a.size());
+  // The calls with a correlation id, ordered by (correlation, pid, row). The table is in start
+  // order, and profilers hand out correlation ids in call order, so it is that order already, or
+  // nearly (SortMostlySorted).
+  std::vector<int32_t> rows;
+  rows.reserve(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a.correlation[i] >= 0)
-      keys.push_back({a.correlation[i], a.pid[i], static_cast<int32_t>(i)});
+    if (a.correlation[i] >= 0) rows.push_back(static_cast<int32_t>(i));
   }
-  std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
-    if (x.correlation != y.correlation) return x.correlation < y.correlation;
-    if (x.pid != y.pid) return x.pid < y.pid;
-    return x.row < y.row;
-  });
+  auto row_less = [&a](int32_t x, int32_t y) {
+    if (a.correlation[x] != a.correlation[y]) return a.correlation[x] < a.correlation[y];
+    if (a.pid[x] != a.pid[y]) return a.pid[x] < a.pid[y];
+    return x < y;
+  };
+  SortMostlySorted(rows, row_less);
+  const size_t n = rows.size();
+  auto corr = [&](size_t i) { return a.correlation[rows[i]]; };
+
+  // The first position in `rows` whose correlation is >= c. GPU work comes in start order and
+  // its correlation ids mostly grow, so the search gallops from the previous answer instead of
+  // bisecting all rows (the same position as std::lower_bound, found in a few steps).
+  size_t hint = 0;
+  auto lower_bound = [&](int64_t c) {
+    if (n == 0) return size_t{0};
+    size_t lo, hi;  // the answer is in [lo, hi]
+    if (corr(hint) < c) {
+      size_t step = 1;
+      while (hint + step < n && corr(hint + step) < c) step *= 2;
+      lo = hint + step / 2 + 1;
+      hi = std::min(hint + step, n);
+    } else {
+      size_t step = 1;
+      while (step <= hint && corr(hint - step) >= c) step *= 2;
+      lo = step <= hint ? hint - step + 1 : 0;
+      hi = hint - step / 2;
+    }
+    const size_t at = static_cast<size_t>(
+        std::lower_bound(rows.begin() + lo, rows.begin() + hi, c,
+                         [&a](int32_t row, int64_t v) { return a.correlation[row] < v; }) -
+        rows.begin());
+    hint = std::min(at, n - 1);
+    return at;
+  };
 
   // Finds the launching call for (correlation, pid); pid -1 (unknown, as in Kineto GPU events)
   // matches when every call with that correlation id comes from one process.
   int64_t ambiguous = 0;
   auto find = [&](int64_t correlation, int32_t pid) -> int32_t {
     if (correlation < 0) return kNoRow;
-    auto lo = std::lower_bound(keys.begin(), keys.end(), correlation,
-                               [](const Key& k, int64_t c) { return k.correlation < c; });
-    if (lo == keys.end() || lo->correlation != correlation) return kNoRow;
+    size_t lo = lower_bound(correlation);
+    if (lo == n || corr(lo) != correlation) return kNoRow;
     if (pid >= 0) {
-      for (auto it = lo; it != keys.end() && it->correlation == correlation; ++it) {
-        if (it->pid == pid) return it->row;
+      for (size_t i = lo; i < n && corr(i) == correlation; ++i) {
+        if (a.pid[rows[i]] == pid) return rows[i];
       }
       return kNoRow;
     }
-    auto next = lo + 1;
-    if (next != keys.end() && next->correlation == correlation && next->pid != lo->pid) {
+    if (lo + 1 < n && corr(lo + 1) == correlation && a.pid[rows[lo + 1]] != a.pid[rows[lo]]) {
       ++ambiguous;
       return kNoRow;
     }
-    return lo->row;
+    return rows[lo];
   };
 
   int64_t unlinked_kernels = 0, unlinked_memops = 0;

@@ -28,6 +28,7 @@ Status RuleHostBoundPipeline(AnalysisContext& c, std::vector<Finding>& out) {
   // The launching thread's CUDA calls: GPU idle inside them is launch overhead (launch_bound).
   std::vector<Interval> cuda;
   const ApiCallTable& api = trace.api_calls;
+  cuda.reserve(api.size());  // no regrowth: fresh memory is costly to fault in
   for (size_t i = 0; i < api.size(); ++i) {
     if (api.pid[i] == pid && api.tid[i] == tid) AppendToUnion(cuda, api.start_ns[i], api.end_ns[i]);
   }

@@ -64,7 +64,8 @@ struct Event {
   bool has_ts = false, has_dur = false;
   bool bad_value = false;   // a used field had the wrong type or did not fit
   bool not_object = false;  // the element is not a JSON object
-  EventArgs args;
+  bool args_read = false;   // `args` was read (else it holds its defaults)
+  EventArgs args;           // last: ReadEvent resets the fields before it apart from it
 };
 
 }  // namespace sightline::kineto

@@ -1,5 +1,6 @@
 #include "importers/kineto/kineto_numbers.h"
 
+#include <cstring>
 #include <limits>
 
 namespace sightline::kineto {
@@ -8,6 +9,24 @@ namespace {
 using u128 = unsigned __int128;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Eight ASCII digits at p as a number (SWAR: all eight at once), or false if one is not a digit.
+bool EightDigits(const char* p, uint64_t* value) {
+  uint64_t x;
+  std::memcpy(&x, p, 8);
+  // Each byte is 0x30..0x39: high nibble 3, and adding 6 does not carry into the high nibble.
+  if (((x & 0xF0F0F0F0F0F0F0F0ull) |
+       (((x + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) != 0x3333333333333333ull) {
+    return false;
+  }
+  x -= 0x3030303030303030ull;  // eight digits d0..d7 (d0 lowest byte)
+  x = x * 10 + (x >> 8);       // pairs: 10*d0 + d1 in every other byte
+  x = (((x & 0x000000FF000000FFull) * 0x000F424000000064ull) +            // 1000000, 100
+       (((x >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >>  // 10000, 1
+      32;
+  *value = x;
+  return true;
+}
 bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // 10^n for n in [0, 38].
@@ -20,11 +39,17 @@ u128 Pow10(int n) {
 }  // namespace
 
 bool MicrosTokenToNs(std::string_view t, int64_t* ns) {
-  // Fast path for what Kineto writes: up to 15 integer digits, then at most 3 fraction digits.
+  // Fast path for what Kineto writes: up to 16 integer digits (older traces write epoch
+  // microseconds as integers: 16 digits), then at most 3 fraction digits; at most 19 digits, so
+  // v < 10^19 fits in 64 bits unsigned, and a result above INT64_MAX takes the general path.
   {
     size_t i = 0;
     uint64_t v = 0;
-    while (i < t.size() && i < 15 && IsDigit(t[i]))
+    for (uint64_t eight; i + 8 <= t.size() && i + 8 <= 16 && EightDigits(t.data() + i, &eight);
+         i += 8) {
+      v = v * 100000000 + eight;
+    }
+    while (i < t.size() && i < 16 && IsDigit(t[i]))
       v = v * 10 + static_cast<unsigned>(t[i++] - '0');
     if (i > 0 && (i == t.size() || !IsDigit(t[i]))) {
       int frac = 0;
@@ -39,8 +64,10 @@ bool MicrosTokenToNs(std::string_view t, int64_t* ns) {
         while (i < t.size() && IsJsonSpace(t[i])) ++i;
         if (i == t.size()) {
           for (; frac < 3; ++frac) v *= 10;
-          *ns = static_cast<int64_t>(v);  // < 10^18
-          return true;
+          if (v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+            *ns = static_cast<int64_t>(v);
+            return true;
+          }
         }
       }
     }
@@ -128,6 +155,15 @@ bool ParseInt64(std::string_view t, int64_t* value) {
   if (i < t.size() && (t[i] == '-' || t[i] == '+')) negative = t[i++] == '-';
   if (i == t.size()) return false;
   uint64_t v = 0;
+  if (t.size() - i <= 18) {  // at most 18 digits: no overflow possible
+    for (; i < t.size(); ++i) {
+      const unsigned digit = static_cast<unsigned char>(t[i]) - static_cast<unsigned>('0');
+      if (digit > 9) return false;
+      v = v * 10 + digit;
+    }
+    *value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    return true;
+  }
   for (; i < t.size(); ++i) {
     if (!IsDigit(t[i])) return false;
     if (__builtin_mul_overflow(v, 10u, &v) ||

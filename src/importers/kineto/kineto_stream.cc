@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/file_io.h"
@@ -183,19 +184,62 @@ StatusOr<std::unique_ptr<JsonStream>> JsonStream::Open(const std::string& path) 
     }
     return s;
   }
+  s->size_hint_ = file_size;
+  if (std::getenv(kNoMapEnv) == nullptr && s->MapFile(file_size)) return s;
   s->capacity_ = std::min(file_size, kFileBuffer) + 1 + kPadding + 1;
   s->buf_ = NewBuffer(s->capacity_);
   if (!s->buf_) return InternalError(fmt::format("{}: out of memory", path));
-  s->size_hint_ = file_size;
   return s;
 }
 
 JsonStream::~JsonStream() { Release(); }
 
+bool JsonStream::MapFile(size_t file_size) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t file_pages = (file_size + page - 1) / page * page;
+  // [guard page][the file's pages][guard page]: the guards are anonymous, writable memory for
+  // data()[-1] at the start and the padding after the end (the rest of the file's last page reads
+  // as zeros; a file of whole pages has none).
+  const size_t length = page + file_pages + page;
+  void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return false;
+  char* const file_at = static_cast<char*>(base) + page;
+  if (::mmap(file_at, file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd_, 0) ==
+      MAP_FAILED) {
+    ::munmap(base, length);
+    return false;
+  }
+  ::madvise(file_at, file_pages, MADV_SEQUENTIAL);
+  map_base_ = static_cast<char*>(base);
+  map_length_ = length;
+  buf_ = file_at - 1;  // buf_[0] is the guard page's last byte
+  begin_ = dropped_ = 1;
+  end_ = 1 + file_size;
+  capacity_ = end_ + kPadding + 1;
+  eof_ = true;
+  return true;
+}
+
+void JsonStream::DropParsedPages() {
+  // Up to the page before data(): data()[-1] is written while parsing.
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t from = reinterpret_cast<uintptr_t>(buf_ + dropped_) / page * page;
+  const uintptr_t to = reinterpret_cast<uintptr_t>(buf_ + begin_ - 1) / page * page;
+  if (to <= from) return;
+  // Private pages read back as the file's bytes if touched again (only Rewind does).
+  ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+  dropped_ = static_cast<size_t>(reinterpret_cast<char*>(to) - buf_);
+}
+
 void JsonStream::Release() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  FreeBuffer(buf_);
+  if (map_base_ != nullptr) {
+    ::munmap(map_base_, map_length_);
+    map_base_ = nullptr;
+  } else {
+    FreeBuffer(buf_);
+  }
   buf_ = nullptr;
 }
 
@@ -235,6 +279,10 @@ Status JsonStream::Rewind() {
   consumed_ = 0;
   begin_ = 1;
   if (gzip_) return Status::Ok();
+  if (map_base_ != nullptr) {
+    dropped_ = 1;
+    return Status::Ok();
+  }
   if (::lseek(fd_, 0, SEEK_SET) != 0) return ReadError(path_);
   end_ = 1;
   eof_ = false;
@@ -242,7 +290,7 @@ Status JsonStream::Rewind() {
 }
 
 StatusOr<std::string> JsonStream::Tail(size_t n) {
-  if (gzip_) {
+  if (gzip_ || map_base_ != nullptr) {
     const size_t total = size_hint_;
     const size_t take = std::min(n, total);
     return std::string(buf_ + 1 + total - take, take);
