@@ -185,7 +185,7 @@ StatusOr<std::unique_ptr<JsonStream>> JsonStream::Open(const std::string& path) 
     return s;
   }
   s->size_hint_ = file_size;
-  if (std::getenv(kNoMapEnv) == nullptr && s->MapFile(file_size)) return s;
+  if (std::getenv(kMapEnv) != nullptr && s->MapFile(file_size)) return s;
   s->capacity_ = std::min(file_size, kFileBuffer) + 1 + kPadding + 1;
   s->buf_ = NewBuffer(s->capacity_);
   if (!s->buf_) return InternalError(fmt::format("{}: out of memory", path));
