@@ -68,6 +68,39 @@ TEST(Cli, RanksPerHost) {
   EXPECT_NE(none.out.find("\"hosts\": 1"), std::string::npos);
 }
 
+// Above 16 ranks, a multi-rank report keeps only the ranks section (and says so) unless
+// --all-rank-sections; up to 16 every rank keeps its sections; --ranks-only and
+// --all-rank-sections together are a usage error.
+TEST(Cli, RankSectionsLeftOutAboveSixteenRanks) {
+  const std::string sample =
+      "'" + std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/llama_decode_h100.nsys.sqlite'";
+  auto files = [&sample](int n) {
+    std::string list;
+    for (int i = 0; i < n; ++i) list += " " + sample;
+    return list;
+  };
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  testing::CliResult big = RunSightline("analyze --format json -q" + files(17));
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_EQ(count(big.out, "\"key\": \"overview\""), 0u);
+  EXPECT_GE(count(big.out, "\"key\": \"ranks\""), 1u);
+  EXPECT_NE(big.out.find("17 ranks: only the ranks section"), std::string::npos);
+  testing::CliResult all = RunSightline("analyze --format json -q --all-rank-sections" + files(17));
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(count(all.out, "\"key\": \"overview\""), 17u);
+  EXPECT_EQ(all.out.find("17 ranks: only the ranks section"), std::string::npos);
+  testing::CliResult small = RunSightline("analyze --format json -q" + files(3));
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  EXPECT_EQ(count(small.out, "\"key\": \"overview\""), 3u);
+  testing::CliResult both = RunSightline("analyze --ranks-only --all-rank-sections" + files(2));
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_TRUE(both.out.empty());
+}
+
 struct BadInput {
   const char* name;
   std::string bytes;

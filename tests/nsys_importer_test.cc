@@ -1238,8 +1238,9 @@ TEST(NsysGpuMetrics, GenericEventsWithoutGpuMetricsAreCounted) {
   WriteKernelRows(path, "(1000, 1500, 0, 7, 1, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0)");
   {
     Db db(path, true);
-    db.Exec("CREATE TABLE GENERIC_EVENTS (rawTimestamp INTEGER, timestamp INTEGER, typeId INTEGER, "
-            "data TEXT)");
+    db.Exec(
+        "CREATE TABLE GENERIC_EVENTS (rawTimestamp INTEGER, timestamp INTEGER, typeId INTEGER, "
+        "data TEXT)");
     db.Exec("INSERT INTO GENERIC_EVENTS VALUES (1, 1100, 5, '{\"a\": 1}'), (2, 1200, 5, '{}')");
   }
   StatusOr<Trace> trace = ImportTrace(path);
@@ -1247,8 +1248,9 @@ TEST(NsysGpuMetrics, GenericEventsWithoutGpuMetricsAreCounted) {
   EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysGpuMetricsGenericEvents), 2);
   {
     Db db(path, true);
-    db.Exec("CREATE TABLE GPU_METRICS (timestamp INTEGER, typeId INTEGER, metricId INTEGER, "
-            "value INTEGER)");
+    db.Exec(
+        "CREATE TABLE GPU_METRICS (timestamp INTEGER, typeId INTEGER, metricId INTEGER, "
+        "value INTEGER)");
   }
   StatusOr<Trace> again = ImportTrace(path);
   ASSERT_TRUE(again.ok()) << again.status().ToString();

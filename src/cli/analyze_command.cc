@@ -29,12 +29,13 @@ struct AnalyzeArgs {
   bool list = false;
   AnalyzeOptions options;
   double min_gap_us = 2.0;
-  std::string requests;     // --requests FILE
-  std::string slo;          // --slo ttft=MS,...
-  int top_n = 0;            // 0: the format's default
-  int jobs = 0;             // --jobs: threads for the ranks; 0: one per core
-  bool quiet = false;       // --quiet: no progress line
-  bool ranks_only = false;  // --ranks-only
+  std::string requests;            // --requests FILE
+  std::string slo;                 // --slo ttft=MS,...
+  int top_n = 0;                   // 0: the format's default
+  int jobs = 0;                    // --jobs: threads for the ranks; 0: one per core
+  bool quiet = false;              // --quiet: no progress line
+  bool ranks_only = false;         // --ranks-only
+  bool all_rank_sections = false;  // --all-rank-sections
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
@@ -95,7 +96,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
   ProgressLine progress = ProgressLine::ForStderr(args.quiet || !root);
   RunOptions run;
   run.workers = mpi->get();
-  run.rank_sections = !args.ranks_only;
+  run.rank_sections = args.ranks_only          ? RunOptions::RankSections::kNone
+                      : args.all_rank_sections ? RunOptions::RankSections::kAll
+                                               : RunOptions::RankSections::kAuto;
   run.jobs = args.jobs > 0 ? args.jobs
                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   run.progress = [&progress](const RankProgress& p) {
@@ -189,10 +192,15 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "Threads that import rank files at once (several traces); default: one per "
                   "core. Each holds one trace in memory")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--ranks-only", args->ranks_only,
-                "Several ranks: report only the ranks section (collectives, clocks, waits, "
-                "straggler) and each input's diagnostics, not every rank's own sections; for big "
-                "jobs, it keeps process 0's memory to the collective tables");
+  CLI::Option* ranks_only = cmd->add_flag(
+      "--ranks-only", args->ranks_only,
+      "Several ranks: report only the ranks section (collectives, clocks, waits, straggler) and "
+      "each input's diagnostics, not every rank's own sections; it keeps process 0's memory to "
+      "the collective tables. The default above 16 ranks");
+  cmd->add_flag("--all-rank-sections", args->all_rank_sections,
+                "Several ranks: keep every rank's own sections (overview, kernels, ...) also above "
+                "16 ranks, where they are left out by default; process 0 then holds them all")
+      ->excludes(ranks_only);
   cmd->add_option("--ranks-per-host", args->options.ranks_per_host,
                   "Several ranks: N ranks per host, placed in blocks (rank r on host r / N, as "
                   "torchrun, mpirun --map-by slot and Slurm's block distribution place them). "

@@ -177,9 +177,10 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
       progress.bytes_total += sizes[i];
     }
   }
-  auto reduce = [&](size_t i) {
-    return ReduceRankFile(files[i], options, multi, run.rank_sections);
-  };
+  const bool sections = run.rank_sections == RunOptions::RankSections::kAll ||
+                        (run.rank_sections == RunOptions::RankSections::kAuto &&
+                         files.size() <= RunOptions::kAutoRankSections);
+  auto reduce = [&](size_t i) { return ReduceRankFile(files[i], options, multi, sections); };
   auto merge = [&](size_t i, const std::string& blob) -> Status {
     set.members[i].path = files[i];
     RETURN_IF_ERROR(MergeRankPart(blob, set.members[i], report, multi));
@@ -199,6 +200,26 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
   std::rotate(report.sections.begin(),
               report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
               report.sections.end());
+  if (!sections && run.rank_sections == RunOptions::RankSections::kAuto) {
+    for (Section& s : report.sections) {
+      if (s.key != "ranks") continue;
+      s.notes.push_back(fmt::format(
+          "{} ranks: only the ranks section and each input's diagnostics (more than {} ranks; "
+          "--all-rank-sections keeps every rank's own sections, at the cost of process 0 holding "
+          "them all)",
+          files.size(), RunOptions::kAutoRankSections));
+    }
+  }
+  if (!sections && run.rank_sections == RunOptions::RankSections::kAuto) {
+    for (Section& s : report.sections) {
+      if (s.key != "ranks") continue;
+      s.notes.push_back(fmt::format(
+          "{} ranks: only the ranks section and each input's diagnostics (more than {} ranks; "
+          "--all-rank-sections keeps every rank's own sections, at the cost of process 0 holding "
+          "them all)",
+          files.size(), RunOptions::kAutoRankSections));
+    }
+  }
   if (workers->processes() > 1) {
     RunInfo& info = report.run;
     info.mpi_processes = workers->processes();

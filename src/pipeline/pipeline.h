@@ -30,10 +30,14 @@ struct RunOptions {
   RankWorkers* workers = nullptr;
   int jobs = 1;
   std::function<void(const RankProgress&)> progress;  // called on process 0 after each file
-  // false (--ranks-only): the single-trace analyses do not run and each rank keeps only its input
+  // kNone (--ranks-only): the single-trace analyses do not run and each rank keeps only its input
   // record (with its diagnostics); the report is the ranks section and its finding, and process 0
-  // holds the collective tables, not every rank's sections.
-  bool rank_sections = true;
+  // holds the collective tables, not every rank's sections. kAuto: every rank's sections up to
+  // kAutoRankSections ranks, none above (a note says so), so that a big job's process 0 holds
+  // about one rank's import plus the collective tables. kAll (--all-rank-sections): always.
+  enum class RankSections { kAuto, kAll, kNone };
+  static constexpr size_t kAutoRankSections = 16;
+  RankSections rank_sections = RankSections::kAuto;
 };
 
 // All multi-trace analyses (ranks, diff), in report order (pipeline/registry.cc).
