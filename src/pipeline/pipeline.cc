@@ -210,16 +210,6 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
           files.size(), RunOptions::kAutoRankSections));
     }
   }
-  if (!sections && run.rank_sections == RunOptions::RankSections::kAuto) {
-    for (Section& s : report.sections) {
-      if (s.key != "ranks") continue;
-      s.notes.push_back(fmt::format(
-          "{} ranks: only the ranks section and each input's diagnostics (more than {} ranks; "
-          "--all-rank-sections keeps every rank's own sections, at the cost of process 0 holding "
-          "them all)",
-          files.size(), RunOptions::kAutoRankSections));
-    }
-  }
   if (workers->processes() > 1) {
     RunInfo& info = report.run;
     info.mpi_processes = workers->processes();

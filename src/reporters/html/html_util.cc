@@ -67,6 +67,36 @@ std::string Open(const std::string& title, int height) {
       kWidth, height, XmlEscape(title));
 }
 
+// The plot area of a chart over time buckets, shared by the step chart (utilization) and the
+// lines chart (GPU metrics) so that charts of one trace line up: x from the first bucket's start
+// to one step past the last one's, y from 0 to `ymax`.
+struct BucketFrame {
+  double x0 = 0, x1 = 1, ymax = 1;
+  static constexpr int kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
+  double px(double x) const { return kLeft + kPlotW * (x - x0) / (x1 - x0); }
+  double py(double y) const { return kTop + kPlotH * (1.0 - std::clamp(y / ymax, 0.0, 1.0)); }
+};
+
+BucketFrame FrameOf(const std::vector<double>& x, size_t n, double ymax) {
+  BucketFrame f;
+  f.x0 = x.front();
+  f.x1 = x[n - 1] + (n > 1 ? x[n - 1] - x[n - 2] : 1.0);
+  if (f.x1 <= f.x0) f.x1 = f.x0 + 1;
+  f.ymax = ymax;
+  return f;
+}
+
+// Vertical marker lines (iteration starts) inside the frame.
+void DrawMarkers(std::string& out, const BucketFrame& f, const std::vector<Marker>& markers) {
+  for (const Marker& m : markers) {
+    if (m.x < f.x0 || m.x > f.x1) continue;
+    fmt::format_to(std::back_inserter(out),
+                   "<line class=\"marker\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\">"
+                   "<title>{3}</title></line>",
+                   f.px(m.x), kTop, kTop + BucketFrame::kPlotH, XmlEscape(m.label));
+  }
+}
+
 }  // namespace
 
 std::string StepChartSvg(const Series& series, const std::vector<Marker>& markers, double y_max) {
@@ -78,23 +108,14 @@ std::string StepChartSvg(const Series& series, const std::vector<Marker>& marker
     data_max = std::max(data_max, series.y[i]);
     if (two) data_max = std::max(data_max, series.y2[i]);
   }
-  const double ymax = y_max > 0 ? y_max : NiceMax(data_max);
-  const double x0 = series.x.front();
-  // The last bucket ends one step after its start; show the full span.
-  double x1 = series.x[n - 1] + (n > 1 ? series.x[n - 1] - series.x[n - 2] : 1.0);
-  if (x1 <= x0) x1 = x0 + 1;
-  const int plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  auto px = [&](double x) { return kLeft + plot_w * (x - x0) / (x1 - x0); };
-  auto py = [&](double y) { return kTop + plot_h * (1.0 - std::clamp(y / ymax, 0.0, 1.0)); };
+  const BucketFrame f = FrameOf(series.x, n, y_max > 0 ? y_max : NiceMax(data_max));
+  const double x0 = f.x0, x1 = f.x1;
+  const int plot_h = BucketFrame::kPlotH;
+  auto px = [&f](double x) { return f.px(x); };
+  auto py = [&f](double y) { return f.py(y); };
   std::string out = Open(series.title, kHeight);
-  Axes(out, ymax, series.y_unit, x0, x1, series.x_unit);
-  for (const Marker& m : markers) {
-    if (m.x < x0 || m.x > x1) continue;
-    fmt::format_to(std::back_inserter(out),
-                   "<line class=\"marker\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\">"
-                   "<title>{3}</title></line>",
-                   px(m.x), kTop, kTop + plot_h, XmlEscape(m.label));
-  }
+  Axes(out, f.ymax, series.y_unit, x0, x1, series.x_unit);
+  DrawMarkers(out, f, markers);
   // A step line: each bucket holds its value until the next one starts.
   std::string path, area;
   for (size_t i = 0; i < n; ++i) {
@@ -162,15 +183,12 @@ std::string LinesChartSvg(const Series& series, const std::vector<Marker>& marke
       }
     }
   }
-  const double ymax = y_max > 0 ? y_max : NiceMax(data_max);
-  // The plot's geometry is the step chart's (the utilization chart above it), so that the two
-  // line up; the legend goes in rows under the x labels.
-  const double x0 = series.x.front();
-  double x1 = series.x[n - 1] + (n > 1 ? series.x[n - 1] - series.x[n - 2] : 1.0);
-  if (x1 <= x0) x1 = x0 + 1;
-  const int plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  auto px = [&](double x) { return kLeft + plot_w * (x - x0) / (x1 - x0); };
-  auto py = [&](double y) { return kTop + plot_h * (1.0 - std::clamp(y / ymax, 0.0, 1.0)); };
+  // The step chart's frame (the utilization chart above it), so that the two line up; the legend
+  // goes in rows under the x labels.
+  const BucketFrame f = FrameOf(series.x, n, y_max > 0 ? y_max : NiceMax(data_max));
+  const double x0 = f.x0, x1 = f.x1, ymax = f.ymax;
+  auto px = [&f](double x) { return f.px(x); };
+  auto py = [&f](double y) { return f.py(y); };
   auto x_end = [&](size_t i) { return px(i + 1 < n ? series.x[i + 1] : x1); };
   // Legend rows: items left to right (about 6 px per character), wrapping at the right edge.
   struct Item {
@@ -189,13 +207,7 @@ std::string LinesChartSvg(const Series& series, const std::vector<Marker>& marke
   const int height = kHeight + 6 + 16 * (row + 1);
   std::string out = Open(series.title, height);
   Axes(out, ymax, series.y_unit, x0, x1, series.x_unit);
-  for (const Marker& m : markers) {
-    if (m.x < x0 || m.x > x1) continue;
-    fmt::format_to(std::back_inserter(out),
-                   "<line class=\"marker\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\">"
-                   "<title>{3}</title></line>",
-                   px(m.x), kTop, kTop + plot_h, XmlEscape(m.label));
-  }
+  DrawMarkers(out, f, markers);
   auto has = [](const std::vector<double>& v, size_t i) {
     return i < v.size() && std::isfinite(v[i]);
   };
