@@ -8,6 +8,7 @@
 
 #include "analyses/analysis_context.h"
 #include "analyses/range_at.h"
+#include "base/file_io.h"
 
 namespace sightline {
 namespace {
@@ -59,12 +60,6 @@ bool StateOnly(const MemoryEventTable& m, size_t i) {
   return m.bytes[i] == 0 && m.address[i] == 0 && (m.total_allocated[i] >= 0 || m.pool[i] != 0);
 }
 
-// "/usr/lib/x86_64-linux-gnu/libnccl.so.2" -> "libnccl.so.2".
-std::string_view Basename(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 }  // namespace
 
 StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptions& options) {
@@ -96,10 +91,10 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     int64_t current = 0;
     int64_t reserved = -1;
     int64_t peak_row = -1;
-    // Stream-ordered pools: by address; the live bytes from pools; whether any event names one.
+    // Stream-ordered pools: by address, with the live bytes allocated from each; whether any event
+    // names one.
     std::map<uint64_t, MemoryPool> pools;
     std::map<uint64_t, int64_t> pool_used;
-    int64_t pooled = 0;
     bool has_pools = false;
   };
   // Pinned and pageable allocations are host memory (nsys reports cudaHostAlloc & co. on the
@@ -135,7 +130,6 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       s.current += m.bytes[i];
       s.live[m.address[i]] = i;
       if (m.pool[i] != 0) {
-        s.pooled += m.bytes[i];
         MemoryPool& p = s.pools[m.pool[i]];
         ++p.allocations;
         p.max_used_bytes = std::max(p.max_used_bytes, s.pool_used[m.pool[i]] += m.bytes[i]);
@@ -148,10 +142,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       } else {
         const size_t from = it->second;
         s.current -= m.bytes[from];
-        if (m.pool[from] != 0) {
-          s.pooled -= m.bytes[from];
-          s.pool_used[m.pool[from]] -= m.bytes[from];
-        }
+        if (m.pool[from] != 0) s.pool_used[m.pool[from]] -= m.bytes[from];
         s.live.erase(it);
       }
     }
@@ -172,11 +163,11 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     if (m.total_reserved[i] >= 0) {
       s.reserved = m.total_reserved[i];
     } else if (s.has_pools && !d.allocator_totals) {
-      // What the process holds from CUDA: every pool's size (its used part at least), plus what
-      // was allocated outside the pools.
-      int64_t held = s.current - s.pooled;
+      // What the process holds from CUDA: everything allocated, plus the part of each pool's size
+      // that nothing is allocated from.
+      int64_t held = s.current;
       for (const auto& [address, p] : s.pools) {
-        held += std::max(std::max<int64_t>(p.end_size_bytes, 0), s.pool_used[address]);
+        held += std::max<int64_t>(p.end_size_bytes - s.pool_used[address], 0);
       }
       s.reserved = held;
     }
@@ -251,7 +242,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       const std::string_view site = trace.str(m.name[row]);
       any_site |= !site.empty();
       sites.push_back({site.empty() ? "(unknown)" : std::string(site), m.bytes[row]});
-      const std::string_view source = Basename(trace.str(m.source[row]));
+      const std::string_view source = FileNameOf(trace.str(m.source[row]));
       any_source |= !source.empty();
       sources.push_back({source.empty() ? "(unknown)" : std::string(source), m.bytes[row]});
       if (k >= options.top_allocations) continue;

@@ -13,6 +13,11 @@
 #include "base/input_limits.h"
 
 namespace sightline {
+
+std::string_view FileNameOf(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
 namespace {
 
 Status OpenError(const std::string& path) {

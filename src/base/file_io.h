@@ -10,6 +10,11 @@
 
 namespace sightline {
 
+// The part of a path after its last '/': "/usr/lib/libnccl.so.2" -> "libnccl.so.2". A path
+// recorded on another machine (a recording's executable, a stack frame's file), so no file
+// system lookup.
+std::string_view FileNameOf(std::string_view path);
+
 // Reads the whole file. NotFound when it does not exist, IoError when it cannot be read.
 StatusOr<std::string> ReadFileToString(const std::string& path);
 

@@ -91,9 +91,7 @@ class RecorderMapper {
         have_process_ = true;
         ProcessInfo info;
         info.pid = pid_;
-        std::string exe(Text(p.executable_string));
-        const size_t slash = exe.rfind('/');
-        info.name = slash == std::string::npos ? exe : exe.substr(slash + 1);
+        info.name = std::string(FileNameOf(Text(p.executable_string)));
         b_.AddProcess(info);
         return;
       }

@@ -351,10 +351,7 @@ std::string SnapshotCallSite(const PickleDoc& doc, const PickleValue& frames) {
   }
   std::string site;
   if (!py_file.empty()) {
-    const size_t slash = py_file.rfind('/');
-    site = fmt::format("{}:{} {}",
-                       Cut(slash == std::string_view::npos ? py_file : py_file.substr(slash + 1)),
-                       py_line, Cut(py_name));
+    site = fmt::format("{}:{} {}", Cut(FileNameOf(py_file)), py_line, Cut(py_name));
   }
   if (op.empty()) return site;
   return site.empty() ? op : op + " @ " + site;
