@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -161,61 +162,84 @@ void BindValue(sqlite3_stmt* stmt, int index, const Column& column, int64_t row,
   }
 }
 
-// Writes the export for this input; false when SQLite refuses (then the input is skipped).
-bool WriteExport(const std::string& path, const uint8_t* data, size_t size) {
-  unlink(path.c_str());
+// The export's file and a connection that stays open on it: the schema is created once, and each
+// input replaces the rows (creating the tables anew would cost more than the import itself).
+struct Writer {
+  std::string path;
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
-    sqlite3_close_v2(db);
-    return false;
-  }
-  bool ok = Exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN") &&
-            Exec(db,
-                 "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
-                 "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.16.1');"
-                 "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
-                 "INSERT INTO StringIds VALUES (1, 'void gemm<float>(float const*, float*)'), "
-                 "(2, 'gemm'), (3, 'cudaLaunchKernel_v7000'), (4, 'decode_step'), (5, 'poll'), "
-                 "(6, '/usr/lib/x86_64-linux-gnu/libc.so.6')");
   std::vector<sqlite3_stmt*> inserts;
-  for (const Table& table : Tables()) {
-    std::string create = std::string("CREATE TABLE ") + table.name + " (";
-    std::string insert = std::string("INSERT INTO ") + table.name + " VALUES (";
-    for (size_t c = 0; c < table.columns.size(); ++c) {
-      const Column& column = table.columns[c];
-      create += (c ? ", " : "") + std::string(column.name) +
-                (column.text != nullptr ? " TEXT" : " INTEGER");
-      insert += c ? ", ?" : "?";
+  std::string clear;  // deletes every table's rows
+};
+
+// Creates the export's tables once; aborts when SQLite cannot (the fuzzer would test nothing).
+Writer& OpenWriter() {
+  static Writer* writer = [] {
+    auto* w = new Writer;
+    w->path = sightline::fuzz::WriteInputFile({}, ".rows.sqlite");
+    unlink(w->path.c_str());
+    bool ok = sqlite3_open_v2(w->path.c_str(), &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                              nullptr) == SQLITE_OK &&
+              Exec(w->db, "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF") &&
+              Exec(w->db,
+                   "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
+                   "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.16.1');"
+                   "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+                   "INSERT INTO StringIds VALUES (1, 'void gemm<float>(float const*, float*)'), "
+                   "(2, 'gemm'), (3, 'cudaLaunchKernel_v7000'), (4, 'decode_step'), (5, 'poll'), "
+                   "(6, '/usr/lib/x86_64-linux-gnu/libc.so.6')");
+    for (const Table& table : Tables()) {
+      std::string create = std::string("CREATE TABLE ") + table.name + " (";
+      std::string insert = std::string("INSERT INTO ") + table.name + " VALUES (";
+      for (size_t c = 0; c < table.columns.size(); ++c) {
+        const Column& column = table.columns[c];
+        create += (c ? ", " : "") + std::string(column.name) +
+                  (column.text != nullptr ? " TEXT" : " INTEGER");
+        insert += c ? ", ?" : "?";
+      }
+      ok = ok && Exec(w->db, create + ")");
+      sqlite3_stmt* stmt = nullptr;
+      ok = ok && sqlite3_prepare_v2(w->db, (insert + ")").c_str(), -1, &stmt, nullptr) == SQLITE_OK;
+      w->inserts.push_back(stmt);
+      w->clear += std::string("DELETE FROM ") + table.name + ";";
     }
-    ok = ok && Exec(db, create + ")");
-    sqlite3_stmt* stmt = nullptr;
-    ok = ok && sqlite3_prepare_v2(db, (insert + ")").c_str(), -1, &stmt, nullptr) == SQLITE_OK;
-    inserts.push_back(stmt);
-  }
+    if (!ok) {
+      std::fprintf(stderr, "fuzz_nsys_rows: cannot create %s: %s\n", w->path.c_str(),
+                   sqlite3_errmsg(w->db));
+      std::abort();
+    }
+    return w;
+  }();
+  return *writer;
+}
+
+// Writes this input's rows into the export; false when SQLite refuses a value (then the input is
+// skipped).
+bool WriteRows(Writer& w, const uint8_t* data, size_t size) {
+  bool ok = Exec(w.db, "BEGIN") && Exec(w.db, w.clear);
   Input in(data, size);
   std::vector<int64_t> rows(Tables().size(), 0);
   for (int n = 0; ok && n < 64 && !in.empty(); ++n) {
     const size_t t = in.Byte() % Tables().size();
     const Table& table = Tables()[t];
-    sqlite3_stmt* stmt = inserts[t];
+    sqlite3_stmt* stmt = w.inserts[t];
     for (size_t c = 0; c < table.columns.size(); ++c) {
       BindValue(stmt, static_cast<int>(c) + 1, table.columns[c], rows[t], in);
     }
-    ok = sqlite3_step(stmt) == SQLITE_DONE && sqlite3_reset(stmt) == SQLITE_OK;
+    ok = sqlite3_step(stmt) == SQLITE_DONE;
+    ok = sqlite3_reset(stmt) == SQLITE_OK && ok;
     ++rows[t];
   }
-  for (sqlite3_stmt* stmt : inserts) sqlite3_finalize(stmt);
-  ok = ok && Exec(db, "COMMIT");
-  sqlite3_close_v2(db);
-  return ok;
+  if (ok) return Exec(w.db, "COMMIT");
+  Exec(w.db, "ROLLBACK");
+  return false;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string path = sightline::fuzz::WriteInputFile({}, ".rows.sqlite");
-  if (!WriteExport(path, data, size)) return 0;
-  (void)sightline::ImportNsysSqlite(path, {});
+  Writer& writer = OpenWriter();
+  if (!WriteRows(writer, data, size)) return 0;
+  sightline::fuzz::ChooseNsysThreads(data, size);
+  (void)sightline::ImportNsysSqlite(writer.path, {});
   return 0;
 }

@@ -7,6 +7,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path =
       sightline::fuzz::WriteInputFile(sightline::fuzz::AsView(data, size), ".sqlite");
+  sightline::fuzz::ChooseNsysThreads(data, size);
   (void)sightline::ImportNsysSqlite(path, {});
   return 0;
 }

@@ -56,4 +56,9 @@ std::string WriteInputFile(std::string_view bytes, std::string_view suffix) {
   return it->second;
 }
 
+void ChooseNsysThreads(const uint8_t* data, size_t size) {
+  const bool threads = size > 0 && (data[size / 2] & 3) == 0;
+  setenv("SIGHTLINE_NSYS_THREADS", threads ? "1" : "0", 1);
+}
+
 }  // namespace sightline::fuzz

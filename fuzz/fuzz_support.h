@@ -14,6 +14,11 @@ namespace sightline::fuzz {
 // nothing would report no crash and test nothing.
 std::string WriteInputFile(std::string_view bytes, std::string_view suffix);
 
+// The nsys importer reads a small export on the calling thread; one input in four is read with
+// its worker threads instead (SIGHTLINE_NSYS_THREADS), so that a corrupt page met by a worker
+// is fuzzed too. Chosen from a byte of the input, so that a crash reproduces.
+void ChooseNsysThreads(const uint8_t* data, size_t size);
+
 inline std::string_view AsView(const uint8_t* data, size_t size) {
   return std::string_view(reinterpret_cast<const char*>(data), size);
 }

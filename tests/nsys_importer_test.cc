@@ -519,7 +519,8 @@ TEST(NsysParallelScan, DeliversRowsInOrderWithAndWithoutThreads) {
   }
   for (bool threads : {true, false}) {
     NsysParallelScan scan(path);
-    scan.set_use_threads(threads);
+    scan.set_threads(threads ? NsysParallelScan::Threads::kAlways
+                             : NsysParallelScan::Threads::kNever);
     scan.Add(0, /*tag=*/1, "i, t", " FROM a", 2, /*text_columns=*/0b10);
     scan.Add(1, /*tag=*/2, "j", " FROM b", 1);
     int64_t next_a = 0, next_b = 0;
@@ -542,7 +543,8 @@ TEST(NsysParallelScan, DeliversRowsInOrderWithAndWithoutThreads) {
     EXPECT_EQ(next_b, 3000) << threads;
 
     NsysParallelScan failing(path);
-    failing.set_use_threads(threads);
+    failing.set_threads(threads ? NsysParallelScan::Threads::kAlways
+                                : NsysParallelScan::Threads::kNever);
     failing.Add(0, 1, "i, t", " FROM a", 2, 0b10);
     int calls = 0;
     Status f = failing.Run([&](const NsysChunk&) {
@@ -804,7 +806,8 @@ TEST(NsysWrongTypes, ScanDropsRowsAndCountsThemInEveryChunk) {
   }
   for (bool threads : {true, false}) {
     NsysParallelScan scan(path);
-    scan.set_use_threads(threads);
+    scan.set_threads(threads ? NsysParallelScan::Threads::kAlways
+                             : NsysParallelScan::Threads::kNever);
     scan.Add(0, 1, "i, t", " FROM a", 2, /*text_columns=*/0b10);
     scan.Add(1, 2, "j", " FROM b", 1);
     int64_t rows_a = 0, dropped_a = 0, rows_b = 0, dropped_b = 0;

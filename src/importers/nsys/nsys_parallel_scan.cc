@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cassert>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -17,7 +21,15 @@ constexpr size_t kMaxQueuedChunks = 16;
 
 constexpr char kAggregateName[] = "sightline_rows";
 
+// Rows a new chunk has room for before it is given its full size.
+constexpr size_t kFirstRows = 64;
+
 }  // namespace
+
+// Where a registered function finds the state of its scan (null once the scan ended).
+struct NsysParallelScan::ScanSlot {
+  ScanState* state;
+};
 
 // What the aggregate's step function needs: the scan, the chunk being filled, and where it goes.
 struct NsysParallelScan::ScanState {
@@ -58,10 +70,16 @@ void NsysParallelScan::Add(int worker, int tag, std::string columns, std::string
 }
 
 Status NsysParallelScan::Run(const Consumer& consume) {
-  if (!StartThreads()) {
+  if (!WantThreads() || !StartThreads()) {
     // One scan after the other on this thread, each chunk consumed as soon as it is full.
+    std::optional<SqliteDb> own;
+    SqliteDb* db = db_;
+    if (db == nullptr) {
+      ASSIGN_OR_RETURN(SqliteDb opened, SqliteDb::OpenReadOnly(path_));
+      db = &own.emplace(std::move(opened));
+    }
     for (const std::vector<Scan>& scans : workers_) {
-      for (const Scan& scan : scans) RETURN_IF_ERROR(RunScan(scan, &consume));
+      for (const Scan& scan : scans) RETURN_IF_ERROR(RunScan(*db, scan, &consume));
     }
     return Status::Ok();
   }
@@ -78,9 +96,22 @@ Status NsysParallelScan::Run(const Consumer& consume) {
   return status_;
 }
 
-bool NsysParallelScan::StartThreads() {
+bool NsysParallelScan::WantThreads() const {
   // Without thread-safe SQLite, two connections may not be used from two threads at once.
-  if (!use_threads_ || sqlite3_threadsafe() == 0) return false;
+  if (sqlite3_threadsafe() == 0) return false;
+  Threads mode = threads_mode_;
+  if (mode == Threads::kAuto) {
+    if (const char* env = std::getenv("SIGHTLINE_NSYS_THREADS"); env != nullptr && *env != '\0') {
+      mode = env[0] == '0' ? Threads::kNever : Threads::kAlways;
+    }
+  }
+  if (mode != Threads::kAuto) return mode == Threads::kAlways;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path_, ec);
+  return !ec && bytes >= static_cast<std::uintmax_t>(kThreadsFromBytes);
+}
+
+bool NsysParallelScan::StartThreads() {
   for (const std::vector<Scan>& scans : workers_) {
     if (scans.empty()) continue;
     {
@@ -113,8 +144,11 @@ void NsysParallelScan::StopThreads() {
 }
 
 void NsysParallelScan::RunWorker(const std::vector<Scan>& scans) {
+  StatusOr<SqliteDb> db = SqliteDb::OpenReadOnly(path_);
+  if (!db.ok()) Fail(db.status());
   for (const Scan& scan : scans) {
-    Status s = RunScan(scan, nullptr);
+    if (!db.ok()) break;
+    Status s = RunScan(*db, scan, nullptr);
     if (!s.ok()) {
       Fail(s);
       break;
@@ -127,15 +161,26 @@ void NsysParallelScan::RunWorker(const std::vector<Scan>& scans) {
   ready_.notify_all();
 }
 
-Status NsysParallelScan::RunScan(const Scan& scan, const Consumer* inline_consume) {
-  ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::OpenReadOnly(path_));
+Status NsysParallelScan::RunScan(SqliteDb& db, const Scan& scan, const Consumer* inline_consume) {
   ScanState state{this, &scan, inline_consume, TakeFreeChunk(), false, Status::Ok()};
-  const int rc = sqlite3_create_function_v2(db.handle(), kAggregateName, -1,
-                                            SQLITE_UTF8 | SQLITE_DETERMINISTIC, &state, nullptr,
-                                            &AggregateStep, &AggregateFinal, nullptr);
+  // Each scan registers a function of its own name: SQLite refuses to replace or remove one while
+  // another statement of the connection is active (the connection may be the importer's). The
+  // function reaches the state through a slot that SQLite frees with the connection; the slot is
+  // emptied when the scan ends, so that a later call finds no state rather than a dead one.
+  static std::atomic<uint64_t> next_name{0};
+  const std::string name = fmt::format("{}_{}", kAggregateName, next_name++);
+  auto* slot = new ScanSlot{&state};
+  const int rc = sqlite3_create_function_v2(
+      db.handle(), name.c_str(), -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, slot, nullptr,
+      &AggregateStep, &AggregateFinal, [](void* p) { delete static_cast<ScanSlot*>(p); });
+  // (On failure SQLite has already called the destructor.)
   if (rc != SQLITE_OK) return db.ErrorFor(rc, "registering the row reader");
-  ASSIGN_OR_RETURN(SqliteStatement stmt, db.Prepare(fmt::format("SELECT {}({}){}", kAggregateName,
-                                                                scan.columns, scan.from)));
+  struct Empty {
+    ScanSlot* slot;
+    ~Empty() { slot->state = nullptr; }
+  } empty{slot};
+  ASSIGN_OR_RETURN(SqliteStatement stmt,
+                   db.Prepare(fmt::format("SELECT {}({}){}", name, scan.columns, scan.from)));
   while (stmt.Step()) {
   }
   // A stop raised by the step function surfaces as an SQL error; report its cause instead.
@@ -146,7 +191,12 @@ Status NsysParallelScan::RunScan(const Scan& scan, const Consumer* inline_consum
 }
 
 void NsysParallelScan::AggregateStep(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  ScanState& state = *static_cast<ScanState*>(sqlite3_user_data(ctx));
+  ScanState* current = static_cast<ScanSlot*>(sqlite3_user_data(ctx))->state;
+  if (current == nullptr) {
+    sqlite3_result_error(ctx, "sightline_rows called outside its scan", -1);
+    return;
+  }
+  ScanState& state = *current;
   if (state.stopped) return;
   NsysChunk& chunk = state.chunk;
   const Scan& spec = *state.spec;
@@ -155,8 +205,11 @@ void NsysParallelScan::AggregateStep(sqlite3_context* ctx, int argc, sqlite3_val
     chunk.columns = spec.column_count;
     chunk.values.clear();
     chunk.texts.clear();
-    // One size for every scan: a recycled buffer never has to grow (which, at this size, would
-    // mean a fresh mmap and its page faults).
+    // Room for a few rows first: most scans of a small export end there.
+    chunk.values.reserve(kFirstRows * NsysChunk::kMaxColumns);
+  } else if (chunk.rows == kFirstRows) {
+    // One size for every scan from here: a recycled buffer never has to grow again (which, at
+    // this size, would mean a fresh mmap and its page faults).
     chunk.values.reserve(NsysChunk::kRowsPerChunk * NsysChunk::kMaxColumns);
   }
   // An integer column of another type drops the row: what was appended of it is taken back.

@@ -26,6 +26,8 @@ struct sqlite3_value;
 
 namespace sightline {
 
+class SqliteDb;
+
 // Up to kRowsPerChunk rows of one scan: `columns` integers each, row-major. A text column holds
 // an index into `texts`, or -1 for NULL. An integer column must hold an integer: a row where one
 // holds text, a real, a blob or NULL (select optional columns through ifnull()) is not coerced
@@ -53,7 +55,10 @@ class NsysParallelScan {
  public:
   using Consumer = std::function<Status(const NsysChunk&)>;
 
-  explicit NsysParallelScan(std::string path) : path_(std::move(path)) {}
+  // Scans of the export at `path`. Worker threads open their own connections; scans on the calling
+  // thread use `db` when given (the importer's, open on the same file), else one of their own.
+  explicit NsysParallelScan(std::string path, SqliteDb* db = nullptr)
+      : path_(std::move(path)), db_(db) {}
   ~NsysParallelScan();  // stops the workers and waits for them
   NsysParallelScan(const NsysParallelScan&) = delete;
   NsysParallelScan& operator=(const NsysParallelScan&) = delete;
@@ -65,12 +70,18 @@ class NsysParallelScan {
   void Add(int worker, int tag, std::string columns, std::string from, int column_count,
            uint64_t text_columns = 0);
 
-  // Tests: false runs the scans on the calling thread, as when threads are not available.
-  void set_use_threads(bool use_threads) { use_threads_ = use_threads; }
+  // Where the scans run. kAuto: on worker threads for a file of at least kThreadsFromBytes, on
+  // the calling thread below that (a small export is read before two threads and their
+  // connections would have started). SIGHTLINE_NSYS_THREADS=0 or 1 sets kNever or kAlways for
+  // scans left at kAuto (the fuzz targets reach both paths with it).
+  enum class Threads { kAuto, kAlways, kNever };
+  static constexpr int64_t kThreadsFromBytes = int64_t{4} << 20;
+  void set_threads(Threads threads) { threads_mode_ = threads; }
 
   // Runs every scan, calling consume(chunk) on this thread for each chunk. Workers run on their
-  // own threads when SQLite is thread-safe and threads can be started; otherwise the scans run
-  // here, one after the other. Stops at the first error of a scan (naming the file) or of consume.
+  // own threads when chosen (above), SQLite is thread-safe and threads can be started; otherwise
+  // the scans run here, one after the other, over one connection. Stops at the first error of a
+  // scan (naming the file) or of consume.
   Status Run(const Consumer& consume);
 
  private:
@@ -81,11 +92,13 @@ class NsysParallelScan {
     uint64_t text_columns;
   };
   struct ScanState;
+  struct ScanSlot;
 
+  bool WantThreads() const;
   bool StartThreads();
   void StopThreads();
   void RunWorker(const std::vector<Scan>& scans);
-  Status RunScan(const Scan& scan, const Consumer* inline_consume);
+  Status RunScan(SqliteDb& db, const Scan& scan, const Consumer* inline_consume);
   static void AggregateStep(sqlite3_context* ctx, int argc, sqlite3_value** argv);
   static void AggregateFinal(sqlite3_context* ctx);
   bool Push(NsysChunk&& chunk);  // false when cancelled
@@ -95,9 +108,10 @@ class NsysParallelScan {
   void Cancel();
 
   std::string path_;
+  SqliteDb* db_;
   std::vector<std::vector<Scan>> workers_;
   std::vector<std::thread> threads_;
-  bool use_threads_ = true;
+  Threads threads_mode_ = Threads::kAuto;
 
   std::mutex mu_;
   std::condition_variable ready_;  // a chunk was queued, or a worker finished
