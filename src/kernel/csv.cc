@@ -1,6 +1,8 @@
 // A single-pass CSV state machine; a field that starts with a quote runs to its closing quote.
 #include "kernel/csv.h"
 
+#include <algorithm>
+
 namespace sightline {
 
 StatusOr<std::vector<CsvRow>> ParseCsv(std::string_view text) {
@@ -20,45 +22,49 @@ StatusOr<std::vector<CsvRow>> ParseCsv(std::string_view text) {
     rows.push_back(std::move(row));
     row.clear();
   };
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
+  size_t i = 0;
+  while (i < text.size()) {
     if (quoted) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field.push_back('"');
-          ++i;
-        } else {
-          quoted = false;
-        }
+      // Up to the next quote: a doubled one is a quote in the field, else the field's end.
+      const size_t q = text.find('"', i);
+      const std::string_view run = text.substr(i, q == std::string_view::npos ? q : q - i);
+      field.append(run);
+      line += std::count(run.begin(), run.end(), '\n');
+      if (q == std::string_view::npos) break;
+      if (q + 1 < text.size() && text[q + 1] == '"') {
+        field.push_back('"');
+        i = q + 2;
       } else {
-        if (c == '\n') ++line;
-        field.push_back(c);
+        quoted = false;
+        i = q + 1;
       }
       continue;
     }
-    switch (c) {
+    // Plain text up to the next character that means something.
+    const size_t j = text.find_first_of("\",\r\n", i);
+    field.append(text.substr(i, j == std::string_view::npos ? j : j - i));
+    if (j == std::string_view::npos) break;
+    i = j + 1;
+    switch (text[j]) {
       case '"':
         if (field.empty() && !was_quoted) {
           quoted = was_quoted = true;
           quote_line = line;
         } else {
-          field.push_back(c);  // a stray quote inside an unquoted field is kept as text
+          field.push_back('"');  // a stray quote inside an unquoted field is kept as text
         }
         break;
       case ',':
         end_field();
         break;
       case '\r':
-        if (i + 1 < text.size() && text[i + 1] == '\n') break;
+        if (i < text.size() && text[i] == '\n') break;
         end_row();
         ++line;
         break;
-      case '\n':
+      default:  // '\n'
         end_row();
         ++line;
-        break;
-      default:
-        field.push_back(c);
     }
   }
   if (quoted) {

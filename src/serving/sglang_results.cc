@@ -64,29 +64,41 @@ StatusOr<double> Seconds(simdjson::dom::element e, std::string_view key, size_t 
 std::string WithoutNonFinite(std::string_view line) {
   std::string out;
   out.reserve(line.size());
-  bool in_string = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < line.size()) {
-        out += line[++i];
-      } else if (c == '"') {
-        in_string = false;
+  size_t i = 0;
+  while (i < line.size()) {
+    // Outside strings: copy up to the next quote or the first letter of a token.
+    size_t j = line.find_first_of("\"IN-", i);
+    out.append(line.substr(i, j == std::string_view::npos ? j : j - i));
+    if (j == std::string_view::npos) break;
+    i = j;
+    if (line[i] == '"') {
+      // A string, copied whole: up to its closing quote, escapes included.
+      out += '"';
+      ++i;
+      while (i < line.size()) {
+        j = line.find_first_of("\"\\", i);
+        out.append(line.substr(i, j == std::string_view::npos ? j : j - i));
+        if (j == std::string_view::npos) return out;
+        if (line[j] == '"') {
+          out += '"';
+          i = j + 1;
+          break;
+        }
+        out.append(line.substr(j, 2));  // the backslash and the character it escapes
+        i = j + 2;
       }
       continue;
     }
-    if (c == '"') in_string = true;
     bool replaced = false;
     for (std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
       if (line.substr(i, token.size()) == token) {
         out += "null";
-        i += token.size() - 1;
+        i += token.size();
         replaced = true;
         break;
       }
     }
-    if (!replaced) out += c;
+    if (!replaced) out += line[i++];
   }
   return out;
 }
