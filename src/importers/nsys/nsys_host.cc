@@ -40,6 +40,15 @@ namespace {
 
 constexpr std::string_view kPySamplingDomain = "Python Periodic Sampling";
 
+// A call-chain frame's (symbol, module) string ids, as a hash key. Unsigned arithmetic: the ids
+// come from the file and may be any integer (signed overflow would be undefined).
+struct FrameKeyHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+    return std::hash<uint64_t>()(static_cast<uint64_t>(p.first) * 1000003u ^
+                                 static_cast<uint64_t>(p.second));
+  }
+};
+
 // "<module>" from "&lt;module&gt;": the five entities nsys writes.
 std::string HtmlUnescape(std::string_view s) {
   std::string out;
@@ -277,12 +286,8 @@ Status ReadNsysCpuSamples(NsysContext& ctx) {
                               "ORDER BY e.id, c.stackDepth"
                             : "SELECT id, start, globalTid, NULL, NULL FROM COMPOSITE_EVENTS "
                               "ORDER BY id"));
-  struct PairHash {
-    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-      return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
-    }
-  };
-  std::unordered_map<std::pair<int64_t, int64_t>, StringId, PairHash> frame_ids;  // symbol, module
+  std::unordered_map<std::pair<int64_t, int64_t>, StringId, FrameKeyHash>
+      frame_ids;  // symbol, module
   std::vector<StringId> stack;
   int64_t id = INT64_MIN, start = 0, global_tid = -1;
   bool keep = false;
@@ -335,12 +340,8 @@ StatusOr<std::unordered_map<int64_t, std::vector<StringId>>> ReadNsysOsCallChain
   ASSIGN_OR_RETURN(SqliteStatement stmt,
                    ctx.db.Prepare("SELECT id, symbol, module FROM OSRT_CALLCHAINS "
                                   "ORDER BY id, stackDepth"));
-  struct PairHash {
-    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-      return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
-    }
-  };
-  std::unordered_map<std::pair<int64_t, int64_t>, StringId, PairHash> frame_ids;  // symbol, module
+  std::unordered_map<std::pair<int64_t, int64_t>, StringId, FrameKeyHash>
+      frame_ids;  // symbol, module
   int64_t id = INT64_MIN;
   std::vector<StringId>* frames = nullptr;
   while (stmt.Step()) {
