@@ -9,8 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "analyses/analysis_context.h"
 #include "analyses/ranks.h"
 #include "base/progress_line.h"
+#include "importers/importer.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/rank_workers.h"
 #include "report/report_codec.h"
@@ -206,6 +208,43 @@ TEST(RankPipeline, ThreadsGiveTheSameReport) {
   EXPECT_EQ(a->sections[0].key, "ranks");
   ASSERT_EQ(a->inputs.size(), 2u);
   for (const Section& s : a->sections) EXPECT_LT(s.input, 2);
+}
+
+// One trace's analyses on several threads give the report of one thread, on every shipped trace
+// (each run with a fresh context, so that the threads race to build the shared facts).
+TEST(AnalyzeTrace, ThreadsGiveTheSameReport) {
+  const std::string root = SIGHTLINE_SOURCE_DIR;
+  std::vector<std::string> files;
+  for (const char* dir :
+       {"/tests/data/kineto", "/tests/data/nsys", "/tests/data/recorder", "/examples/samples"}) {
+    for (const auto& e : std::filesystem::directory_iterator(root + dir)) {
+      const std::string name = e.path().filename().string();
+      auto ends = [&](std::string_view s) {
+        return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+      };
+      if (ends(".sqlite") || ends(".json.gz") || ends(".slrec") ||
+          (ends(".json") && !ends(".truth.json"))) {
+        files.push_back(e.path().string());
+      }
+    }
+  }
+  ASSERT_GE(files.size(), 10u);
+  int compared = 0;
+  for (const std::string& path : files) {
+    StatusOr<Trace> trace = ImportTrace(path);
+    if (!trace.ok()) continue;  // not a trace (a snapshot, a log): other tests read those
+    auto run = [&](int threads) {
+      AnalysisContext context(*trace);
+      Report report;
+      Status s = AnalyzeTrace(context, "t", report, threads);
+      EXPECT_TRUE(s.ok()) << path << ": " << s.message();
+      return RenderJsonReport(report);
+    };
+    const std::string one = run(1);
+    for (int threads : {2, 4, 16}) EXPECT_EQ(run(threads), one) << path << ", " << threads;
+    ++compared;
+  }
+  EXPECT_GE(compared, 10) << "fewer shipped traces than expected";
 }
 
 TEST(ProgressLine, Text) {

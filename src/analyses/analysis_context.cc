@@ -37,51 +37,51 @@ AnalysisContext::AnalysisContext(std::unique_ptr<const Trace> trace, AnalyzeOpti
 AnalysisContext::~AnalysisContext() = default;
 
 void AnalysisContext::EnsureBusy() {
-  if (busy_done_) return;
-  busy_done_ = true;
-  const KernelTable& k = trace_->kernels;
-  const MemOpTable& m = trace_->memops;
-  int32_t max_device = -1;
-  for (int32_t d : k.device) max_device = std::max(max_device, d);
-  for (int32_t d : m.device) max_device = std::max(max_device, d);
-  busy_.resize(static_cast<size_t>(max_device + 1));
-  // Room for one interval per operation: growing these vectors by doubling would write every
-  // interval into fresh memory several times (page faults on fresh memory are costly on VMs).
-  {
-    std::vector<size_t> ops(busy_.size(), 0);
-    for (int32_t d : k.device) {
-      if (d >= 0) ++ops[d];
+  std::call_once(busy_once_, [this] {
+    const KernelTable& k = trace_->kernels;
+    const MemOpTable& m = trace_->memops;
+    int32_t max_device = -1;
+    for (int32_t d : k.device) max_device = std::max(max_device, d);
+    for (int32_t d : m.device) max_device = std::max(max_device, d);
+    busy_.resize(static_cast<size_t>(max_device + 1));
+    // Room for one interval per operation: growing these vectors by doubling would write every
+    // interval into fresh memory several times (page faults on fresh memory are costly on VMs).
+    {
+      std::vector<size_t> ops(busy_.size(), 0);
+      for (int32_t d : k.device) {
+        if (d >= 0) ++ops[d];
+      }
+      for (int32_t d : m.device) {
+        if (d >= 0) ++ops[d];
+      }
+      for (size_t d = 0; d < busy_.size(); ++d) busy_[d].reserve(ops[d]);
     }
-    for (int32_t d : m.device) {
-      if (d >= 0) ++ops[d];
+    // One two-way merge of the start-sorted tables feeds every device's union.
+    size_t i = 0, j = 0;
+    std::pair<int32_t, int32_t> last{INT32_MIN, INT32_MIN};
+    auto note = [&](int32_t pid, int32_t device) {
+      if (pid == last.first && device == last.second) return;
+      last = {pid, device};
+      pid_devices_.push_back(last);
+    };
+    while (i < k.size() || j < m.size()) {
+      if (j == m.size() || (i < k.size() && k.start_ns[i] <= m.start_ns[j])) {
+        if (k.device[i] >= 0) AppendToUnion(busy_[k.device[i]], k.start_ns[i], k.end_ns[i]);
+        note(k.pid[i], k.device[i]);
+        total_kernel_ns_ += k.dur_ns(i);
+        ++i;
+      } else {
+        if (m.device[j] >= 0) AppendToUnion(busy_[m.device[j]], m.start_ns[j], m.end_ns[j]);
+        note(m.pid[j], m.device[j]);
+        ++j;
+      }
     }
-    for (size_t d = 0; d < busy_.size(); ++d) busy_[d].reserve(ops[d]);
-  }
-  // One two-way merge of the start-sorted tables feeds every device's union.
-  size_t i = 0, j = 0;
-  std::pair<int32_t, int32_t> last{INT32_MIN, INT32_MIN};
-  auto note = [&](int32_t pid, int32_t device) {
-    if (pid == last.first && device == last.second) return;
-    last = {pid, device};
-    pid_devices_.push_back(last);
-  };
-  while (i < k.size() || j < m.size()) {
-    if (j == m.size() || (i < k.size() && k.start_ns[i] <= m.start_ns[j])) {
-      if (k.device[i] >= 0) AppendToUnion(busy_[k.device[i]], k.start_ns[i], k.end_ns[i]);
-      note(k.pid[i], k.device[i]);
-      total_kernel_ns_ += k.dur_ns(i);
-      ++i;
-    } else {
-      if (m.device[j] >= 0) AppendToUnion(busy_[m.device[j]], m.start_ns[j], m.end_ns[j]);
-      note(m.pid[j], m.device[j]);
-      ++j;
+    for (int32_t d = 0; d <= max_device; ++d) {
+      if (!busy_[d].empty()) gpu_devices_.push_back(d);
     }
-  }
-  for (int32_t d = 0; d <= max_device; ++d) {
-    if (!busy_[d].empty()) gpu_devices_.push_back(d);
-  }
-  std::sort(pid_devices_.begin(), pid_devices_.end());
-  pid_devices_.erase(std::unique(pid_devices_.begin(), pid_devices_.end()), pid_devices_.end());
+    std::sort(pid_devices_.begin(), pid_devices_.end());
+    pid_devices_.erase(std::unique(pid_devices_.begin(), pid_devices_.end()), pid_devices_.end());
+  });
 }
 
 const std::vector<std::pair<int32_t, int32_t>>& AnalysisContext::PidDevices() {
@@ -106,47 +106,56 @@ DurationNs AnalysisContext::TotalKernelTimeNs() {
 }
 
 KernelCategory AnalysisContext::Category(StringId name) {
-  if (category_.empty()) category_.assign(trace_->strings.size(), -1);
-  if (name.value >= category_.size()) return ClassifyKernel(trace_->str(name));
-  int8_t& c = category_[name.value];
-  if (c < 0) c = static_cast<int8_t>(ClassifyKernel(trace_->str(name)));
+  std::call_once(category_once_, [this] {
+    category_size_ = trace_->strings.size();
+    category_ = std::make_unique<std::atomic<int8_t>[]>(category_size_);
+    for (size_t i = 0; i < category_size_; ++i) category_[i].store(-1, std::memory_order_relaxed);
+  });
+  if (name.value >= category_size_) return ClassifyKernel(trace_->str(name));
+  // Two threads may classify one name at once: both store the same value.
+  std::atomic<int8_t>& slot = category_[name.value];
+  int8_t c = slot.load(std::memory_order_relaxed);
+  if (c < 0) {
+    c = static_cast<int8_t>(ClassifyKernel(trace_->str(name)));
+    slot.store(c, std::memory_order_relaxed);
+  }
   return static_cast<KernelCategory>(c);
 }
 
 void AnalysisContext::EnsureComm() {
-  if (comm_done_) return;
-  comm_done_ = true;
-  EnsureBusy();
-  comm_.resize(busy_.size());
-  const KernelTable& k = trace_->kernels;
-  {
-    // Room for every kernel of its side (as in EnsureBusy).
-    std::vector<size_t> comm(comm_.size(), 0), compute(comm_.size(), 0);
+  std::call_once(comm_once_, [this] {
+    EnsureBusy();
+    comm_.resize(busy_.size());
+    const KernelTable& k = trace_->kernels;
+    {
+      // Room for every kernel of its side (as in EnsureBusy).
+      std::vector<size_t> comm(comm_.size(), 0), compute(comm_.size(), 0);
+      for (size_t i = 0; i < k.size(); ++i) {
+        if (k.device[i] < 0) continue;
+        ++(IsCommunication(k.name[i]) ? comm : compute)[k.device[i]];
+      }
+      for (size_t d = 0; d < comm_.size(); ++d) {
+        comm_[d].comm.reserve(comm[d]);
+        comm_[d].compute.reserve(compute[d]);
+      }
+    }
     for (size_t i = 0; i < k.size(); ++i) {
       if (k.device[i] < 0) continue;
-      ++(IsCommunication(k.name[i]) ? comm : compute)[k.device[i]];
+      CommSplit& c = comm_[k.device[i]];
+      if (IsCommunication(k.name[i])) {
+        AppendToUnion(c.comm, k.start_ns[i], k.end_ns[i]);
+        ++c.comm_kernels;
+        has_comm_ = true;
+      } else {
+        AppendToUnion(c.compute, k.start_ns[i], k.end_ns[i]);
+      }
     }
-    for (size_t d = 0; d < comm_.size(); ++d) {
-      comm_[d].comm.reserve(comm[d]);
-      comm_[d].compute.reserve(compute[d]);
+    for (CommSplit& c : comm_) {
+      c.comm_ns = TotalLength(c.comm);
+      c.compute_ns = TotalLength(c.compute);
+      c.overlap_ns = IntersectionLength(c.comm, c.compute);
     }
-  }
-  for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] < 0) continue;
-    CommSplit& c = comm_[k.device[i]];
-    if (IsCommunication(k.name[i])) {
-      AppendToUnion(c.comm, k.start_ns[i], k.end_ns[i]);
-      ++c.comm_kernels;
-      has_comm_ = true;
-    } else {
-      AppendToUnion(c.compute, k.start_ns[i], k.end_ns[i]);
-    }
-  }
-  for (CommSplit& c : comm_) {
-    c.comm_ns = TotalLength(c.comm);
-    c.compute_ns = TotalLength(c.compute);
-    c.overlap_ns = IntersectionLength(c.comm, c.compute);
-  }
+  });
 }
 
 const CommSplit& AnalysisContext::Comm(int32_t device) {
@@ -162,13 +171,12 @@ bool AnalysisContext::HasCommunication() {
 }
 
 const LaunchIndex& AnalysisContext::Launches() {
-  if (!launches_) launches_ = std::make_unique<LaunchIndex>(*trace_);
+  std::call_once(launches_once_, [this] { launches_ = std::make_unique<LaunchIndex>(*trace_); });
   return *launches_;
 }
 
 const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {
-  if (!blocking_done_) {
-    blocking_done_ = true;
+  std::call_once(blocking_once_, [&] {
     std::vector<std::pair<int32_t, Interval>> calls;
     const ApiCallTable& a = trace_->api_calls;
     for (size_t r = 0; r < a.size(); ++r) {
@@ -185,7 +193,7 @@ const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {
       blocking_.push_back({calls[i].first, MergeIntervals(std::move(v))});
       i = j;
     }
-  }
+  });
   auto it = std::lower_bound(blocking_.begin(), blocking_.end(), pid,
                              [](const auto& e, int32_t p) { return e.first < p; });
   if (it == blocking_.end() || it->first != pid) return EmptyIntervals();
@@ -193,8 +201,7 @@ const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {
 }
 
 const std::vector<Interval>& AnalysisContext::GcIntervals(int32_t pid) {
-  if (!gc_done_) {
-    gc_done_ = true;
+  std::call_once(gc_once_, [&] {
     const RangeTable& r = trace_->ranges;
     std::vector<int8_t> is_gc(trace_->strings.size(), -1);  // by StringId
     std::vector<std::pair<int32_t, Interval>> found;
@@ -221,7 +228,7 @@ const std::vector<Interval>& AnalysisContext::GcIntervals(int32_t pid) {
     }
     std::sort(gc_.begin(), gc_.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
-  }
+  });
   auto it = std::lower_bound(gc_.begin(), gc_.end(), pid,
                              [](const auto& e, int32_t p) { return e.first < p; });
   if (it == gc_.end() || it->first != pid) return EmptyIntervals();
@@ -229,8 +236,7 @@ const std::vector<Interval>& AnalysisContext::GcIntervals(int32_t pid) {
 }
 
 const std::vector<LaunchingThread>& AnalysisContext::LaunchingThreads(int32_t pid) {
-  if (!launching_done_) {
-    launching_done_ = true;
+  std::call_once(launching_once_, [&] {
     // Launch calls per (pid, tid), counted in place (not a pair per call, sorted): there are few
     // threads, and calls come in runs from one thread.
     std::map<std::pair<int32_t, int32_t>, int64_t> counts;
@@ -264,7 +270,7 @@ const std::vector<LaunchingThread>& AnalysisContext::LaunchingThreads(int32_t pi
     if (!all.empty()) launching_.push_back({-1, std::move(all)});
     std::sort(launching_.begin(), launching_.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
-  }
+  });
   static const std::vector<LaunchingThread> kNone;
   auto it = std::lower_bound(launching_.begin(), launching_.end(), pid,
                              [](const auto& e, int32_t p) { return e.first < p; });
@@ -336,53 +342,54 @@ bool IsWaitingOsCall(std::string_view name) {
 }
 
 void AnalysisContext::EnsureWaits() {
-  if (waits_done_) return;
-  waits_done_ = true;
-  const OsCallTable& os = trace_->os_calls;
-  const OffCpuTable& off = trace_->off_cpu;
-  // Runs of one thread are pushed once: the tables hold far more rows than threads.
-  auto push = [&](int32_t pid, int32_t tid) {
-    if (wait_threads_.empty() || wait_threads_.back() != std::make_pair(pid, tid)) {
-      wait_threads_.push_back({pid, tid});
+  std::call_once(waits_once_, [this] {
+    const OsCallTable& os = trace_->os_calls;
+    const OffCpuTable& off = trace_->off_cpu;
+    // Runs of one thread are pushed once: the tables hold far more rows than threads.
+    auto push = [&](int32_t pid, int32_t tid) {
+      if (wait_threads_.empty() || wait_threads_.back() != std::make_pair(pid, tid)) {
+        wait_threads_.push_back({pid, tid});
+      }
+    };
+    for (size_t i = 0; i < os.size(); ++i) push(os.pid[i], os.tid[i]);
+    for (size_t i = 0; i < off.size(); ++i) push(off.pid[i], off.tid[i]);
+    std::sort(wait_threads_.begin(), wait_threads_.end());
+    wait_threads_.erase(std::unique(wait_threads_.begin(), wait_threads_.end()),
+                        wait_threads_.end());
+    waits_.resize(wait_threads_.size());
+    auto slot = [&](int32_t pid, int32_t tid) -> ThreadWaits& {
+      auto it =
+          std::lower_bound(wait_threads_.begin(), wait_threads_.end(), std::make_pair(pid, tid));
+      return waits_[it - wait_threads_.begin()];
+    };
+    std::vector<int8_t> waiting(trace_->strings.size(), -1);  // by StringId
+    for (size_t i = 0; i < os.size(); ++i) {  // sorted by start: unions build in order
+      int8_t& w = waiting[os.name[i].value];
+      if (w < 0) w = IsWaitingOsCall(trace_->str(os.name[i]));
+      if (w) AppendToUnion(slot(os.pid[i], os.tid[i]).os_wait, os.start_ns[i], os.end_ns[i]);
     }
-  };
-  for (size_t i = 0; i < os.size(); ++i) push(os.pid[i], os.tid[i]);
-  for (size_t i = 0; i < off.size(); ++i) push(off.pid[i], off.tid[i]);
-  std::sort(wait_threads_.begin(), wait_threads_.end());
-  wait_threads_.erase(std::unique(wait_threads_.begin(), wait_threads_.end()), wait_threads_.end());
-  waits_.resize(wait_threads_.size());
-  auto slot = [&](int32_t pid, int32_t tid) -> ThreadWaits& {
-    auto it =
-        std::lower_bound(wait_threads_.begin(), wait_threads_.end(), std::make_pair(pid, tid));
-    return waits_[it - wait_threads_.begin()];
-  };
-  std::vector<int8_t> waiting(trace_->strings.size(), -1);  // by StringId
-  for (size_t i = 0; i < os.size(); ++i) {  // sorted by start: unions build in order
-    int8_t& w = waiting[os.name[i].value];
-    if (w < 0) w = IsWaitingOsCall(trace_->str(os.name[i]));
-    if (w) AppendToUnion(slot(os.pid[i], os.tid[i]).os_wait, os.start_ns[i], os.end_ns[i]);
-  }
-  for (size_t i = 0; i < off.size(); ++i) {
-    AppendToUnion(slot(off.pid[i], off.tid[i]).off_cpu, off.start_ns[i], off.end_ns[i]);
-  }
-  // An OS wait inside a CUDA call (the driver polls while cudaStreamSynchronize waits) belongs to
-  // that call: take the thread's CUDA API calls out.
-  const ApiCallTable& api = trace_->api_calls;
-  std::vector<std::vector<Interval>> cuda(wait_threads_.size());
-  for (size_t i = 0; i < api.size(); ++i) {
-    const auto key = std::make_pair(api.pid[i], api.tid[i]);
-    auto it = std::lower_bound(wait_threads_.begin(), wait_threads_.end(), key);
-    if (it == wait_threads_.end() || *it != key) continue;
-    AppendToUnion(cuda[it - wait_threads_.begin()], api.start_ns[i], api.end_ns[i]);
-  }
-  // Likewise a condition wait inside a wait for the GIL (CPython's GIL is a condition variable)
-  // belongs to the GIL wait.
-  for (size_t k = 0; k < waits_.size(); ++k) {
-    std::vector<Interval>& w = waits_[k].os_wait;
-    if (!cuda[k].empty() && !w.empty()) w = SubtractIntervals(w, cuda[k]);
-    const std::vector<Interval>& gil = GilWaited(wait_threads_[k].first, wait_threads_[k].second);
-    if (!gil.empty() && !w.empty()) w = SubtractIntervals(w, gil);
-  }
+    for (size_t i = 0; i < off.size(); ++i) {
+      AppendToUnion(slot(off.pid[i], off.tid[i]).off_cpu, off.start_ns[i], off.end_ns[i]);
+    }
+    // An OS wait inside a CUDA call (the driver polls while cudaStreamSynchronize waits) belongs to
+    // that call: take the thread's CUDA API calls out.
+    const ApiCallTable& api = trace_->api_calls;
+    std::vector<std::vector<Interval>> cuda(wait_threads_.size());
+    for (size_t i = 0; i < api.size(); ++i) {
+      const auto key = std::make_pair(api.pid[i], api.tid[i]);
+      auto it = std::lower_bound(wait_threads_.begin(), wait_threads_.end(), key);
+      if (it == wait_threads_.end() || *it != key) continue;
+      AppendToUnion(cuda[it - wait_threads_.begin()], api.start_ns[i], api.end_ns[i]);
+    }
+    // Likewise a condition wait inside a wait for the GIL (CPython's GIL is a condition variable)
+    // belongs to the GIL wait.
+    for (size_t k = 0; k < waits_.size(); ++k) {
+      std::vector<Interval>& w = waits_[k].os_wait;
+      if (!cuda[k].empty() && !w.empty()) w = SubtractIntervals(w, cuda[k]);
+      const std::vector<Interval>& gil = GilWaited(wait_threads_[k].first, wait_threads_[k].second);
+      if (!gil.empty() && !w.empty()) w = SubtractIntervals(w, gil);
+    }
+  });
 }
 
 const ThreadWaits& AnalysisContext::Waits(int32_t pid, int32_t tid) {
@@ -405,28 +412,30 @@ HostBreakdown AnalysisContext::HostWithin(int32_t pid, int32_t tid, TimeNs a, Ti
 }
 
 void AnalysisContext::EnsureGil() {
-  if (gil_done_) return;
-  gil_done_ = true;
-  const GilTable& g = trace_->gil;
-  for (size_t i = 0; i < g.size(); ++i) {  // runs of one thread once
-    if (gil_threads_.empty() || gil_threads_.back() != std::make_pair(g.pid[i], g.tid[i])) {
-      gil_threads_.push_back({g.pid[i], g.tid[i]});
+  std::call_once(gil_once_, [this] {
+    const GilTable& g = trace_->gil;
+    for (size_t i = 0; i < g.size(); ++i) {  // runs of one thread once
+      if (gil_threads_.empty() || gil_threads_.back() != std::make_pair(g.pid[i], g.tid[i])) {
+        gil_threads_.push_back({g.pid[i], g.tid[i]});
+      }
     }
-  }
-  std::sort(gil_threads_.begin(), gil_threads_.end());
-  gil_threads_.erase(std::unique(gil_threads_.begin(), gil_threads_.end()), gil_threads_.end());
-  gil_held_.resize(gil_threads_.size());
-  gil_waited_.resize(gil_threads_.size());
-  // The table is sorted by start, so each thread's intervals arrive in start order.
-  size_t last = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    const std::pair<int32_t, int32_t> key{g.pid[i], g.tid[i]};
-    if (last >= gil_threads_.size() || gil_threads_[last] != key) {
-      last = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), key) - gil_threads_.begin();
+    std::sort(gil_threads_.begin(), gil_threads_.end());
+    gil_threads_.erase(std::unique(gil_threads_.begin(), gil_threads_.end()), gil_threads_.end());
+    gil_held_.resize(gil_threads_.size());
+    gil_waited_.resize(gil_threads_.size());
+    // The table is sorted by start, so each thread's intervals arrive in start order.
+    size_t last = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+      const std::pair<int32_t, int32_t> key{g.pid[i], g.tid[i]};
+      if (last >= gil_threads_.size() || gil_threads_[last] != key) {
+        last =
+            std::lower_bound(gil_threads_.begin(), gil_threads_.end(), key) - gil_threads_.begin();
+      }
+      std::vector<Interval>& u =
+          g.state[i] == GilState::kHeld ? gil_held_[last] : gil_waited_[last];
+      AppendToUnion(u, g.start_ns[i], g.end_ns[i]);
     }
-    std::vector<Interval>& u = g.state[i] == GilState::kHeld ? gil_held_[last] : gil_waited_[last];
-    AppendToUnion(u, g.start_ns[i], g.end_ns[i]);
-  }
+  });
 }
 
 const std::vector<Interval>& AnalysisContext::GilHeld(int32_t pid, int32_t tid) {
@@ -449,40 +458,40 @@ const std::vector<std::pair<int32_t, int32_t>>& AnalysisContext::GilThreads() {
 }
 
 StatusOr<const IterationsResult*> AnalysisContext::Iterations() {
-  if (!iterations_) {
+  std::call_once(iterations_once_, [this] {
     IterationsOptions o;
     o.name_regex = options_.iterations_regex;
     iterations_.emplace(ComputeIterations(*this, o));
-  }
+  });
   if (!iterations_->ok()) return iterations_->status();
   return &iterations_->value();
 }
 
 void AnalysisContext::EnsureWindows() {
-  if (windows_done_) return;
-  windows_done_ = true;
-  EnsureBusy();
-  StatusOr<const IterationsResult*> iterations = Iterations();
-  if (iterations.ok() && !(*iterations)->sets.empty() &&
-      !(*iterations)->sets[0].iterations.empty()) {
-    main_set_ = &(*iterations)->sets[0];
-    // The device the loop's process used most; the first of its devices otherwise.
-    int32_t device = -1;
-    DurationNs best = -1;
-    for (int32_t d : main_set_->devices) {
-      const DurationNs t = TotalLength(Busy(d));
-      if (t > best) best = t, device = d;
+  std::call_once(windows_once_, [this] {
+    EnsureBusy();
+    StatusOr<const IterationsResult*> iterations = Iterations();
+    if (iterations.ok() && !(*iterations)->sets.empty() &&
+        !(*iterations)->sets[0].iterations.empty()) {
+      main_set_ = &(*iterations)->sets[0];
+      // The device the loop's process used most; the first of its devices otherwise.
+      int32_t device = -1;
+      DurationNs best = -1;
+      for (int32_t d : main_set_->devices) {
+        const DurationNs t = TotalLength(Busy(d));
+        if (t > best) best = t, device = d;
+      }
+      for (const Iteration& it : main_set_->iterations) {
+        windows_.push_back(LoopWindow{it.index, it.start_ns, it.end_ns, main_set_->pid,
+                                      main_set_->tid, device, &it});
+      }
+      return;
     }
-    for (const Iteration& it : main_set_->iterations) {
-      windows_.push_back(LoopWindow{it.index, it.start_ns, it.end_ns, main_set_->pid,
-                                    main_set_->tid, device, &it});
+    for (int32_t d : gpu_devices_) {
+      const std::vector<Interval>& b = busy_[d];
+      windows_.push_back(LoopWindow{-1, b.front().start_ns, b.back().end_ns, -1, -1, d, nullptr});
     }
-    return;
-  }
-  for (int32_t d : gpu_devices_) {
-    const std::vector<Interval>& b = busy_[d];
-    windows_.push_back(LoopWindow{-1, b.front().start_ns, b.back().end_ns, -1, -1, d, nullptr});
-  }
+  });
 }
 
 const IterationSet* AnalysisContext::MainSet() {
@@ -508,7 +517,8 @@ int64_t AnalysisContext::FindWindow(int32_t pid, TimeNs t) {
   // The last window that starts at or before t. Callers ask in time order (rows of a table), so
   // the previous answer's window and the next one are tried before a binary search.
   size_t w = windows_.size();
-  for (size_t c = window_hint_; c < windows_.size() && c <= window_hint_ + 1; ++c) {
+  const size_t hint = window_hint_.load(std::memory_order_relaxed);
+  for (size_t c = hint; c < windows_.size() && c <= hint + 1; ++c) {
     if (t >= windows_[c].start_ns && (c + 1 == windows_.size() || t < windows_[c + 1].start_ns)) {
       w = c;
       break;
@@ -520,7 +530,7 @@ int64_t AnalysisContext::FindWindow(int32_t pid, TimeNs t) {
     if (it == windows_.begin()) return -1;
     w = static_cast<size_t>(it - windows_.begin()) - 1;
   }
-  window_hint_ = w;
+  window_hint_.store(w, std::memory_order_relaxed);
   if (t >= windows_[w].end_ns || pid != windows_[w].pid) return -1;
   return static_cast<int64_t>(w);
 }
@@ -534,44 +544,44 @@ std::string AnalysisContext::WindowLabel(const LoopWindow& w) const {
 }
 
 StatusOr<const IdleGapsResult*> AnalysisContext::IdleGaps() {
-  if (!idle_gaps_) {
+  std::call_once(idle_gaps_once_, [this] {
     IdleGapsOptions o;
     o.min_gap_ns = options_.min_gap_ns;
     // Enough for every report's table of largest gaps, and for the rules.
     o.keep_largest = std::max(o.keep_largest, static_cast<size_t>(std::max(options_.top_n, 0)));
     idle_gaps_ = std::make_unique<StatusOr<IdleGapsResult>>(ComputeIdleGaps(*this, o));
-  }
+  });
   if (!idle_gaps_->ok()) return idle_gaps_->status();
   return &idle_gaps_->value();
 }
 
 StatusOr<const GpuMetricsResult*> AnalysisContext::GpuMetrics() {
-  if (!gpu_metrics_) {
+  std::call_once(gpu_metrics_once_, [this] {
     GpuMetricsOptions o;
     o.top_kernels = static_cast<size_t>(std::max(options_.top_n, 1));
     gpu_metrics_ = std::make_unique<StatusOr<GpuMetricsResult>>(ComputeGpuMetrics(*this, o));
-  }
+  });
   if (!gpu_metrics_->ok()) return gpu_metrics_->status();
   return &gpu_metrics_->value();
 }
 
 const MetricSamples& AnalysisContext::Samples() {
-  if (!samples_) samples_ = std::make_unique<MetricSamples>(*trace_);
+  std::call_once(samples_once_, [this] { samples_ = std::make_unique<MetricSamples>(*trace_); });
   return *samples_;
 }
 
 StatusOr<const MemoryResult*> AnalysisContext::Memory() {
-  if (!memory_) {
+  std::call_once(memory_once_, [this] {
     memory_ = std::make_unique<StatusOr<MemoryResult>>(ComputeMemory(*this, MemoryOptions{}));
-  }
+  });
   if (!memory_->ok()) return memory_->status();
   return &memory_->value();
 }
 
 StatusOr<const ThreadsResult*> AnalysisContext::Threads() {
-  if (!threads_) {
+  std::call_once(threads_once_, [this] {
     threads_ = std::make_unique<StatusOr<ThreadsResult>>(ComputeThreads(*this, ThreadsOptions{}));
-  }
+  });
   if (!threads_->ok()) return threads_->status();
   return &threads_->value();
 }

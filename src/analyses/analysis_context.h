@@ -1,12 +1,15 @@
 // The analysis context: one per trace, the facts several analyses and finding rules share, each
 // computed once, when first asked (DESIGN.md, "The analysis context"). Every analysis entry point
 // (ComputeX(AnalysisContext&, const XOptions&)) and every finding rule receives it. Add a fact here
-// when a second analysis would otherwise compute it again. Not thread-safe: one pipeline thread
-// owns a context. Definitions: docs/metrics.md.
+// when a second analysis would otherwise compute it again. Thread-safe: the analyses of one trace
+// may run on several threads (AnalyzeTrace); each fact is built once, under its std::once_flag, by
+// the first thread that asks, while the others wait for it. Definitions: docs/metrics.md.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -175,39 +178,44 @@ class AnalysisContext {
   const Trace* trace_;
   AnalyzeOptions options_;
 
-  bool busy_done_ = false;
+  std::once_flag busy_once_;
   std::vector<int32_t> gpu_devices_;
   std::vector<std::vector<Interval>> busy_;  // index = device id
   DurationNs total_kernel_ns_ = 0;
   std::vector<std::pair<int32_t, int32_t>> pid_devices_;
 
-  std::vector<int8_t> category_;  // by StringId; -1 not yet classified
-  bool comm_done_ = false;
+  std::once_flag category_once_;
+  std::unique_ptr<std::atomic<int8_t>[]> category_;  // by StringId; -1 not yet classified
+  size_t category_size_ = 0;
+  std::once_flag comm_once_;
   bool has_comm_ = false;
   std::vector<CommSplit> comm_;  // index = device id
 
+  std::once_flag launches_once_;
   std::unique_ptr<LaunchIndex> launches_;
-  bool blocking_done_ = false;
+  std::once_flag blocking_once_;
   std::vector<std::pair<int32_t, std::vector<Interval>>> blocking_;  // by pid
-  bool launching_done_ = false;
+  std::once_flag launching_once_;
   std::vector<std::pair<int32_t, std::vector<LaunchingThread>>> launching_;  // by pid; -1 = all
-  bool gil_done_ = false;
+  std::once_flag gil_once_;
   std::vector<std::pair<int32_t, int32_t>> gil_threads_;
   std::vector<std::vector<Interval>> gil_held_, gil_waited_;  // parallel to gil_threads_
   void EnsureGil();
-  bool waits_done_ = false;
+  std::once_flag waits_once_;
   std::vector<std::pair<int32_t, int32_t>> wait_threads_;  // sorted
   std::vector<ThreadWaits> waits_;                         // parallel to wait_threads_
   void EnsureWaits();
-  bool gc_done_ = false;
+  std::once_flag gc_once_;
   std::vector<std::pair<int32_t, std::vector<Interval>>> gc_;  // by pid; pid -1 = all
 
+  std::once_flag iterations_once_;
   std::optional<StatusOr<IterationsResult>> iterations_;
-  bool windows_done_ = false;
+  std::once_flag windows_once_;
   const IterationSet* main_set_ = nullptr;
   std::vector<LoopWindow> windows_;
-  size_t window_hint_ = 0;  // FindWindow: the last answer
+  std::atomic<size_t> window_hint_{0};  // FindWindow: the last answer (any thread's)
 
+  std::once_flag idle_gaps_once_, threads_once_, gpu_metrics_once_, memory_once_, samples_once_;
   std::unique_ptr<StatusOr<IdleGapsResult>> idle_gaps_;
   std::unique_ptr<StatusOr<ThreadsResult>> threads_;
   std::unique_ptr<StatusOr<GpuMetricsResult>> gpu_metrics_;

@@ -190,7 +190,8 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
       "Leave out the findings (ranked advice); the analyses' sections stay");
   cmd->add_option("-j,--jobs", args->jobs,
                   "Threads that import rank files at once (several traces); default: one per "
-                  "core. Each holds one trace in memory")
+                  "core. Each holds one trace in memory. Threads left over (fewer traces than "
+                  "threads, e.g. one trace) run each trace's analyses side by side")
       ->check(CLI::PositiveNumber);
   CLI::Option* ranks_only = cmd->add_flag(
       "--ranks-only", args->ranks_only,

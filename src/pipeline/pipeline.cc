@@ -4,9 +4,14 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
+#include <system_error>
+#include <thread>
 
 #include "analyses/analysis_context.h"
+#include "analyses/findings/findings.h"
 #include "importers/importer.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
@@ -30,12 +35,60 @@ int AddReportInput(const AnalysisContext& context, const std::string& label, Rep
   return input;
 }
 
-Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report) {
+Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report,
+                    int threads) {
   const int input = AddReportInput(context, label, report);
-  for (const AnalysisEntry& a : Analyses()) {
-    Status s = a.run(context, input, report);
-    if (!s.ok()) return s.WithPrefix(fmt::format("{}: {}", context.trace().source.path, a.name));
+  const std::vector<AnalysisEntry>& analyses = Analyses();
+  auto failed = [&](const Status& s, const AnalysisEntry& a) {
+    return s.WithPrefix(fmt::format("{}: {}", context.trace().source.path, a.name));
+  };
+  threads = std::min(threads, static_cast<int>(analyses.size()));
+  if (threads <= 1) {
+    for (const AnalysisEntry& a : analyses) {
+      Status s = a.run(context, input, report);
+      if (!s.ok()) return failed(s, a);
+    }
+    return Status::Ok();
   }
+  // Each analysis writes a report of its own; they are appended in the registry's order, so the
+  // report is the same as one thread's. The threads take the next analysis as they come free, and
+  // share the context's facts (each built once, by the first that asks). They start from the end
+  // of the registry: the findings come last there, read most of the facts and take longest, so
+  // they start at once while the other threads work through the sections.
+  std::vector<Report> parts(analyses.size());
+  std::vector<Status> status(analyses.size());
+  std::vector<std::exception_ptr> thrown(analyses.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t n = next++; n < analyses.size(); n = next++) {
+      const size_t i = analyses.size() - 1 - n;
+      try {
+        status[i] = analyses[i].run(context, input, parts[i]);
+      } catch (...) {
+        thrown[i] = std::current_exception();  // rethrown on the calling thread (out of memory)
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones started and this one do the work
+    }
+  }
+  work();
+  for (std::thread& t : pool) t.join();
+  bool added_findings = false;
+  for (size_t i = 0; i < analyses.size(); ++i) {
+    if (thrown[i]) std::rethrow_exception(thrown[i]);
+    if (!status[i].ok()) return failed(status[i], analyses[i]);
+    for (Section& section : parts[i].sections) report.sections.push_back(std::move(section));
+    added_findings = added_findings || !parts[i].findings.empty();
+    for (Finding& f : parts[i].findings) report.findings.push_back(std::move(f));
+  }
+  // As RunFindings sorts the report's findings, those of earlier inputs included.
+  if (added_findings) SortFindings(report.findings);
   return Status::Ok();
 }
 
@@ -180,7 +233,15 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
   const bool sections = run.rank_sections == RunOptions::RankSections::kAll ||
                         (run.rank_sections == RunOptions::RankSections::kAuto &&
                          files.size() <= RunOptions::kAutoRankSections);
-  auto reduce = [&](size_t i) { return ReduceRankFile(files[i], options, multi, sections); };
+  // Cores the rank threads leave free go to each trace's analyses: one file on two cores has both
+  // (an MPI process keeps one: its neighbours on the host may hold the others).
+  const int analysis_threads =
+      run.workers != nullptr
+          ? 1
+          : std::max(1, run.jobs / std::max(1, std::min(run.jobs, static_cast<int>(files.size()))));
+  auto reduce = [&](size_t i) {
+    return ReduceRankFile(files[i], options, multi, sections, analysis_threads);
+  };
   auto merge = [&](size_t i, const std::string& blob) -> Status {
     set.members[i].path = files[i];
     RETURN_IF_ERROR(MergeRankPart(blob, set.members[i], report, multi));

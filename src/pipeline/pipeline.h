@@ -64,7 +64,9 @@ StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::strin
 // Adds the context's trace to `report` as a new input; returns its input index.
 int AddReportInput(const AnalysisContext& context, const std::string& label, Report& report);
 
-// Adds one imported trace to `report` as a new input and runs every single-trace analysis on it.
-Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report);
+// Adds one imported trace to `report` as a new input and runs every single-trace analysis on it,
+// on up to `threads` threads (this one included); the report is the same for any number.
+Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report,
+                    int threads = 1);
 
 }  // namespace sightline

@@ -17,7 +17,8 @@ constexpr uint32_t kRankPartMagic = 0x534b5032;
 }  // namespace
 
 StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptions& options,
-                                     const std::vector<MultiTraceAnalysis*>& multi, bool sections) {
+                                     const std::vector<MultiTraceAnalysis*>& multi, bool sections,
+                                     int analysis_threads) {
   ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
   if (trace.source.path.empty()) trace.source.path = path;
   auto context =
@@ -31,7 +32,7 @@ StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptio
   member.input = 0;
   Report local;
   if (sections) {
-    RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, local));
+    RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, local, analysis_threads));
   } else {
     AddReportInput(*context, member.label, local);
   }

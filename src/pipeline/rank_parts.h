@@ -18,9 +18,10 @@ namespace sightline {
 // Imports `path`, runs the single-trace analyses into a report of its own and reduces it with
 // each of `multi` (all Reducible()). Thread-safe as long as the analyses' Reduce are.
 // `sections` false: only the input record, no single-trace analyses (RunOptions::rank_sections).
+// The analyses run on up to `analysis_threads` threads (AnalyzeTrace).
 StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptions& options,
                                      const std::vector<MultiTraceAnalysis*>& multi,
-                                     bool sections = true);
+                                     bool sections = true, int analysis_threads = 1);
 
 // Appends the blob's input, sections and findings to `report` (input indexes shifted to the
 // report's) and hands each analysis its state; fills `member` (label, path, input).
