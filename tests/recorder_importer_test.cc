@@ -159,6 +159,7 @@ TEST(RecorderImporter, ImportsAllRecordKinds) {
   EXPECT_EQ(t->source.format, "sightline-recorder");
   EXPECT_EQ(t->source.rank, 1);
   EXPECT_EQ(t->source.world_size, 2);
+  EXPECT_EQ(t->source.host, "gpu-host");  // ranks of one host share a clock (ranks analysis)
   ASSERT_EQ(t->kernels.size(), 3u);
   EXPECT_EQ(t->str(t->kernels.name[0]), "void gemm<float>(float*, int)");
   EXPECT_EQ(t->str(t->kernels.short_name[0]), "gemm");
