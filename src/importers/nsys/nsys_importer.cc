@@ -84,7 +84,7 @@ const char* ScanTable(ScanTag tag) {
 // domains are known before the first range). The chunks are mapped here as they arrive.
 Status ReadLargeTables(NsysContext& ctx) {
   SqliteDb& db = ctx.db;
-  NsysParallelScan scan(db.path(), &db);
+  NsysParallelScan scan(db);
   ctx.gil = {ctx.builder.Intern("GIL Trace"), ctx.builder.Intern("Holding GIL"),
              ctx.builder.Intern("Waiting for GIL"), ctx.builder.Intern("Python Periodic Sampling")};
   auto add = [&](int worker, ScanTag tag, const char* table,

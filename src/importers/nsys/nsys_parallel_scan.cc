@@ -59,6 +59,8 @@ struct NsysParallelScan::ScanState {
   }
 };
 
+NsysParallelScan::NsysParallelScan(SqliteDb& db) : path_(db.path()), db_(&db) {}
+
 NsysParallelScan::~NsysParallelScan() { StopThreads(); }
 
 void NsysParallelScan::Add(int worker, int tag, std::string columns, std::string from,

@@ -55,10 +55,10 @@ class NsysParallelScan {
  public:
   using Consumer = std::function<Status(const NsysChunk&)>;
 
-  // Scans of the export at `path`. Worker threads open their own connections; scans on the calling
-  // thread use `db` when given (the importer's, open on the same file), else one of their own.
-  explicit NsysParallelScan(std::string path, SqliteDb* db = nullptr)
-      : path_(std::move(path)), db_(db) {}
+  // Scans of the export at `path`, or of `db`'s file. Worker threads open their own connections;
+  // scans on the calling thread use `db` when given (the importer's), else one of their own.
+  explicit NsysParallelScan(std::string path) : path_(std::move(path)) {}
+  explicit NsysParallelScan(SqliteDb& db);
   ~NsysParallelScan();  // stops the workers and waits for them
   NsysParallelScan(const NsysParallelScan&) = delete;
   NsysParallelScan& operator=(const NsysParallelScan&) = delete;
@@ -108,7 +108,7 @@ class NsysParallelScan {
   void Cancel();
 
   std::string path_;
-  SqliteDb* db_;
+  SqliteDb* db_ = nullptr;
   std::vector<std::vector<Scan>> workers_;
   std::vector<std::thread> threads_;
   Threads threads_mode_ = Threads::kAuto;
