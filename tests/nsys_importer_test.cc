@@ -25,6 +25,7 @@
 #include "importers/nsys/nsys_parallel_scan.h"
 #include "importers/nsys/nsys_schema.h"
 #include "importers/nsys/nsys_tables.h"
+#include "importers/nsys/sqlite_db.h"
 #include "model/trace.h"
 #include "model/trace_builder.h"
 #include "testing/cli_runner.h"
@@ -518,7 +519,9 @@ TEST(NsysParallelScan, DeliversRowsInOrderWithAndWithoutThreads) {
         "INSERT INTO b SELECT i * 2 FROM c");
   }
   for (bool threads : {true, false}) {
-    NsysParallelScan scan(path);
+    StatusOr<SqliteDb> scan_db = SqliteDb::OpenReadOnly(path);
+    ASSERT_TRUE(scan_db.ok()) << scan_db.status().ToString();
+    NsysParallelScan scan(*scan_db);
     scan.set_threads(threads ? NsysParallelScan::Threads::kAlways
                              : NsysParallelScan::Threads::kNever);
     scan.Add(0, /*tag=*/1, "i, t", " FROM a", 2, /*text_columns=*/0b10);
@@ -542,7 +545,9 @@ TEST(NsysParallelScan, DeliversRowsInOrderWithAndWithoutThreads) {
     EXPECT_EQ(next_a, 5000) << threads;
     EXPECT_EQ(next_b, 3000) << threads;
 
-    NsysParallelScan failing(path);
+    StatusOr<SqliteDb> failing_db = SqliteDb::OpenReadOnly(path);
+    ASSERT_TRUE(failing_db.ok()) << failing_db.status().ToString();
+    NsysParallelScan failing(*failing_db);
     failing.set_threads(threads ? NsysParallelScan::Threads::kAlways
                                 : NsysParallelScan::Threads::kNever);
     failing.Add(0, 1, "i, t", " FROM a", 2, 0b10);
@@ -563,7 +568,9 @@ TEST(NsysParallelScan, ReportsSqlErrorsNamingTheFile) {
     Db db(path, true);
     db.Exec("CREATE TABLE a (i INTEGER)");
   }
-  NsysParallelScan scan(path);
+  StatusOr<SqliteDb> scan_db = SqliteDb::OpenReadOnly(path);
+  ASSERT_TRUE(scan_db.ok()) << scan_db.status().ToString();
+  NsysParallelScan scan(*scan_db);
   scan.Add(0, 1, "no_such_column", " FROM a", 1);
   Status s = scan.Run([](const NsysChunk&) { return Status::Ok(); });
   ASSERT_FALSE(s.ok());
@@ -805,7 +812,9 @@ TEST(NsysWrongTypes, ScanDropsRowsAndCountsThemInEveryChunk) {
     db.Exec("INSERT INTO b VALUES ('x'), (NULL)");  // nothing usable: one chunk of drops only
   }
   for (bool threads : {true, false}) {
-    NsysParallelScan scan(path);
+    StatusOr<SqliteDb> scan_db = SqliteDb::OpenReadOnly(path);
+    ASSERT_TRUE(scan_db.ok()) << scan_db.status().ToString();
+    NsysParallelScan scan(*scan_db);
     scan.set_threads(threads ? NsysParallelScan::Threads::kAlways
                              : NsysParallelScan::Threads::kNever);
     scan.Add(0, 1, "i, t", " FROM a", 2, /*text_columns=*/0b10);

@@ -7,7 +7,6 @@
 #include <cassert>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -59,8 +58,6 @@ struct NsysParallelScan::ScanState {
   }
 };
 
-NsysParallelScan::NsysParallelScan(SqliteDb& db) : path_(db.path()), db_(&db) {}
-
 NsysParallelScan::~NsysParallelScan() { StopThreads(); }
 
 void NsysParallelScan::Add(int worker, int tag, std::string columns, std::string from,
@@ -74,14 +71,8 @@ void NsysParallelScan::Add(int worker, int tag, std::string columns, std::string
 Status NsysParallelScan::Run(const Consumer& consume) {
   if (!WantThreads() || !StartThreads()) {
     // One scan after the other on this thread, each chunk consumed as soon as it is full.
-    std::optional<SqliteDb> own;
-    SqliteDb* db = db_;
-    if (db == nullptr) {
-      ASSIGN_OR_RETURN(SqliteDb opened, SqliteDb::OpenReadOnly(path_));
-      db = &own.emplace(std::move(opened));
-    }
     for (const std::vector<Scan>& scans : workers_) {
-      for (const Scan& scan : scans) RETURN_IF_ERROR(RunScan(*db, scan, &consume));
+      for (const Scan& scan : scans) RETURN_IF_ERROR(RunScan(db_, scan, &consume));
     }
     return Status::Ok();
   }
@@ -109,7 +100,7 @@ bool NsysParallelScan::WantThreads() const {
   }
   if (mode != Threads::kAuto) return mode == Threads::kAlways;
   std::error_code ec;
-  const auto bytes = std::filesystem::file_size(path_, ec);
+  const auto bytes = std::filesystem::file_size(db_.path(), ec);
   return !ec && bytes >= static_cast<std::uintmax_t>(kThreadsFromBytes);
 }
 
@@ -146,7 +137,7 @@ void NsysParallelScan::StopThreads() {
 }
 
 void NsysParallelScan::RunWorker(const std::vector<Scan>& scans) {
-  StatusOr<SqliteDb> db = SqliteDb::OpenReadOnly(path_);
+  StatusOr<SqliteDb> db = SqliteDb::OpenReadOnly(db_.path());
   if (!db.ok()) Fail(db.status());
   for (const Scan& scan : scans) {
     if (!db.ok()) break;

@@ -55,10 +55,9 @@ class NsysParallelScan {
  public:
   using Consumer = std::function<Status(const NsysChunk&)>;
 
-  // Scans of the export at `path`, or of `db`'s file. Worker threads open their own connections;
-  // scans on the calling thread use `db` when given (the importer's), else one of their own.
-  explicit NsysParallelScan(std::string path) : path_(std::move(path)) {}
-  explicit NsysParallelScan(SqliteDb& db);
+  // Scans of `db`'s file (the importer's connection, which must outlive the scan). Scans on the
+  // calling thread use `db`; worker threads open connections of their own to the same file.
+  explicit NsysParallelScan(SqliteDb& db) : db_(db) {}
   ~NsysParallelScan();  // stops the workers and waits for them
   NsysParallelScan(const NsysParallelScan&) = delete;
   NsysParallelScan& operator=(const NsysParallelScan&) = delete;
@@ -107,8 +106,7 @@ class NsysParallelScan {
   void Fail(const Status& status);
   void Cancel();
 
-  std::string path_;
-  SqliteDb* db_ = nullptr;
+  SqliteDb& db_;
   std::vector<std::vector<Scan>> workers_;
   std::vector<std::thread> threads_;
   Threads threads_mode_ = Threads::kAuto;
