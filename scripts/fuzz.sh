@@ -1,52 +1,91 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, docs/testing.md) in build-fuzz/ with clang and runs each for
-# SECONDS_PER_TARGET seconds (default 30), one after the other, from the seeds that
-# fuzz/gather_seeds.sh collects. Fails at the first crash, leak, sanitizer report, timeout or
-# out-of-memory; the input that caused it is left in build-fuzz/artifacts/<target>/.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]      e.g. scripts/fuzz.sh 600 fuzz_recorder
-# SIGHTLINE_FUZZ_SEED=N fixes libFuzzer's seed (scripts/test.sh uses 1).
-# Corpora grown by earlier runs are kept in build-fuzz/corpus/<target>/ and reused.
+# Builds the libFuzzer targets (fuzz/, docs/testing.md) in build-asan/ (clang, ASan + UBSan, the one
+# sanitizer build: scripts/configure-asan.sh) and runs them, one of two ways:
+#   scripts/fuzz.sh --ci [TARGET...]
+#       CI's fuzz stage: each target for a fixed number of executions (the table below) with a
+#       fixed seed, from the committed seeds only, into a fresh corpus, two targets at a time. The
+#       same commit gives the same verdict on any machine; new ground is the long runs' business.
+#   scripts/fuzz.sh SECONDS [TARGET...]        e.g. scripts/fuzz.sh 600 fuzz_recorder
+#       Exploration: each target for SECONDS, growing the corpus kept in build-asan/fuzz-corpus/.
+#       SIGHTLINE_FUZZ_SEED=N fixes libFuzzer's seed (default 0: a new one each run).
+# Both fail at the first crash, leak, sanitizer report, timeout (25 s per input) or out-of-memory
+# (2 GiB); the input is left in build-asan/fuzz-artifacts/<target>/ and the log's end is printed.
+# The targets are the fuzz/fuzz_*.cc files; long runs on many cores: scripts/fuzz_long.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-30}
-shift || true
+mode=explore
+if [ "${1:-}" = --ci ]; then
+  mode=ci
+  shift
+else
+  seconds=${1:-30}
+  shift || true
+fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(fuzz_nsys_sqlite fuzz_nsys_rows fuzz_kineto_json fuzz_kineto_gzip fuzz_recorder
-           fuzz_ncu_csv fuzz_sweep_csv fuzz_iteration_log fuzz_requests fuzz_trt
-           fuzz_gpu_metrics_config fuzz_torch_snapshot)
+  for f in fuzz/fuzz_*.cc; do
+    t=$(basename "$f" .cc)
+    [ "$t" = fuzz_support ] || targets+=("$t")
+  done
 fi
-jobs=${SIGHTLINE_FUZZ_BUILD_JOBS:-$(nproc)}
-# SIGHTLINE_FUZZ_SEED: libFuzzer's random seed (0 = a new one each run, libFuzzer's default).
-# scripts/test.sh fixes it, so that CI explores the same inputs on every run and a failure there
-# reproduces: new ground is covered by the long runs, not by CI.
-seed=${SIGHTLINE_FUZZ_SEED:-0}
 
-CXX=${CXX:-clang++} cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DSIGHTLINE_FUZZ=ON -DSIGHTLINE_CUDA=OFF -DSIGHTLINE_BUILD_TESTS=OFF \
-  -DSIGHTLINE_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j "$jobs" --target "${targets[@]}"
-bash fuzz/gather_seeds.sh build-fuzz/seeds >/dev/null
+# CI's executions per target: about 10-20 s each on one of the 2-core machine's cores, measured
+# with scripts/fuzz.sh --ci (docs/testing.md). A target missing here gets the default.
+ci_runs() {
+  case $1 in
+    fuzz_nsys_rows) echo 2000 ;;
+    fuzz_nsys_sqlite) echo 3000 ;;
+    fuzz_ncu_csv) echo 4000 ;;
+    fuzz_kineto_json | fuzz_kineto_gzip) echo 8000 ;;
+    fuzz_requests) echo 20000 ;;
+    fuzz_torch_snapshot) echo 50000 ;;
+    fuzz_recorder | fuzz_sweep_csv) echo 400000 ;;
+    *) echo 100000 ;;
+  esac
+}
+
+bash scripts/configure-asan.sh
+cmake --build build-asan -j "${SIGHTLINE_FUZZ_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}"
+seeds=build-asan/fuzz-seeds
+bash fuzz/gather_seeds.sh "$seeds" >/dev/null
 
 # Inflated gzip input stays far below the 2 GiB RSS limit: a bomb is then the reader's clear error
 # (docs/reliability.md), not an out-of-memory stop of the fuzzer.
 export SIGHTLINE_MAX_INPUT_SIZE=256M
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for t in "${targets[@]}"; do
-  corpus=build-fuzz/corpus/$t
-  artifacts=build-fuzz/artifacts/$t
-  mkdir -p "$corpus" "$artifacts"
-  max_len=65536
+
+# Runs one target; its log goes to build-asan/fuzz-logs/<target>.log.
+run_target() {
+  local t=$1 corpus artifacts log max_len=65536
+  artifacts=build-asan/fuzz-artifacts/$t
+  log=build-asan/fuzz-logs/$t.log
+  mkdir -p "$artifacts" build-asan/fuzz-logs
   [ "$t" = fuzz_nsys_sqlite ] && max_len=131072  # whole small exports
-  echo "== $t: ${seconds}s"
-  # New inputs go to the first directory (the kept corpus); the seeds are read, never written.
-  build-fuzz/fuzz/"$t" "$corpus" "build-fuzz/seeds/$t" -max_total_time="$seconds" -seed="$seed" \
-    -max_len="$max_len" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
-    -artifact_prefix="$artifacts/" 2>build-fuzz/"$t".log || {
-    tail -n 60 build-fuzz/"$t".log
-    echo "fuzz.sh: $t failed; the input is in $artifacts/ (see build-fuzz/$t.log)" >&2
-    exit 1
-  }
-  grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' build-fuzz/"$t".log
-done
+  local limit
+  if [ "$mode" = ci ]; then
+    corpus=build-asan/fuzz-ci-corpus/$t
+    rm -rf "$corpus"
+    limit=(-runs="$(ci_runs "$t")" -seed=1)
+  else
+    corpus=build-asan/fuzz-corpus/$t
+    limit=(-max_total_time="$seconds" -seed="${SIGHTLINE_FUZZ_SEED:-0}")
+  fi
+  mkdir -p "$corpus"
+  local start=$SECONDS
+  # New inputs go to the first directory; the seeds are read, never written.
+  if ! build-asan/fuzz/"$t" "$corpus" "$seeds/$t" "${limit[@]}" -max_len="$max_len" -timeout=25 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1; then
+    tail -n 60 "$log"
+    echo "fuzz.sh: $t failed; the input is in $artifacts/ (see $log)" >&2
+    return 1
+  fi
+  echo "$t: $(awk '/^stat::number_of_executed_units/ {print $2}' "$log") executions in" \
+    "$((SECONDS - start)) s, peak RSS $(awk '/^stat::peak_rss_mb/ {print $2}' "$log") MB"
+}
+
+# Two targets at a time (one per core of the 2-core machine), in the order listed.
+export mode seeds seconds="${seconds:-0}"
+export -f run_target ci_runs
+printf '%s\n' "${targets[@]}" |
+  xargs -P "${SIGHTLINE_FUZZ_JOBS:-$(nproc)}" -I{} bash -c 'run_target "$1"' _ {}

@@ -158,7 +158,7 @@ TEST(Cli, UnwritableOutputLeavesNothing) {
   testing::CliResult r =
       RunSightline(std::string("analyze -o /nonexistent-dir/report.txt '") + SIGHTLINE_SOURCE_DIR +
                    "/examples/samples/llama_decode_h100.pytorch.json.gz'");
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 3);  // an output that cannot be written has its own exit code
   EXPECT_NE(r.err.find("/nonexistent-dir/report.txt"), std::string::npos);
 }
 

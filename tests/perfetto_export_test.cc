@@ -246,11 +246,11 @@ TEST(PerfettoExport, Cli) {
   EXPECT_EQ(parser.load(out).get(doc), simdjson::SUCCESS);
   EXPECT_NE(r.err.find("findings"), std::string::npos);
   EXPECT_EQ(testing::RunSightline("export x.json").exit_code, 2);  // no format chosen
-  // An unwritable output: exit 2, nothing left behind.
+  // An unwritable output: exit 3 (an output error), nothing left behind.
   testing::CliResult bad = testing::RunSightline(
       "export --perfetto -o '" + dir + "/no/such/dir/out.json' '" + SIGHTLINE_SOURCE_DIR +
       "/examples/samples/llama_decode_h100.nsys.sqlite'");
-  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.exit_code, 3);
   EXPECT_NE(bad.err.find("cannot write"), std::string::npos) << bad.err;
   // A bad iteration regex is a usage error.
   EXPECT_EQ(testing::RunSightline("export --perfetto --iterations '(' -o '" + dir + "/x.json' '" +

@@ -235,6 +235,29 @@ TEST(RecorderImporter, WholeGraphRunsBecomeOneRowEach) {
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 0);
 }
 
+// String ids come from the file: one far beyond the strings seen (0xb5000001 sized a 48 GB table
+// before, found by fuzz_recorder) still names what refers to it, and sizes nothing.
+TEST(RecorderImporter, HugeStringIdsAreMappedNotUsedAsSizes) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "cudaLaunchKernel");
+  c.AddString(0xb5000001u, "far_kernel");
+  c.AddString(0xfffffff0u, "farther_kernel");
+  c.Add(RecordType::kApi, Api(1000, 1100, 21, 1, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kKernel, Kernel(1200, 1700, 21, 0xb5000001u, 0));
+  c.Add(RecordType::kApi, Api(2000, 2100, 22, 1, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kKernel, Kernel(2200, 2700, 22, 0xfffffff0u, 0));
+  c.Add(RecordType::kApi, Api(3000, 3100, 23, 1, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kKernel, Kernel(3200, 3700, 23, 0xb5000002u, 0));  // never defined
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "s.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->kernels.size(), 3u);
+  EXPECT_EQ(t->str(t->kernels.name[0]), "far_kernel");
+  EXPECT_EQ(t->str(t->kernels.name[1]), "farther_kernel");
+  EXPECT_EQ(t->str(t->kernels.name[2]), "<unnamed kernel>");
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderMissingStrings), 1);
+}
+
 // Thread records name the threads of API calls and ranges; a thread without one keeps no name.
 TEST(RecorderImporter, ThreadRecordsNameThreads) {
   recfmt::ChunkBuilder c;

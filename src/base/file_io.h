@@ -27,12 +27,23 @@ bool IsGzip(std::string_view bytes);
 // corrupt; `what` names the file in the message.
 StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what);
 
-// Writes to path.tmp then renames, so a failed run leaves no partial file. An existing path that is
-// not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place instead.
+// Outputs never replace inputs. The readers note every file they open by its identity (device and
+// inode, after links); the writers below refuse a path that is, or leads to, one of them, with an
+// InvalidArgument error that names both. A path that does not exist is never an input.
+void NoteInputFile(const std::string& path);
+Status CheckNotAnInput(const std::string& output_path);
+// Whether two paths lead to the same existing file (links followed).
+bool SameFile(const std::string& a, const std::string& b);
+
+// Writes to a temporary file of a unique name in the same directory, syncs it and renames it over
+// path, so that the output appears complete or not at all, two runs writing one path leave one of
+// the two whole, and no other file is touched. The temporary is removed on failure and on SIGINT,
+// SIGTERM or SIGHUP. An existing path that is not a regular file (/dev/null, /dev/stdout, a FIFO)
+// is written in place instead. Failures are OutputError.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
-// The same for output produced piece by piece: Append() writes to path.tmp, Commit() renames it
-// into place; a writer destroyed without Commit() removes path.tmp, so a failed run leaves nothing.
+// The same for output produced piece by piece: Append() writes to the temporary, Commit() renames
+// it into place; a writer destroyed without Commit() removes it, so a failed run leaves nothing.
 class AtomicFileWriter {
  public:
   static StatusOr<AtomicFileWriter> Open(const std::string& path);
@@ -45,14 +56,14 @@ class AtomicFileWriter {
   Status Commit();
 
  private:
-  AtomicFileWriter(std::string path, std::FILE* file, bool direct)
-      : path_(std::move(path)), file_(file), direct_(direct) {}
+  AtomicFileWriter(std::string path, std::string tmp, std::FILE* file, int slot)
+      : path_(std::move(path)), tmp_(std::move(tmp)), file_(file), slot_(slot) {}
   void Abandon();
 
   std::string path_;
+  std::string tmp_;  // empty: the path is a device or a pipe (/dev/null, /dev/stdout), written in place
   std::FILE* file_ = nullptr;
-  bool direct_ =
-      false;  // the path is a device or a pipe (/dev/null, /dev/stdout): written in place
+  int slot_ = -1;  // the temporary's entry in the list the signal handler removes
 };
 
 }  // namespace sightline

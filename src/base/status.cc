@@ -17,6 +17,8 @@ const char* CodeName(StatusCode code) {
       return "unsupported";
     case StatusCode::kIoError:
       return "I/O error";
+    case StatusCode::kOutputError:
+      return "output error";
     case StatusCode::kInternal:
       return "internal error";
   }
@@ -48,6 +50,9 @@ Status UnimplementedError(std::string message) {
   return Status(StatusCode::kUnimplemented, std::move(message));
 }
 Status IoError(std::string message) { return Status(StatusCode::kIoError, std::move(message)); }
+Status OutputError(std::string message) {
+  return Status(StatusCode::kOutputError, std::move(message));
+}
 Status InternalError(std::string message) {
   return Status(StatusCode::kInternal, std::move(message));
 }

@@ -16,7 +16,8 @@ enum class StatusCode {
   kNotFound,         // a missing file, table or name
   kInvalidInput,     // a file we can read but whose content is malformed or unsupported
   kUnimplemented,    // a format or version we know of but do not read
-  kIoError,          // reading or writing failed
+  kIoError,          // reading failed
+  kOutputError,      // an output (a file, standard output) could not be written
   kInternal,         // a bug in Sightline
 };
 
@@ -44,6 +45,7 @@ Status NotFoundError(std::string message);
 Status InvalidInputError(std::string message);
 Status UnimplementedError(std::string message);
 Status IoError(std::string message);
+Status OutputError(std::string message);
 Status InternalError(std::string message);
 
 template <typename T>

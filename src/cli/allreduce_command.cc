@@ -31,6 +31,7 @@ struct TuneArgs {
 };
 
 int RunTune(const TuneArgs& args) {
+  if (Status s = CheckOutputIsNotAnInput(args.output, args.files); !s.ok()) return ReportError(s);
   StatusOr<std::vector<SweepRow>> rows = ReadSweepCsvFiles(args.files);
   if (!rows.ok()) return ReportError(rows.status());
   TuneOptions options;
@@ -42,7 +43,7 @@ int RunTune(const TuneArgs& args) {
   const std::string header = GenerateLutHeader(*result, args.files);
   if (Status s = WriteFileAtomically(args.output, header); !s.ok()) return ReportError(s);
   const std::string summary = RenderTuneSummary(*result);
-  std::fwrite(summary.data(), 1, summary.size(), stdout);
+  WriteToStdout(summary);
   std::printf("\nwrote %s (%zu table(s); sightline::allreduce::SelectStrategy)\n",
               args.output.c_str(), result->tables.size());
   return kExitOk;

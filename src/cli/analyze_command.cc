@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -106,6 +107,10 @@ int RunAnalyze(const AnalyzeArgs& args) {
                                        progress.elapsed_seconds()),
                     false);
   };
+  std::vector<std::string> inputs = args.traces;
+  inputs.push_back(args.iteration_log);
+  inputs.push_back(args.requests);
+  if (Status s = CheckOutputIsNotAnInput(args.output, inputs); !s.ok()) return ReportError(s);
   StatusOr<Report> report = AnalyzeFiles(args.traces, options, run);
   progress.Clear();
   // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,
@@ -123,7 +128,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     out = RenderTextReport(*report, text_options);
   }
   if (args.output.empty() || args.output == "-") {
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    WriteToStdout(out);
     return kExitOk;
   }
   Status s = WriteFileAtomically(args.output, out);
@@ -135,7 +140,38 @@ int RunAnalyze(const AnalyzeArgs& args) {
 
 int ReportError(const Status& status) {
   std::fprintf(stderr, "sightline: error: %s\n", status.message().c_str());
-  return status.code() == StatusCode::kInternal ? kExitFailed : kExitUsage;
+  switch (status.code()) {
+    case StatusCode::kInternal:
+      return kExitFailed;
+    case StatusCode::kOutputError:
+      return kExitOutput;
+    default:
+      return kExitUsage;
+  }
+}
+
+namespace {
+int g_stdout_errno = 0;
+}  // namespace
+
+bool WriteToStdout(std::string_view text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) == text.size()) return true;
+  if (g_stdout_errno == 0) g_stdout_errno = errno != 0 ? errno : EIO;
+  return false;
+}
+
+int StdoutErrno() { return g_stdout_errno; }
+
+Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs) {
+  if (output.empty() || output == "-") return Status::Ok();
+  for (const std::string& input : inputs) {
+    if (!input.empty() && SameFile(output, input)) {
+      const std::string same = input == output ? "" : " (the same file as " + input + ")";
+      return InvalidArgumentError(output + ": refusing to write the output over an input" + same +
+                                  "; choose another output path");
+    }
+  }
+  return Status::Ok();
 }
 
 void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {

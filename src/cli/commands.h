@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -13,6 +15,7 @@ namespace sightline::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  // ran, and a check the user asked for failed
 inline constexpr int kExitUsage = 2;   // bad option, bad or unreadable input
+inline constexpr int kExitOutput = 3;  // an output (a file, standard output) could not be written
 
 using CommandRunner = std::function<int()>;
 
@@ -26,5 +29,14 @@ void AddDiffCommand(CLI::App& app, CommandRunner& runner);
 
 // Prints "sightline: error: ..." to stderr and returns the exit code for the status.
 int ReportError(const Status& status);
+
+// Writes to standard output; false when the write failed. The first failure's errno is kept for
+// main's closing check, which turns any failed write to standard output into exit 3.
+bool WriteToStdout(std::string_view text);
+int StdoutErrno();  // 0: no write has failed
+
+// Refuses, before any work, an output path that is one of the inputs named on the command line
+// (the same file, also through links); the writers refuse inputs found later (a directory's files).
+Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs);
 
 }  // namespace sightline::cli

@@ -30,13 +30,16 @@ int RunDiff(const DiffArgs& args) {
   options.diff_min_share_pct = args.min_share_pct;
   options.diff_fail_if_slower_pct = args.fail_if_slower_pct;
   options.top_n = args.top_n > 0 ? args.top_n : (args.format == "json" ? 100 : 15);
+  if (Status s = CheckOutputIsNotAnInput(args.output, {args.baseline, args.candidate}); !s.ok()) {
+    return ReportError(s);
+  }
   StatusOr<Report> report = DiffFiles(args.baseline, args.candidate, options);
   if (!report.ok()) return ReportError(report.status());
 
   const std::string out =
       args.format == "json" ? RenderJsonReport(*report) : RenderTextReport(*report);
   if (args.output.empty() || args.output == "-") {
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    WriteToStdout(out);
   } else {
     Status s = WriteFileAtomically(args.output, out);
     if (!s.ok()) return ReportError(s);

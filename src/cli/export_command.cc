@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
@@ -30,6 +31,7 @@ int RunExport(const ExportArgs& args) {
     return ReportError(InvalidArgumentError(
         "no export format chosen; usage: sightline export TRACE --perfetto -o out.json"));
   }
+  if (Status s = CheckOutputIsNotAnInput(args.output, {args.trace}); !s.ok()) return ReportError(s);
   StatusOr<Trace> imported = ImportTrace(args.trace);
   if (!imported.ok()) return ReportError(imported.status());
 
@@ -57,10 +59,10 @@ int RunExport(const ExportArgs& args) {
     Status s = WritePerfettoJson(
         *trace, options,
         [](std::string_view chunk) {
-          if (std::fwrite(chunk.data(), 1, chunk.size(), stdout) != chunk.size()) {
-            return IoError("cannot write to standard output");
-          }
-          return Status::Ok();
+          return WriteToStdout(chunk)
+                     ? Status::Ok()
+                     : OutputError(fmt::format("cannot write to standard output: {}",
+                                               std::strerror(StdoutErrno())));
         },
         &counts);
     return s.ok() ? kExitOk : ReportError(s);

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "cli/commands.h"
@@ -53,17 +55,32 @@ int main(int argc, char** argv) {
   sightline::cli::AddAllReduceCommand(app, runner);
   sightline::cli::AddRecordCommand(app, runner);
   sightline::cli::AddDiffCommand(app, runner);
+  int rc = 0;
   try {
     app.parse(argc, argv);
+    rc = runner ? runner() : 0;
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    rc = app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    rc = app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    rc = app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return sightline::cli::kExitUsage;
+    rc = sightline::cli::kExitUsage;
   }
-  return runner ? runner() : 0;
+  // A report that did not reach standard output (a full disk, /dev/full, a closed descriptor) is
+  // a failed run, never exit 0.
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int flush_errno = errno;
+  if (!flushed || std::ferror(stdout) || sightline::cli::StdoutErrno() != 0) {
+    // The first failure's cause: a write in the run (WriteToStdout), else the flush's.
+    int err = sightline::cli::StdoutErrno();
+    if (err == 0) err = !flushed && flush_errno != 0 ? flush_errno : EIO;
+    std::fprintf(stderr, "sightline: error: cannot write to standard output: %s\n",
+                 std::strerror(err));
+    return sightline::cli::kExitOutput;
+  }
+  return rc;
 }

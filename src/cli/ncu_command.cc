@@ -28,6 +28,7 @@ int RunNcu(const NcuArgs& args) {
   }
   std::vector<NcuExport> exports;
   std::vector<NcuSourceExport> sources;
+  if (Status s = CheckOutputIsNotAnInput(args.output, args.files); !s.ok()) return ReportError(s);
   for (const std::string& f : args.files) {
     // Source-page exports (--page source) start with "Kernel Name"/"File Path" instead of a
     // table; everything else goes to the details/raw reader.
@@ -59,7 +60,7 @@ int RunNcu(const NcuArgs& args) {
   const std::string out =
       args.format == "json" ? RenderJsonReport(report) : RenderTextReport(report);
   if (args.output.empty() || args.output == "-") {
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    WriteToStdout(out);
     return kExitOk;
   }
   Status s = WriteFileAtomically(args.output, out);

@@ -61,7 +61,7 @@ int RunOccupancy(const OccupancyArgs& args) {
   const std::string out =
       args.format == "json" ? RenderJsonReport(report) : RenderTextReport(report);
   if (args.output.empty() || args.output == "-") {
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    WriteToStdout(out);
     return kExitOk;
   }
   Status s = WriteFileAtomically(args.output, out);

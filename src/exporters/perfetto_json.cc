@@ -144,7 +144,7 @@ void WriteHostTracks(const Trace& trace, AnalysisContext& context, EventWriter& 
                      PerfettoExportCounts& c) {
   const std::vector<std::pair<int32_t, int32_t>>& threads = context.GilThreads();
   for (size_t k = 0; k < threads.size(); ++k) {
-    const auto [pid, tid] = threads[k];
+    const int32_t pid = threads[k].first, tid = threads[k].second;
     const int64_t track = kGilTidBase + static_cast<int64_t>(k);
     std::string name = fmt::format("GIL: thread {}", tid);
     for (const ThreadInfo& t : trace.threads) {

@@ -151,6 +151,7 @@ StatusOr<std::unique_ptr<JsonStream>> JsonStream::Open(const std::string& path) 
       return NotFoundError(fmt::format("{}: no such file; check the path", path));
     return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
+  NoteInputFile(path);
   struct stat st;
   if (::fstat(s->fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     return InvalidArgumentError(fmt::format("{}: not a regular file; expected a trace file", path));

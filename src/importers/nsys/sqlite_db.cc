@@ -7,6 +7,8 @@
 #include <system_error>
 #include <utility>
 
+#include "base/file_io.h"
+
 namespace sightline {
 
 // ---- SqliteStatement ----
@@ -80,6 +82,7 @@ StatusOr<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
       sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteDb db(path, raw);  // owns the handle even when opening failed
   if (rc != SQLITE_OK) return db.ErrorFor(rc, "opening the database");
+  NoteInputFile(path);
   // The file is untrusted input: no schema-defined code (triggers, views) may call functions with
   // side effects, and no writes through corrupt-schema tricks.
   sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);

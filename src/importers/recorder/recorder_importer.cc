@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -76,12 +77,7 @@ class RecorderMapper {
           ++malformed_;
           return;
         }
-        if (id >= texts_.size()) {
-          texts_.resize(id + 1);
-          ids_.resize(id + 1);
-        }
-        texts_[id] = text;
-        ids_[id] = b_.Intern(text);
+        PutString(id, text);
         return;
       }
       case RecordType::kProcess: {
@@ -457,18 +453,47 @@ class RecorderMapper {
   }
 
  private:
+  // The writer numbers strings 1, 2, 3, ...: those ids index a dense table. An id far beyond the
+  // strings seen so far (a damaged or hostile file) goes to a map, so that no id sizes memory.
+  struct FileString {
+    std::string_view text;
+    StringId id;
+  };
+  void PutString(uint32_t id, std::string_view text) {
+    const FileString entry{text, b_.Intern(text)};
+    const size_t dense_limit = 2 * (strings_seen_ + 1) + 4096;
+    ++strings_seen_;
+    if (id < strings_.size()) {
+      strings_[id] = entry;
+    } else if (id < dense_limit) {
+      strings_.resize(static_cast<size_t>(id) + 1);
+      strings_[id] = entry;
+    } else {
+      sparse_strings_[id] = entry;
+    }
+  }
+  const FileString* FindString(uint32_t id) const {
+    if (id < strings_.size()) return &strings_[id];
+    const auto it = sparse_strings_.find(id);
+    return it == sparse_strings_.end() ? nullptr : &it->second;
+  }
   std::string_view Text(uint32_t id) const {
-    return id < texts_.size() ? texts_[id] : std::string_view();
+    const FileString* s = FindString(id);
+    return s != nullptr ? s->text : std::string_view();
   }
   StringId Id(uint32_t id, std::string_view fallback) {
-    if (id != recfmt::kNoString && id < ids_.size() && !texts_[id].empty()) return ids_[id];
-    if (id != recfmt::kNoString) ++missing_strings_;
+    if (id != recfmt::kNoString) {
+      const FileString* s = FindString(id);
+      if (s != nullptr && !s->text.empty()) return s->id;
+      ++missing_strings_;
+    }
     return b_.Intern(fallback);
   }
 
   TraceBuilder& b_;
-  std::vector<std::string_view> texts_;  // by file string id; views into the file's bytes
-  std::vector<StringId> ids_;
+  std::vector<FileString> strings_;  // by file string id; texts are views into the file's bytes
+  std::unordered_map<uint32_t, FileString> sparse_strings_;
+  size_t strings_seen_ = 0;
   int32_t pid_ = -1;
   recfmt::ProcessBody process_{};
   bool have_process_ = false;
