@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Gathers the seed corpora of the fuzz targets (fuzz/fuzz_*.cc) into DIR/<target>/ (default
-# build-fuzz/seeds) from tests/data, examples/samples and fuzz/seeds. Large files are cut down: nsys
+# build-asan/fuzz-seeds) from tests/data, examples/samples and fuzz/seeds. Large files are cut down: nsys
 # exports to their first rows per table (StringIds included: names whose ids are gone become
 # unknown-string diagnostics) in 512-byte pages; Nsight Compute CSVs and JSON-lines logs to their
 # first lines; recorder files to their first 64 KiB (the reader reports a cut-off chunk as a damaged
 # tail). Nothing here is committed; run it again after adding test data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-build-fuzz/seeds}
+out=${1:-build-asan/fuzz-seeds}
 rm -rf "$out"
 for t in nsys_sqlite nsys_rows kineto_json kineto_gzip recorder ncu_csv sweep_csv iteration_log \
          requests trt gpu_metrics_config torch_snapshot; do
@@ -77,6 +77,12 @@ done
 cp tests/data/trt/*.json "$out/fuzz_trt/"
 
 cp tests/data/torch_snapshot/*.pickle "$out/fuzz_torch_snapshot/"
+
+# The inputs that once crashed a reader (tests/data/fuzz_regressions/<target>/) start its corpus too.
+for d in tests/data/fuzz_regressions/*/; do
+  t=$(basename "$d")
+  if [ -d "$out/$t" ]; then cp "$d"* "$out/$t/"; fi
+done
 
 # The row fuzzer's inputs are value encodings, not files: it starts from nothing.
 du -sh "$out"/* | sed "s|$out/||"

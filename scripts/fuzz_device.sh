@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The many-core fuzz runs of docs/testing.md on a lent machine (the GPU machine's 16 cores), where
 # the targets cannot be built: run from the repository root with a packed folder beside it,
-#   FUZZ_PACK/bin/<target>   the targets of scripts/fuzz.sh (build-fuzz/fuzz/), strip --strip-debug'd
+#   FUZZ_PACK/bin/<target>   the targets of scripts/fuzz.sh (build-asan/fuzz/), strip --strip-debug'd
 #   FUZZ_PACK/lib/           the shared libraries they need that the machine lacks (ldd)
-#   FUZZ_PACK/seeds/<target> build-fuzz/seeds/;  FUZZ_PACK/corpus/<target>  a corpus to start from
+#   FUZZ_PACK/seeds/<target> build-asan/fuzz-seeds/;  FUZZ_PACK/corpus/<target>  a corpus to start from
 # and OUT set to a folder that comes back:
 #   FUZZ_PACK=.device/fuzz OUT=... [RUNS=N] bash scripts/fuzz_device.sh TARGET:SECONDS ...
 # Runs each target as one libFuzzer job per core (scripts/fuzz_long.sh, stopping at RUNS executions

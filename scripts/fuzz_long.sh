@@ -3,8 +3,8 @@
 # executions per reader): each target runs as JOBS parallel libFuzzer jobs (default: one per core)
 # sharing one corpus, until they have made RUNS executions together or SECONDS have passed.
 #   scripts/fuzz_long.sh FUZZ_DIR SEEDS_DIR OUT_DIR SECONDS TARGET...
-# FUZZ_DIR holds the target binaries (build-fuzz/fuzz/ of scripts/fuzz.sh), SEEDS_DIR the seeds
-# (build-fuzz/seeds/). Prints one line per target: executions (the jobs' final stats summed),
+# FUZZ_DIR holds the target binaries (build-asan/fuzz/ of scripts/fuzz.sh), SEEDS_DIR the seeds
+# (build-asan/fuzz-seeds/). Prints one line per target: executions (the jobs' final stats summed),
 # executions per second, crashes; a crash's input is kept in OUT_DIR/TARGET/.
 set -uo pipefail
 fuzz_dir=$1 seeds=$2 out=$3 seconds=$4

@@ -8,6 +8,7 @@ packages=(
   libsqlite3-dev sqlite3      # nsys SQLite exports
   libsimdjson-dev             # PyTorch (Kineto) JSON traces
   libdeflate-dev              # gzip'd traces
+  libre2-dev                  # range-name patterns (iterations): linear time, no recursion
   libfmt-dev                  # formatting
   libcli11-dev                # command line
   libgtest-dev libgmock-dev   # tests

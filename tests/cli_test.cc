@@ -44,6 +44,21 @@ TEST(Cli, BadOptionIsUsageError) {
   EXPECT_EQ(RunSightline("frobnicate").exit_code, 2);
 }
 
+// Number options must be finite: CLI11's range checks let "nan" through, and --fail-if-slower nan
+// was a gate that could never fail.
+TEST(Cli, NumberOptionsRefuseNanAndInfinity) {
+  const std::string trace = std::string(" '") + SIGHTLINE_SOURCE_DIR + "/tests/data/kineto/basic.json'";
+  for (const std::string& args :
+       {"diff --fail-if-slower nan" + trace + trace, "diff --fail-if-slower inf" + trace + trace,
+        "diff --min-share nan" + trace + trace, "analyze --min-gap-us nan" + trace,
+        "analyze --min-gap-us -inf" + trace, std::string("allreduce tune --noise-pct nan x.csv -o y.h")}) {
+    testing::CliResult r = RunSightline(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find("number"), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_EQ(RunSightline("diff --fail-if-slower 5" + trace + trace).exit_code, 0);
+}
+
 // --ranks-per-host: a positive count, else a usage error; given, the ranks section says the hosts
 // came from it (the same sample twice: ranks 0 and 1 by order, on hosts 0 and 1).
 TEST(Cli, RanksPerHost) {

@@ -3,8 +3,8 @@
 #include "analyses/iterations.h"
 
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
-#include <regex>
 
 #include "testing/trace_fixtures.h"
 
@@ -25,17 +25,20 @@ IterationsResult Find(const Trace& t, std::string regex = "") {
 }
 
 TEST(Iterations, DefaultNames) {
-  const std::regex re(kDefaultIterationRegex, std::regex::ECMAScript | std::regex::icase);
+  RE2::Options options;
+  options.set_case_sensitive(false);
+  const RE2 re(kDefaultIterationRegex, options);
+  ASSERT_TRUE(re.ok()) << re.error();
   for (const char* yes :
        {"ProfilerStep#0", "ProfilerStep#12", "iteration", "Iteration 5", "iteration_7", "iter 3",
         "iter_12", "step", "Step#3", "step 10", "decode_step", "decode_step_17", "train_step 2",
         "[Executor] _forward_step 15: 0 ctx reqs, 32 gen reqs",
         "execute_context_1(888_788544)_generation_0(0)"}) {
-    EXPECT_TRUE(std::regex_match(yes, re)) << yes;
+    EXPECT_TRUE(RE2::FullMatch(yes, re)) << yes;
   }
   for (const char* no : {"iterator", "steps", "Optimizer.step#SGD.step", "forward", "aten::mm",
                          "ProfilerStep", "my_step", "stepper"}) {
-    EXPECT_FALSE(std::regex_match(no, re)) << no;
+    EXPECT_FALSE(RE2::FullMatch(no, re)) << no;
   }
 }
 
@@ -115,6 +118,30 @@ TEST(Iterations, RegexOverride) {
   StatusOr<IterationsResult> err = ComputeIterations(*Ctx(t), bad);
   ASSERT_FALSE(err.ok());
   EXPECT_EQ(err.status().code(), StatusCode::kInvalidArgument);
+}
+
+// std::regex recursed once per character: a 25 KB range name overflowed the stack, with the
+// default pattern and with a user's. RE2 matches names of any length (up to the 64 KiB a name
+// keeps) without recursion.
+TEST(Iterations, LongNamesDoNotExhaustTheStack) {
+  TraceFixture f;
+  const std::string tail(60000, 'x');
+  for (int i = 0; i < 3; ++i) {
+    f.Range("step " + std::to_string(i) + tail, i * 100, i * 100 + 50);
+  }
+  Trace t = f.Build();
+  IterationsResult r = Find(t);
+  ASSERT_EQ(r.sets.size(), 1u);
+  EXPECT_EQ(r.sets[0].iterations.size(), 3u);
+  r = Find(t, "(s|t|e|p| |\\d|x)*");  // nested repeats over the whole name
+  ASSERT_EQ(r.sets.size(), 1u);
+  EXPECT_EQ(r.sets[0].iterations.size(), 3u);
+  // A pattern RE2 does not take (a back-reference) is a usage error that says so.
+  IterationsOptions bad;
+  bad.name_regex = "(step)\\1";
+  StatusOr<IterationsResult> err = ComputeIterations(*Ctx(t), bad);
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.status().message().find("RE2 syntax"), std::string::npos);
 }
 
 TEST(Iterations, OutliersUseMadWithARatioFloor) {

@@ -617,6 +617,23 @@ TEST(NsysVersion, SupportedRangeImportsCleanly) {
   EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUntested), 1);
 }
 
+// Exports before 2024 keep the schema version in EXPORT_META_DATA: it is read from there (the
+// diagnostic said the export stated none).
+TEST(NsysVersion, OlderExportsKeepItInExportMetaData) {
+  TempDir dir;
+  const std::string path = dir.File("old_meta.sqlite");
+  WriteMappingFixture(path, "3.5.0");
+  {
+    Db db(path, /*create=*/true);
+    db.Exec("ALTER TABLE META_DATA_EXPORT RENAME TO EXPORT_META_DATA");
+  }
+  StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->source.format_version, "3.5.0");
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUnknown), 0);
+  EXPECT_EQ(trace->kernels.size(), 3u);
+}
+
 // ---- Bad inputs: each a non-ok Status whose message names the file ----
 
 void ExpectErrorNamingFile(const StatusOr<Trace>& trace, const std::string& path, StatusCode code,

@@ -241,11 +241,11 @@ TEST(RecorderImporter, HugeStringIdsAreMappedNotUsedAsSizes) {
   recfmt::ChunkBuilder c;
   c.AddString(1, "cudaLaunchKernel");
   c.AddString(0xb5000001u, "far_kernel");
-  c.AddString(0xfffffff0u, "farther_kernel");
+  c.AddString(0xffffffffu, "farther_kernel");  // id + 1 wrapped to 0 before
   c.Add(RecordType::kApi, Api(1000, 1100, 21, 1, recfmt::ApiDomain::kRuntime));
   c.Add(RecordType::kKernel, Kernel(1200, 1700, 21, 0xb5000001u, 0));
   c.Add(RecordType::kApi, Api(2000, 2100, 22, 1, recfmt::ApiDomain::kRuntime));
-  c.Add(RecordType::kKernel, Kernel(2200, 2700, 22, 0xfffffff0u, 0));
+  c.Add(RecordType::kKernel, Kernel(2200, 2700, 22, 0xffffffffu, 0));
   c.Add(RecordType::kApi, Api(3000, 3100, 23, 1, recfmt::ApiDomain::kRuntime));
   c.Add(RecordType::kKernel, Kernel(3200, 3700, 23, 0xb5000002u, 0));  // never defined
   c.Add(RecordType::kEnd, recfmt::EndBody{});

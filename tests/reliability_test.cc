@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -44,6 +45,22 @@ TEST(Reliability, DurationsLongerThanTheTraceAreDroppedAndCounted) {
       EXPECT_NE(d.detail.find("1 kernels, 1 API calls"), std::string::npos) << d.detail;
     }
   }
+}
+
+// A duration that overflows int64 (an nsys kernel from INT64_MIN to INT64_MAX) was kept, and
+// every end - start then came out negative: it is dropped and counted.
+TEST(Reliability, DurationsBeyondInt64AreDropped) {
+  TraceFixture f;
+  for (int i = 0; i < 4; ++i) f.Kernel("k", i * 100'000, i * 100'000 + 50'000);
+  f.Kernel("overflowing", std::numeric_limits<TimeNs>::min() + 5,
+           std::numeric_limits<TimeNs>::max() - 5);
+  const Trace t = f.Build();
+  ASSERT_EQ(t.kernels.size(), 4u);
+  for (size_t i = 0; i < t.kernels.size(); ++i) {
+    EXPECT_GT(t.kernels.end_ns[i] - t.kernels.start_ns[i], 0);
+  }
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdDuration), 1);
+  EXPECT_EQ(t.begin_ns(), 0);
 }
 
 TEST(Reliability, LongButPossibleDurationsAreKept) {

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <map>
 
 #include "base/file_io.h"
 #include "serving/request_log.h"
@@ -100,8 +102,8 @@ TEST(ServingMetrics, BadFilesSayWhatIsWrong) {
   EXPECT_NE(message("{\"duration\": 1").find("not valid JSON"), std::string::npos);
   EXPECT_NE(message("[1]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(message("{\"ttfts\": []}").find("duration"), std::string::npos);
-  // vLLM without --save-detailed keeps only the aggregates.
-  EXPECT_NE(message("{\"duration\": 1, \"mean_ttft_ms\": 3}").find("--save-detailed"),
+  // Neither per-request lists nor aggregates: the message says what a vLLM file holds.
+  EXPECT_NE(message("{\"duration\": 1, \"model_id\": \"m\"}").find("--save-detailed"),
             std::string::npos);
   const std::string lists =
       "\"itls\": [[0.1]], \"latencies\": [1.0], \"input_lens\": [3], \"output_lens\": [2]";
@@ -115,6 +117,157 @@ TEST(ServingMetrics, BadFilesSayWhatIsWrong) {
       ParseRequestResults("{\"duration\": 1, \"ttfts\": [0.1], " + lists + "}", "r.json");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_TRUE(ok->requests[0].success);  // no "errors" list: every request counts as completed
+  // An optional list that is there has an entry per request: an "errors" list one short would
+  // count a failed request as completed; "start_times" and "latencies" likewise.
+  for (const char* key : {"errors", "start_times", "latencies"}) {
+    std::string two = "{\"duration\": 1, \"ttfts\": [0.1, 0.2], \"itls\": [[0.1], [0.1]], "
+                      "\"input_lens\": [3, 3], \"output_lens\": [2, 2], \"" +
+                      std::string(key) + "\": [" +
+                      (std::string(key) == "errors" ? "\"\"" : "1.0") + "]}";
+    const std::string m = message(two);
+    EXPECT_NE(m.find(std::string("\"") + key + "\" has 1 entries, other per-request arrays 2"),
+              std::string::npos)
+        << m;
+  }
+}
+
+// A request whose last token comes before its first (E2E latency below TTFT) is impossible: it is
+// counted and left out (its TPOT was negative); token counts that overflow int64 are an error, not
+// "-38 output tokens".
+TEST(ServingMetrics, ImpossibleRequestsAndOverflowingCounts) {
+  RequestResults r;
+  r.path = "r.json";
+  r.duration_s = 10;
+  RequestRecord good;
+  good.ttft_s = 0.1;
+  good.latency_s = 1.1;
+  good.input_tokens = 10;
+  good.output_tokens = 11;
+  RequestRecord bad = good;
+  bad.latency_s = 0.05;  // before its first token
+  r.requests = {good, bad, good};
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(r, {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->completed, 2);
+  EXPECT_EQ(m->impossible, 1);
+  EXPECT_EQ(m->tpot.n, 2);
+  EXPECT_NEAR(m->tpot.min_ns, 0.1e9, 1);  // (1.1 - 0.1) / 10 s; no negative TPOT
+  Report report;
+  AddServingSection(r, *m, report);
+  bool noted = false;
+  for (const Section& sec : report.sections) {
+    for (const std::string& n : sec.notes) noted |= n.find("impossible") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+
+  RequestRecord huge = good;
+  huge.output_tokens = std::numeric_limits<int64_t>::max();
+  r.requests = {good, huge};
+  StatusOr<ServingMetrics> over = ComputeServingMetrics(r, {});
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("more than 2^63"), std::string::npos);
+}
+
+// vLLM without --save-detailed, and SGLang without --output-details, keep only the aggregates:
+// shown as written (durations from "_ms" keys in ns), with what per-request records would add.
+TEST(ServingMetrics, AggregatesOnlyFilesAreShownAsWritten) {
+  StatusOr<RequestResults> v = ParseRequestResults(
+      "{\"backend\": \"vllm\", \"model_id\": \"m\", \"completed\": 8, \"mean_ttft_ms\": 215.5, "
+      "\"request_throughput\": 5.18, \"request_goodput\": null, \"label\": null}",
+      "agg.json");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_TRUE(v->aggregates_only);
+  EXPECT_EQ(v->duration_s, 0);  // vLLM's nightly files have no "duration": none is made up
+  ASSERT_EQ(v->aggregates.size(), 3u);
+  std::map<std::string, RequestResults::Aggregate> by_name;
+  for (const RequestResults::Aggregate& a : v->aggregates) by_name[a.name] = a;
+  EXPECT_EQ(by_name["mean_ttft_ms"].unit, Unit::kDurationNs);
+  EXPECT_DOUBLE_EQ(by_name["mean_ttft_ms"].value, 215.5e6);
+  EXPECT_DOUBLE_EQ(by_name["completed"].value, 8);
+  ASSERT_EQ(v->not_derived.size(), 1u);
+  EXPECT_NE(v->not_derived[0].find("--save-detailed"), std::string::npos);
+
+  const std::string dir = testing::MakeTempDir();
+  const std::string sglang = dir + "/sglang.jsonl";
+  ASSERT_TRUE(WriteFileAtomically(
+                  sglang,
+                  "{\"backend\": \"sglang\", \"request_rate\": Infinity, \"sharegpt_output_len\": null, "
+                  "\"duration\": 2.5, "
+                  "\"server_info\": {\"port\": 30000}, \"mean_e2e_latency_ms\": 900.0, "
+                  "\"p99_ttft_ms\": 80.0, \"completed\": 50}\n")
+                  .ok());
+  StatusOr<RequestResults> s = ReadRequestResults(sglang);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(s->aggregates_only);
+  EXPECT_EQ(s->format, "sglang-bench-serving");
+  EXPECT_DOUBLE_EQ(s->duration_s, 2.5);
+  // duration, mean_e2e_latency_ms, p99_ttft_ms, completed; not Infinity, not server_info's port.
+  EXPECT_EQ(s->aggregates.size(), 4u);
+  testing::CliResult r = testing::RunSightline("analyze --requests '" + sglang + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("p99_ttft_ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--output-details"), std::string::npos) << r.out;
+}
+
+// The published aggregates-only files of ../shared/traces/realworld (vLLM 0.25.1, SGLang 0.5.5).
+TEST(ServingMetrics, RealAggregatesOnlyFiles) {
+  const std::string dir = testing::SharedTracesDir();
+  if (dir.empty()) GTEST_SKIP() << "../shared/traces is absent";
+  for (const char* name : {"/realworld/vllm/er0080_bench_serve_v0.25.1.json",
+                           "/realworld/sglang/tonyli15_agg_n50_in128_out64_c8.jsonl"}) {
+    const std::string path = dir + name;
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " absent";
+    StatusOr<RequestResults> r = ReadRequestResults(path);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(r->aggregates_only) << name;
+    bool ttft = false;
+    for (const RequestResults::Aggregate& a : r->aggregates) {
+      if (a.name == "mean_ttft_ms") {
+        ttft = true;
+        // vLLM: 215.536 ms; SGLang: as written in its file.
+        EXPECT_GT(a.value, 1e6) << name;
+      }
+    }
+    EXPECT_TRUE(ttft) << name;
+    testing::CliResult cli = testing::RunSightline("analyze --requests '" + path + "'");
+    EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  }
+}
+
+// vLLM wrote no "latencies" before 2026-08: E2E latency is TTFT + the sum of the ITLs (vLLM's own
+// definition), said in a note.
+TEST(ServingMetrics, VllmWithoutLatenciesUsesTtftPlusItls) {
+  StatusOr<RequestResults> r = ParseRequestResults(
+      "{\"duration\": 2, \"ttfts\": [0.1, 0.2], \"itls\": [[0.01, 0.02], []], "
+      "\"input_lens\": [3, 4], \"output_lens\": [3, 1], \"errors\": [\"\", \"\"]}",
+      "r.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->requests.size(), 2u);
+  EXPECT_DOUBLE_EQ(r->requests[0].latency_s, 0.1 + 0.01 + 0.02);
+  EXPECT_DOUBLE_EQ(r->requests[1].latency_s, 0.2);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("TTFT + the sum of the ITLs"), std::string::npos);
+}
+
+// A file from the field (../shared/traces/realworld/README.md): vLLM benchmark_serving.py of
+// 2025-04, gzip'd, with ttfts, itls, input_lens, output_lens and errors but no latencies. Every
+// figure it states is reproduced.
+TEST(ServingMetrics, RealVllmFileWithoutLatencies) {
+  const std::string dir = testing::SharedTracesDir();
+  if (dir.empty()) GTEST_SKIP() << "../shared/traces is absent";
+  const std::string path = dir + "/realworld/vllm/surajssd_llama33_70b_tp8_qps_04.json.gz";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " absent";
+  StatusOr<RequestResults> r = ReadRequestResults(path);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->requests.size(), 200u);
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->completed, 200);
+  EXPECT_GE(m->checks.size(), 12u);  // mean/median/std/p99 of TTFT, TPOT, ITL; throughputs
+  EXPECT_EQ(m->mismatches, 0);
+  for (const ReportedCheck& c : m->checks) {
+    EXPECT_NEAR(c.computed, c.reported, 1e-6 * std::max(1.0, std::fabs(c.reported))) << c.key;
+  }
 }
 
 // tests/data/serving/request_log_small.jsonl: a arrives at 1.000 s with 120 prompt tokens, is

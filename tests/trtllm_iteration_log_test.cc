@@ -6,7 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <variant>
+
 #include "analyses/iteration_log_join.h"
+#include "base/file_io.h"
+#include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -125,6 +131,40 @@ TEST(TrtllmIterationLog, PyExecutorLogLines) {
   for (const auto& [key, value] : log.entries[1].user) {
     EXPECT_NE(key, "prev_device_step_time_ms");  // "None": not recorded
   }
+}
+
+// Older py_executor lines (about v0.19, TensorRT-LLM pull request 3914; the two lines of
+// ../shared/traces/realworld/trtllm_iterlog): the step time as "elapsed_time = 0.00506...s" and
+// "num_scheduled_requests: 10" with a colon. Both were dropped.
+TEST(TrtllmIterationLog, OlderPyExecutorElapsedTimeAndColonFields) {
+  const IterationLog log = Parse(
+      "[04/28/2025-09:56:44] [TRT-LLM] [I] iter = 198, global_rank = 0, rank = 0, "
+      "currank_total_requests = 0/0, elapsed_time = 0.005060911178588867s, timestamp = "
+      "2025-04-28 09:56:44, num_scheduled_requests: 10, states = {'num_ctx_requests': 0, "
+      "'num_ctx_tokens': 0, 'num_generation_tokens': 16}\n");
+  EXPECT_EQ(log.format, "trtllm-py-executor-log");
+  ASSERT_EQ(log.entries.size(), 1u);
+  const IterationLogEntry& e = log.entries[0];
+  EXPECT_EQ(e.iteration, 198);
+  EXPECT_EQ(e.latency_ns, 5'060'911);
+  EXPECT_EQ(FieldOf(e, IterationLogField::kGeneratedTokens), 16);
+  std::map<std::string, double> user;
+  for (const auto& [key, value] : e.user) {
+    if (const double* d = std::get_if<double>(&value)) user[key] = *d;
+    if (const int64_t* i = std::get_if<int64_t>(&value)) user[key] = static_cast<double>(*i);
+  }
+  EXPECT_EQ(user["num_scheduled_requests"], 10);
+  EXPECT_NEAR(user["elapsed_time_ms"], 5.060911, 1e-6);
+
+  const std::string dir = testing::SharedTracesDir();
+  if (dir.empty()) GTEST_SKIP() << "../shared/traces is absent";
+  const std::string path =
+      dir + "/realworld/trtllm_iterlog/trtllm_pr3914_pyexecutor_elapsed_time.log";
+  StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) GTEST_SKIP() << path << " absent";
+  const IterationLog real = Parse(*text);
+  ASSERT_EQ(real.entries.size(), 2u);
+  for (const IterationLogEntry& r : real.entries) EXPECT_EQ(r.latency_ns, 5'060'911);
 }
 
 TEST(TrtllmIterationLog, OurOwnLogAndBadInputStayAsBefore) {

@@ -1,12 +1,12 @@
 #include "analyses/iterations.h"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "analyses/analysis_context.h"
 #include "analyses/intervals.h"
@@ -57,15 +57,17 @@ StatusOr<IterationsResult> ComputeIterations(AnalysisContext& context,
   IterationsResult res;
   res.default_regex = options.name_regex.empty();
   res.regex = res.default_regex ? kDefaultIterationRegex : options.name_regex;
-  std::regex re;
-  try {
-    auto flags = std::regex::ECMAScript | std::regex::optimize;
-    if (res.default_regex) flags |= std::regex::icase;
-    re = std::regex(res.regex, flags);
-  } catch (const std::regex_error& e) {
+  // RE2: linear time and no recursion, so a range name of any length (or a user's pattern with
+  // nested repeats) cannot exhaust the stack, as std::regex did on names of 25 KB.
+  RE2::Options re_options;
+  re_options.set_log_errors(false);
+  re_options.set_case_sensitive(!res.default_regex);
+  const RE2 re(res.regex, re_options);
+  if (!re.ok()) {
     return InvalidArgumentError(
-        fmt::format("iterations regex '{}' is not a valid ECMAScript regular expression: {}",
-                    res.regex, e.what()));
+        fmt::format("iterations regex '{}' is not a valid regular expression (RE2 syntax: no "
+                    "look-around or back-references): {}",
+                    res.regex, re.error()));
   }
 
   // The regex runs once per distinct name.
@@ -76,7 +78,7 @@ StatusOr<IterationsResult> ComputeIterations(AnalysisContext& context,
     int8_t& m = name_matches[r.name[row].value];
     if (m < 0) {
       const std::string_view name = trace.str(r.name[row]);
-      m = std::regex_match(name.begin(), name.end(), re) ? 1 : 0;
+      m = RE2::FullMatch(re2::StringPiece(name.data(), name.size()), re) ? 1 : 0;
     }
     return m == 1;
   };

@@ -18,11 +18,11 @@
 
 namespace sightline {
 
-// The default iteration names (ECMAScript, matched case-insensitively against the whole name).
+// The default iteration names (RE2 syntax, matched case-insensitively against the whole name).
 extern const char kDefaultIterationRegex[];
 
 struct IterationsOptions {
-  // ECMAScript regex that must match a range's whole name (case-sensitive); empty: the default
+  // Regex (RE2 syntax) that must match a range's whole name (case-sensitive); empty: the default
   // names, case-insensitive.
   std::string name_regex;
   // An iteration is an outlier when wall > median + max(outlier_mads * 1.4826 * MAD,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -96,20 +97,31 @@ bool FromCppLog(simdjson::dom::object o, IterationLogEntry& e) {
   return true;
 }
 
-// "key = 12.5ms" / "key = 3" / "key = None" in a py_executor line; false when absent or None.
-bool PyValue(std::string_view line, std::string_view key, double* out) {
-  const std::string pattern = std::string(key) + " = ";
-  size_t at = line.find(pattern);
-  while (at != std::string_view::npos && at > 0 && line[at - 1] != ' ' && line[at - 1] != ',') {
-    at = line.find(pattern, at + 1);  // "rank = " inside "global_rank = "
+// "key = 12.5ms" / "key = 3" / "key = None" in a py_executor line (older versions also write
+// "key: 10"); false when absent or None. `unit`, when given, receives what follows the number
+// ("ms", "s", "").
+bool PyValue(std::string_view line, std::string_view key, double* out,
+             std::string* unit = nullptr) {
+  for (const char* separator : {" = ", ": "}) {
+    const std::string pattern = std::string(key) + separator;
+    size_t at = line.find(pattern);
+    while (at != std::string_view::npos && at > 0 && line[at - 1] != ' ' && line[at - 1] != ',') {
+      at = line.find(pattern, at + 1);  // "rank = " inside "global_rank = "
+    }
+    if (at == std::string_view::npos) continue;
+    const std::string rest(line.substr(at + pattern.size(), 40));
+    char* end = nullptr;
+    const double v = std::strtod(rest.c_str(), &end);
+    if (end == rest.c_str() || !std::isfinite(v)) return false;
+    *out = v;
+    if (unit != nullptr) {
+      const char* u = end;
+      while (std::isalpha(static_cast<unsigned char>(*u))) ++u;
+      *unit = std::string(static_cast<const char*>(end), u);
+    }
+    return true;
   }
-  if (at == std::string_view::npos) return false;
-  const std::string rest(line.substr(at + pattern.size(), 40));
-  char* end = nullptr;
-  const double v = std::strtod(rest.c_str(), &end);
-  if (end == rest.c_str() || !std::isfinite(v)) return false;
-  *out = v;
-  return true;
+  return false;
 }
 
 // "'key': 12" inside the states dict of a py_executor line.
@@ -128,6 +140,7 @@ bool PyState(std::string_view line, std::string_view key, int64_t* out) {
 bool FromPyExecutorLine(std::string_view line, IterationLogEntry& e) {
   if (line.find("iter = ") == std::string_view::npos ||
       (line.find("host_step_time") == std::string_view::npos &&
+       line.find("elapsed_time") == std::string_view::npos &&
        line.find("states = ") == std::string_view::npos)) {
     return false;
   }
@@ -135,9 +148,16 @@ bool FromPyExecutorLine(std::string_view line, IterationLogEntry& e) {
   if (!PyValue(line, "iter", &v)) return false;
   e.iteration = std::llround(v);
   if (PyValue(line, "rank", &v)) e.rank = std::llround(v);
+  std::string unit;
   if (PyValue(line, "host_step_time", &v)) {
     e.latency_ns = std::llround(v * 1e6);  // the host's wall time for the step, ms
     e.user.emplace_back("host_step_time_ms", v);
+  } else if (PyValue(line, "elapsed_time", &v, &unit) && v >= 0 &&
+             (unit == "s" || unit == "ms")) {
+    // Older py_executor (about v0.19): "elapsed_time = 0.00506s", the step's wall time.
+    const double ms = unit == "s" ? v * 1e3 : v;
+    e.latency_ns = std::llround(ms * 1e6);
+    e.user.emplace_back("elapsed_time_ms", ms);
   }
   if (PyValue(line, "prev_device_step_time", &v))
     e.user.emplace_back("prev_device_step_time_ms", v);

@@ -194,7 +194,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
   cmd->add_option("--iterations", args->options.iterations_regex,
-                  "Regex (ECMAScript, full match) naming the NVTX/record_function ranges that are "
+                  "Regex (RE2 syntax, full match) naming the NVTX/record_function ranges that are "
                   "iterations; default finds iteration*, step*, ProfilerStep#N");
   cmd->add_option("--iteration-log", args->iteration_log,
                   "JSON-lines log of the Sightline instrument library (SIGHTLINE_ITERATION_LOG); "
@@ -215,6 +215,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--min-gap-us", args->min_gap_us,
                   "Idle gaps shorter than this many microseconds are ignored")
+      ->check(FiniteNumber())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--top", args->top_n,

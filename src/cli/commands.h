@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -26,6 +28,21 @@ void AddExportCommand(CLI::App& app, CommandRunner& runner);
 void AddAllReduceCommand(CLI::App& app, CommandRunner& runner);
 void AddRecordCommand(CLI::App& app, CommandRunner& runner);
 void AddDiffCommand(CLI::App& app, CommandRunner& runner);
+
+// A validator for number options: the value must be finite. CLI11's NonNegativeNumber and Range
+// let "nan" through (every comparison with NaN is false), and "nan" as --fail-if-slower made a
+// gate that could never fail; "inf" likewise. Put it before the range check.
+inline CLI::Validator FiniteNumber() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0') return "'" + text + "' is not a number";
+        if (!std::isfinite(v)) return "'" + text + "' is not a finite number";
+        return std::string();
+      },
+      "FINITE");
+}
 
 // Prints "sightline: error: ..." to stderr and returns the exit code for the status.
 int ReportError(const Status& status);

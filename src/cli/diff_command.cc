@@ -72,15 +72,17 @@ void AddDiffCommand(CLI::App& app, CommandRunner& runner) {
                   "Exit 1 when GPU time, or the time of a kernel holding at least --min-share "
                   "percent of the baseline's GPU time, grew by more than PCT percent")
       ->type_name("PCT")
+      ->check(FiniteNumber())
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--min-share", args->min_share_pct,
                   "Kernels below this share (percent) of the baseline's GPU time are not gated "
                   "one by one")
       ->type_name("PCT")
+      ->check(FiniteNumber())
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   cmd->add_option("--iterations", args->iterations_regex,
-                  "Regex (ECMAScript, full match) naming the iteration ranges; default finds "
+                  "Regex (RE2 syntax, full match) naming the iteration ranges; default finds "
                   "iteration*, step*, ProfilerStep#N");
   cmd->callback([&runner, args] { runner = [args] { return RunDiff(*args); }; });
 }

@@ -122,14 +122,16 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "Kineto display-only metadata (process/thread sort indices, the profiler's own rows) "
      "ignored"},
     {kKinetoUnmappedGpuUserAnnotation, "kineto_unmapped_gpu_user_annotation", kInfo,
-     "Kineto events of category 'gpu_user_annotation' not mapped: GPU-side copies of "
+     "Kineto events of category 'gpu_user_annotation' (PyTorch 1.x: 'gpu_user_Annotation', "
+     "'User') not mapped: GPU-side copies of "
      "record_function ranges; the host-side user_annotation is kept and projects onto the GPU "
      "through its launches"},
     {kKinetoUnmappedAc2g, "kineto_unmapped_ac2g", kInfo,
      "Kineto events of category 'ac2g' not mapped: flow arrows from a launch to its GPU event; "
      "the link comes from args.correlation"},
     {kKinetoUnmappedAsyncCpuToGpu, "kineto_unmapped_async_cpu_to_gpu", kInfo,
-     "Kineto events of category 'async_cpu_to_gpu' not mapped: flow arrows from a launch to its "
+     "Kineto events of category 'async_cpu_to_gpu' (PyTorch 1.x: 'async_gpu', 'async') not "
+     "mapped: flow arrows from a launch to its "
      "GPU event; the link comes from args.correlation"},
     {kKinetoUnmappedFwdbwd, "kineto_unmapped_fwdbwd", kInfo,
      "Kineto events of category 'fwdbwd' not mapped: flow arrows from forward to backward "

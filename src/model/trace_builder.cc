@@ -270,9 +270,18 @@ void TraceBuilder::DropAbsurdDurations() {
 }
 
 bool TraceBuilder::CheckDuration(TimeNs start, TimeNs end) {
-  if (end >= start) return true;
-  trace_.diagnostics.Add(DiagCode::kNegativeDuration);
-  return false;
+  if (end < start) {
+    trace_.diagnostics.Add(DiagCode::kNegativeDuration);
+    return false;
+  }
+  // A duration that does not fit in int64 ns (a start near INT64_MIN, an end near INT64_MAX)
+  // cannot be real, and every end - start computed later would overflow into a negative time.
+  TimeNs duration;
+  if (__builtin_sub_overflow(end, start, &duration)) {
+    trace_.diagnostics.Add(DiagCode::kAbsurdDuration, 1, "longer than 2^63 ns");
+    return false;
+  }
+  return true;
 }
 
 void TraceBuilder::Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges) {

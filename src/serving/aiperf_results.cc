@@ -8,6 +8,8 @@
 #include <limits>
 #include <optional>
 
+#include "base/file_io.h"
+
 namespace sightline {
 namespace {
 
@@ -93,6 +95,7 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
   std::vector<int64_t> start_ns;
   double tpot_sum_s = 0;  // AIPerf's own per-request inter_token_latency, to check TPOT against
   int64_t tpot_n = 0;
+  int64_t ok_first_start_ns = std::numeric_limits<int64_t>::max(), ok_last_response_ns = 0;
   int64_t number = 0;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -173,6 +176,12 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
       ASSIGN_OR_RETURN(std::optional<double> itl,
                        Time(metrics, "inter_token_latency", path, number));
       if (itl && q.output_tokens > 1) tpot_sum_s += *itl, ++tpot_n;
+      // AIPerf's benchmark_duration: from the first successful request's start to the last
+      // successful response (start + request_latency); failed and timed-out requests take no
+      // part in it (aiperf/metrics/types/{min_request,max_response,benchmark_duration}_metric).
+      ok_first_start_ns = std::min(ok_first_start_ns, start);
+      ok_last_response_ns = std::max(ok_last_response_ns,
+                                     start + static_cast<int64_t>(std::llround(*latency * 1e9)));
     } else if (has_metrics) {
       q.input_tokens = Tokens(metrics, "error_isl").value_or(0);
     }
@@ -188,16 +197,74 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
   for (size_t i = 0; i < r.requests.size(); ++i) {
     r.requests[i].start_s = static_cast<double>(start_ns[i] - first_start_ns) * 1e-9;
   }
-  r.duration_s = static_cast<double>(last_end_ns - first_start_ns) * 1e-9;
+  const bool any_ok = ok_last_response_ns > ok_first_start_ns;
+  r.duration_s = any_ok ? static_cast<double>(ok_last_response_ns - ok_first_start_ns) * 1e-9
+                        : static_cast<double>(last_end_ns - first_start_ns) * 1e-9;
   if (!(r.duration_s > 0)) return Bad(path, number, "the records span no time");
   // AIPerf's inter_token_latency per request is (request_latency - TTFT) / (OSL - 1): TPOT.
   if (tpot_n > 0) r.reported["mean_tpot_ms"] = tpot_sum_s / static_cast<double>(tpot_n) * 1e3;
+  r.notes.push_back(
+      any_ok ? "the benchmark duration is AIPerf's: from the first successful request's start to "
+               "the last successful response; failed and timed-out requests lie outside it"
+             : "no request succeeded: the benchmark duration runs from the first request's start "
+               "to the last request's end");
   r.not_derived.push_back(
-      "AIPerf's per-request export holds no benchmark duration: throughput is over the first "
-      "request's start to the last request's end (AIPerf's own benchmark_duration, in "
-      "profile_export_aiperf.json, may differ slightly); start times are wall-clock "
-      "(time.time_ns), so no join to a trace's monotonic clock");
+      "start times are wall-clock (time.time_ns), so no join to a trace's monotonic clock");
   return r;
+}
+
+Status AddAiperfSummary(RequestResults& results, const std::string& summary_path) {
+  StatusOr<std::string> text = ReadFileToString(summary_path);
+  if (!text.ok()) {
+    return text.status().code() == StatusCode::kNotFound ? Status::Ok() : text.status();
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  if (parser.parse(*text).get_object().get(o) != simdjson::SUCCESS) {
+    return InvalidInputError(fmt::format(
+        "{}: not a JSON object; expected AIPerf's summary beside {} (or remove it)", summary_path,
+        results.path));
+  }
+  // 0.8.0 and later: one member per metric, {unit, avg, p50, p99, std, ...}. Older summaries
+  // (under "records") are not compared.
+  auto stat = [&](std::string_view metric, std::string_view field, double* out) {
+    simdjson::dom::object m;
+    return o[metric].get_object().get(m) == simdjson::SUCCESS &&
+           m[field].get_double().get(*out) == simdjson::SUCCESS && std::isfinite(*out);
+  };
+  double v = 0;
+  int compared = 0;
+  for (const auto& [metric, ours] : {std::pair{"request_throughput", "request_throughput"},
+                                     std::pair{"output_token_throughput", "output_throughput"},
+                                     std::pair{"total_token_throughput", "total_token_throughput"},
+                                     std::pair{"benchmark_duration", "duration"}}) {
+    if (stat(metric, "avg", &v)) results.reported[ours] = v, ++compared;
+  }
+  // Distributions in ms: TTFT, E2E latency, and AIPerf's per-request inter_token_latency (TPOT).
+  for (const auto& [metric, ours] : {std::pair{"time_to_first_token", "ttft"},
+                                     std::pair{"request_latency", "e2el"},
+                                     std::pair{"inter_token_latency", "tpot"}}) {
+    simdjson::dom::object m;
+    std::string_view unit;
+    if (o[metric].get_object().get(m) != simdjson::SUCCESS ||
+        m["unit"].get_string().get(unit) != simdjson::SUCCESS || unit != "ms") {
+      continue;
+    }
+    for (const auto& [field, name] : {std::pair{"avg", "mean"}, std::pair{"p50", "median"},
+                                      std::pair{"p90", "p90"}, std::pair{"p99", "p99"},
+                                      std::pair{"std", "std"}}) {
+      if (stat(metric, field, &v)) {
+        results.reported[fmt::format("{}_{}_ms", name, ours)] = v;
+        ++compared;
+      }
+    }
+  }
+  if (compared > 0) {
+    results.notes.push_back(fmt::format(
+        "AIPerf's own figures from {} are checked against these (the client_check table)",
+        summary_path));
+  }
+  return Status::Ok();
 }
 
 }  // namespace sightline

@@ -16,4 +16,10 @@ namespace sightline {
 // diagnostics and left out.
 StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::string& path);
 
+// AIPerf writes its own figures to profile_export_aiperf.json beside the records: where that file
+// is (0.8.0's layout), its throughputs, benchmark duration and TTFT / E2E latency / TPOT
+// statistics become `reported`, so that every figure is checked. An absent file is fine; one that
+// is not JSON is an error naming it.
+Status AddAiperfSummary(RequestResults& results, const std::string& summary_path);
+
 }  // namespace sightline

@@ -4,8 +4,10 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "base/file_io.h"
+#include "serving/aggregate_results.h"
 #include "serving/aiperf_results.h"
 #include "serving/request_log.h"
 #include "serving/sglang_results.h"
@@ -71,32 +73,54 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
   }
   simdjson::dom::object o;
   if (doc.get_object().get(o) != simdjson::SUCCESS) return Bad(path, "not a JSON object");
+  std::string_view backend = "?", model = "?";
+  if (o["backend"].get_string().get(backend) != simdjson::SUCCESS) backend = "?";
+  if (o["model_id"].get_string().get(model) != simdjson::SUCCESS) model = "?";
+  const std::string producer = fmt::format("vLLM bench serve (backend {}, model {})", backend, model);
+  // `--save-result` without `--save-detailed` (and vLLM's nightly files, without "duration"):
+  // aggregates only, shown as written.
+  simdjson::dom::element ttfts_element;
+  if (o["ttfts"].get(ttfts_element) != simdjson::SUCCESS && HasServingAggregates(o)) {
+    return AggregateResultsOf(o, path, "vllm-bench-json", producer,
+                              "run `vllm bench serve --save-result --save-detailed` to keep them");
+  }
   RequestResults r;
   r.path = path;
   r.format = "vllm-bench-json";
   r.ttft_from = "the client sending the request";
+  r.producer = producer;
   if (o["duration"].get_double().get(r.duration_s) != simdjson::SUCCESS ||
       !std::isfinite(r.duration_s) || r.duration_s <= 0) {
     return Bad(path, "no positive \"duration\" (the benchmark's length in seconds)");
   }
-  std::string_view backend = "?", model = "?";
-  if (o["backend"].get_string().get(backend) != simdjson::SUCCESS) backend = "?";
-  if (o["model_id"].get_string().get(model) != simdjson::SUCCESS) model = "?";
-  r.producer = fmt::format("vLLM bench serve (backend {}, model {})", backend, model);
 
   int64_t n = -1;
   ASSIGN_OR_RETURN(simdjson::dom::array ttfts, RequestArray(o, "ttfts", &n, path));
   ASSIGN_OR_RETURN(simdjson::dom::array itls, RequestArray(o, "itls", &n, path));
-  ASSIGN_OR_RETURN(simdjson::dom::array latencies, RequestArray(o, "latencies", &n, path));
   ASSIGN_OR_RETURN(simdjson::dom::array input_lens, RequestArray(o, "input_lens", &n, path));
   ASSIGN_OR_RETURN(simdjson::dom::array output_lens, RequestArray(o, "output_lens", &n, path));
-  // Optional per-request arrays: older clients write no start_times, some no errors.
-  simdjson::dom::array starts, errors;
-  const bool has_starts = o["start_times"].get_array().get(starts) == simdjson::SUCCESS &&
-                          static_cast<int64_t>(starts.size()) == n;
+  // Optional per-request arrays: vLLM wrote no "latencies" before 2026-08 (E2E latency is then
+  // TTFT + the sum of the ITLs, vLLM's own definition), older clients no start_times, some no
+  // errors. One that is there must have an entry per request: an "errors" list one short would
+  // otherwise count failed requests as completed.
+  simdjson::dom::array latencies, starts, errors;
+  const bool has_latencies = o["latencies"].get_array().get(latencies) == simdjson::SUCCESS;
+  const bool has_starts = o["start_times"].get_array().get(starts) == simdjson::SUCCESS;
+  const bool has_errors = o["errors"].get_array().get(errors) == simdjson::SUCCESS;
+  for (const auto& [key, present, array] :
+       {std::tuple{"latencies", has_latencies, &latencies},
+        std::tuple{"start_times", has_starts, &starts}, std::tuple{"errors", has_errors, &errors}}) {
+    if (present && static_cast<int64_t>(array->size()) != n) {
+      return Bad(path, fmt::format("\"{}\" has {} entries, other per-request arrays {}", key,
+                                   array->size(), n));
+    }
+  }
   r.has_start_times = has_starts;
-  const bool has_errors = o["errors"].get_array().get(errors) == simdjson::SUCCESS &&
-                          static_cast<int64_t>(errors.size()) == n;
+  if (!has_latencies) {
+    r.notes.push_back(
+        "E2E latency is TTFT + the sum of the ITLs (vLLM's definition): this file has no "
+        "\"latencies\", as vLLM wrote before 2026-08");
+  }
   r.requests.resize(static_cast<size_t>(n));
   for (size_t i = 0; i < r.requests.size(); ++i) {
     RequestRecord& q = r.requests[i];
@@ -106,7 +130,6 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
       q.success = q.error.empty();
     }
     ASSIGN_OR_RETURN(q.ttft_s, Seconds(ttfts.at(i), "ttfts", i, path));
-    ASSIGN_OR_RETURN(q.latency_s, Seconds(latencies.at(i), "latencies", i, path));
     ASSIGN_OR_RETURN(q.input_tokens, Count(input_lens.at(i), "input_lens", i, path));
     ASSIGN_OR_RETURN(q.output_tokens, Count(output_lens.at(i), "output_lens", i, path));
     if (has_starts) {
@@ -119,6 +142,12 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
     for (simdjson::dom::element g : gaps) {
       ASSIGN_OR_RETURN(double s, Seconds(g, "itls", i, path));
       q.itl_s.push_back(s);
+    }
+    if (has_latencies) {
+      ASSIGN_OR_RETURN(q.latency_s, Seconds(latencies.at(i), "latencies", i, path));
+    } else {
+      q.latency_s = q.ttft_s;
+      for (double s : q.itl_s) q.latency_s += s;
     }
   }
   // The client's own aggregates: every numeric top-level member named like "p99_ttft_ms".
@@ -158,7 +187,8 @@ ResultsFormat DetectResultsFormat(std::string_view head) {
   }
   if (has("\"duration\"") && has("\"completed\"")) {
     // Arguments only SGLang's bench_serving writes, ahead of the per-request lists.
-    if (has("\"total_output_tokens_retokenized\"") || has("\"sharegpt_output_len\"")) {
+    if (has("\"total_output_tokens_retokenized\"") || has("\"sharegpt_output_len\"") ||
+        has("\"backend\": \"sglang\"")) {
       return ResultsFormat::kSglang;
     }
     return ResultsFormat::kVllm;
@@ -168,13 +198,21 @@ ResultsFormat DetectResultsFormat(std::string_view head) {
 
 StatusOr<RequestResults> ReadRequestResults(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  if (IsGzip(text)) {  // results are often published gzip'd
+    ASSIGN_OR_RETURN(text, GunzipToString(text, path));
+  }
   switch (DetectResultsFormat(std::string_view(text).substr(0, 1 << 16))) {
     case ResultsFormat::kRequestLog:
       return ParseRequestLog(text, path);
     case ResultsFormat::kSglang:
       return ParseSglangResults(text, path);
-    case ResultsFormat::kAiperf:
-      return ParseAiperfResults(text, path);
+    case ResultsFormat::kAiperf: {
+      ASSIGN_OR_RETURN(RequestResults r, ParseAiperfResults(text, path));
+      const size_t slash = path.rfind('/');
+      const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+      RETURN_IF_ERROR(AddAiperfSummary(r, dir + "profile_export_aiperf.json"));
+      return r;
+    }
     case ResultsFormat::kTrtllmBench:
       return ParseTrtllmBenchReport(text, path);
     default:

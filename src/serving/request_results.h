@@ -59,8 +59,10 @@ struct RequestResults {
   // keeps no per-request latency (SGLang); the client's own E2EL and TPOT figures are then not
   // comparable and are not checked.
   bool latency_from_chunks = false;
-  // What this source cannot give, one sentence each; shown as notes of the serving section.
+  // What this source cannot give, and how a figure was derived where the source does not state
+  // it, one sentence each; shown as notes of the serving section.
   std::vector<std::string> not_derived;
+  std::vector<std::string> notes;
   // Records read but not used (counted, never silently lost); shown with the report's inputs.
   Diagnostics diagnostics;
 

@@ -134,9 +134,21 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
       ++m.failed;
       continue;
     }
+    // A last token before the first is an impossible ordering: counted, never averaged in (its
+    // TPOT would be negative).
+    if (q.latency_s < q.ttft_s) {
+      ++m.impossible;
+      continue;
+    }
     ++m.completed;
-    m.input_tokens += q.input_tokens;
-    m.output_tokens += q.output_tokens;
+    if (__builtin_add_overflow(m.input_tokens, q.input_tokens, &m.input_tokens) ||
+        __builtin_add_overflow(m.output_tokens, q.output_tokens, &m.output_tokens)) {
+      return InvalidInputError(fmt::format(
+          "{}: the requests' token counts add up to more than 2^63 (request {}: {} input, {} "
+          "output tokens); the file cannot be right",
+          results.path, q.id.empty() ? std::to_string(&q - results.requests.data()) : q.id,
+          q.input_tokens, q.output_tokens));
+    }
     x.ttft.push_back(q.ttft_s * kNsPerSecond);
     if (q.queue_s >= 0) x.queue.push_back(q.queue_s * kNsPerSecond);
     m.preemptions += q.preemptions;
@@ -166,7 +178,8 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
   m.queue = ComputeLatencyStats(x.queue);
   m.request_throughput = static_cast<double>(m.completed) / m.duration_s;
   m.output_throughput = static_cast<double>(m.output_tokens) / m.duration_s;
-  m.total_token_throughput = static_cast<double>(m.input_tokens + m.output_tokens) / m.duration_s;
+  m.total_token_throughput =
+      (static_cast<double>(m.input_tokens) + static_cast<double>(m.output_tokens)) / m.duration_s;
   if (m.slo_set) {
     m.goodput = static_cast<double>(m.good_requests) / m.duration_s;
     m.slo_attainment_pct =
@@ -281,6 +294,8 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
       computed = m.output_throughput, known = true;
     } else if (key == "total_token_throughput") {
       computed = m.total_token_throughput, known = true;
+    } else if (key == "duration") {  // the benchmark's window, s (AIPerf's benchmark_duration)
+      computed = m.duration_s, known = true;
     } else if (key == "request_goodput") {
       computed = m.goodput, known = m.slo_set;  // only against the same SLOs
     } else if (key.size() > 3) {
@@ -417,6 +432,13 @@ void AddServingSection(const RequestResults& results, const ServingMetrics& m, R
     }
   }
   AddServingCharts(results, s);
+  for (const std::string& n : results.notes) s.notes.push_back(n);
+  if (m.impossible > 0) {
+    s.notes.push_back(fmt::format(
+        "{} request(s) end before their first token (E2E latency below TTFT): impossible, so "
+        "left out of every figure; the file is damaged or its clocks disagree",
+        m.impossible));
+  }
   for (const std::string& n : results.not_derived) s.notes.push_back(n);
   if (m.failed > 0) {
     s.notes.push_back(

@@ -73,6 +73,8 @@ struct SteadyState {
 
 struct ServingMetrics {
   int64_t requests = 0, completed = 0, failed = 0;
+  // Requests whose figures cannot be right (E2E latency below TTFT): counted, in no other figure.
+  int64_t impossible = 0;
   int64_t input_tokens = 0, output_tokens = 0;  // of the completed requests
   double duration_s = 0;
   LatencyStats ttft, tpot, itl, e2el;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "serving/aggregate_results.h"
+
 namespace sightline {
 namespace {
 
@@ -122,6 +124,22 @@ StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::st
     if (o["ttfts"].get(e) == simdjson::SUCCESS) chosen = static_cast<int64_t>(k);
   }
   if (chosen < 0) {
+    // bench_serving without --output-details: the last run's aggregates, shown as written.
+    simdjson::dom::object last;
+    if (!lines.empty() && parser.parse(clean.back()).get_object().get(last) == simdjson::SUCCESS &&
+        HasServingAggregates(last)) {
+      std::string_view backend = "?";
+      if (last["backend"].get_string().get(backend) != simdjson::SUCCESS) backend = "?";
+      RequestResults r = AggregateResultsOf(
+          last, path, "sglang-bench-serving",
+          fmt::format("SGLang bench_serving (backend {})", backend),
+          "run `python -m sglang.bench_serving ... --output-details` to keep them");
+      if (runs > 1) {
+        r.diagnostics.Add(DiagCode::kServingRunsSkipped, runs - 1,
+                          fmt::format("read the run on line {}", lines.back().number));
+      }
+      return r;
+    }
     return Bad(path, lines.empty() ? 1 : lines.back().number,
                "no run with per-request lists (\"ttfts\", \"itls\"): run bench_serving with "
                "--output-details");

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "serving/aggregate_results.h"
+
 namespace sightline {
 namespace {
 
@@ -13,36 +15,6 @@ Status Bad(const std::string& path, const std::string& what) {
       fmt::format("{}: {}; expected the JSON that `trtllm-bench ... --report_json FILE` writes "
                   "(docs/formats/trtllm-bench-report.md)",
                   path, what));
-}
-
-// How a key's figure reads: trtllm-bench names units in the key ("_ms", "_tok_s", "_req_s").
-Unit UnitOfKey(std::string_view group, std::string_view key) {
-  const auto ends = [](std::string_view s, std::string_view tail) {
-    return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-  };
-  if (ends(key, "_ms") || ends(group, "_ms") || group.find("ttft_percentiles") != group.npos ||
-      group.find("tpot_percentiles") != group.npos) {
-    return Unit::kDurationNs;
-  }
-  return Unit::kNumber;
-}
-
-void AddNumbers(simdjson::dom::object o, const std::string& group, RequestResults& r) {
-  for (auto [key, value] : o) {
-    double v = 0;
-    simdjson::dom::object inner;
-    if (value.get_object().get(inner) == simdjson::SUCCESS) {
-      AddNumbers(inner, group + "." + std::string(key), r);
-      continue;
-    }
-    if (value.type() == simdjson::dom::element_type::BOOL) continue;
-    if (value.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v)) continue;
-    RequestResults::Aggregate& a = r.aggregates.emplace_back();
-    a.group = group;
-    a.name = std::string(key);
-    a.unit = UnitOfKey(group, key);
-    a.value = a.unit == Unit::kDurationNs ? v * 1e6 : v;  // ms -> ns
-  }
 }
 
 }  // namespace
@@ -76,7 +48,7 @@ StatusOr<RequestResults> ParseTrtllmBenchReport(std::string_view json, const std
       fmt::format("trtllm-bench (TensorRT-LLM {}, backend {}, model {})", version, backend, model);
   for (const char* group : {"world_info", "request_info", "performance", "streaming_metrics"}) {
     simdjson::dom::object g;
-    if (o[group].get_object().get(g) == simdjson::SUCCESS) AddNumbers(g, group, r);
+    if (o[group].get_object().get(g) == simdjson::SUCCESS) AddNumericAggregates(g, group, r);
   }
   simdjson::dom::object streaming;
   const bool has_streaming =

@@ -14,7 +14,7 @@ namespace sightline::kineto {
 // Kineto's `cat` values that Sightline maps (ActivityType names in libkineto).
 enum class Category : uint8_t {
   kMissing,  // no `cat` field
-  kKernel,   // "kernel" ("Kernel" in old traces)
+  kKernel,   // "kernel"; PyTorch 1.x: "Kernel", "Memcpy", "Memset", "Runtime", "Operator"
   kGpuMemcpy,
   kGpuMemset,
   kCudaRuntime,

@@ -28,8 +28,12 @@ DiagCode UnmappedCode(std::string_view cat) {
   };
   static constexpr Entry kCodes[] = {
       {"gpu_user_annotation", DiagCode::kKinetoUnmappedGpuUserAnnotation},
+      {"gpu_user_Annotation", DiagCode::kKinetoUnmappedGpuUserAnnotation},  // PyTorch 1.10-1.12
+      {"User", DiagCode::kKinetoUnmappedGpuUserAnnotation},                 // PyTorch 1.9
       {"ac2g", DiagCode::kKinetoUnmappedAc2g},
       {"async_cpu_to_gpu", DiagCode::kKinetoUnmappedAsyncCpuToGpu},
+      {"async_gpu", DiagCode::kKinetoUnmappedAsyncCpuToGpu},  // PyTorch 1.10-1.12 flows
+      {"async", DiagCode::kKinetoUnmappedAsyncCpuToGpu},      // PyTorch 1.8-1.9 flows
       {"fwdbwd", DiagCode::kKinetoUnmappedFwdbwd},
       {"Trace", DiagCode::kKinetoUnmappedTrace},
       {"overhead", DiagCode::kKinetoUnmappedOverhead},

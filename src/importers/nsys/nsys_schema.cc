@@ -25,7 +25,10 @@ bool HasColumn(const std::vector<std::string>& columns, std::string_view name) {
 }  // namespace
 
 Status CheckIsNsysExport(const SqliteDb& db) {
-  if (db.HasTable(kNsysMetaTable) || db.HasTable(kNsysStringTable)) return Status::Ok();
+  if (db.HasTable(kNsysMetaTable) || db.HasTable(kNsysOldMetaTable) ||
+      db.HasTable(kNsysStringTable)) {
+    return Status::Ok();
+  }
   for (const std::string& table : db.tables()) {
     if (table.starts_with("CUPTI_ACTIVITY_KIND_")) return Status::Ok();
   }
@@ -48,10 +51,14 @@ StatusOr<NsysExportInfo> ReadExportInfo(SqliteDb& db) {
       RETURN_IF_ERROR(stmt.status());
     }
   }
-  ASSIGN_OR_RETURN(std::vector<std::string> columns, db.Columns(kNsysMetaTable));
+  // Exports before 2024 keep the same rows in EXPORT_META_DATA.
+  const char* meta = db.HasTable(kNsysMetaTable)           ? kNsysMetaTable
+                     : db.HasTable(kNsysOldMetaTable) ? kNsysOldMetaTable
+                                                            : kNsysMetaTable;
+  ASSIGN_OR_RETURN(std::vector<std::string> columns, db.Columns(meta));
   if (!HasColumn(columns, "name") || !HasColumn(columns, "value")) return info;
   ASSIGN_OR_RETURN(SqliteStatement stmt,
-                   db.Prepare("SELECT name, value FROM META_DATA_EXPORT WHERE name IN "
+                   db.Prepare(std::string("SELECT name, value FROM ") + meta + " WHERE name IN "
                               "('EXPORT_SCHEMA_VERSION', 'EXPORT_SCHEMA_VERSION_MAJOR', "
                               "'EXPORT_SCHEMA_VERSION_MINOR', 'EXPORT_PRODUCT_NAME', "
                               "'EXPORT_PRODUCT_VERSION')"));

@@ -23,6 +23,7 @@ inline constexpr char kNsysGraphTraceTable[] = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
 inline constexpr char kNsysNvtxTable[] = "NVTX_EVENTS";
 inline constexpr char kNsysStringTable[] = "StringIds";
 inline constexpr char kNsysMetaTable[] = "META_DATA_EXPORT";
+inline constexpr char kNsysOldMetaTable[] = "EXPORT_META_DATA";  // exports before 2024
 inline constexpr char kNsysGpuTable[] = "TARGET_INFO_GPU";
 inline constexpr char kNsysOldGpuTable[] = "TARGET_INFO_CUDA_GPU";  // older exports (early 2021)
 inline constexpr char kNsysProcessTable[] = "PROCESSES";
