@@ -40,22 +40,20 @@ void AnalysisContext::EnsureBusy() {
   std::call_once(busy_once_, [this] {
     const KernelTable& k = trace_->kernels;
     const MemOpTable& m = trace_->memops;
-    int32_t max_device = -1;
-    for (int32_t d : k.device) max_device = std::max(max_device, d);
-    for (int32_t d : m.device) max_device = std::max(max_device, d);
-    busy_.resize(static_cast<size_t>(max_device + 1));
-    // Room for one interval per operation: growing these vectors by doubling would write every
-    // interval into fresh memory several times (page faults on fresh memory are costly on VMs).
-    {
-      std::vector<size_t> ops(busy_.size(), 0);
-      for (int32_t d : k.device) {
-        if (d >= 0) ++ops[d];
-      }
-      for (int32_t d : m.device) {
-        if (d >= 0) ++ops[d];
-      }
-      for (size_t d = 0; d < busy_.size(); ++d) busy_[d].reserve(ops[d]);
-    }
+    // One slot per distinct device id (work on no device, id < 0, counts on none), with room for
+    // one interval per operation: growing the unions by doubling would write every interval into
+    // fresh memory several times (page faults on fresh memory are costly on VMs).
+    std::vector<size_t> ops;
+    auto count = [&](int32_t d) {
+      if (d < 0) return;
+      const uint32_t s = device_slots_.Add(d);
+      if (s == ops.size()) ops.push_back(0);
+      ++ops[s];
+    };
+    for (int32_t d : k.device) count(d);
+    for (int32_t d : m.device) count(d);
+    busy_.resize(device_slots_.size());
+    for (size_t s = 0; s < busy_.size(); ++s) busy_[s].reserve(ops[s]);
     // One two-way merge of the start-sorted tables feeds every device's union.
     size_t i = 0, j = 0;
     std::pair<int32_t, int32_t> last{INT32_MIN, INT32_MIN};
@@ -66,19 +64,24 @@ void AnalysisContext::EnsureBusy() {
     };
     while (i < k.size() || j < m.size()) {
       if (j == m.size() || (i < k.size() && k.start_ns[i] <= m.start_ns[j])) {
-        if (k.device[i] >= 0) AppendToUnion(busy_[k.device[i]], k.start_ns[i], k.end_ns[i]);
+        if (k.device[i] >= 0) {
+          AppendToUnion(busy_[device_slots_.Find(k.device[i])], k.start_ns[i], k.end_ns[i]);
+        }
         note(k.pid[i], k.device[i]);
         total_kernel_ns_ += k.dur_ns(i);
         ++i;
       } else {
-        if (m.device[j] >= 0) AppendToUnion(busy_[m.device[j]], m.start_ns[j], m.end_ns[j]);
+        if (m.device[j] >= 0) {
+          AppendToUnion(busy_[device_slots_.Find(m.device[j])], m.start_ns[j], m.end_ns[j]);
+        }
         note(m.pid[j], m.device[j]);
         ++j;
       }
     }
-    for (int32_t d = 0; d <= max_device; ++d) {
-      if (!busy_[d].empty()) gpu_devices_.push_back(d);
+    for (size_t s = 0; s < busy_.size(); ++s) {
+      if (!busy_[s].empty()) gpu_devices_.push_back(device_slots_.ids()[s]);
     }
+    std::sort(gpu_devices_.begin(), gpu_devices_.end());
     std::sort(pid_devices_.begin(), pid_devices_.end());
     pid_devices_.erase(std::unique(pid_devices_.begin(), pid_devices_.end()), pid_devices_.end());
   });
@@ -96,8 +99,9 @@ const std::vector<int32_t>& AnalysisContext::GpuDevices() {
 
 const std::vector<Interval>& AnalysisContext::Busy(int32_t device) {
   EnsureBusy();
-  if (device < 0 || static_cast<size_t>(device) >= busy_.size()) return EmptyIntervals();
-  return busy_[device];
+  const uint32_t s = device_slots_.Find(device);
+  if (s == DenseIds::kNone) return EmptyIntervals();
+  return busy_[s];
 }
 
 DurationNs AnalysisContext::TotalKernelTimeNs() {
@@ -132,16 +136,16 @@ void AnalysisContext::EnsureComm() {
       std::vector<size_t> comm(comm_.size(), 0), compute(comm_.size(), 0);
       for (size_t i = 0; i < k.size(); ++i) {
         if (k.device[i] < 0) continue;
-        ++(IsCommunication(k.name[i]) ? comm : compute)[k.device[i]];
+        ++(IsCommunication(k.name[i]) ? comm : compute)[device_slots_.Find(k.device[i])];
       }
-      for (size_t d = 0; d < comm_.size(); ++d) {
-        comm_[d].comm.reserve(comm[d]);
-        comm_[d].compute.reserve(compute[d]);
+      for (size_t s = 0; s < comm_.size(); ++s) {
+        comm_[s].comm.reserve(comm[s]);
+        comm_[s].compute.reserve(compute[s]);
       }
     }
     for (size_t i = 0; i < k.size(); ++i) {
       if (k.device[i] < 0) continue;
-      CommSplit& c = comm_[k.device[i]];
+      CommSplit& c = comm_[device_slots_.Find(k.device[i])];
       if (IsCommunication(k.name[i])) {
         AppendToUnion(c.comm, k.start_ns[i], k.end_ns[i]);
         ++c.comm_kernels;
@@ -161,8 +165,9 @@ void AnalysisContext::EnsureComm() {
 const CommSplit& AnalysisContext::Comm(int32_t device) {
   EnsureComm();
   static const CommSplit kEmpty;
-  if (device < 0 || static_cast<size_t>(device) >= comm_.size()) return kEmpty;
-  return comm_[device];
+  const uint32_t s = device_slots_.Find(device);
+  if (s == DenseIds::kNone) return kEmpty;
+  return comm_[s];
 }
 
 bool AnalysisContext::HasCommunication() {
@@ -488,7 +493,7 @@ void AnalysisContext::EnsureWindows() {
       return;
     }
     for (int32_t d : gpu_devices_) {
-      const std::vector<Interval>& b = busy_[d];
+      const std::vector<Interval>& b = Busy(d);
       windows_.push_back(LoopWindow{-1, b.front().start_ns, b.back().end_ns, -1, -1, d, nullptr});
     }
   });

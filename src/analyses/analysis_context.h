@@ -19,6 +19,7 @@
 #include "analyses/iterations.h"
 #include "analyses/kernel_category.h"
 #include "analyses/launch_projection.h"
+#include "base/dense_ids.h"
 #include "base/status.h"
 #include "model/trace.h"
 
@@ -180,7 +181,10 @@ class AnalysisContext {
 
   std::once_flag busy_once_;
   std::vector<int32_t> gpu_devices_;
-  std::vector<std::vector<Interval>> busy_;  // index = device id
+  // Device ids (>= 0) of the GPU work -> slots of busy_ and comm_: ids come from the input and may
+  // be anything up to INT32_MAX, so they are never used as indexes or sizes.
+  DenseIds device_slots_;
+  std::vector<std::vector<Interval>> busy_;  // by device slot
   DurationNs total_kernel_ns_ = 0;
   std::vector<std::pair<int32_t, int32_t>> pid_devices_;
 
@@ -189,7 +193,7 @@ class AnalysisContext {
   size_t category_size_ = 0;
   std::once_flag comm_once_;
   bool has_comm_ = false;
-  std::vector<CommSplit> comm_;  // index = device id
+  std::vector<CommSplit> comm_;  // by device slot
 
   std::once_flag launches_once_;
   std::unique_ptr<LaunchIndex> launches_;
