@@ -63,9 +63,9 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
     // The memory limit holds for plain files too, and ends a read of /dev/zero or an endless pipe.
     if (out.size() + n > limit) {
       return InvalidInputError(fmt::format(
-          "{}: larger than {} bytes, the limit that protects this machine's memory; if the file "
-          "is genuine, raise the limit with {}=SIZE or analyze it on a larger machine",
-          path, limit, kMaxInputSizeEnv));
+          "{}: larger than {} bytes, the limit that protects this machine's memory ({}); if the "
+          "file is genuine, raise the limit with {}=SIZE or analyze it on a larger machine",
+          path, limit, InputLimitSource(), kMaxInputSizeEnv));
     }
     out.append(buf, n);
   }

@@ -1,10 +1,16 @@
 #include "base/input_limits.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <utility>
 
 namespace sightline {
 
@@ -43,20 +49,105 @@ StatusOr<uint64_t> MaxInflatedBytes() {
     }
     return bytes;
   }
+  return UsableMemory().bytes / 2;
+}
+
+std::optional<uint64_t> ParseCgroupMemoryLimit(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  if (text.empty() || text == "max") return std::nullopt;
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  // cgroup v1 writes "no limit" as the largest page-aligned int64 (9223372036854771712).
+  if (v >= (uint64_t{1} << 62)) return std::nullopt;
+  return v;
+}
+
+namespace {
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream f(path);
+  std::string text;
+  std::getline(f, text, '\0');
+  return text.substr(0, 4096);
+}
+
+// The tightest memory limit of this process's cgroup and its parents (v2: memory.max; v1:
+// memory.limit_in_bytes), where the hierarchy is mounted at /sys/fs/cgroup.
+std::optional<uint64_t> CgroupMemoryLimit() {
+  std::optional<uint64_t> best;
+  auto take = [&best](const std::string& file) {
+    const std::optional<uint64_t> v = ParseCgroupMemoryLimit(ReadSmallFile(file));
+    if (v && (!best || *v < *best)) best = v;
+  };
+  std::istringstream lines(ReadSmallFile("/proc/self/cgroup"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    // "0::/path" (v2) or "4:memory:/path" (v1).
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    std::string path = line.substr(b + 1);
+    const bool v2 = controllers.empty();
+    if (!v2 && controllers.find("memory") == std::string::npos) continue;
+    const std::string root = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+    const std::string file = v2 ? "/memory.max" : "/memory.limit_in_bytes";
+    for (;;) {  // the cgroup and each parent up to the root
+      take(root + (path == "/" ? "" : path) + file);
+      if (path.empty() || path == "/") break;
+      const size_t slash = path.rfind('/');
+      path = slash == 0 ? "/" : path.substr(0, slash);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+UsableMemoryInfo UsableMemory() {
+  UsableMemoryInfo m;
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return uint64_t{8} << 30;  // unknown: a modest default
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2;
+  if (pages > 0 && page_size > 0) {
+    m.bytes = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+    m.source = "this machine's physical memory";
+  } else {
+    m.bytes = uint64_t{16} << 30;  // unknown: a modest assumption
+    m.source = "an assumed 16 GiB (physical memory unknown)";
+  }
+  if (const std::optional<uint64_t> cg = CgroupMemoryLimit(); cg && *cg < m.bytes) {
+    m.bytes = *cg;
+    m.source = "this container's memory limit (cgroup)";
+  }
+  for (const auto& [resource, name] :
+       {std::pair{RLIMIT_AS, "the address-space limit (ulimit -v)"},
+        std::pair{RLIMIT_DATA, "the data-segment limit (ulimit -d)"}}) {
+    struct rlimit r {};
+    if (::getrlimit(resource, &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < m.bytes) {
+      m.bytes = r.rlim_cur;
+      m.source = name;
+    }
+  }
+  return m;
+}
+
+std::string InputLimitSource() {
+  if (const char* env = std::getenv(kMaxInputSizeEnv); env != nullptr && *env != '\0') {
+    return fmt::format("{}={}", kMaxInputSizeEnv, env);
+  }
+  return "half of " + UsableMemory().source;
 }
 
 Status InflatedTooLargeError(const std::string& path, uint64_t compressed_bytes, uint64_t limit) {
   return InvalidInputError(fmt::format(
       "{}: the gzip data ({} bytes) inflates to more than {} bytes ({:.1f} GiB), the limit that "
-      "protects this machine's memory: it is a gzip bomb or damaged, or a trace larger than this "
-      "machine can analyze. If the file is genuine, analyze it on a larger machine or raise the "
-      "limit with {}=SIZE (e.g. {}=64G)",
+      "protects this machine's memory ({}): it is a gzip bomb or damaged, or a trace larger than "
+      "this machine can analyze. If the file is genuine, analyze it on a larger machine or raise "
+      "the limit with {}=SIZE (e.g. {}=64G)",
       path, compressed_bytes, limit, static_cast<double>(limit) / (1024.0 * 1024 * 1024),
-      kMaxInputSizeEnv, kMaxInputSizeEnv));
+      InputLimitSource(), kMaxInputSizeEnv, kMaxInputSizeEnv));
 }
 
 }  // namespace sightline

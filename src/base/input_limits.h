@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 
@@ -15,10 +17,24 @@ namespace sightline {
 // K, M, G or T suffix (powers of 1024), e.g. SIGHTLINE_MAX_INPUT_SIZE=64G.
 inline constexpr const char* kMaxInputSizeEnv = "SIGHTLINE_MAX_INPUT_SIZE";
 
-// The most bytes one gzip'd input may inflate to: SIGHTLINE_MAX_INPUT_SIZE when set, otherwise half
-// of this machine's physical memory (the analysis needs the other half). InvalidArgument when the
-// variable is set to something that is not a size.
+// The memory this process may use: the least of physical memory, its cgroup's memory limit (v2
+// memory.max or v1 memory.limit_in_bytes, of its cgroup and every parent) and RLIMIT_AS /
+// RLIMIT_DATA; `source` names the one that applies, for messages.
+struct UsableMemoryInfo {
+  uint64_t bytes = 0;
+  std::string source;
+};
+UsableMemoryInfo UsableMemory();
+// A cgroup memory limit file's value; nullopt for "max", v1's "no limit" or text that is no number.
+std::optional<uint64_t> ParseCgroupMemoryLimit(std::string_view text);
+
+// The most bytes one input may take when read or inflated: SIGHTLINE_MAX_INPUT_SIZE when set,
+// otherwise half of UsableMemory() (the analysis needs the other half): in a 3 GiB container,
+// 1.5 GiB, not half of the host's memory. InvalidArgument when the variable is set to something
+// that is not a size.
 StatusOr<uint64_t> MaxInflatedBytes();
+// Where the limit comes from, for messages: "half of this container's memory limit (cgroup)".
+std::string InputLimitSource();
 
 // The error for an input that would inflate past `limit` bytes: names the file, the compressed
 // size, says it is a gzip bomb or a trace too large for this machine, and how to raise the limit.
