@@ -47,11 +47,13 @@ TEST(Cli, BadOptionIsUsageError) {
 // Number options must be finite: CLI11's range checks let "nan" through, and --fail-if-slower nan
 // was a gate that could never fail.
 TEST(Cli, NumberOptionsRefuseNanAndInfinity) {
-  const std::string trace = std::string(" '") + SIGHTLINE_SOURCE_DIR + "/tests/data/kineto/basic.json'";
+  const std::string trace =
+      std::string(" '") + SIGHTLINE_SOURCE_DIR + "/tests/data/kineto/basic.json'";
   for (const std::string& args :
        {"diff --fail-if-slower nan" + trace + trace, "diff --fail-if-slower inf" + trace + trace,
         "diff --min-share nan" + trace + trace, "analyze --min-gap-us nan" + trace,
-        "analyze --min-gap-us -inf" + trace, std::string("allreduce tune --noise-pct nan x.csv -o y.h")}) {
+        "analyze --min-gap-us -inf" + trace,
+        std::string("allreduce tune --noise-pct nan x.csv -o y.h")}) {
     testing::CliResult r = RunSightline(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_NE(r.err.find("number"), std::string::npos) << args << ": " << r.err;

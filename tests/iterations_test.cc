@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
-
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

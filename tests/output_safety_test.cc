@@ -99,8 +99,8 @@ TEST(OutputSafety, AFailedWriteToStandardOutputIsAnError) {
   for (const std::string& args :
        {"analyze '" + trace + "'", "export '" + trace + "' --perfetto",
         "diff '" + trace + "' '" + trace + "'", std::string("occupancy --help")}) {
-    const std::string cmd = std::string("'") + SIGHTLINE_BINARY + "' " + args +
-                            " >/dev/full 2>'" + dir + "/err'";
+    const std::string cmd =
+        std::string("'") + SIGHTLINE_BINARY + "' " + args + " >/dev/full 2>'" + dir + "/err'";
     const int status = std::system(cmd.c_str());
     ASSERT_TRUE(WIFEXITED(status)) << args;
     EXPECT_EQ(WEXITSTATUS(status), 3) << args;

@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <libdeflate.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>

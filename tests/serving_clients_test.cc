@@ -133,15 +133,16 @@ TEST(ClientResults, AiperfDurationLeavesOutFailedRequestsAndItsSummaryIsChecked)
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_NEAR(r->duration_s, 3.1, 1e-9);
   // AIPerf's summary of the same run: every figure agrees.
-  ASSERT_TRUE(WriteFileAtomically(
-                  dir + "/profile_export_aiperf.json",
-                  "{\"aiperf_version\": \"0.8.0\", "
-                  "\"request_throughput\": {\"unit\": \"requests/sec\", \"avg\": 0.6451612903225806},"
-                  "\"benchmark_duration\": {\"unit\": \"sec\", \"avg\": 3.1},"
-                  "\"output_token_throughput\": {\"unit\": \"tokens/sec\", \"avg\": 7.096774193548387},"
-                  "\"time_to_first_token\": {\"unit\": \"ms\", \"avg\": 100.0, \"p50\": 100.0, "
-                  "\"p99\": 100.0, \"std\": 0.0}}")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(
+          dir + "/profile_export_aiperf.json",
+          "{\"aiperf_version\": \"0.8.0\", "
+          "\"request_throughput\": {\"unit\": \"requests/sec\", \"avg\": 0.6451612903225806},"
+          "\"benchmark_duration\": {\"unit\": \"sec\", \"avg\": 3.1},"
+          "\"output_token_throughput\": {\"unit\": \"tokens/sec\", \"avg\": 7.096774193548387},"
+          "\"time_to_first_token\": {\"unit\": \"ms\", \"avg\": 100.0, \"p50\": 100.0, "
+          "\"p99\": 100.0, \"std\": 0.0}}")
+          .ok());
   r = ReadRequestResults(path);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});

@@ -120,10 +120,10 @@ TEST(ServingMetrics, BadFilesSayWhatIsWrong) {
   // An optional list that is there has an entry per request: an "errors" list one short would
   // count a failed request as completed; "start_times" and "latencies" likewise.
   for (const char* key : {"errors", "start_times", "latencies"}) {
-    std::string two = "{\"duration\": 1, \"ttfts\": [0.1, 0.2], \"itls\": [[0.1], [0.1]], "
-                      "\"input_lens\": [3, 3], \"output_lens\": [2, 2], \"" +
-                      std::string(key) + "\": [" +
-                      (std::string(key) == "errors" ? "\"\"" : "1.0") + "]}";
+    std::string two =
+        "{\"duration\": 1, \"ttfts\": [0.1, 0.2], \"itls\": [[0.1], [0.1]], "
+        "\"input_lens\": [3, 3], \"output_lens\": [2, 2], \"" +
+        std::string(key) + "\": [" + (std::string(key) == "errors" ? "\"\"" : "1.0") + "]}";
     const std::string m = message(two);
     EXPECT_NE(m.find(std::string("\"") + key + "\" has 1 entries, other per-request arrays 2"),
               std::string::npos)
@@ -189,13 +189,14 @@ TEST(ServingMetrics, AggregatesOnlyFilesAreShownAsWritten) {
 
   const std::string dir = testing::MakeTempDir();
   const std::string sglang = dir + "/sglang.jsonl";
-  ASSERT_TRUE(WriteFileAtomically(
-                  sglang,
-                  "{\"backend\": \"sglang\", \"request_rate\": Infinity, \"sharegpt_output_len\": null, "
-                  "\"duration\": 2.5, "
-                  "\"server_info\": {\"port\": 30000}, \"mean_e2e_latency_ms\": 900.0, "
-                  "\"p99_ttft_ms\": 80.0, \"completed\": 50}\n")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(
+          sglang,
+          "{\"backend\": \"sglang\", \"request_rate\": Infinity, \"sharegpt_output_len\": null, "
+          "\"duration\": 2.5, "
+          "\"server_info\": {\"port\": 30000}, \"mean_e2e_latency_ms\": 900.0, "
+          "\"p99_ttft_ms\": 80.0, \"completed\": 50}\n")
+          .ok());
   StatusOr<RequestResults> s = ReadRequestResults(sglang);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_TRUE(s->aggregates_only);

@@ -152,8 +152,7 @@ bool FromPyExecutorLine(std::string_view line, IterationLogEntry& e) {
   if (PyValue(line, "host_step_time", &v)) {
     e.latency_ns = std::llround(v * 1e6);  // the host's wall time for the step, ms
     e.user.emplace_back("host_step_time_ms", v);
-  } else if (PyValue(line, "elapsed_time", &v, &unit) && v >= 0 &&
-             (unit == "s" || unit == "ms")) {
+  } else if (PyValue(line, "elapsed_time", &v, &unit) && v >= 0 && (unit == "s" || unit == "ms")) {
     // Older py_executor (about v0.19): "elapsed_time = 0.00506s", the step's wall time.
     const double ms = unit == "s" ? v * 1e3 : v;
     e.latency_ns = std::llround(ms * 1e6);

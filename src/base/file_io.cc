@@ -198,11 +198,6 @@ Status CheckNotAnInput(const std::string& output_path) {
   return Status::Ok();
 }
 
-bool SameFile(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  return StatOf(a, &sa) && StatOf(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 // ---- Temporary files, removed on failure and on the signals that end a run ----
 
 namespace {
@@ -276,7 +271,9 @@ Status WriteError(const std::string& path, int err) {
 // Syncs the directory that holds path, so that a rename into it survives a crash of the machine.
 void SyncDirectoryOf(const std::string& path) {
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
     ::fsync(fd);

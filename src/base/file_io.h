@@ -32,8 +32,6 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
 // InvalidArgument error that names both. A path that does not exist is never an input.
 void NoteInputFile(const std::string& path);
 Status CheckNotAnInput(const std::string& output_path);
-// Whether two paths lead to the same existing file (links followed).
-bool SameFile(const std::string& a, const std::string& b);
 
 // Writes to a temporary file of a unique name in the same directory, syncs it and renames it over
 // path, so that the output appears complete or not at all, two runs writing one path leave one of
@@ -61,7 +59,8 @@ class AtomicFileWriter {
   void Abandon();
 
   std::string path_;
-  std::string tmp_;  // empty: the path is a device or a pipe (/dev/null, /dev/stdout), written in place
+  std::string
+      tmp_;  // empty: the path is a device or a pipe (/dev/null, /dev/stdout), written in place
   std::FILE* file_ = nullptr;
   int slot_ = -1;  // the temporary's entry in the list the signal handler removes
 };

@@ -165,13 +165,9 @@ int StdoutErrno() { return g_stdout_errno; }
 Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs) {
   if (output.empty() || output == "-") return Status::Ok();
   for (const std::string& input : inputs) {
-    if (!input.empty() && SameFile(output, input)) {
-      const std::string same = input == output ? "" : " (the same file as " + input + ")";
-      return InvalidArgumentError(output + ": refusing to write the output over an input" + same +
-                                  "; choose another output path");
-    }
+    if (!input.empty()) NoteInputFile(input);
   }
-  return Status::Ok();
+  return CheckNotAnInput(output);
 }
 
 void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {

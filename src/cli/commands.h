@@ -53,7 +53,8 @@ bool WriteToStdout(std::string_view text);
 int StdoutErrno();  // 0: no write has failed
 
 // Refuses, before any work, an output path that is one of the inputs named on the command line
-// (the same file, also through links); the writers refuse inputs found later (a directory's files).
+// (the same file, also through links): notes them as inputs (NoteInputFile) and asks
+// CheckNotAnInput; the writers refuse inputs found later (a directory's files) the same way.
 Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs);
 
 }  // namespace sightline::cli

@@ -24,15 +24,20 @@ Unit UnitOfKey(std::string_view group, std::string_view key) {
 
 }  // namespace
 
-void AddNumericAggregates(simdjson::dom::object o, const std::string& group, RequestResults& r) {
+namespace {
+
+// Appends the finite numbers of `o`; nested objects as "group.key" when `nested`, else skipped.
+void AddNumbers(simdjson::dom::object o, const std::string& group, bool nested, RequestResults& r) {
   for (auto [key, value] : o) {
-    double v = 0;
     simdjson::dom::object inner;
     if (value.get_object().get(inner) == simdjson::SUCCESS) {
-      AddNumericAggregates(inner, group.empty() ? std::string(key) : group + "." + std::string(key),
-                           r);
+      if (nested) {
+        AddNumbers(inner, group.empty() ? std::string(key) : group + "." + std::string(key), nested,
+                   r);
+      }
       continue;
     }
+    double v = 0;
     if (value.type() == simdjson::dom::element_type::BOOL) continue;
     if (value.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v)) continue;
     RequestResults::Aggregate& a = r.aggregates.emplace_back();
@@ -41,6 +46,12 @@ void AddNumericAggregates(simdjson::dom::object o, const std::string& group, Req
     a.unit = UnitOfKey(group, key);
     a.value = a.unit == Unit::kDurationNs ? v * 1e6 : v;  // ms -> ns
   }
+}
+
+}  // namespace
+
+void AddNumericAggregates(simdjson::dom::object o, const std::string& group, RequestResults& r) {
+  AddNumbers(o, group, /*nested=*/true, r);
 }
 
 bool HasServingAggregates(simdjson::dom::object o) {
@@ -67,16 +78,7 @@ RequestResults AggregateResultsOf(simdjson::dom::object o, const std::string& pa
     r.duration_s = duration;
   }
   // Top-level numbers only: nested objects (SGLang's server_info) are configuration, not figures.
-  for (auto [key, value] : o) {
-    if (value.type() == simdjson::dom::element_type::OBJECT) continue;
-    double v = 0;
-    if (value.type() == simdjson::dom::element_type::BOOL) continue;
-    if (value.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v)) continue;
-    RequestResults::Aggregate& a = r.aggregates.emplace_back();
-    a.name = std::string(key);
-    a.unit = UnitOfKey("", key);
-    a.value = a.unit == Unit::kDurationNs ? v * 1e6 : v;
-  }
+  AddNumbers(o, "", /*nested=*/false, r);
   r.not_derived.push_back(fmt::format(
       "this file holds the benchmark's aggregates only, shown as written: per-request records "
       "would add every percentile and the spread of TTFT, TPOT, ITL and E2E latency, goodput "

@@ -13,7 +13,8 @@
 namespace sightline {
 
 // Appends every finite number of `o` (nested objects as "group.key") to r.aggregates. A key (or
-// group) ending in "_ms", and trtllm-bench's TTFT/TPOT percentile groups, are durations: kept in ns.
+// group) ending in "_ms", and trtllm-bench's TTFT/TPOT percentile groups, are durations: kept in
+// ns.
 void AddNumericAggregates(simdjson::dom::object o, const std::string& group, RequestResults& r);
 
 // Whether a results object states serving aggregates of vLLM's or SGLang's naming

@@ -180,8 +180,8 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
       // successful response (start + request_latency); failed and timed-out requests take no
       // part in it (aiperf/metrics/types/{min_request,max_response,benchmark_duration}_metric).
       ok_first_start_ns = std::min(ok_first_start_ns, start);
-      ok_last_response_ns = std::max(ok_last_response_ns,
-                                     start + static_cast<int64_t>(std::llround(*latency * 1e9)));
+      ok_last_response_ns =
+          std::max(ok_last_response_ns, start + static_cast<int64_t>(std::llround(*latency * 1e9)));
     } else if (has_metrics) {
       q.input_tokens = Tokens(metrics, "error_isl").value_or(0);
     }
@@ -221,9 +221,9 @@ Status AddAiperfSummary(RequestResults& results, const std::string& summary_path
   simdjson::dom::parser parser;
   simdjson::dom::object o;
   if (parser.parse(*text).get_object().get(o) != simdjson::SUCCESS) {
-    return InvalidInputError(fmt::format(
-        "{}: not a JSON object; expected AIPerf's summary beside {} (or remove it)", summary_path,
-        results.path));
+    return InvalidInputError(
+        fmt::format("{}: not a JSON object; expected AIPerf's summary beside {} (or remove it)",
+                    summary_path, results.path));
   }
   // 0.8.0 and later: one member per metric, {unit, avg, p50, p99, std, ...}. Older summaries
   // (under "records") are not compared.
@@ -241,18 +241,18 @@ Status AddAiperfSummary(RequestResults& results, const std::string& summary_path
     if (stat(metric, "avg", &v)) results.reported[ours] = v, ++compared;
   }
   // Distributions in ms: TTFT, E2E latency, and AIPerf's per-request inter_token_latency (TPOT).
-  for (const auto& [metric, ours] : {std::pair{"time_to_first_token", "ttft"},
-                                     std::pair{"request_latency", "e2el"},
-                                     std::pair{"inter_token_latency", "tpot"}}) {
+  for (const auto& [metric, ours] :
+       {std::pair{"time_to_first_token", "ttft"}, std::pair{"request_latency", "e2el"},
+        std::pair{"inter_token_latency", "tpot"}}) {
     simdjson::dom::object m;
     std::string_view unit;
     if (o[metric].get_object().get(m) != simdjson::SUCCESS ||
         m["unit"].get_string().get(unit) != simdjson::SUCCESS || unit != "ms") {
       continue;
     }
-    for (const auto& [field, name] : {std::pair{"avg", "mean"}, std::pair{"p50", "median"},
-                                      std::pair{"p90", "p90"}, std::pair{"p99", "p99"},
-                                      std::pair{"std", "std"}}) {
+    for (const auto& [field, name] :
+         {std::pair{"avg", "mean"}, std::pair{"p50", "median"}, std::pair{"p90", "p90"},
+          std::pair{"p99", "p99"}, std::pair{"std", "std"}}) {
       if (stat(metric, field, &v)) {
         results.reported[fmt::format("{}_{}_ms", name, ours)] = v;
         ++compared;

@@ -76,7 +76,8 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
   std::string_view backend = "?", model = "?";
   if (o["backend"].get_string().get(backend) != simdjson::SUCCESS) backend = "?";
   if (o["model_id"].get_string().get(model) != simdjson::SUCCESS) model = "?";
-  const std::string producer = fmt::format("vLLM bench serve (backend {}, model {})", backend, model);
+  const std::string producer =
+      fmt::format("vLLM bench serve (backend {}, model {})", backend, model);
   // `--save-result` without `--save-detailed` (and vLLM's nightly files, without "duration"):
   // aggregates only, shown as written.
   simdjson::dom::element ttfts_element;
@@ -107,9 +108,9 @@ StatusOr<RequestResults> ParseRequestResults(std::string_view json, const std::s
   const bool has_latencies = o["latencies"].get_array().get(latencies) == simdjson::SUCCESS;
   const bool has_starts = o["start_times"].get_array().get(starts) == simdjson::SUCCESS;
   const bool has_errors = o["errors"].get_array().get(errors) == simdjson::SUCCESS;
-  for (const auto& [key, present, array] :
-       {std::tuple{"latencies", has_latencies, &latencies},
-        std::tuple{"start_times", has_starts, &starts}, std::tuple{"errors", has_errors, &errors}}) {
+  for (const auto& [key, present, array] : {std::tuple{"latencies", has_latencies, &latencies},
+                                            std::tuple{"start_times", has_starts, &starts},
+                                            std::tuple{"errors", has_errors, &errors}}) {
     if (present && static_cast<int64_t>(array->size()) != n) {
       return Bad(path, fmt::format("\"{}\" has {} entries, other per-request arrays {}", key,
                                    array->size(), n));

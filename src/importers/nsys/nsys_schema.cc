@@ -52,13 +52,14 @@ StatusOr<NsysExportInfo> ReadExportInfo(SqliteDb& db) {
     }
   }
   // Exports before 2024 keep the same rows in EXPORT_META_DATA.
-  const char* meta = db.HasTable(kNsysMetaTable)           ? kNsysMetaTable
+  const char* meta = db.HasTable(kNsysMetaTable)      ? kNsysMetaTable
                      : db.HasTable(kNsysOldMetaTable) ? kNsysOldMetaTable
-                                                            : kNsysMetaTable;
+                                                      : kNsysMetaTable;
   ASSIGN_OR_RETURN(std::vector<std::string> columns, db.Columns(meta));
   if (!HasColumn(columns, "name") || !HasColumn(columns, "value")) return info;
   ASSIGN_OR_RETURN(SqliteStatement stmt,
-                   db.Prepare(std::string("SELECT name, value FROM ") + meta + " WHERE name IN "
+                   db.Prepare(std::string("SELECT name, value FROM ") + meta +
+                              " WHERE name IN "
                               "('EXPORT_SCHEMA_VERSION', 'EXPORT_SCHEMA_VERSION_MAJOR', "
                               "'EXPORT_SCHEMA_VERSION_MINOR', 'EXPORT_PRODUCT_NAME', "
                               "'EXPORT_PRODUCT_VERSION')"));
