@@ -2,10 +2,10 @@
 // read (numbers as ncu prints them: "17,207", "n/a", units); the source page
 // (--print-source sass|cuda,sass) and its report sections.
 #include "fuzz_support.h"
+#include "importers/ncu/ncu_csv.h"
+#include "importers/ncu/ncu_source.h"
 #include "kernel/ncu_analysis.h"
-#include "kernel/ncu_csv.h"
 #include "kernel/ncu_report.h"
-#include "kernel/ncu_source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = sightline::fuzz::AsView(data, size);

@@ -3,11 +3,11 @@
 // trtllm-bench --report_json), each reader on every input (as ReadRequestResults picks one by
 // sniffing, a reader would otherwise only see inputs that look like its format).
 #include "fuzz_support.h"
-#include "serving/aiperf_results.h"
-#include "serving/request_log.h"
-#include "serving/request_results.h"
-#include "serving/sglang_results.h"
-#include "serving/trtllm_bench_report.h"
+#include "importers/serving_results/aiperf_results.h"
+#include "importers/serving_results/request_log.h"
+#include "importers/serving_results/request_results.h"
+#include "importers/serving_results/sglang_results.h"
+#include "importers/serving_results/trtllm_bench_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = sightline::fuzz::AsView(data, size);

@@ -1,8 +1,8 @@
 // TensorRT exports: trtexec's layer information (graph), profile and timing files and Trex's three
 // metadata files, each reader on every input.
 #include "fuzz_support.h"
+#include "importers/trt_engine/trt_engine.h"
 #include "model/diagnostics.h"
-#include "trt/trt_engine.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sightline;

@@ -7,7 +7,9 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache
   libsqlite3-dev sqlite3      # nsys SQLite exports
   libsimdjson-dev             # PyTorch (Kineto) JSON traces
-  libdeflate-dev              # gzip'd traces
+  libdeflate-dev              # gzip'd inputs (whole-file inflation, fast)
+  zlib1g-dev                  # gzip'd inputs: the first bytes inflated for recognising the format
+  libzstd-dev                 # zstd-compressed inputs (.zst)
   libre2-dev                  # range-name patterns (iterations): linear time, no recursion
   libfmt-dev                  # formatting
   libcli11-dev                # command line

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "allreduce/sweep_csv.h"
 #include "allreduce/sweep_plot.h"
+#include "importers/allreduce_sweep/sweep_csv.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "allreduce/sweep_csv.h"
 #include "allreduce/sweep_grid.h"
+#include "importers/allreduce_sweep/sweep_csv.h"
 
 namespace sightline {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "allreduce/lut_codegen.h"
 #include "allreduce/lut_tune.h"
-#include "allreduce/sweep_csv.h"
+#include "importers/allreduce_sweep/sweep_csv.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "importers/ncu/ncu_source.h"
 #include "kernel/ncu_report.h"
-#include "kernel/ncu_source.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

@@ -143,11 +143,11 @@ TEST_P(CliBadInput, ClearErrorExitTwoNoOutput) {
 
 INSTANTIATE_TEST_SUITE_P(
     Inputs, CliBadInput,
-    ::testing::Values(BadInput{"empty.json", "", "empty"},
-                      BadInput{"text.txt", "hello, this is not a trace\n", "not a trace format"},
-                      BadInput{"truncated.json", "{\"traceEvents\": [{\"ph\": \"X\", \"na", "JSON"},
-                      BadInput{"corrupt.json.gz", std::string("\x1f\x8b\x08\x00garbagegarbage", 18),
-                               "gzip"}),
+    ::testing::Values(
+        BadInput{"empty.json", "", "empty"},
+        BadInput{"text.txt", "hello, this is not a trace\n", "not a format Sightline reads"},
+        BadInput{"truncated.json", "{\"traceEvents\": [{\"ph\": \"X\", \"na", "JSON"},
+        BadInput{"corrupt.json.gz", std::string("\x1f\x8b\x08\x00garbagegarbage", 18), "gzip"}),
     [](const ::testing::TestParamInfo<BadInput>& info) {
       std::string n = info.param.name;
       for (char& ch : n) {

@@ -11,22 +11,22 @@
 #include <sstream>
 #include <string>
 
-#include "allreduce/sweep_csv.h"
-#include "analyses/iteration_log.h"
 #include "base/file_io.h"
+#include "importers/allreduce_sweep/sweep_csv.h"
+#include "importers/iteration_log/iteration_log.h"
 #include "importers/kineto/kineto_parser.h"
+#include "importers/ncu/ncu_csv.h"
+#include "importers/ncu/ncu_source.h"
 #include "importers/nsys/nsys_gpu_metrics_config.h"
 #include "importers/nsys/nsys_importer.h"
 #include "importers/recorder/recorder_importer.h"
+#include "importers/serving_results/request_log.h"
+#include "importers/serving_results/request_results.h"
 #include "importers/torch_snapshot/torch_snapshot_importer.h"
+#include "importers/trt_engine/trt_engine.h"
 #include "kernel/ncu_analysis.h"
-#include "kernel/ncu_csv.h"
 #include "kernel/ncu_report.h"
-#include "kernel/ncu_source.h"
-#include "serving/request_log.h"
-#include "serving/request_results.h"
 #include "testing/cli_runner.h"
-#include "trt/trt_engine.h"
 
 namespace sightline {
 namespace {

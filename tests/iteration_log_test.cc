@@ -1,6 +1,6 @@
 // Tests for the iteration-log reader (analyses/iteration_log.h), its join to a trace's iterations
 // (analyses/iteration_log_join.h) and `sightline analyze --iteration-log`.
-#include "analyses/iteration_log.h"
+#include "importers/iteration_log/iteration_log.h"
 
 #include <gtest/gtest.h>
 

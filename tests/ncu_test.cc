@@ -8,9 +8,9 @@
 #include <cmath>
 #include <fstream>
 
-#include "kernel/csv.h"
+#include "base/csv.h"
+#include "importers/ncu/ncu_csv.h"
 #include "kernel/ncu_analysis.h"
-#include "kernel/ncu_csv.h"
 #include "kernel/ncu_report.h"
 #include "kernel/occupancy.h"
 #include "testing/cli_runner.h"

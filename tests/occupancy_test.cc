@@ -9,9 +9,9 @@
 
 #include <algorithm>
 
+#include "base/csv.h"
 #include "base/file_io.h"
 #include "kernel/byte_size.h"
-#include "kernel/csv.h"
 #include "kernel/gpu_arch.h"
 #include "kernel/occupancy_advice.h"
 #include "testing/cli_runner.h"
@@ -322,7 +322,8 @@ TEST(OccupancyAdvice, WavesAndTail) {
 
 TEST(OccupancyAdvice, Sweeps) {
   const GpuArch a = Arch("sm_90");
-  std::vector<OccupancySweepRow> rows = SweepOccupancy(a, {256, 64, 0, 0, -1}, SweepKind::kBlockSize);
+  std::vector<OccupancySweepRow> rows =
+      SweepOccupancy(a, {256, 64, 0, 0, -1}, SweepKind::kBlockSize);
   ASSERT_EQ(rows.size(), 32u);
   EXPECT_EQ(rows.front().value, 32);
   EXPECT_EQ(rows.back().value, 1024);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "analyses/findings/findings.h"
+#include "importers/inputs.h"
 #include "pipeline/pipeline.h"
 #include "testing/trace_fixtures.h"
 
@@ -402,21 +403,30 @@ TEST(RanksHosts, HostsFromFileNames) {
   EXPECT_NEAR(static_cast<double>(r->hosts[1].offset_ns), 5'000'123, 1'000);
 }
 
-TEST(Ranks, ExpandTracePaths) {
+TEST(Ranks, ExpandInputsByContent) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("sightline_ranks_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  for (const char* name : {"b_rank1.json.gz", "a_rank0.json", "notes.txt", "c.sqlite"}) {
-    std::ofstream(dir / name) << "x";
-  }
-  StatusOr<std::vector<std::string>> d = ExpandTracePaths({dir.string()});
+  // Names say nothing: a trace named .txt is taken, a note named .json is skipped.
+  const std::string kineto = R"({"schemaVersion": 1, "traceEvents": []})";
+  for (const char* name : {"b_rank1.txt", "a_rank0.json"}) std::ofstream(dir / name) << kineto;
+  std::ofstream(dir / "notes.json") << "not a trace";
+  std::ofstream(dir / "c.sqlite") << "x";
+  StatusOr<ExpandedInputs> d = ExpandInputs({dir.string()});
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  ASSERT_EQ(d->size(), 3u);  // notes.txt left out, sorted by name
-  EXPECT_EQ(std::filesystem::path((*d)[0]).filename(), "a_rank0.json");
-  StatusOr<std::vector<std::string>> g = ExpandTracePaths({(dir / "*_rank*").string()});
+  ASSERT_EQ(d->inputs.size(), 2u);  // sorted by name
+  EXPECT_EQ(std::filesystem::path(d->inputs[0].path).filename(), "a_rank0.json");
+  EXPECT_STREQ(d->inputs[0].reader->name, "kineto-json");
+  ASSERT_EQ(d->skipped.size(), 2u);  // c.sqlite and notes.json, named
+  StatusOr<ExpandedInputs> g = ExpandInputs({(dir / "*_rank*").string()});
   ASSERT_TRUE(g.ok());
-  EXPECT_EQ(g->size(), 2u);
-  EXPECT_FALSE(ExpandTracePaths({(dir / "*.nothing").string()}).ok());
+  EXPECT_EQ(g->inputs.size(), 2u);
+  EXPECT_FALSE(ExpandInputs({(dir / "*.nothing").string()}).ok());
+  // Named explicitly, a file no reader takes is an error that says what it looks like.
+  StatusOr<ExpandedInputs> named = ExpandInputs({(dir / "notes.json").string()});
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.status().message().find("not a format Sightline reads"), std::string::npos)
+      << named.status().message();
   std::filesystem::remove_all(dir);
 }
 

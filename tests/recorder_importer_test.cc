@@ -541,7 +541,7 @@ TEST(RecorderImporter, RegistrySniffsTheMagic) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << corrupt;
   StatusOr<Trace> bad = ImportTrace(path);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("not a trace format"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("not a format Sightline reads"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -11,9 +11,9 @@
 #include <fstream>
 
 #include "base/file_io.h"
+#include "importers/serving_results/request_log.h"
+#include "importers/serving_results/request_results.h"
 #include "serving/queueing.h"
-#include "serving/request_log.h"
-#include "serving/request_results.h"
 #include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
 

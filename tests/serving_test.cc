@@ -10,7 +10,9 @@
 #include <map>
 
 #include "base/file_io.h"
-#include "serving/request_log.h"
+#include "importers/inputs.h"
+#include "importers/serving_results/request_log.h"
+#include "reporters/reporter.h"
 #include "serving/serving_diff.h"
 #include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
@@ -515,14 +517,58 @@ TEST(ServingDiff, CliComparesTwoRunsAndRefusesAMix) {
       testing::RunSightline("diff '" + kSample + "' '" + kSample + "' --fail-if-slower 0");
   EXPECT_EQ(same.exit_code, 0) << same.err;
   EXPECT_NE(same.out.find("Serving: candidate against baseline"), std::string::npos);
-  EXPECT_TRUE(LooksLikeRequestResultsFile(log));
-  EXPECT_TRUE(LooksLikeRequestResultsFile(kSample));
+  auto kind = [](const std::string& path) {
+    StatusOr<RecognisedInput> in = RecogniseInput(path);
+    return in.ok() ? in->reader->kind : InputKind::kAllreduceSweep;
+  };
+  EXPECT_EQ(kind(log), InputKind::kServingResults);
+  EXPECT_EQ(kind(kSample), InputKind::kServingResults);
   const std::string trace =
       std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/llama_decode_h100.pytorch.json.gz";
-  EXPECT_FALSE(LooksLikeRequestResultsFile(trace));
+  EXPECT_EQ(kind(trace), InputKind::kTrace);
   testing::CliResult mixed = testing::RunSightline("diff '" + log + "' '" + trace + "'");
   EXPECT_EQ(mixed.exit_code, 2);
-  EXPECT_NE(mixed.err.find("two serving results"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("diff compares two of a kind"), std::string::npos) << mixed.err;
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// Every request failed: no latency and no rate exists, and none may read as 0 (a perfect run).
+TEST(ServingMetrics, NoCompletedRequestGivesAbsentFiguresNotZero) {
+  RequestResults r;
+  r.path = "all_failed.json";
+  r.format = "vllm";
+  r.duration_s = 10;  // the benchmark ran: 0 requests per second is a measurement
+  for (int i = 0; i < 3; ++i) {
+    RequestRecord& q = r.requests.emplace_back();
+    q.success = false;
+    q.start_s = i;
+    q.error = "timeout";
+  }
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(r, {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->completed, 0);
+  EXPECT_EQ(m->failed, 3);
+  Report report;
+  AddServingSection(r, *m, report);
+  ASSERT_FALSE(report.sections.empty());
+  const Section& s = report.sections[0];
+  ASSERT_FALSE(s.tables.empty());
+  for (const std::vector<Value>& row : s.tables[0].rows) {
+    EXPECT_EQ(row[1], Value(int64_t{0}));
+    for (size_t c = 2; c < row.size(); ++c) {
+      EXPECT_TRUE(std::holds_alternative<std::monostate>(row[c])) << std::get<std::string>(row[0]);
+    }
+  }
+  const std::string json = RenderJsonReport(report);
+  EXPECT_EQ(json.find("\"p99_ns\": 0"), std::string::npos);
+  EXPECT_NE(json.find("\"p99_ns\": null"), std::string::npos) << json.substr(0, 3000);
+  const std::string text = RenderTextReport(report, {});
+  EXPECT_EQ(text.find(" 0 ns"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // (analyses/trtllm_iteration_log.h): the three shapes recognised from content, their fields, other
 // log lines skipped and counted, and the join to a trace's iterations with the
 // prefill-against-decode comparison.
-#include "analyses/trtllm_iteration_log.h"
+#include "importers/iteration_log/trtllm_iteration_log.h"
 
 #include <gtest/gtest.h>
 

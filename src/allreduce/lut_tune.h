@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "allreduce/sweep_csv.h"
 #include "allreduce/sweep_grid.h"
+#include "importers/allreduce_sweep/sweep_csv.h"
 
 namespace sightline {
 

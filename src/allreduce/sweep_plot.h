@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "allreduce/sweep_csv.h"
 #include "base/status.h"
+#include "importers/allreduce_sweep/sweep_csv.h"
 
 namespace sightline {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "analyses/iteration_log.h"
 #include "analyses/iterations.h"
+#include "importers/iteration_log/iteration_log.h"
 #include "model/trace.h"
 #include "report/report.h"
 

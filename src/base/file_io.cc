@@ -115,7 +115,10 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
     // after inflating it, so guess from the footer of the whole input and grow on demand.
     uint32_t isize;
     std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
-    size_t guess = std::max<size_t>(static_cast<size_t>(isize), member.size() * 4);
+    // The footer is not trusted beyond what deflate can produce (at most 1032 bytes per input
+    // byte): a small file claiming 4 GiB does not take 4 GiB of memory.
+    size_t guess =
+        std::max<size_t>(std::min<size_t>(isize, member.size() * 1032), member.size() * 4);
     const size_t base = out.size();
     // The whole output stays within the limit: a gzip bomb fails here, before the memory is taken.
     const size_t room = limit > base ? static_cast<size_t>(limit - base) : 0;

@@ -12,10 +12,10 @@
 
 #include "allreduce/lut_codegen.h"
 #include "allreduce/lut_tune.h"
-#include "allreduce/sweep_csv.h"
 #include "allreduce/sweep_plot.h"
 #include "base/file_io.h"
 #include "cli/commands.h"
+#include "importers/allreduce_sweep/sweep_csv.h"
 
 namespace sightline::cli {
 namespace {

@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "analyses/analysis.h"
-#include "analyses/iteration_log.h"
 #include "base/file_io.h"
 #include "base/progress_line.h"
 #include "cli/commands.h"
@@ -50,27 +49,15 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   if (args.traces.empty() && args.requests.empty()) {
     return ReportError(InvalidArgumentError(
-        "no trace given; usage: sightline analyze TRACE... (or --requests RESULTS.json)"));
+        "no input given; usage: sightline analyze FILE|DIR... (traces, a serving benchmark's "
+        "results, an iteration log, a TensorRT engine's exports or Nsight Compute exports; "
+        "`sightline formats` lists them)"));
   }
   AnalyzeOptions options = args.options;
   if (!args.slo.empty()) {
-    if (args.requests.empty()) {
-      return ReportError(InvalidArgumentError(
-          "--slo needs --requests: the SLOs are checked per request of a benchmark's results"));
-    }
     StatusOr<SloOptions> slo = ParseSlo(args.slo);
     if (!slo.ok()) return ReportError(slo.status());
     options.slo = *slo;
-  }
-  if (!args.requests.empty()) {  // read first: a bad file fails before any trace is imported
-    StatusOr<RequestResults> results = ReadRequestResults(args.requests);
-    if (!results.ok()) return ReportError(results.status());
-    options.requests = std::make_shared<const RequestResults>(std::move(*results));
-  }
-  if (!args.iteration_log.empty()) {  // read first: a bad log fails before any trace is imported
-    StatusOr<IterationLog> log = ReadIterationLog(args.iteration_log);
-    if (!log.ok()) return ReportError(log.status());
-    options.iteration_log = std::make_shared<const IterationLog>(std::move(*log));
   }
   options.min_gap_ns = static_cast<DurationNs>(args.min_gap_us * 1000.0);
   // A terminal wants the top rows; JSON feeds tools and diffs, so it keeps more.
@@ -111,7 +98,10 @@ int RunAnalyze(const AnalyzeArgs& args) {
   inputs.push_back(args.iteration_log);
   inputs.push_back(args.requests);
   if (Status s = CheckOutputIsNotAnInput(args.output, inputs); !s.ok()) return ReportError(s);
-  StatusOr<Report> report = AnalyzeFiles(args.traces, options, run);
+  NamedInputs named;
+  named.requests = args.requests;
+  named.iteration_log = args.iteration_log;
+  StatusOr<Report> report = AnalyzeFiles(args.traces, options, run, named);
   progress.Clear();
   // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,
   // so that mpirun does not end process 0 before it has said what went wrong.
@@ -174,17 +164,23 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "analyze",
-      "Read one or more traces (nsys SQLite export, PyTorch "
-      "profiler JSON[.gz]) and report where the "
+      "Read any mix of inputs, each recognised by its content and read through gzip or zstd "
+      "(`sightline formats` lists them): traces (nsys SQLite export, PyTorch profiler JSON, "
+      "sightline recording, memory snapshot), a serving benchmark's results, an iteration log; "
+      "or a TensorRT engine's exports; or Nsight Compute exports. Reports where the "
       "time goes: overview, kernels, CUDA API, memory operations, "
-      "iterations, NVTX ranges, idle gaps. Several traces are the ranks of one job; "
+      "iterations, NVTX ranges, idle gaps, serving metrics. Several traces are the ranks of one "
+      "job; "
       "under mpirun/srun (mpirun -n K sightline analyze DIR) the "
       "ranks are spread over the MPI processes and process 0 "
       "writes the report. " +
           std::string(MpiBuilt() ? "This build has MPI."
                                  : "This build has no MPI (optional): it "
                                    "spreads the ranks over threads."));
-  cmd->add_option("traces", args->traces, "Trace files; the format is recognised from the content");
+  cmd->add_option(
+      "inputs", args->traces,
+      "Files or directories (every file in a directory that a reader takes); the format "
+      "is recognised from the content, never the name");
   cmd->add_option("-o,--output", args->output, "Write the report to FILE instead of stdout");
   cmd->add_option("--format", args->format, "Report format")
       ->check(CLI::IsMember({"text", "json", "html"}))
@@ -193,15 +189,17 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "Regex (RE2 syntax, full match) naming the NVTX/record_function ranges that are "
                   "iterations; default finds iteration*, step*, ProfilerStep#N");
   cmd->add_option("--iteration-log", args->iteration_log,
-                  "JSON-lines log of the Sightline instrument library (SIGHTLINE_ITERATION_LOG); "
-                  "its per-iteration fields join the iterations section "
-                  "(docs/formats/iteration-log.md)");
+                  "An iteration log (Sightline's SIGHTLINE_ITERATION_LOG, TensorRT-LLM's iteration "
+                  "statistics): its per-iteration fields join the iterations section "
+                  "(docs/formats/iteration-log.md). The same as giving the file as an input, "
+                  "but refused if it is not an iteration log");
   cmd->add_option("--requests", args->requests,
-                  "A serving benchmark's per-request results (vllm bench serve --save-result "
-                  "--save-detailed JSON): TTFT, TPOT, ITL, E2E latency, throughput "
-                  "(docs/analyses/serving.md); with or without traces");
+                  "A serving benchmark's results (vLLM, SGLang, AIPerf, trtllm-bench, a request "
+                  "log): TTFT, TPOT, ITL, E2E latency, throughput (docs/analyses/serving.md); with "
+                  "or without traces. The same as giving the file as an input, but refused if it "
+                  "is not serving results");
   cmd->add_option("--slo", args->slo,
-                  "Service-level objectives for goodput with --requests, in ms: "
+                  "Service-level objectives for goodput with serving results, in ms: "
                   "ttft=MS,tpot=MS,e2el=MS (any of them)");
   cmd->add_option("--gc-ranges", args->options.gc_range_names,
                   "Names of the host ranges that mark garbage collections (comma-separated; "

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   sightline::cli::AddAllReduceCommand(app, runner);
   sightline::cli::AddRecordCommand(app, runner);
   sightline::cli::AddDiffCommand(app, runner);
+  sightline::cli::AddFormatsCommand(app, runner);
   int rc = 0;
   try {
     app.parse(argc, argv);

@@ -1,11 +1,14 @@
 // `sightline ncu REPORT.csv [MORE.csv...]`: reads Nsight Compute CSV exports, classifies each
 // kernel (compute-, memory- or latency-bound), explains stalls and rules, and puts several exports
 // side by side. docs/kernel/ncu.md.
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <variant>
 
 #include "base/file_io.h"
 #include "cli/commands.h"
-#include "kernel/ncu_csv.h"
+#include "importers/inputs.h"
 #include "kernel/ncu_report.h"
 #include "reporters/reporter.h"
 
@@ -30,20 +33,18 @@ int RunNcu(const NcuArgs& args) {
   std::vector<NcuSourceExport> sources;
   if (Status s = CheckOutputIsNotAnInput(args.output, args.files); !s.ok()) return ReportError(s);
   for (const std::string& f : args.files) {
-    // Source-page exports (--page source) start with "Kernel Name"/"File Path" instead of a
-    // table; everything else goes to the details/raw reader.
-    StatusOr<std::string> head = ReadFilePrefix(f, 64);
-    if (head.ok() && LooksLikeNcuSourceCsv(*head)) {
-      StatusOr<std::string> text = ReadFileToString(f);
-      if (!text.ok()) return ReportError(text.status());
-      StatusOr<NcuSourceExport> src = ParseNcuSourceCsv(*text, f);
-      if (!src.ok()) return ReportError(src.status());
+    // The details/raw pages and the source page are told apart by their content.
+    StatusOr<RecognisedInput> in = RecogniseInput(f);
+    StatusOr<InputDocument> doc =
+        in.ok() && in->reader->kind == InputKind::kNcuSource
+            ? ReadRecognisedInput(*in)
+            : OpenInputOfKind(f, InputKind::kNcuExport, "`sightline ncu`");
+    if (!doc.ok()) return ReportError(doc.status());
+    if (NcuSourceExport* src = std::get_if<NcuSourceExport>(&doc->value)) {
       sources.push_back(std::move(*src));
-      continue;
+    } else {
+      exports.push_back(std::move(std::get<NcuExport>(doc->value)));
     }
-    StatusOr<NcuExport> e = ReadNcuCsv(f);
-    if (!e.ok()) return ReportError(e.status());
-    exports.push_back(std::move(*e));
   }
   NcuReportOptions options;
   options.top = args.top;

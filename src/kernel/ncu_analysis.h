@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel/ncu_csv.h"
+#include "importers/ncu/ncu_csv.h"
 
 namespace sightline {
 

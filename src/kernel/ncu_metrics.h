@@ -3,8 +3,8 @@
 // of details-page labels to raw-page metric names is listed in docs/kernel/ncu.md.
 #pragma once
 
+#include "importers/ncu/ncu_csv.h"
 #include "kernel/ncu_analysis.h"
-#include "kernel/ncu_csv.h"
 
 namespace sightline {
 

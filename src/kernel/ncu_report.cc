@@ -411,16 +411,22 @@ Report BuildNcuReport(const std::vector<NcuInput>& inputs, const NcuReportOption
 
     Section& s = report.AddSection("ncu_kernels", "Nsight Compute export", static_cast<int>(i));
     double total = 0;
+    int timed = 0;  // kernels whose export states a duration
     int checked = 0, agree = 0;
     std::map<std::string, int> bounds;
     for (const NcuKernelAnalysis& k : ks) {
-      if (!std::isnan(k.duration_ns)) total += k.duration_ns;
+      if (!std::isnan(k.duration_ns)) {
+        total += k.duration_ns;
+        ++timed;
+      }
       checked += k.occupancy_check.checked;
       agree += k.occupancy_check.checked && k.occupancy_check.agrees;
       if (!k.bound.empty()) ++bounds[k.bound];
     }
     s.AddFact("kernels", "Kernels profiled", static_cast<int64_t>(ks.size()), Unit::kCount);
-    s.AddFact("total_duration_ns", "Total duration", total, Unit::kDurationNs);
+    // No kernel with a duration (the export's sections had none): absent, not 0 ns.
+    s.AddFact("total_duration_ns", "Total duration", timed > 0 ? Value(total) : Value(),
+              Unit::kDurationNs);
     s.AddFact("pages", "Pages", in.pages);
     std::string split;
     for (const char* b : {"compute", "memory", "latency"}) {

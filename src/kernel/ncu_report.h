@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "importers/ncu/ncu_csv.h"
+#include "importers/ncu/ncu_source.h"
 #include "kernel/ncu_analysis.h"
-#include "kernel/ncu_csv.h"
-#include "kernel/ncu_source.h"
 #include "report/report.h"
 
 namespace sightline {

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <map>
 
+#include "importers/ncu/ncu_source.h"
 #include "kernel/ncu_report.h"
-#include "kernel/ncu_source.h"
 #include "kernel/ncu_stalls.h"
 
 namespace sightline {

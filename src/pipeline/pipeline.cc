@@ -12,7 +12,10 @@
 
 #include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
+#include "base/file_io.h"
 #include "importers/importer.h"
+#include "importers/inputs.h"
+#include "kernel/ncu_report.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
 #include "serving/serving_diff.h"
@@ -90,51 +93,6 @@ Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& 
   // As RunFindings sorts the report's findings, those of earlier inputs included.
   if (added_findings) SortFindings(report.findings);
   return Status::Ok();
-}
-
-StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> out;
-  for (const std::string& path : paths) {
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-      std::vector<std::string> files;
-      for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
-        const std::string name = e.path().filename().string();
-        if (!e.is_regular_file(ec) || name.empty() || name[0] == '.') continue;
-        auto ends = [&](std::string_view suffix) {
-          return name.size() >= suffix.size() &&
-                 name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-        };
-        if (ends(".json") || ends(".json.gz") || ends(".sqlite")) {
-          files.push_back(e.path().string());
-        }
-      }
-      if (ec) return InvalidArgumentError(fmt::format("{}: cannot list: {}", path, ec.message()));
-      if (files.empty()) {
-        return InvalidArgumentError(
-            fmt::format("{}: directory holds no trace files (*.json, *.json.gz, *.sqlite)", path));
-      }
-      std::sort(files.begin(), files.end());
-      out.insert(out.end(), files.begin(), files.end());
-    } else if (!fs::exists(path, ec) && path.find_first_of("*?[") != std::string::npos) {
-      // A pattern the shell did not expand (quoted, or from a script).
-      glob_t g{};
-      const int rc = glob(path.c_str(), 0, nullptr, &g);
-      std::vector<std::string> files;
-      if (rc == 0) {
-        for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
-      }
-      globfree(&g);
-      if (files.empty()) {
-        return InvalidArgumentError(fmt::format("{}: no file matches this pattern", path));
-      }
-      out.insert(out.end(), files.begin(), files.end());  // glob sorts them
-    } else {
-      out.push_back(path);
-    }
-  }
-  return out;
 }
 
 namespace {
@@ -288,57 +246,204 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
 
 }  // namespace
 
-StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& options,
-                              const RunOptions& run) {
-  ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandTracePaths(paths));
-  // TensorRT engine exports (trtexec, Trex) are not timelines: they have their own report.
-  size_t trt = 0;
-  for (const std::string& f : files) trt += LooksLikeTrtFile(f);
-  if (trt > 0 && run.workers && !run.workers->root()) return Report();  // process 0 reads them
-  if (trt > 0) {
-    if (trt != files.size()) {
-      return InvalidArgumentError(
-          "analyze reads either TensorRT engine exports (trtexec --exportLayerInfo, "
-          "--exportProfile, --exportTimes) or traces, not both in one run; analyze them "
-          "separately");
+namespace {
+
+// The inputs of one `analyze`, sorted by what they are.
+struct SortedInputs {
+  std::vector<std::string> traces, trt, ncu, ncu_source;
+  std::vector<RecognisedInput> results, iteration_logs;
+  std::vector<std::string> skipped;
+  std::vector<InputFile> read;  // every file and the reader that took it
+};
+
+StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const NamedInputs& named) {
+  SortedInputs s;
+  ASSIGN_OR_RETURN(ExpandedInputs expanded, ExpandInputs(paths));
+  s.skipped = std::move(expanded.skipped);
+  auto named_input = [&](const std::string& path, InputKind kind,
+                         std::string_view option) -> Status {
+    if (path.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(RecognisedInput in, RecogniseInput(path));
+    if (in.reader->kind != kind) {
+      return InvalidArgumentError(fmt::format(
+          "{}: {} takes {}, but this file is {} ({}); give it without the option: `sightline "
+          "analyze` sorts its inputs by what they are",
+          path, option, InputKindName(kind), InputKindName(in.reader->kind),
+          in.reader->description));
     }
-    if (options.requests || options.iteration_log) {
-      return InvalidArgumentError(
-          "--requests and --iteration-log join a trace; a TensorRT engine's exports have their "
-          "own latency report: analyze them without these options");
+    expanded.inputs.push_back(std::move(in));
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(named_input(named.requests, InputKind::kServingResults, "--requests"));
+  RETURN_IF_ERROR(named_input(named.iteration_log, InputKind::kIterationLog, "--iteration-log"));
+  for (RecognisedInput& in : expanded.inputs) {
+    s.read.push_back({in.path, in.reader->name, InputKindName(in.reader->kind), ""});
+    switch (in.reader->kind) {
+      case InputKind::kTrace:
+        s.traces.push_back(in.path);
+        break;
+      case InputKind::kServingResults:
+        s.results.push_back(std::move(in));
+        break;
+      case InputKind::kIterationLog:
+        s.iteration_logs.push_back(std::move(in));
+        break;
+      case InputKind::kTrtEngine:
+        s.trt.push_back(in.path);
+        break;
+      case InputKind::kNcuExport:
+        s.ncu.push_back(in.path);
+        break;
+      case InputKind::kNcuSource:
+        s.ncu_source.push_back(in.path);
+        break;
+      case InputKind::kAllreduceSweep:
+        return InvalidArgumentError(
+            fmt::format("{}: an all-reduce sweep; `sightline allreduce plot|tune {}` reads it",
+                        in.path, in.path));
     }
-    TrtReportOptions o;
-    o.top_n = options.top_n;
-    o.findings = options.findings;
-    return AnalyzeTrtFiles(files, o);
   }
-  return RunRankSet(files, options, run);
+  return s;
+}
+
+// What each file became, and what it joined, for the report's list of files read.
+void DescribeUses(SortedInputs& in) {
+  const std::string first_trace = in.traces.empty() ? "" : in.traces.front();
+  for (InputFile& f : in.read) {
+    if (f.kind == InputKindName(InputKind::kServingResults)) {
+      f.use = first_trace.empty()
+                  ? "serving metrics"
+                  : fmt::format("serving metrics; request log token gaps joined to {}'s iterations",
+                                FileNameOf(first_trace));
+    } else if (f.kind == InputKindName(InputKind::kIterationLog)) {
+      f.use = "joined to each trace's iterations by counter";
+    } else if (f.kind == InputKindName(InputKind::kTrace)) {
+      f.use = in.traces.size() > 1 ? "a rank of the job" : "the trace";
+    } else {
+      f.use = "its own report";
+    }
+  }
+  for (const std::string& path : in.skipped) {
+    in.read.push_back({path, "", "", "skipped: no reader takes it (`sightline formats`)"});
+  }
+}
+
+}  // namespace
+
+StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& given,
+                              const RunOptions& run, const NamedInputs& named) {
+  ASSIGN_OR_RETURN(SortedInputs in, SortInputs(paths, named));
+  const bool root = !run.workers || run.workers->root();
+  AnalyzeOptions options = given;
+  const size_t others = in.trt.size() + in.ncu.size() + in.ncu_source.size();
+  const size_t timeline = in.traces.size() + in.results.size() + in.iteration_logs.size();
+  if (others > 0 && timeline > 0) {
+    return InvalidArgumentError(fmt::format(
+        "analyze reads either traces (with their serving results and iteration logs) or {} in "
+        "one run, not both; analyze them separately",
+        !in.trt.empty() ? "a TensorRT engine's exports" : "Nsight Compute exports"));
+  }
+  if (!in.trt.empty() && (!in.ncu.empty() || !in.ncu_source.empty())) {
+    return InvalidArgumentError(
+        "analyze reads either a TensorRT engine's exports or Nsight Compute exports in one run, "
+        "not both; analyze them separately");
+  }
+  if (others > 0 && !root) return Report();  // process 0 reads them
+  if (!in.trt.empty()) {
+    // TensorRT engine exports (trtexec, Trex) are not timelines: they have their own report.
+    TrtReportOptions o;
+    o.top_n = given.top_n;
+    o.findings = given.findings;
+    return AnalyzeTrtFiles(in.trt, o);
+  }
+  if (!in.ncu.empty() || !in.ncu_source.empty()) {
+    std::vector<NcuExport> exports;
+    std::vector<NcuSourceExport> sources;
+    for (const std::string& p : in.ncu) {
+      ASSIGN_OR_RETURN(InputDocument d, OpenInput(p));
+      exports.push_back(std::move(std::get<NcuExport>(d.value)));
+    }
+    for (const std::string& p : in.ncu_source) {
+      ASSIGN_OR_RETURN(InputDocument d, OpenInput(p));
+      sources.push_back(std::move(std::get<NcuSourceExport>(d.value)));
+    }
+    NcuReportOptions o;
+    o.top = given.top_n;
+    Report report = BuildNcuReport(GroupNcuExports(std::move(exports)), o);
+    AddNcuSourceSections(report, sources, given.top_n);
+    return report;
+  }
+  if (in.results.size() > 1) {
+    return InvalidArgumentError(fmt::format(
+        "{} and {} are both serving results; one run analyses one benchmark's results (`sightline "
+        "diff A B` compares two)",
+        in.results[0].path, in.results[1].path));
+  }
+  if (in.iteration_logs.size() > 1) {
+    return InvalidArgumentError(
+        fmt::format("{} and {} are both iteration logs; one run joins one log to its traces",
+                    in.iteration_logs[0].path, in.iteration_logs[1].path));
+  }
+  if (options.slo.any() && in.results.empty()) {
+    return InvalidArgumentError(
+        "--slo needs serving results (a benchmark's results file among the inputs, or "
+        "--requests): the SLOs are checked per request");
+  }
+  if (!in.iteration_logs.empty() && in.traces.empty()) {
+    return InvalidArgumentError(
+        fmt::format("{}: an iteration log joins a trace's iterations; give the trace too",
+                    in.iteration_logs[0].path));
+  }
+  if (in.traces.empty() && in.results.empty()) {
+    return InvalidArgumentError("no trace or serving results among the inputs");
+  }
+  // Read first: a bad file fails before any trace is imported.
+  if (!in.results.empty()) {
+    ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.results[0]));
+    options.requests =
+        std::make_shared<const RequestResults>(std::move(std::get<RequestResults>(d.value)));
+  }
+  if (!in.iteration_logs.empty()) {
+    ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.iteration_logs[0]));
+    options.iteration_log =
+        std::make_shared<const IterationLog>(std::move(std::get<IterationLog>(d.value)));
+  }
+  ASSIGN_OR_RETURN(Report report, RunRankSet(in.traces, options, run));
+  // The list of files read, when there is more to it than the traces' own inputs.
+  if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.skipped.empty())) {
+    DescribeUses(in);
+    report.files = std::move(in.read);
+  }
+  return report;
 }
 
 StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candidate,
                            const AnalyzeOptions& options) {
-  // Two serving runs (request results or request logs) compare as serving metrics.
-  const bool serving_b = LooksLikeRequestResultsFile(baseline);
-  const bool serving_a = LooksLikeRequestResultsFile(candidate);
-  if (serving_b != serving_a) {
-    return InvalidArgumentError(
-        fmt::format("{} is {} but {} is {}: diff compares two traces or two serving results",
-                    baseline, serving_b ? "serving results" : "a trace", candidate,
-                    serving_a ? "serving results" : "a trace"));
+  // Both sides are recognised first: two serving runs compare as serving metrics, two TensorRT
+  // engines per layer, two traces through the diff analyses.
+  ASSIGN_OR_RETURN(RecognisedInput b, RecogniseInput(baseline));
+  ASSIGN_OR_RETURN(RecognisedInput a, RecogniseInput(candidate));
+  const InputKind kind = b.reader->kind;
+  if (a.reader->kind != kind) {
+    return InvalidArgumentError(fmt::format(
+        "{} is a {} but {} is a {}: diff compares two of a kind (two traces, two serving "
+        "results or two TensorRT engines)",
+        baseline, InputKindName(kind), candidate, InputKindName(a.reader->kind)));
   }
-  if (serving_b) {
+  if (kind == InputKind::kServingResults) {
     Report report;
     report.tool_version = SIGHTLINE_VERSION;
     ServingMetricsOptions o;
     o.slo = options.slo;
     ServingMetrics metrics[2];
     int side = 0;
-    for (const std::string* path : {&baseline, &candidate}) {
-      ASSIGN_OR_RETURN(RequestResults r, ReadRequestResults(*path));
+    for (const RecognisedInput* input : {&b, &a}) {
+      ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(*input));
+      const RequestResults& r = std::get<RequestResults>(d.value);
       ASSIGN_OR_RETURN(metrics[side], ComputeServingMetrics(r, o));
       ReportInput& in = report.inputs.emplace_back();
       in.label = side == 0 ? "baseline" : "candidate";
-      in.path = *path;
+      in.path = input->path;
       in.format = r.format;
       in.producer = r.producer;
       ++side;
@@ -346,21 +451,21 @@ StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candi
     AddServingDiff(metrics[0], metrics[1], options.diff_fail_if_slower_pct, report);
     return report;
   }
-  // Two TensorRT engines compare per layer, type and precision.
-  const bool trt_b = LooksLikeTrtFile(baseline);
-  const bool trt_a = LooksLikeTrtFile(candidate);
-  if (trt_b || trt_a) {
-    if (trt_b != trt_a) {
-      return InvalidArgumentError(
-          fmt::format("{} is {} but {} is {}: diff compares two TensorRT engines or two traces",
-                      baseline, trt_b ? "a TensorRT engine export" : "not", candidate,
-                      trt_a ? "a TensorRT engine export" : "not"));
-    }
+  if (kind == InputKind::kTrtEngine) {
     TrtDiffOptions o;
     o.top_n = options.top_n;
     o.min_share_pct = options.diff_min_share_pct;
     o.fail_if_slower_pct = options.diff_fail_if_slower_pct;
     return DiffTrtEngines(baseline, candidate, o);
+  }
+  if (kind != InputKind::kTrace) {
+    return InvalidArgumentError(fmt::format(
+        "{} and {} are {}s; diff compares two traces, two serving results or two TensorRT "
+        "engines{}",
+        baseline, candidate, InputKindName(kind),
+        kind == InputKind::kNcuExport || kind == InputKind::kNcuSource
+            ? " (`sightline ncu A.csv B.csv` puts Nsight Compute exports side by side)"
+            : ""));
   }
   TraceSet set;
   set.kind = TraceSetKind::kDiff;

@@ -43,23 +43,28 @@ struct RunOptions {
 // All multi-trace analyses (ranks, diff), in report order (pipeline/registry.cc).
 const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses();
 
-// Imports `paths` (format sniffed per file) and analyses each. The first import error is returned.
-// Paths may be directories or unexpanded globs (ExpandTracePaths). The inputs form a TraceSet of
-// kind kRanks: two or more are the ranks of one job, and the "ranks" section and the straggler
-// finding come first (docs/analyses/ranks.md).
-// Each file is imported, analysed and reduced where a worker has it (pipeline/rank_parts.h); on
-// processes other than MPI process 0 the returned report is empty and must not be written.
+// Inputs named by an option of `analyze` (--requests, --iteration-log): each must be of that kind.
+struct NamedInputs {
+  std::string requests;
+  std::string iteration_log;
+};
+
+// `sightline analyze`: every path (files, directories, unexpanded globs) goes through the front
+// door (importers/inputs.h) and is sorted by what it is. Traces form a TraceSet of kind kRanks:
+// two or more are the ranks of one job, and the "ranks" section and the straggler finding come
+// first (docs/analyses/ranks.md). Serving results (at most one) and an iteration log (at most one)
+// join them; a TensorRT engine's exports or Nsight Compute exports have their own report, alone.
+// In a directory, files no reader takes are skipped and listed in Report::files. The first error
+// is returned. Each trace is imported, analysed and reduced where a worker has it
+// (pipeline/rank_parts.h); on processes other than MPI process 0 the returned report is empty and
+// must not be written.
 StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& options,
-                              const RunOptions& run = {});
+                              const RunOptions& run = {}, const NamedInputs& named = {});
 
 // `sightline diff`: a TraceSet of kind kDiff (inputs "baseline" and "candidate"); the gate's
 // verdict is in Report::gate (docs/analyses/diff.md).
 StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candidate,
                            const AnalyzeOptions& options);
-
-// Each directory becomes its *.json, *.json.gz and *.sqlite files (sorted by name), each pattern
-// with * ? [ that names no existing file becomes its matches (sorted); other paths stay as given.
-StatusOr<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths);
 
 // Adds the context's trace to `report` as a new input; returns its input index.
 int AddReportInput(const AnalysisContext& context, const std::string& label, Report& report);

@@ -188,6 +188,15 @@ struct ReportInput {
   Diagnostics diagnostics;
 };
 
+// A file an `analyze` read, the reader that took it and what it was used for; listed when a run
+// reads more than traces (serving results, an iteration log) or skips files of a directory.
+struct InputFile {
+  std::string path;
+  std::string reader;  // the registry's name ("vllm-bench-results"); "" for a skipped file
+  std::string kind;    // "serving results"
+  std::string use;     // "joined to each trace's iterations by counter", "skipped: ..."
+};
+
 // A CI gate's verdict (`sightline diff --fail-if-slower`): the CLI exits 1 when it failed and
 // repeats `message` on stderr. Reporters show the gate through its report section.
 struct GateVerdict {
@@ -209,6 +218,7 @@ struct Report {
   std::string tool_version;
   RunInfo run;
   std::vector<ReportInput> inputs;
+  std::vector<InputFile> files;  // empty unless the run read more than traces (InputFile)
   std::vector<Section> sections;
   std::vector<Finding> findings;  // sorted by estimated_savings_ns, largest first
   GateVerdict gate;

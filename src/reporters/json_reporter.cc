@@ -130,6 +130,23 @@ std::string RenderJsonReport(const Report& report) {
     w.EndObject();
   }
   w.EndArray();
+  if (!report.files.empty()) {
+    w.Key("files").BeginArray();
+    for (const InputFile& f : report.files) {
+      w.BeginObject();
+      w.Key("path").String(f.path);
+      w.Key("reader");
+      if (f.reader.empty()) {
+        w.Null();
+      } else {
+        w.String(f.reader);
+      }
+      w.Key("kind").String(f.kind);
+      w.Key("use").String(f.use);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
 
   w.Key("sections").BeginArray();
   for (const Section& s : report.sections) {

@@ -124,6 +124,14 @@ std::string RenderTextReport(const Report& report, const TextReportOptions& opti
                    in.producer.empty() ? "" : ", " + in.producer,
                    in.rank >= 0 ? fmt::format(", rank {}", in.rank) : "");
   }
+  for (const InputFile& f : report.files) {
+    if (f.reader.empty()) {
+      fmt::format_to(std::back_inserter(out), "  file {}: {}\n", f.path, f.use);
+    } else {
+      fmt::format_to(std::back_inserter(out), "  file {}: read as {} ({}): {}\n", f.path, f.reader,
+                     f.kind, f.use);
+    }
+  }
   out += '\n';
 
   if (!report.findings.empty()) {

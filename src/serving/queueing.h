@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
+#include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/request_results.h"
 #include "serving/serving_metrics.h"
 
 namespace sightline {

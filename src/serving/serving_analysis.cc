@@ -1,16 +1,39 @@
 // The registry entry "serving" (serving/serving_metrics.h): `analyze --requests FILE [TRACE...]`
 // reads the results once, adds the serving section and its findings, and joins a request log's
 // token gaps to the first trace's iterations.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
 
+#include "importers/serving_results/request_results.h"
 #include "serving/queueing.h"
 #include "serving/serving_metrics.h"
 #include "serving/serving_trace_join.h"
-#include "serving/trtllm_bench_report.h"
 
 namespace sightline {
 namespace {
+
+// Section "serving" for aggregates-only results: the figures, and notes on what is missing.
+void AddAggregateServingSection(const RequestResults& results, Report& report) {
+  Section& s = report.AddSection("serving", "Serving: the benchmark's own aggregates", -1);
+  s.AddFact("source", "Results", fmt::format("{} ({})", results.path, results.producer));
+  if (results.duration_s > 0) {
+    s.AddFact("duration_ns", "Benchmark duration", results.duration_s * 1e9, Unit::kDurationNs);
+  }
+  Table& t = s.AddTable("aggregates", "Figures as the benchmark wrote them",
+                        {{"group", "Group", Unit::kText},
+                         {"key", "Key", Unit::kText},
+                         {"duration_ns", "Time", Unit::kDurationNs},
+                         {"value", "Value", Unit::kNumber}});
+  for (const RequestResults::Aggregate& a : results.aggregates) {
+    const bool time = a.unit == Unit::kDurationNs;
+    t.rows.push_back(
+        {a.group, a.name, time ? Value(a.value) : Value(), time ? Value() : Value(a.value)});
+  }
+  t.note = "times converted from the tool's ms; other figures unconverted (units in the key)";
+  for (const std::string& n : results.not_derived) s.notes.push_back(n);
+}
 
 // The serving section of `analyze --requests FILE [TRACE...]`, joined to the first trace.
 class ServingAnalysis : public MultiTraceAnalysis {

@@ -2,8 +2,8 @@
 // distributions of TTFT, TPOT and ITL, and the longest token gap over the run's time.
 #pragma once
 
+#include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/request_results.h"
 
 namespace sightline {
 

@@ -6,14 +6,9 @@
 #include <vector>
 
 #include "base/file_io.h"
-#include "serving/request_log.h"
+#include "importers/serving_results/request_log.h"
 
 namespace sightline {
-
-bool LooksLikeRequestResultsFile(const std::string& path) {
-  StatusOr<std::string> head = ReadFilePrefix(path, 1 << 16);
-  return head.ok() && DetectResultsFormat(*head) != ResultsFormat::kUnknown;
-}
 
 namespace {
 

@@ -7,15 +7,11 @@
 #include <string>
 
 #include "base/status.h"
+#include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/request_results.h"
 #include "serving/serving_metrics.h"
 
 namespace sightline {
-
-// True when the file looks like serving results rather than a trace: a request log, or a JSON
-// object whose first 4 KiB name a benchmark's "duration" and "completed" and no "traceEvents".
-bool LooksLikeRequestResultsFile(const std::string& path);
 
 // Appends the "serving_diff" section (and "serving_gate" with a threshold) to a report whose inputs
 // 0 and 1 are the baseline and the candidate; sets Report::gate when p99 TTFT, TPOT or ITL grew, or

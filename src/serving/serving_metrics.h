@@ -13,8 +13,8 @@
 
 #include "analyses/analysis.h"
 #include "base/status.h"
+#include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/request_results.h"
 
 namespace sightline {
 

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "analyses/analysis_context.h"
+#include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/request_results.h"
 #include "serving/serving_metrics.h"
 
 namespace sightline {

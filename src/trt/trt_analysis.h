@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "trt/trt_engine.h"
+#include "importers/trt_engine/trt_engine.h"
 
 namespace sightline {
 

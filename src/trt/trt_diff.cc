@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "base/time_units.h"
-#include "trt/trt_engine.h"
+#include "importers/trt_engine/trt_engine.h"
 
 namespace sightline {
 namespace {

@@ -365,8 +365,10 @@ void AddFindings(const TrtEngine& e, const TrtEngineAnalysis& a, int input,
                   : "Launch the engine as a CUDA graph (trtexec --useCudaGraph; in an application, "
                     "capture enqueueV3 into a graph once and replay it), so one launch replaces "
                     "the per-layer launches";
-    f.estimated_savings_ns = static_cast<int64_t>(std::max(0.0, l.enqueue.mean - l.compute.mean) *
-                                                  kNsPerMs * static_cast<double>(l.compute.n));
+    // Per inference, as trtexec reports latency; the inferences measured are in the evidence.
+    f.evidence.push_back({"inferences", "Inferences measured", l.compute.n, Unit::kCount});
+    f.estimated_savings_ns =
+        static_cast<int64_t>(std::max(0.0, l.enqueue.mean - l.compute.mean) * kNsPerMs);
     report.findings.push_back(std::move(f));
   }
   if (l.known && l.compute.mean > 0 && l.h2d.mean + l.d2h.mean >= l.compute.mean) {
@@ -386,8 +388,8 @@ void AddFindings(const TrtEngine& e, const TrtEngineAnalysis& a, int input,
         "Measure the engine alone with trtexec --noDataTransfers; in the application keep inputs "
         "and outputs on the GPU between stages, or overlap the copies with compute (pinned "
         "memory, a second stream)";
-    f.estimated_savings_ns = static_cast<int64_t>((l.h2d.mean + l.d2h.mean) * kNsPerMs *
-                                                  static_cast<double>(l.compute.n));
+    f.evidence.push_back({"inferences", "Inferences measured", l.compute.n, Unit::kCount});
+    f.estimated_savings_ns = static_cast<int64_t>((l.h2d.mean + l.d2h.mean) * kNsPerMs);
     report.findings.push_back(std::move(f));
   }
   if (a.reformat_share_pct >= options.reformat_finding_pct) {
@@ -413,8 +415,7 @@ void AddFindings(const TrtEngine& e, const TrtEngineAnalysis& a, int input,
     }
     f.evidence.push_back({"largest", "Largest", Join(top, "; ")});
     if (l.known) {
-      f.evidence.push_back({"inferences", "Inferences measured (the saving is over these)",
-                            l.compute.n, Unit::kCount});
+      f.evidence.push_back({"inferences", "Inferences measured", l.compute.n, Unit::kCount});
     }
     f.where = where;
     f.recommendation =
@@ -423,16 +424,13 @@ void AddFindings(const TrtEngine& e, const TrtEngineAnalysis& a, int input,
         "--outputIOFormats, e.g. fp16:chw; BuilderConfig allowed formats), place Q/DQ so that "
         "INT8 regions do not alternate with FP16 ones (quantize the residual adds too), and "
         "check that the layer forcing a conversion has an INT8 or FP16 tactic";
-    // Each run pays the reformats; the estimate is over the inferences measured, if any.
-    const double runs = l.known ? static_cast<double>(l.compute.n) : 1.0;
-    f.estimated_savings_ns = static_cast<int64_t>(a.reformat_ms * kNsPerMs * runs);
+    // Per inference: each one pays the reformats.
+    f.estimated_savings_ns = static_cast<int64_t>(a.reformat_ms * kNsPerMs);
     report.findings.push_back(std::move(f));
   }
 }
 
 }  // namespace
-
-bool LooksLikeTrtFile(const std::string& path) { return TrtFileKindOf(path) != TrtFileKind::kNone; }
 
 void AddTrtEngineReport(const TrtEngine& e, const TrtEngineAnalysis& a,
                         const TrtReportOptions& options, Report& report) {

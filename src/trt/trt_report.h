@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "importers/trt_engine/trt_engine.h"
 #include "report/report.h"
 #include "trt/trt_analysis.h"
-#include "trt/trt_engine.h"
 
 namespace sightline {
 
@@ -21,9 +21,6 @@ struct TrtReportOptions {
   // Reformat layers above this share of the layer time make a finding.
   double reformat_finding_pct = 5.0;
 };
-
-// True when `path` is a TensorRT export (any of the kinds TrtFileKindOf recognises).
-bool LooksLikeTrtFile(const std::string& path);
 
 // Adds the engine as a report input and its sections and findings.
 void AddTrtEngineReport(const TrtEngine& engine, const TrtEngineAnalysis& analysis,

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "base/file_io.h"
+#include "base/input_data.h"
 #include "base/input_limits.h"
 
 namespace sightline::kineto {
@@ -90,7 +91,10 @@ Status InflateGzip(std::string_view gz, const std::string& path, char** out_buff
   const size_t limit = static_cast<size_t>(std::max<uint64_t>(limit64, 4096));
   uint32_t isize = 0;
   if (gz.size() >= 4) std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
-  size_t capacity = std::min<size_t>(std::max<size_t>(isize, 4096), limit) + kSlack;
+  // The trailer is not trusted beyond what deflate can produce (1032 bytes per input byte).
+  const size_t most = gz.size() > SIZE_MAX / 1032 ? SIZE_MAX : gz.size() * 1032;
+  size_t capacity =
+      std::min<size_t>(std::max<size_t>(std::min<size_t>(isize, most), 4096), limit) + kSlack;
   char* buffer = NewBuffer(capacity);
   if (!buffer) return InternalError(fmt::format("{}: out of memory ({} bytes)", path, capacity));
   size_t size = 0, in_pos = 0;
@@ -161,8 +165,25 @@ StatusOr<std::unique_ptr<JsonStream>> JsonStream::Open(const std::string& path) 
     return InvalidInputError(
         fmt::format("{}: the file is empty; the profiler may not have finished writing it", path));
   }
-  char magic[2] = {0, 0};
-  if (ReadFully(s->fd_, magic, 2) < 0 || ::lseek(s->fd_, 0, SEEK_SET) != 0) return ReadError(path);
+  char magic[4] = {0, 0, 0, 0};
+  if (ReadFully(s->fd_, magic, 4) < 0 || ::lseek(s->fd_, 0, SEEK_SET) != 0) return ReadError(path);
+  if (CompressionOf(std::string_view(magic, std::min<size_t>(4, file_size))) ==
+      Compression::kZstd) {
+    ::close(s->fd_);
+    s->fd_ = -1;
+    ASSIGN_OR_RETURN(std::string text, ReadInput(path));
+    if (text.empty())
+      return InvalidInputError(fmt::format("{}: the zstd file holds no data", path));
+    s->capacity_ = 1 + text.size() + kPadding + 1;
+    s->buf_ = NewBuffer(s->capacity_);
+    if (!s->buf_) return InternalError(fmt::format("{}: out of memory", path));
+    std::memcpy(s->buf_ + 1, text.data(), text.size());
+    s->end_ = 1 + text.size();
+    s->gzip_ = true;  // all in memory, as for gzip
+    s->eof_ = true;
+    s->size_hint_ = text.size();
+    return s;
+  }
   if (IsGzip(std::string_view(magic, std::min<size_t>(2, file_size)))) {
     {
       // The compressed bytes live only while inflating.

@@ -137,7 +137,7 @@ void NsysParallelScan::StopThreads() {
 }
 
 void NsysParallelScan::RunWorker(const std::vector<Scan>& scans) {
-  StatusOr<SqliteDb> db = SqliteDb::OpenReadOnly(db_.path());
+  StatusOr<SqliteDb> db = db_.OpenAgain();
   if (!db.ok()) Fail(db.status());
   for (const Scan& scan : scans) {
     if (!db.ok()) break;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/file_io.h"
+#include "base/input_data.h"
 
 namespace sightline {
 
@@ -77,12 +78,34 @@ StatusOr<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) {
     return NotFoundError(fmt::format("{}: no such file", path));
   }
+  ASSIGN_OR_RETURN(std::string head, ReadFilePrefix(path, 4));
+  std::shared_ptr<std::string> image;
+  if (CompressionOf(head) != Compression::kNone) {
+    ASSIGN_OR_RETURN(std::string bytes, ReadInput(path));
+    image = std::make_shared<std::string>(std::move(bytes));
+  }
+  return Open(path, std::move(image));
+}
+
+StatusOr<SqliteDb> SqliteDb::OpenAgain() const { return Open(path_, image_); }
+
+StatusOr<SqliteDb> SqliteDb::Open(const std::string& path, std::shared_ptr<std::string> image) {
   sqlite3* raw = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc = sqlite3_open_v2(image ? ":memory:" : path.c_str(), &raw,
+                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteDb db(path, raw);  // owns the handle even when opening failed
   if (rc != SQLITE_OK) return db.ErrorFor(rc, "opening the database");
-  NoteInputFile(path);
+  if (image) {
+    // Read in place: no copy, no resizing, never written (the connection is read-only).
+    const int drc =
+        sqlite3_deserialize(raw, "main", reinterpret_cast<unsigned char*>(image->data()),
+                            static_cast<sqlite3_int64>(image->size()),
+                            static_cast<sqlite3_int64>(image->size()), SQLITE_DESERIALIZE_READONLY);
+    if (drc != SQLITE_OK) return db.ErrorFor(drc, "opening the decompressed database");
+    db.image_ = std::move(image);
+  } else {
+    NoteInputFile(path);
+  }
   // The file is untrusted input: no schema-defined code (triggers, views) may call functions with
   // side effects, and no writes through corrupt-schema tricks.
   sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
@@ -103,6 +126,7 @@ StatusOr<SqliteDb> SqliteDb::OpenReadOnly(const std::string& path) {
 SqliteDb::SqliteDb(SqliteDb&& other) noexcept
     : path_(std::move(other.path_)),
       db_(std::exchange(other.db_, nullptr)),
+      image_(std::move(other.image_)),
       tables_(std::move(other.tables_)),
       columns_(std::move(other.columns_)) {}
 
@@ -111,6 +135,7 @@ SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
     sqlite3_close_v2(db_);
     path_ = std::move(other.path_);
     db_ = std::exchange(other.db_, nullptr);
+    image_ = std::move(other.image_);
     tables_ = std::move(other.tables_);
     columns_ = std::move(other.columns_);
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -61,8 +62,13 @@ class SqliteStatement {
 class SqliteDb {
  public:
   // Opens `path` read-only and loads the list of tables. NotFound when the file does not exist;
-  // InvalidInput when it is not a readable SQLite database (corrupt, truncated, encrypted).
+  // InvalidInput when it is not a readable SQLite database (corrupt, truncated, encrypted). A
+  // gzip'd or zstd'd database is decompressed into memory (within the input limit) and opened
+  // there.
   static StatusOr<SqliteDb> OpenReadOnly(const std::string& path);
+  // Another connection to the same database (for scans on other threads); a decompressed image is
+  // shared, not decompressed again.
+  StatusOr<SqliteDb> OpenAgain() const;
 
   SqliteDb(SqliteDb&& other) noexcept;
   SqliteDb& operator=(SqliteDb&& other) noexcept;
@@ -85,9 +91,12 @@ class SqliteDb {
 
  private:
   SqliteDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  static StatusOr<SqliteDb> Open(const std::string& path, std::shared_ptr<std::string> image);
 
   std::string path_;
   sqlite3* db_ = nullptr;
+  // The decompressed database when the file was compressed; SQLite reads it in place.
+  std::shared_ptr<std::string> image_;
   std::unordered_set<std::string> tables_;
   std::unordered_map<std::string, std::vector<std::string>> columns_;
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/file_io.h"
+#include "base/input_data.h"
 #include "importers/recorder/gpu_metrics_align.h"
 #include "model/trace_builder.h"
 #include "sightline/recorder_format.h"
@@ -539,7 +540,7 @@ StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& p
 }
 
 StatusOr<Trace> ImportRecorderFile(const std::string& path, const ImportOptions&) {
-  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  ASSIGN_OR_RETURN(std::string bytes, ReadInput(path));
   return ImportRecorderBytes(bytes, path);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/file_io.h"
+#include "base/input_data.h"
 #include "base/input_limits.h"
 #include "model/trace_builder.h"
 
@@ -373,7 +374,7 @@ StatusOr<Trace> ImportTorchSnapshotBytes(std::string_view bytes, const std::stri
 
 StatusOr<Trace> ImportTorchSnapshot(const std::string& path, const ImportOptions& /*options*/) {
   ASSIGN_OR_RETURN(uint64_t limit, MaxInflatedBytes());
-  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  ASSIGN_OR_RETURN(std::string bytes, ReadInput(path));
   return ImportTorchSnapshotBytes(bytes, path, limit);
 }
 

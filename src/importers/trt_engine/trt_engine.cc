@@ -1,4 +1,4 @@
-#include "trt/trt_engine.h"
+#include "importers/trt_engine/trt_engine.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "base/file_io.h"
+#include "base/input_data.h"
 
 namespace sightline {
 namespace {
@@ -19,11 +20,6 @@ using simdjson::SUCCESS;
 namespace dom = simdjson::dom;
 
 constexpr size_t kSniffBytes = 4096;
-// Gzip'd files are inflated to be sniffed only up to these sizes (compressed, and inflated as the
-// gzip trailer states it): a timing export that large would hold millions of inferences, and a
-// large .json.gz is a trace, whose sniffing must stay cheap.
-constexpr uintmax_t kMaxSniffGzBytes = uintmax_t{16} << 20;
-constexpr uint32_t kMaxSniffInflatedBytes = uint32_t{64} << 20;
 
 struct Suffix {
   const char* text;
@@ -117,11 +113,7 @@ TrtFileKind KindOfHead(std::string_view head) {
   return TrtFileKind::kNone;
 }
 
-StatusOr<std::string> ReadMaybeGzip(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
-  if (IsGzip(bytes)) return GunzipToString(bytes, path);
-  return bytes;
-}
+StatusOr<std::string> ReadMaybeGzip(const std::string& path) { return ReadInput(path); }
 
 // Typed access to one object's members. A member of another type is counted and dropped.
 class Fields {
@@ -287,33 +279,22 @@ std::string TrtPrecisionOfFormat(std::string_view format) {
 }
 
 TrtFileKind TrtFileKindOf(const std::string& path) {
-  StatusOr<std::string> head = ReadFilePrefix(path, kSniffBytes);
+  StatusOr<InputHead> head = ReadInputHead(path, kSniffBytes);
   if (!head.ok()) return TrtFileKind::kNone;
-  if (IsGzip(*head)) {
-    std::error_code ec;
-    const uintmax_t size = std::filesystem::file_size(path, ec);
-    if (ec || size > kMaxSniffGzBytes) return TrtFileKind::kNone;
-    if (size < 18) return TrtFileKind::kNone;
-    // The gzip trailer's ISIZE (inflated size mod 2^32), read before inflating anything.
-    std::ifstream f(path, std::ios::binary);
-    unsigned char tail[4] = {};
-    f.seekg(static_cast<std::streamoff>(size - 4));
-    if (!f.read(reinterpret_cast<char*>(tail), 4)) return TrtFileKind::kNone;
-    const uint32_t inflated =
-        tail[0] | (tail[1] << 8) | (tail[2] << 16) | (uint32_t{tail[3]} << 24);
-    if (inflated > kMaxSniffInflatedBytes) return TrtFileKind::kNone;
-    StatusOr<std::string> gz = ReadFileToString(path);
-    if (!gz.ok()) return TrtFileKind::kNone;
-    StatusOr<std::string> text = GunzipToString(*gz, path);
-    if (!text.ok()) return TrtFileKind::kNone;
-    return KindOfHead(std::string_view(*text).substr(0, kSniffBytes));
-  }
-  return KindOfHead(*head);
+  return KindOfHead(head->bytes);
+}
+
+TrtFileKind TrtFileKindOfHead(std::string_view head) {
+  return KindOfHead(head.substr(0, kSniffBytes));
 }
 
 std::string TrtEnginePrefix(const std::string& path) {
   std::string_view p = path;
-  if (EndsWith(p, ".gz")) p.remove_suffix(3);
+  if (EndsWith(p, ".gz")) {
+    p.remove_suffix(3);
+  } else if (EndsWith(p, ".zst")) {
+    p.remove_suffix(4);
+  }
   for (const Suffix& s : kSuffixes) {
     if (EndsWith(p, s.text)) return std::string(p.substr(0, p.size() - strlen(s.text)));
   }
@@ -578,7 +559,7 @@ StatusOr<TrtEngine> ReadTrtEngine(const std::string& path) {
     files.push_back({given, path});
   } else {
     for (const Suffix& s : kSuffixes) {
-      for (const char* gz : {"", ".gz"}) {
+      for (const char* gz : {"", ".gz", ".zst"}) {
         const std::string candidate = engine.prefix + s.text + gz;
         std::error_code ec;
         if (!fs::is_regular_file(candidate, ec)) continue;

@@ -1,4 +1,4 @@
-#include "serving/aggregate_results.h"
+#include "importers/serving_results/aggregate_results.h"
 
 #include <fmt/format.h>
 

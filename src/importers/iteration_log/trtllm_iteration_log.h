@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "analyses/iteration_log.h"
 #include "base/status.h"
+#include "importers/iteration_log/iteration_log.h"
 
 namespace sightline {
 

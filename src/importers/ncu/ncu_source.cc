@@ -3,15 +3,15 @@
 // follow, a row starting with "Address" or "Line No" is a header (column positions), and the rest
 // are data rows. In the cuda,sass view one instruction is listed under every file it was inlined
 // from; it is kept once (by address), with the line of the user's file when there is one.
-#include "kernel/ncu_source.h"
+#include "importers/ncu/ncu_source.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <utility>
 
-#include "kernel/csv.h"
-#include "kernel/ncu_csv.h"
+#include "base/csv.h"
+#include "importers/ncu/ncu_csv.h"
 
 namespace sightline {
 namespace {

@@ -1,5 +1,5 @@
 // A single-pass CSV state machine; a field that starts with a quote runs to its closing quote.
-#include "kernel/csv.h"
+#include "base/csv.h"
 
 #include <algorithm>
 

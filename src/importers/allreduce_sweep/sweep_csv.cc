@@ -1,6 +1,6 @@
 // A line-oriented reader: the sweep CSV is plain (no quoting), and line numbers make the errors
 // actionable, so it does not go through the general RFC 4180 parser.
-#include "allreduce/sweep_csv.h"
+#include "importers/allreduce_sweep/sweep_csv.h"
 
 #include <fmt/format.h>
 
@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "base/file_io.h"
+#include "base/input_data.h"
 
 namespace sightline {
 
@@ -259,7 +260,7 @@ StatusOr<std::vector<SweepRow>> ParseSweepCsv(std::string_view text, const std::
 StatusOr<std::vector<SweepRow>> ReadSweepCsvFiles(const std::vector<std::string>& paths) {
   std::vector<SweepRow> all;
   for (const std::string& path : paths) {
-    StatusOr<std::string> text = ReadFileToString(path);
+    StatusOr<std::string> text = ReadInput(path);
     if (!text.ok()) return text.status();
     ASSIGN_OR_RETURN(std::vector<SweepRow> rows, ParseSweepCsv(*text, path));
     for (SweepRow& r : rows) all.push_back(std::move(r));

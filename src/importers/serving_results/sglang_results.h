@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "serving/request_results.h"
+#include "importers/serving_results/request_results.h"
 
 namespace sightline {
 

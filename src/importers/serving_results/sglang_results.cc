@@ -1,4 +1,4 @@
-#include "serving/sglang_results.h"
+#include "importers/serving_results/sglang_results.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "serving/aggregate_results.h"
+#include "importers/serving_results/aggregate_results.h"
 
 namespace sightline {
 namespace {

@@ -1,4 +1,4 @@
-#include "serving/aiperf_results.h"
+#include "importers/serving_results/aiperf_results.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "base/file_io.h"
+#include "base/input_data.h"
 
 namespace sightline {
 namespace {
@@ -214,7 +215,7 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
 }
 
 Status AddAiperfSummary(RequestResults& results, const std::string& summary_path) {
-  StatusOr<std::string> text = ReadFileToString(summary_path);
+  StatusOr<std::string> text = ReadInput(summary_path);
   if (!text.ok()) {
     return text.status().code() == StatusCode::kNotFound ? Status::Ok() : text.status();
   }

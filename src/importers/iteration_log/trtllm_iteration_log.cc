@@ -1,4 +1,4 @@
-#include "analyses/trtllm_iteration_log.h"
+#include "importers/iteration_log/trtllm_iteration_log.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>

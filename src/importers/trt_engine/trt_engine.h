@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -114,6 +115,8 @@ struct TrtEngine {
 // The kind of a file from its first bytes (gzip'd files are inflated when small); kNone for
 // anything else (a trace, a missing file).
 TrtFileKind TrtFileKindOf(const std::string& path);
+// The same from the first bytes of the (decompressed) content.
+TrtFileKind TrtFileKindOfHead(std::string_view head);
 
 // The engine prefix of a file named like trtexec's and Trex's exports ("E.graph.json" -> "E"), or
 // "" when the name has none of their suffixes.

@@ -1,4 +1,4 @@
-#include "serving/request_log.h"
+#include "importers/serving_results/request_log.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>

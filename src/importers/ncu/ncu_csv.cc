@@ -1,15 +1,16 @@
 // Nsight Compute CSV: find the table (the first line starting with "ID"), tell the page by its
 // header, and group rows into kernels by result ID. Columns are found by name, so exports of
 // other ncu versions with extra or reordered columns still read.
-#include "kernel/ncu_csv.h"
+#include "importers/ncu/ncu_csv.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <unordered_map>
 
+#include "base/csv.h"
 #include "base/file_io.h"
-#include "kernel/csv.h"
+#include "base/input_data.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
@@ -248,10 +249,7 @@ StatusOr<NcuExport> ParseNcuCsv(std::string_view text, const std::string& path) 
 }
 
 StatusOr<NcuExport> ReadNcuCsv(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
-  if (IsGzip(bytes)) {
-    ASSIGN_OR_RETURN(bytes, GunzipToString(bytes, path));
-  }
+  ASSIGN_OR_RETURN(std::string bytes, ReadInput(path));
   if (bytes.empty()) return InvalidInputError(path + ": the file is empty");
   return ParseNcuCsv(bytes, path);
 }

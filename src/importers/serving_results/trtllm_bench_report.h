@@ -8,15 +8,11 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "report/report.h"
-#include "serving/request_results.h"
+#include "importers/serving_results/request_results.h"
 
 namespace sightline {
 
 // Errors are InvalidInput naming the file and what is missing.
 StatusOr<RequestResults> ParseTrtllmBenchReport(std::string_view json, const std::string& path);
-
-// Section "serving" for aggregates-only results: the figures, and notes on what is missing.
-void AddAggregateServingSection(const RequestResults& results, Report& report);
 
 }  // namespace sightline

@@ -1,10 +1,11 @@
-#include "analyses/iteration_log.h"
+#include "importers/iteration_log/iteration_log.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "analyses/trtllm_iteration_log.h"
 #include "base/file_io.h"
+#include "base/input_data.h"
+#include "importers/iteration_log/trtllm_iteration_log.h"
 
 namespace sightline {
 namespace {
@@ -151,9 +152,8 @@ StatusOr<IterationLog> ParseIterationLog(std::string_view text, const std::strin
 }
 
 StatusOr<IterationLog> ReadIterationLog(const std::string& path) {
-  StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) return text.status().WithPrefix("--iteration-log");
-  return ParseIterationLog(*text, path);
+  ASSIGN_OR_RETURN(std::string text, ReadInput(path));
+  return ParseIterationLog(text, path);
 }
 
 }  // namespace sightline

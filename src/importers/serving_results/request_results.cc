@@ -1,4 +1,4 @@
-#include "serving/request_results.h"
+#include "importers/serving_results/request_results.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -7,11 +7,12 @@
 #include <tuple>
 
 #include "base/file_io.h"
-#include "serving/aggregate_results.h"
-#include "serving/aiperf_results.h"
-#include "serving/request_log.h"
-#include "serving/sglang_results.h"
-#include "serving/trtllm_bench_report.h"
+#include "base/input_data.h"
+#include "importers/serving_results/aggregate_results.h"
+#include "importers/serving_results/aiperf_results.h"
+#include "importers/serving_results/request_log.h"
+#include "importers/serving_results/sglang_results.h"
+#include "importers/serving_results/trtllm_bench_report.h"
 
 namespace sightline {
 namespace {
@@ -198,10 +199,7 @@ ResultsFormat DetectResultsFormat(std::string_view head) {
 }
 
 StatusOr<RequestResults> ReadRequestResults(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  if (IsGzip(text)) {  // results are often published gzip'd
-    ASSIGN_OR_RETURN(text, GunzipToString(text, path));
-  }
+  ASSIGN_OR_RETURN(std::string text, ReadInput(path));  // results are often published gzip'd
   switch (DetectResultsFormat(std::string_view(text).substr(0, 1 << 16))) {
     case ResultsFormat::kRequestLog:
       return ParseRequestLog(text, path);

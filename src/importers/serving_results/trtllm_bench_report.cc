@@ -1,11 +1,11 @@
-#include "serving/trtllm_bench_report.h"
+#include "importers/serving_results/trtllm_bench_report.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
 #include <cmath>
 
-#include "serving/aggregate_results.h"
+#include "importers/serving_results/aggregate_results.h"
 
 namespace sightline {
 namespace {
@@ -63,26 +63,6 @@ StatusOr<RequestResults> ParseTrtllmBenchReport(std::string_view json, const std
         "no streaming_metrics: the run was not --streaming, so there is no TTFT or TPOT");
   }
   return r;
-}
-
-void AddAggregateServingSection(const RequestResults& results, Report& report) {
-  Section& s = report.AddSection("serving", "Serving: the benchmark's own aggregates", -1);
-  s.AddFact("source", "Results", fmt::format("{} ({})", results.path, results.producer));
-  if (results.duration_s > 0) {
-    s.AddFact("duration_ns", "Benchmark duration", results.duration_s * 1e9, Unit::kDurationNs);
-  }
-  Table& t = s.AddTable("aggregates", "Figures as the benchmark wrote them",
-                        {{"group", "Group", Unit::kText},
-                         {"key", "Key", Unit::kText},
-                         {"duration_ns", "Time", Unit::kDurationNs},
-                         {"value", "Value", Unit::kNumber}});
-  for (const RequestResults::Aggregate& a : results.aggregates) {
-    const bool time = a.unit == Unit::kDurationNs;
-    t.rows.push_back(
-        {a.group, a.name, time ? Value(a.value) : Value(), time ? Value() : Value(a.value)});
-  }
-  t.note = "times converted from the tool's ms; other figures unconverted (units in the key)";
-  for (const std::string& n : results.not_derived) s.notes.push_back(n);
 }
 
 }  // namespace sightline

@@ -1,0 +1,231 @@
+// The front door (importers/inputs.h): every shipped sample is taken by the reader of its format,
+// from its content, plain, gzip'd and zstd'd alike; a file of no format is refused with a message
+// that says what it looks like; a file of the wrong kind for an option says what it is; analyze
+// sorts a mix of inputs and says which reader took each.
+#include "importers/inputs.h"
+
+#include <gtest/gtest.h>
+#include <libdeflate.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <variant>
+
+#include "base/file_io.h"
+#include "base/input_data.h"
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kRoot = SIGHTLINE_SOURCE_DIR;
+
+struct Sample {
+  const char* path;    // under the source tree
+  const char* reader;  // the registry name expected to take it
+};
+
+// One file of every reader, from the samples and test data the project ships.
+const Sample kSamples[] = {
+    {"examples/samples/llama_decode_h100.nsys.sqlite", "nsys-sqlite"},
+    {"examples/samples/llama_decode_h100.pytorch.json.gz", "kineto-json"},
+    {"tests/data/kineto/pytorch1.9_kineto_resnet50_trim.json.gz", "kineto-json"},
+    {"examples/samples/serving_loop_h100.slrec", "sightline-recorder"},
+    {"tests/data/torch_snapshot/h200_plain.pickle", "torch-memory-snapshot"},
+    {"examples/samples/serving_loop_h100.requests.jsonl", "request-log"},
+    {"examples/samples/serving_loop_h100.iterations.jsonl", "sightline-iteration-log"},
+    {"tests/data/serving/vllm_detailed_small.json", "vllm-bench-results"},
+    {"tests/data/serving/sglang_bench_serving_small.jsonl", "sglang-bench-serving"},
+    {"tests/data/serving/aiperf_profile_export_small.jsonl", "aiperf-records"},
+    {"tests/data/serving/trtllm_bench_report_small.json", "trtllm-bench-report"},
+    {"fuzz/seeds/iteration_log/trtllm_py.log", "trtllm-iteration-stats"},
+    {"fuzz/seeds/iteration_log/trtllm_cpp.log", "trtllm-iteration-stats"},
+    {"tests/data/trt/tiny.engine.graph.json", "trt-engine-export"},
+    {"tests/data/trt/tiny.engine.profile.json", "trt-engine-export"},
+    {"tests/data/trt/tiny.engine.timing.json", "trt-engine-export"},
+    {"tests/data/ncu/h100_torch_full_details.csv.gz", "ncu-csv"},
+    {"tests/data/ncu/h100_torch_full_raw.csv.gz", "ncu-csv"},
+    {"examples/case_studies/fp8_block_quant/results/ncu_before_source_sass.csv", "ncu-source-csv"},
+    {"fuzz/seeds/sweep_csv/grid.csv", "allreduce-sweep-csv"},
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("sightline_inputs_" + std::to_string(::getpid()));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string Write(const std::string& name, std::string_view bytes) const {
+    const fs::path p = path_ / name;
+    std::ofstream(p, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return p.string();
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string Gzip(std::string_view bytes) {
+  libdeflate_compressor* c = libdeflate_alloc_compressor(6);
+  std::string out(libdeflate_gzip_compress_bound(c, bytes.size()), '\0');
+  out.resize(libdeflate_gzip_compress(c, bytes.data(), bytes.size(), out.data(), out.size()));
+  libdeflate_free_compressor(c);
+  return out;
+}
+
+std::string Zstd(std::string_view bytes) {
+  std::string out(ZSTD_compressBound(bytes.size()), '\0');
+  const size_t n = ZSTD_compress(out.data(), out.size(), bytes.data(), bytes.size(), 3);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+std::string ReaderOf(const std::string& path) {
+  StatusOr<RecognisedInput> in = RecogniseInput(path);
+  return in.ok() ? in->reader->name : "error: " + in.status().message();
+}
+
+TEST(Inputs, EveryShippedSampleIsTakenByItsReader) {
+  for (const Sample& s : kSamples) {
+    EXPECT_EQ(ReaderOf(kRoot + "/" + s.path), s.reader) << s.path;
+  }
+}
+
+TEST(Inputs, EveryReaderHasASample) {
+  for (const InputReaderEntry& r : InputReaders()) {
+    bool found = false;
+    for (const Sample& s : kSamples) found |= std::string(s.reader) == r.name;
+    EXPECT_TRUE(found) << r.name << " has no sample in kSamples";
+  }
+}
+
+// Every sample, inflated and compressed again both ways, is taken by the same reader and read to
+// the same document.
+TEST(Inputs, GzipAndZstdAreReadForEveryKind) {
+  TempDir dir;
+  for (const Sample& s : kSamples) {
+    const std::string original = kRoot + "/" + s.path;
+    StatusOr<std::string> plain = ReadInput(original);
+    ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+    const std::string name = fs::path(s.path).filename().string();
+    // TensorRT exports find their siblings by name: keep the suffix, add the compression's.
+    const std::string p = dir.Write(name + ".plain", *plain);
+    const std::string gz = dir.Write(name + ".gz", Gzip(*plain));
+    const std::string zst = dir.Write(name + ".zst", Zstd(*plain));
+    for (const std::string& f : {p, gz, zst}) {
+      EXPECT_EQ(ReaderOf(f), s.reader) << f;
+    }
+    StatusOr<InputDocument> a = OpenInput(p);
+    StatusOr<InputDocument> b = OpenInput(zst);
+    ASSERT_TRUE(a.ok()) << s.path << ": " << a.status().ToString();
+    ASSERT_TRUE(b.ok()) << s.path << ": " << b.status().ToString();
+    EXPECT_EQ(a->value.index(), b->value.index());
+    if (const auto* ta = std::get_if<Trace>(&a->value)) {
+      const Trace& tb = std::get<Trace>(b->value);
+      EXPECT_EQ(ta->kernels.size(), tb.kernels.size()) << s.path;
+      EXPECT_EQ(ta->api_calls.size(), tb.api_calls.size()) << s.path;
+      EXPECT_EQ(ta->memory_events.size(), tb.memory_events.size()) << s.path;
+    }
+    if (const auto* ra = std::get_if<RequestResults>(&a->value)) {
+      EXPECT_EQ(ra->requests.size(), std::get<RequestResults>(b->value).requests.size()) << s.path;
+    }
+  }
+}
+
+TEST(Inputs, CorruptCompressionIsAClearError) {
+  TempDir dir;
+  StatusOr<std::string> plain = ReadInput(kRoot + "/tests/data/serving/vllm_detailed_small.json");
+  ASSERT_TRUE(plain.ok());
+  std::string zst = Zstd(*plain);
+  const std::string cut = dir.Write("cut.zst", zst.substr(0, zst.size() / 2));
+  StatusOr<std::string> r = ReadInput(cut);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(r.status().message().find("zstd data is truncated"), std::string::npos)
+      << r.status().message();
+  // A gzip file whose trailer claims 4 GiB takes no more than deflate can give.
+  std::string gz = Gzip("{}");
+  gz[gz.size() - 1] = '\xff';
+  gz[gz.size() - 2] = '\xff';
+  StatusOr<std::string> g = ReadInput(dir.Write("claims.gz", gz));
+  EXPECT_TRUE(g.ok() || g.status().code() == StatusCode::kInvalidInput);
+}
+
+TEST(Inputs, UnknownAndEmptyFilesSayWhatTheyAre) {
+  TempDir dir;
+  StatusOr<RecognisedInput> json = RecogniseInput(dir.Write("config.json", R"({"model": "x"})"));
+  ASSERT_FALSE(json.ok());
+  EXPECT_NE(json.status().message().find("it is JSON, but none of the JSON formats"),
+            std::string::npos)
+      << json.status().message();
+  EXPECT_NE(json.status().message().find("vLLM"), std::string::npos);  // the list of formats
+  StatusOr<RecognisedInput> empty = RecogniseInput(dir.Write("empty.zst", Zstd("")));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("(once decompressed) empty"), std::string::npos)
+      << empty.status().message();
+}
+
+TEST(Inputs, AKindThatDoesNotFitSaysWhatTheFileIs) {
+  StatusOr<InputDocument> d = OpenInputOfKind(
+      kRoot + "/tests/data/serving/vllm_detailed_small.json", InputKind::kTrace, "export");
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("this file is a serving results"), std::string::npos)
+      << d.status().message();
+}
+
+TEST(Inputs, AnalyzeSortsAMixAndSaysWhatItRead) {
+  TempDir dir;
+  // A directory with a trace, its request log and iteration log, and a note: all by content.
+  for (const char* f : {"serving_loop_h100.slrec", "serving_loop_h100.requests.jsonl",
+                        "serving_loop_h100.iterations.jsonl"}) {
+    StatusOr<std::string> bytes = ReadInput(kRoot + "/examples/samples/" + f);
+    ASSERT_TRUE(bytes.ok());
+    dir.Write(f, *bytes);
+  }
+  dir.Write("README.txt", "notes");
+  testing::CliResult r =
+      testing::RunSightline("analyze --format json '" + dir.path().string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"reader\": \"request-log\""), std::string::npos) << r.out.substr(0, 2000);
+  EXPECT_NE(r.out.find("\"reader\": \"sightline-iteration-log\""), std::string::npos);
+  EXPECT_NE(r.out.find("README.txt"), std::string::npos);  // skipped, and named
+  EXPECT_NE(r.out.find("\"key\": \"serving\""), std::string::npos);
+  // The same files given with their options make the same serving section.
+  testing::CliResult named =
+      testing::RunSightline("analyze --format json '" + kRoot +
+                            "/examples/samples/serving_loop_h100.slrec' --requests '" + kRoot +
+                            "/examples/samples/serving_loop_h100.requests.jsonl'");
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  // --requests with a trace is refused, saying what the file is.
+  testing::CliResult wrong = testing::RunSightline(
+      "analyze '" + kRoot + "/examples/samples/serving_loop_h100.slrec' --requests '" + kRoot +
+      "/examples/samples/llama_decode_h100.nsys.sqlite'");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("--requests takes serving results, but this file is trace"),
+            std::string::npos)
+      << wrong.err;
+}
+
+TEST(Inputs, FormatsCommandListsEveryReader) {
+  testing::CliResult r = testing::RunSightline("formats");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const InputReaderEntry& e : InputReaders()) {
+    EXPECT_NE(r.out.find(e.name), std::string::npos) << e.name;
+  }
+  testing::CliResult one = testing::RunSightline(
+      "formats '" + kRoot + "/examples/samples/llama_decode_h100.pytorch.json.gz'");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("kineto-json (trace, gzip)"), std::string::npos) << one.out;
+}
+
+}  // namespace
+}  // namespace sightline
