@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <libdeflate.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -225,6 +226,32 @@ TEST(Inputs, FormatsCommandListsEveryReader) {
       "formats '" + kRoot + "/examples/samples/llama_decode_h100.pytorch.json.gz'");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_NE(one.out.find("kineto-json (trace, gzip)"), std::string::npos) << one.out;
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// A pipe or a device is refused at the door with what to do, before anything is read from it.
+TEST(Inputs, PipesAndDevicesAreRefusedWithWhatToDo) {
+  for (const char* dev : {"/dev/zero", "/dev/null"}) {
+    StatusOr<RecognisedInput> in = RecogniseInput(dev);
+    ASSERT_FALSE(in.ok()) << dev;
+    EXPECT_EQ(in.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(in.status().message().find("not a regular file (a device)"), std::string::npos)
+        << in.status().message();
+  }
+  TempDir dir;
+  const std::string fifo = (dir.path() / "pipe").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  StatusOr<RecognisedInput> in = RecogniseInput(fifo);  // must not block on the open
+  ASSERT_FALSE(in.ok());
+  EXPECT_NE(in.status().message().find("a pipe"), std::string::npos) << in.status().message();
+  testing::CliResult r = testing::RunSightline("analyze /dev/zero");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace

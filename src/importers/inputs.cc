@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -210,6 +211,24 @@ const std::vector<InputReaderEntry>& InputReaders() {
 }
 
 StatusOr<RecognisedInput> RecogniseInput(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return InvalidArgumentError(fmt::format(
+        "{}: is a directory; `sightline analyze DIR` reads every file in it that a reader takes",
+        path));
+  }
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A pipe (<(zcat f), /dev/stdin) can be read once; recognising the format reads its start, so
+    // the reader would get the rest. A device (/dev/zero) never ends.
+    return InvalidArgumentError(fmt::format(
+        "{}: not a regular file ({}); Sightline reads an input twice (its first bytes to "
+        "recognise the format, then the whole), which a pipe cannot give. Write it to a file "
+        "first, or give the compressed file itself: gzip and zstd are read directly",
+        path,
+        S_ISFIFO(st.st_mode)  ? "a pipe"
+        : S_ISCHR(st.st_mode) ? "a device"
+                              : "not a file"));
+  }
   ASSIGN_OR_RETURN(InputHead head, ReadInputHead(path, kInputHeadBytes));
   RecognisedInput in;
   in.path = path;
