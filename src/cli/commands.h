@@ -29,6 +29,7 @@ void AddAllReduceCommand(CLI::App& app, CommandRunner& runner);
 void AddRecordCommand(CLI::App& app, CommandRunner& runner);
 void AddDiffCommand(CLI::App& app, CommandRunner& runner);
 void AddFormatsCommand(CLI::App& app, CommandRunner& runner);
+void AddRedactCommand(CLI::App& app, CommandRunner& runner);
 
 // A validator for number options: the value must be finite. CLI11's NonNegativeNumber and Range
 // let "nan" through (every comparison with NaN is false), and "nan" as --fail-if-slower made a

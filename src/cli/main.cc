@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   sightline::cli::AddRecordCommand(app, runner);
   sightline::cli::AddDiffCommand(app, runner);
   sightline::cli::AddFormatsCommand(app, runner);
+  sightline::cli::AddRedactCommand(app, runner);
   int rc = 0;
   try {
     app.parse(argc, argv);
