@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <libdeflate.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -275,6 +276,49 @@ TEST(AtomicOutput, SpecialFilesAreWrittenInPlace) {
   EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
   EXPECT_FALSE(std::filesystem::exists(fifo + ".tmp"));
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// Every kernel carrying the correlation id of one cudaLaunchKernel: linked, and counted.
+TEST(Reliability, KernelsSharingOneLaunchCallAreCounted) {
+  TraceFixture f;
+  f.Api("cudaLaunchKernel", 0, 1'000, ApiKind::kRuntime, {}, 7);
+  for (int i = 0; i < 4; ++i) f.Kernel("k", 2'000 + i * 1'000, 2'500 + i * 1'000, {}, 7);
+  f.Api("cudaGraphLaunch", 10'000, 11'000, ApiKind::kRuntime, {},
+        8);  // a graph's kernels share its launch: fine
+  for (int i = 0; i < 3; ++i) f.Kernel("g", 12'000 + i * 1'000, 12'500 + i * 1'000, {}, 8);
+  const Trace t = f.Build();
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kSharedLaunchCall), 3);
+}
+
+// A kernel table the reader did not find (renamed in an nsys export): the launches are there and
+// no kernel is; that is said, and no finding reads the GPU as idle.
+TEST(Reliability, LaunchesWithoutKernelsAreSaidAndNoGpuFindingFollows) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string path = dir + "/renamed.sqlite";
+  std::filesystem::copy_file(
+      std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/llama_decode_h100.nsys.sqlite", path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO "
+                         "CUPTI_ACTIVITY_KIND_KERNEL_V2",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  StatusOr<Trace> t = ImportTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->kernels.size(), 0u);
+  EXPECT_GT(t->diagnostics.Count(DiagCode::kLaunchesWithoutKernels), 15'000);
+  testing::CliResult r = testing::RunSightline("analyze --format json '" + path + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"findings\": []"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("launches_without_kernels"), std::string::npos);
 }
 
 }  // namespace

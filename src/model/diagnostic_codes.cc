@@ -22,6 +22,13 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "memory operations whose API call is not in the trace; they count for GPU time only"},
     {kAmbiguousCorrelation, "ambiguous_correlation", kWarning,
      "GPU events whose correlation id matches calls in several processes (left unlinked)"},
+    {kLaunchesWithoutKernels, "launches_without_kernels", kWarning,
+     "kernel launch calls, and not one kernel: the GPU side was not read (a kernel table renamed "
+     "or of a layout this reader does not know); findings about the GPU are left out"},
+    {kSharedLaunchCall, "shared_launch_call", kWarning,
+     "kernels linked to a launch call that another kernel is linked to, not a CUDA graph's "
+     "launch: the trace repeats correlation ids, so launch overheads and NVTX attribution of "
+     "these kernels are doubtful"},
     {kRangeNotNested, "range_not_nested", kInfo,
      "ranges that overlap another range on the same thread without nesting (kept, treated as "
      "siblings)"},

@@ -21,6 +21,8 @@ enum class DiagCode : uint16_t {
   kKernelWithoutLaunch,
   kMemopWithoutLaunch,
   kAmbiguousCorrelation,
+  kLaunchesWithoutKernels,
+  kSharedLaunchCall,
   kRangeNotNested,
   kWholeGraphRuns,
   kAbsurdDuration,

@@ -581,6 +581,27 @@ void TraceBuilder::LinkLaunches() {
       k.pid[i] = a.pid[row];
     }
   }
+  // One launch call starts one kernel, but for a CUDA graph's launch: more kernels on one call
+  // mean repeated correlation ids (a broken or edited trace), and are counted.
+  int64_t shared_launch = 0;
+  {
+    std::vector<uint8_t> claimed(a.size(), 0);
+    for (size_t i = 0; i < k.size(); ++i) {
+      const int32_t row = k.launch_call[i];
+      if (row == kNoRow) continue;
+      // cudaGraphLaunch / cuGraphLaunch class as launches; a graph's kernels share its id.
+      const size_t r = static_cast<size_t>(row);
+      if (a.api_class[r] == ApiClass::kGraph ||
+          trace_.strings.Get(a.name[r]).find("Graph") != std::string_view::npos) {
+        continue;
+      }
+      if (claimed[static_cast<size_t>(row)]) {
+        ++shared_launch;
+      } else {
+        claimed[static_cast<size_t>(row)] = 1;
+      }
+    }
+  }
   MemOpTable& m = trace_.memops;
   for (size_t i = 0; i < m.size(); ++i) {
     const int32_t row = find(m.correlation[i], m.pid[i]);
@@ -595,6 +616,14 @@ void TraceBuilder::LinkLaunches() {
   d.Add(DiagCode::kKernelWithoutLaunch, unlinked_kernels);
   d.Add(DiagCode::kMemopWithoutLaunch, unlinked_memops);
   d.Add(DiagCode::kAmbiguousCorrelation, ambiguous);
+  d.Add(DiagCode::kSharedLaunchCall, shared_launch);
+  // Kernel launches and not one kernel: the GPU side was not read (a table renamed, or of a layout
+  // this reader does not know); a GPU that looks idle would be a wrong conclusion.
+  if (k.size() == 0) {
+    int64_t launches = 0;
+    for (size_t i = 0; i < a.size(); ++i) launches += a.api_class[i] == ApiClass::kLaunch;
+    d.Add(DiagCode::kLaunchesWithoutKernels, launches);
+  }
 }
 
 void TraceBuilder::ComputeRangeNesting() {

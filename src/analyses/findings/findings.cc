@@ -65,6 +65,11 @@ void SortFindings(std::vector<Finding>& findings) {
 StatusOr<std::vector<Finding>> ComputeFindings(AnalysisContext& context) {
   std::vector<Finding> out;
   if (!context.trace().HasGpuWork()) return out;
+  // Launches without kernels: the GPU side is missing, and every rule would read it as idle.
+  if (context.trace().kernels.size() == 0 &&
+      context.trace().diagnostics.Count(DiagCode::kLaunchesWithoutKernels) > 0) {
+    return out;
+  }
   // The rules read the iterations through the context; a bad regex is reported here once.
   RETURN_IF_ERROR(context.Iterations().status());
   for (const FindingRule& rule : FindingRules()) {
