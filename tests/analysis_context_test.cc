@@ -209,7 +209,8 @@ TEST(Registries, EveryAnalysisHasANameAndTheMultiTraceOnesAreRegistered) {
   for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"overview", "kernel_summary", "api_summary",
                                              "memops_summary", "iterations", "nvtx_projection",
-                                             "idle_gaps", "gpu_metrics", "memory", "threads", "findings", "ranks", "serving", "diff"}));
+                                             "cuda_graphs", "idle_gaps", "gpu_metrics", "memory",
+                                             "threads", "findings", "ranks", "serving", "diff"}));
 }
 
 TEST(Pipeline, DiffRunsThroughTheRegistryAndCarriesTheGate) {

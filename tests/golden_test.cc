@@ -31,6 +31,7 @@ const GoldenCase kCases[] = {
     {"sample_host_loop_h100_nsys", "examples/samples/host_loop_h100.nsys.sqlite", false},
     {"sample_gpu_memory_h200_nsys", "examples/samples/gpu_memory_h200.nsys.sqlite", false},
     {"sample_gpu_memory_h200_pytorch", "examples/samples/gpu_memory_h200.pytorch.json.gz", false},
+    {"graph_decode_node_h100", "tests/data/nsys/graph_decode_node_h100.sqlite.gz", false},
     {"nsys_toy_llama_demo", "nsys_toy_llama_demo.sqlite", true},
     {"nsys_toy_llama_inference_sim", "nsys_toy_llama_inference_sim.sqlite", true},
     {"kineto_vllm_b200_tp8_rank0", "kineto_vllm_b200_tp8_rank0.json.gz", true},

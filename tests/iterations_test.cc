@@ -31,12 +31,12 @@ TEST(Iterations, DefaultNames) {
   for (const char* yes :
        {"ProfilerStep#0", "ProfilerStep#12", "iteration", "Iteration 5", "iteration_7", "iter 3",
         "iter_12", "step", "Step#3", "step 10", "decode_step", "decode_step_17", "train_step 2",
-        "[Executor] _forward_step 15: 0 ctx reqs, 32 gen reqs",
-        "execute_context_1(888_788544)_generation_0(0)"}) {
+        "[Executor] _forward_step 15: 0 ctx reqs, 32 gen reqs", "graph_step_12", "eager_step_3",
+        "my_step_5", "execute_context_1(888_788544)_generation_0(0)"}) {
     EXPECT_TRUE(RE2::FullMatch(yes, re)) << yes;
   }
   for (const char* no : {"iterator", "steps", "Optimizer.step#SGD.step", "forward", "aten::mm",
-                         "ProfilerStep", "my_step", "stepper"}) {
+                         "ProfilerStep", "my_step", "stepper", "graph_steps_1", "graph_step_x"}) {
     EXPECT_FALSE(RE2::FullMatch(no, re)) << no;
   }
 }

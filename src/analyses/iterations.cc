@@ -15,13 +15,15 @@
 namespace sightline {
 
 // PyTorch profiler steps; "iteration 5", "iter_12", "step 3", "Step#3", "decode_step_7" and other
-// *_step names; TensorRT-LLM's "[Executor] _forward_step 15: 0 ctx reqs, 32 gen reqs"; vLLM's
-// "execute_context_1(888)_generation_0(0)". A keyword must be followed by a non-letter or the end,
-// so "iterator" and "steps" do not match.
+// known *_step names; any other *_step name with a number ("graph_step_12", "eager_step_12": CUDA
+// graph replays and the same step run eagerly); TensorRT-LLM's "[Executor] _forward_step 15: 0 ctx
+// reqs, 32 gen reqs"; vLLM's "execute_context_1(888)_generation_0(0)". A keyword must be followed
+// by a non-letter or the end, so "iterator" and "steps" do not match.
 const char kDefaultIterationRegex[] =
     "ProfilerStep#\\d+"
     "|(\\[\\w+\\]\\s*)?_?(iteration|iter|step|decode_step|prefill_step|train_step|forward_step|"
     "generation_step|engine_step|model_step)([^a-z].*)?"
+    "|([a-z]+_)+step[ _#:]*\\d+([^a-z0-9].*)?"
     "|execute_context_\\d+.*";
 
 namespace {

@@ -1,5 +1,6 @@
 #include "analyses/analysis.h"
 #include "analyses/api_summary.h"
+#include "analyses/cuda_graphs.h"
 #include "analyses/findings/findings.h"
 #include "analyses/gpu_metrics.h"
 #include "analyses/idle_gaps.h"
@@ -28,6 +29,8 @@ const std::vector<AnalysisEntry>& Analyses() {
        &RunMemOpsSummarySection},
       {"iterations", "loop iterations: wall time, GPU work, outliers", &RunIterationsSection},
       {"nvtx_projection", "GPU time launched inside each NVTX range", &RunNvtxProjectionSection},
+      {"cuda_graphs", "CUDA graph kernels by the ranges open when they were captured",
+       &RunCudaGraphsSection},
       {"idle_gaps", "GPU idle gaps by length and host cause", &RunIdleGapsSection},
       {"gpu_metrics", "sampled GPU metrics (SMs active, tensor, DRAM) while busy and idle",
        &RunGpuMetricsSection},

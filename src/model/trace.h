@@ -36,6 +36,13 @@ struct KernelTable {
   std::vector<int32_t> static_smem_bytes;     // -1 unknown
   std::vector<int32_t> dynamic_smem_bytes;    // -1 unknown
   std::vector<int32_t> launch_call;           // row in ApiCallTable; kNoRow when not linked
+  // CUDA graphs (docs/analyses/cuda_graphs.md): the graph node a kernel ran from (0: not from a
+  // graph, or not known), and where that node was captured: the node it was cloned from at
+  // instantiation (0 unknown), the capturing thread and the time of the capture (-1 unknown).
+  std::vector<int64_t> graph_node;
+  std::vector<int64_t> capture_node;
+  std::vector<TimeNs> capture_ns;
+  std::vector<int32_t> capture_pid, capture_tid;
 
   // Applies f to every column vector (for reserving and reordering all columns alike).
   template <typename F>
@@ -54,6 +61,11 @@ struct KernelTable {
     f(static_smem_bytes);
     f(dynamic_smem_bytes);
     f(launch_call);
+    f(graph_node);
+    f(capture_node);
+    f(capture_ns);
+    f(capture_pid);
+    f(capture_tid);
   }
 
   size_t size() const { return start_ns.size(); }

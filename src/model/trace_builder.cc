@@ -316,6 +316,11 @@ void TraceBuilder::AddKernel(const KernelRow& row) {
   k.static_smem_bytes.push_back(row.static_smem_bytes);
   k.dynamic_smem_bytes.push_back(row.dynamic_smem_bytes);
   k.launch_call.push_back(kNoRow);
+  k.graph_node.push_back(row.graph_node);
+  k.capture_node.push_back(row.capture_node);
+  k.capture_ns.push_back(row.capture_ns);
+  k.capture_pid.push_back(row.capture_pid);
+  k.capture_tid.push_back(row.capture_tid);
 }
 
 void TraceBuilder::AddMemOp(const MemOpRow& row) {

@@ -20,6 +20,10 @@ struct KernelRow {
   int64_t correlation = -1;
   Dim3 grid, block;
   int32_t registers_per_thread = -1, static_smem_bytes = -1, dynamic_smem_bytes = -1;
+  // CUDA graphs: KernelTable's columns of the same names.
+  int64_t graph_node = 0, capture_node = 0;
+  TimeNs capture_ns = -1;
+  int32_t capture_pid = -1, capture_tid = -1;
 };
 
 struct MemOpRow {

@@ -197,7 +197,8 @@ StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) 
   RETURN_IF_ERROR(enums.Load(db));
   NsysStrings strings(db, builder);
   RETURN_IF_ERROR(strings.Init());
-  NsysContext ctx{db, builder, strings, enums, {}, {}, {}, {}, {}};
+  NsysContext ctx{db, builder, strings, enums, {}, {}, {}, {}, {}, {}};
+  ASSIGN_OR_RETURN(ctx.graph_nodes, ReadNsysGraphNodes(db));
 
   RETURN_IF_ERROR(ReadLargeTables(ctx));
   RETURN_IF_ERROR(ImportNsysGraphTraces(ctx));

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -75,6 +76,18 @@ struct NsysGilNames {
 
 struct NsysHostBuffers;  // nsys_host.cc
 
+// Graph nodes as nsys records them with --cuda-graph-trace=node (CUDA_GRAPH_NODE_EVENTS, "Graph
+// Node Creation"): per node, when and on which thread it was created, and the node it was cloned
+// from when a graph was instantiated (0 when none). A kernel's graphNodeId is an instantiated
+// node; following originalGraphNodeId leads to the node created by the capture.
+struct NsysGraphNode {
+  TimeNs start_ns = 0;
+  int64_t global_tid = -1;
+  int64_t original = 0;
+};
+using NsysGraphNodes = std::unordered_map<int64_t, NsysGraphNode>;
+StatusOr<std::shared_ptr<const NsysGraphNodes>> ReadNsysGraphNodes(SqliteDb& db);
+
 struct NsysContext {
   SqliteDb& db;
   TraceBuilder& builder;
@@ -85,6 +98,7 @@ struct NsysContext {
   std::map<std::pair<int32_t, int64_t>, StringId> nvtx_domains;  // (pid, domainId) -> name
   NsysGilNames gil = {};
   std::shared_ptr<NsysHostBuffers> host;  // OS calls and scheduling rows until the scan ends
+  std::shared_ptr<const NsysGraphNodes> graph_nodes;  // read before the kernels; may be empty
 };
 
 // CUPTI_ACTIVITY_KIND_KERNEL -> kernels.

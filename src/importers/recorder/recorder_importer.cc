@@ -127,6 +127,8 @@ class RecorderMapper {
         row.registers_per_thread = k.registers_per_thread;
         row.static_smem_bytes = k.static_smem_bytes;
         row.dynamic_smem_bytes = k.dynamic_smem_bytes;
+        // The node is known; where it was captured is not recorded yet (issue 29).
+        row.graph_node = static_cast<int64_t>(k.graph_node_id);
         b_.AddKernel(row);
         busy_[k.device].push_back({k.start_ns, k.end_ns});
         if (k.graph_id != 0) ++graph_kernels_;

@@ -1,0 +1,198 @@
+#include "analyses/cuda_graphs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analyses/analysis_context.h"
+#include "model/trace_builder.h"
+
+namespace sightline {
+namespace {
+
+bool HostRange(RangeKind k) {
+  return k == RangeKind::kNvtxPushPop || k == RangeKind::kNvtxStartEnd ||
+         k == RangeKind::kUserAnnotation;
+}
+
+int64_t ThreadKey(int32_t pid, int32_t tid) {
+  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
+}
+
+}  // namespace
+
+CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
+  CudaGraphsResult out;
+  const KernelTable& k = trace.kernels;
+  const RangeTable& r = trace.ranges;
+  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
+    out.graph_launches +=
+        trace.str(trace.api_calls.name[i]).find("GraphLaunch") != std::string_view::npos;
+  }
+  // The ranges of each thread, in start order (the table's order).
+  std::unordered_map<int64_t, std::vector<int32_t>> by_thread;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (HostRange(r.kind[i]))
+      by_thread[ThreadKey(r.pid[i], r.tid[i])].push_back(static_cast<int32_t>(i));
+  }
+  // The path of host ranges open on (pid, tid) at t, outermost first; memoized per capture point
+  // (one per node, however many replays).
+  std::map<std::tuple<int32_t, int32_t, TimeNs>, std::string> paths;
+  auto path_at = [&](int32_t pid, int32_t tid, TimeNs t) -> const std::string& {
+    auto [it, inserted] = paths.try_emplace({pid, tid, t});
+    if (!inserted) return it->second;
+    auto th = by_thread.find(ThreadKey(pid, tid));
+    if (th == by_thread.end()) return it->second;
+    const std::vector<int32_t>& rows = th->second;
+    // The last range that starts at or before t; the ranges open at t are it or its ancestors.
+    auto at = std::upper_bound(rows.begin(), rows.end(), t,
+                               [&](TimeNs v, int32_t row) { return v < r.start_ns[row]; });
+    std::vector<std::string_view> names;
+    int32_t row = at == rows.begin() ? kNoRow : *(at - 1);
+    // Walk up: a range that ended before t is not open; its parent may be. Bounded by the depth.
+    while (row != kNoRow) {
+      if (r.end_ns[row] > t && HostRange(r.kind[row])) names.push_back(trace.str(r.name[row]));
+      row = r.parent[row];
+    }
+    // A sibling that started later than an ended range may hold t while the last-starting range
+    // does not: the walk above covers the ancestors of the last range that started; ranges open
+    // at t that started earlier are among them when ranges nest (the usual case).
+    std::string p;
+    for (auto n = names.rbegin(); n != names.rend(); ++n) {
+      if (!p.empty()) p += " > ";
+      p += *n;
+    }
+    it->second = std::move(p);
+    return it->second;
+  };
+  struct Acc {
+    std::map<int64_t, int> nodes;  // original node -> seen
+    int64_t kernels = 0;
+    DurationNs gpu_ns = 0;
+  };
+  std::map<std::string, Acc> by_path;
+  // A kernel ran from a graph when it has a node id, or when its launching call is a graph launch
+  // (PyTorch profiler traces: no node ids, the correlation of the cudaGraphLaunch).
+  std::vector<uint8_t> graph_call(trace.api_calls.size(), 0);
+  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
+    graph_call[i] =
+        trace.str(trace.api_calls.name[i]).find("GraphLaunch") != std::string_view::npos;
+  }
+  {
+    // One launch is a runtime call and the driver call inside it, with one correlation id.
+    std::vector<int64_t> ids;
+    for (size_t i = 0; i < graph_call.size(); ++i) {
+      if (graph_call[i])
+        ids.push_back(trace.api_calls.correlation[i] >= 0 ? trace.api_calls.correlation[i]
+                                                          : -static_cast<int64_t>(i) - 2);
+    }
+    std::sort(ids.begin(), ids.end());
+    out.graph_launches = std::unique(ids.begin(), ids.end()) - ids.begin();
+  }
+  for (size_t i = 0; i < k.size(); ++i) {
+    const bool from_graph =
+        k.graph_node[i] != 0 ||
+        (k.launch_call[i] != kNoRow && graph_call[static_cast<size_t>(k.launch_call[i])]);
+    // A whole-graph row (graph-mode tracing) is a graph's run, not one of its kernels.
+    if (!from_graph || IsWholeGraphName(trace.str(k.name[i]))) continue;
+    ++out.graph_kernels;
+    const DurationNs d = k.dur_ns(i);
+    out.graph_gpu_ns += d;
+    if (k.capture_ns[i] < 0) continue;
+    ++out.with_capture;
+    const std::string& path = path_at(k.capture_pid[i], k.capture_tid[i], k.capture_ns[i]);
+    if (!path.empty()) {
+      ++out.in_ranges;
+      out.in_ranges_gpu_ns += d;
+    }
+    Acc& a = by_path[path.empty() ? std::string("(no range open)") : path];
+    a.nodes[k.capture_node[i]] = 1;
+    ++a.kernels;
+    a.gpu_ns += d;
+  }
+  for (auto& [path, a] : by_path) {
+    CaptureRangeRow& row = out.rows.emplace_back();
+    row.path = path;
+    row.nodes = static_cast<int64_t>(a.nodes.size());
+    row.kernels = a.kernels;
+    row.gpu_ns = a.gpu_ns;
+    row.replays =
+        row.nodes > 0 ? static_cast<double>(a.kernels) / static_cast<double>(row.nodes) : 0;
+    row.per_replay_ns =
+        row.replays > 0 ? static_cast<DurationNs>(static_cast<double>(a.gpu_ns) / row.replays) : 0;
+  }
+  std::stable_sort(
+      out.rows.begin(), out.rows.end(),
+      [](const CaptureRangeRow& a, const CaptureRangeRow& b) { return a.gpu_ns > b.gpu_ns; });
+  return out;
+}
+
+Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report) {
+  const Trace& trace = context.trace();
+  const CudaGraphsResult g = ComputeCudaGraphs(trace);
+  const int64_t whole = trace.diagnostics.Count(DiagCode::kWholeGraphRuns);
+  if (g.graph_kernels == 0 && whole == 0) return Status::Ok();
+  if (g.graph_kernels == 0) {
+    Section& s = report.AddSection("cuda_graphs",
+                                   "CUDA graphs: kernels by the ranges of their capture", input);
+    s.AddFact("graph_launches", "Graph launches", g.graph_launches, Unit::kCount);
+    s.AddFact("whole_graph_runs", "Graph runs traced as a whole", whole, Unit::kCount);
+    s.notes.push_back(
+        "The graphs were traced as a whole (nsys's default --cuda-graph-trace=graph): a run is one "
+        "row, its kernels are not in the trace, so no time can be given per layer or range inside "
+        "it. Profile with --cuda-graph-trace=node, with the capture inside the recorded window, "
+        "to attribute each replayed kernel to the ranges open when it was captured.");
+    return Status::Ok();
+  }
+  Section& s = report.AddSection("cuda_graphs",
+                                 "CUDA graphs: kernels by the ranges of their capture", input);
+  s.AddFact("graph_launches", "Graph launches", g.graph_launches, Unit::kCount);
+  s.AddFact("graph_kernels", "Kernels run from graph nodes", g.graph_kernels, Unit::kCount);
+  s.AddFact("graph_gpu_ns", "Their GPU time (sum)", g.graph_gpu_ns, Unit::kDurationNs);
+  s.AddFact("with_capture", "Of them with a known capture point", g.with_capture, Unit::kCount);
+  s.AddFact("attributed_pct", "Attributed to ranges open at capture (of graph kernels)",
+            100.0 * static_cast<double>(g.in_ranges) / static_cast<double>(g.graph_kernels),
+            Unit::kPercent);
+  s.AddFact("attributed_gpu_pct", "Attributed, by GPU time",
+            g.graph_gpu_ns > 0 ? Value(100.0 * static_cast<double>(g.in_ranges_gpu_ns) /
+                                       static_cast<double>(g.graph_gpu_ns))
+                               : Value(),
+            Unit::kPercent);
+  if (g.with_capture == 0) {
+    s.notes.push_back(
+        "No graph kernel has a capture point, so none can be given to a range inside the graph: "
+        "the trace does not say where the graph's nodes were created (a PyTorch profiler trace "
+        "gives graph kernels only the cudaGraphLaunch's correlation; nsys needs "
+        "--cuda-graph-trace=node). Profile with nsys --cuda-graph-trace=node and keep the "
+        "capture inside the recorded window (cudaProfilerStart before the graph is captured); "
+        "then each replayed kernel is attributed to the NVTX ranges around its capture.");
+    return Status::Ok();
+  }
+  Table& t =
+      s.AddTable("by_capture_range", "Graph kernels by the ranges open when they were captured",
+                 {{"path", "Ranges at capture", Unit::kText},
+                  {"nodes", "Kernels per replay", Unit::kCount},
+                  {"replays", "Replays", Unit::kNumber},
+                  {"per_replay_ns", "GPU time per replay", Unit::kDurationNs},
+                  {"gpu_ns", "GPU time, all replays", Unit::kDurationNs},
+                  {"share_pct", "Share", Unit::kPercent}});
+  const int top = context.options().top_n;
+  int shown = 0;
+  for (const CaptureRangeRow& row : g.rows) {
+    if (shown++ >= std::max(top, 1)) break;
+    t.rows.push_back({row.path, row.nodes, row.replays, row.per_replay_ns, row.gpu_ns,
+                      g.graph_gpu_ns > 0 ? Value(100.0 * static_cast<double>(row.gpu_ns) /
+                                                 static_cast<double>(g.graph_gpu_ns))
+                                         : Value()});
+  }
+  t.note = fmt::format(
+      "Each kernel of a replay is counted in the innermost host ranges (NVTX, PyTorch "
+      "annotations) that were open on the capturing thread when its graph node was created; "
+      "Replays = kernels / kernels per replay. {} of {} rows shown.",
+      std::min<size_t>(g.rows.size(), static_cast<size_t>(std::max(top, 1))), g.rows.size());
+  return Status::Ok();
+}
+
+}  // namespace sightline

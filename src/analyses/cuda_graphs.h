@@ -1,0 +1,46 @@
+// CUDA graph kernels, attributed to the host ranges that were open when each kernel's node was
+// captured (docs/analyses/cuda_graphs.md). A replayed graph runs its kernels from one
+// cudaGraphLaunch, so the ranges around the launch say only "graph_step_N"; the ranges around the
+// capture (layer_3 > attention) say what each kernel is. The capture point of a kernel comes from
+// its graph node: nsys --cuda-graph-trace=node (CUDA_GRAPH_NODE_EVENTS, through the node it was
+// cloned from) gives the thread and time at which the node was created.
+// Input: one Trace. Output: per range path at capture, the kernels per replay, their GPU time per
+// replay and in all, and the share of graph kernels that could be attributed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "base/status.h"
+#include "model/trace.h"
+#include "report/report.h"
+
+namespace sightline {
+
+struct CaptureRangeRow {
+  std::string path;              // "capture > layer_3 > attention"; "(no range)" when none was open
+  int64_t nodes = 0;             // distinct graph nodes captured there (kernels per replay)
+  int64_t kernels = 0;           // kernel executions, all replays
+  DurationNs gpu_ns = 0;         // summed kernel durations, all replays
+  double replays = 0;            // kernels / nodes
+  DurationNs per_replay_ns = 0;  // gpu_ns / replays
+};
+
+struct CudaGraphsResult {
+  int64_t graph_kernels = 0;    // kernels that ran from a graph node
+  int64_t with_capture = 0;     // ... whose capture point is known
+  int64_t in_ranges = 0;        // ... captured inside at least one range
+  DurationNs graph_gpu_ns = 0;  // summed durations of the graph kernels
+  DurationNs in_ranges_gpu_ns = 0;
+  int64_t graph_launches = 0;         // cudaGraphLaunch / cuGraphLaunch calls
+  std::vector<CaptureRangeRow> rows;  // by GPU time, largest first
+};
+
+CudaGraphsResult ComputeCudaGraphs(const Trace& trace);
+
+// Section "cuda_graphs", only for traces with graph kernels.
+Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report);
+
+}  // namespace sightline

@@ -1,0 +1,135 @@
+// CUDA graph kernels attributed to the ranges of their capture (analyses/cuda_graphs.h), on the
+// graph-decode case recorded on an H100 (examples/graph_decode/): 8 layers, NVTX ranges
+// layer_i > attention / mlp and head around the code, captured once and replayed 12 times, then
+// run eagerly 12 times. The truth comes from the program and from the export's own tables, joined
+// here with SQL, not from Sightline.
+#include "analyses/cuda_graphs.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/input_data.h"
+#include "importers/importer.h"
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+const std::string kData = std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/";
+
+const CaptureRangeRow* Row(const CudaGraphsResult& g, const std::string& path) {
+  for (const CaptureRangeRow& r : g.rows) {
+    if (r.path == path) return &r;
+  }
+  return nullptr;
+}
+
+// Kernels, distinct captured nodes and GPU time of the graph kernels whose node was captured
+// while `outer` and `inner` were open, by SQL over the export's tables.
+struct Truth {
+  int64_t kernels = 0, nodes = 0, gpu_ns = 0;
+};
+Truth SqlTruth(const std::string& db_path, const std::string& outer, const std::string& inner) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  const std::string sql =
+      "WITH n AS (SELECT graphNodeId id, min(start) start, max(originalGraphNodeId) orig, "
+      "max(globalTid) tid FROM CUDA_GRAPH_NODE_EVENTS GROUP BY graphNodeId), "
+      "k AS (SELECT kk.start ks, kk.end ke, coalesce(n.orig, n.id) root FROM "
+      "CUPTI_ACTIVITY_KIND_KERNEL kk JOIN n ON n.id = kk.graphNodeId), "
+      "c AS (SELECT k.*, n2.start cs, n2.tid ct FROM k JOIN n n2 ON n2.id = k.root) "
+      "SELECT count(*), count(DISTINCT root), sum(ke - ks) FROM c WHERE "
+      "EXISTS (SELECT 1 FROM NVTX_EVENTS e WHERE e.text = ?1 AND e.globalTid = c.ct AND "
+      "e.start <= c.cs AND c.cs < e.end) AND EXISTS (SELECT 1 FROM NVTX_EVENTS e WHERE "
+      "e.text = ?2 AND e.globalTid = c.ct AND e.start <= c.cs AND c.cs < e.end)";
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_bind_text(st, 1, outer.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, inner.c_str(), -1, SQLITE_TRANSIENT);
+  Truth t;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    t.kernels = sqlite3_column_int64(st, 0);
+    t.nodes = sqlite3_column_int64(st, 1);
+    t.gpu_ns = sqlite3_column_int64(st, 2);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return t;
+}
+
+TEST(CudaGraphs, NodeTracingAttributesEveryReplayedKernelToItsCaptureRanges) {
+  const std::string gz = kData + "nsys/graph_decode_node_h100.sqlite.gz";
+  StatusOr<Trace> t = ImportTrace(gz);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const CudaGraphsResult g = ComputeCudaGraphs(*t);
+  EXPECT_EQ(g.graph_launches, 12);
+  EXPECT_EQ(g.graph_kernels, 12 * 279);
+  EXPECT_EQ(g.with_capture, g.graph_kernels);
+  EXPECT_EQ(g.in_ranges, g.graph_kernels);  // every kernel of the step is inside a range
+  EXPECT_EQ(g.rows.size(), 18u);            // 8 x (attention, mlp), head, and the step's start
+  // Per replay, each range's kernels are the eager step's: 18 in attention, 15 in mlp, 13 in head.
+  for (int layer = 0; layer < 8; ++layer) {
+    const std::string l = "capture > layer_" + std::to_string(layer);
+    const CaptureRangeRow* a = Row(g, l + " > attention");
+    const CaptureRangeRow* m = Row(g, l + " > mlp");
+    ASSERT_NE(a, nullptr) << l;
+    ASSERT_NE(m, nullptr) << l;
+    EXPECT_EQ(a->nodes, 18) << l;
+    EXPECT_EQ(m->nodes, 15) << l;
+    EXPECT_DOUBLE_EQ(a->replays, 12.0);
+  }
+  ASSERT_NE(Row(g, "capture > head"), nullptr);
+  EXPECT_EQ(Row(g, "capture > head")->nodes, 13);
+
+  // The figures against the export's own tables, joined in SQL.
+  StatusOr<std::string> bytes = ReadInput(gz);
+  ASSERT_TRUE(bytes.ok());
+  const std::string plain = (std::filesystem::temp_directory_path() /
+                             ("sightline_graphs_" + std::to_string(::getpid()) + ".sqlite"))
+                                .string();
+  std::ofstream(plain, std::ios::binary)
+      .write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+  for (const char* layer : {"layer_0", "layer_5"}) {
+    for (const char* part : {"attention", "mlp"}) {
+      const Truth truth = SqlTruth(plain, layer, part);
+      const CaptureRangeRow* row = Row(g, std::string("capture > ") + layer + " > " + part);
+      ASSERT_NE(row, nullptr);
+      EXPECT_EQ(row->kernels, truth.kernels) << layer << part;
+      EXPECT_EQ(row->nodes, truth.nodes) << layer << part;
+      EXPECT_EQ(row->gpu_ns, truth.gpu_ns) << layer << part;
+    }
+  }
+  std::filesystem::remove(plain);
+
+  // The eager steps are the default iterations; the graph steps are found too.
+  testing::CliResult r = testing::RunSightline("analyze --format json '" + gz + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"eager_step_N\""), std::string::npos);
+}
+
+TEST(CudaGraphs, WholeGraphTracingAndProfilerTracesSayWhatIsMissing) {
+  StatusOr<Trace> whole = ImportTrace(kData + "nsys/graph_decode_graph_h100.sqlite.gz");
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  const CudaGraphsResult w = ComputeCudaGraphs(*whole);
+  EXPECT_EQ(w.graph_kernels, 0);  // whole-graph rows are runs, not kernels
+  EXPECT_EQ(w.graph_launches, 12);
+  testing::CliResult r =
+      testing::RunSightline("analyze '" + kData + "nsys/graph_decode_graph_h100.sqlite.gz'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--cuda-graph-trace=node"), std::string::npos);
+
+  // PyTorch 2.11's profiler: graph kernels carry the cudaGraphLaunch's correlation only.
+  StatusOr<Trace> torch = ImportTrace(kData + "kineto/graph_decode_h100.pytorch.json.gz");
+  ASSERT_TRUE(torch.ok()) << torch.status().ToString();
+  const CudaGraphsResult p = ComputeCudaGraphs(*torch);
+  EXPECT_EQ(p.graph_kernels, 10 * 279);
+  EXPECT_EQ(p.with_capture, 0);
+  EXPECT_EQ(p.graph_launches, 10);
+}
+
+}  // namespace
+}  // namespace sightline
