@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=${1:-build-asan/fuzz-seeds}
 rm -rf "$out"
 for t in nsys_sqlite nsys_rows kineto_json kineto_gzip recorder ncu_csv sweep_csv iteration_log \
-         requests trt gpu_metrics_config torch_snapshot; do
+         requests trt gpu_metrics_config torch_snapshot pipeline; do
   mkdir -p "$out/fuzz_$t"
 done
 
@@ -82,6 +82,16 @@ cp tests/data/torch_snapshot/*.pickle "$out/fuzz_torch_snapshot/"
 for d in tests/data/fuzz_regressions/*/; do
   t=$(basename "$d")
   if [ -d "$out/$t" ]; then cp "$d"* "$out/$t/"; fi
+done
+
+# The whole-program target reads any file through the front door: it starts from every reader's
+# seeds (not the row and GPU-metrics-config fuzzers', which are value encodings).
+for d in "$out"/fuzz_*/; do
+  t=$(basename "$d")
+  case $t in fuzz_pipeline | fuzz_nsys_rows | fuzz_gpu_metrics_config) continue ;; esac
+  for f in "$d"*; do
+    if [ -f "$f" ]; then cp "$f" "$out/fuzz_pipeline/${t#fuzz_}_$(basename "$f")"; fi
+  done
 done
 
 # The row fuzzer's inputs are value encodings, not files: it starts from nothing.

@@ -34,6 +34,7 @@ fi
 ci_runs() {
   case $1 in
     fuzz_nsys_rows) echo 2000 ;;
+    fuzz_pipeline) echo 3000 ;;
     fuzz_nsys_sqlite) echo 3000 ;;
     fuzz_ncu_csv) echo 4000 ;;
     fuzz_kineto_json | fuzz_kineto_gzip) echo 8000 ;;

@@ -35,6 +35,7 @@ const Sample kSamples[] = {
     {"examples/samples/llama_decode_h100.nsys.sqlite", "nsys-sqlite"},
     {"examples/samples/llama_decode_h100.pytorch.json.gz", "kineto-json"},
     {"tests/data/kineto/pytorch1.9_kineto_resnet50_trim.json.gz", "kineto-json"},
+    {"tests/data/kineto/bare_array.json", "kineto-json"},
     {"examples/samples/serving_loop_h100.slrec", "sightline-recorder"},
     {"tests/data/torch_snapshot/h200_plain.pickle", "torch-memory-snapshot"},
     {"examples/samples/serving_loop_h100.requests.jsonl", "request-log"},

@@ -90,3 +90,22 @@ INSTANTIATE_TEST_SUITE_P(Field, KinetoGenerations,
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// Chrome's JSON Array Format (the events alone, no metadata object), as early Kineto and other
+// Chrome-trace writers wrote it: read like the object form, by content.
+TEST(KinetoGenerations, ABareEventArrayIsRead) {
+  const std::string path = std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/kineto/bare_array.json";
+  StatusOr<Trace> t = ImportTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->kernels.size(), 1u);
+  ASSERT_EQ(t->api_calls.size(), 1u);
+  EXPECT_EQ(t->kernels.launch_call[0], 0);  // linked through the correlation id
+  EXPECT_EQ(t->kernels.dur_ns(0), 30'000);
+  EXPECT_EQ(t->ranges.size(), 1u);  // aten::mm
+}
+
+}  // namespace
+}  // namespace sightline

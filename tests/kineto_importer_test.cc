@@ -495,7 +495,7 @@ TEST_F(KinetoTest, JsonThatIsNotATrace) {
   const std::string path = Write("config.json", R"({"model": "llama", "layers": [1, 2, 3]})");
   ExpectError(ImportKinetoJson(path, {}), path, "traceEvents");
   const std::string array = Write("array.json", "[1, 2, 3]");
-  ExpectError(ImportKinetoJson(array, {}), array, "not a JSON object");
+  ExpectError(ImportKinetoJson(array, {}), array, "its first item is not an event object");
   const std::string not_array = Write("obj.json", R"({"traceEvents": {"a": 1}})");
   ExpectError(ImportKinetoJson(not_array, {}), not_array, "traceEvents is not an array");
 }

@@ -450,3 +450,28 @@ TEST(NcuCli, ReportsAndErrors) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// "Active Warps Per Scheduler" is ncu's own measurement when the export has it (8.11 for the first
+// kernel of this export), not achieved warps per SM / 4; only an export without it gets the
+// derived value, labelled as such.
+TEST(NcuAnalysis, ActiveWarpsPerSchedulerIsNcusOwn) {
+  StatusOr<NcuExport> e = ReadNcuCsv(std::string(SIGHTLINE_SOURCE_DIR) +
+                                     "/tests/data/ncu/h100_torch_full_details.csv.gz");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_FALSE(e->kernels.empty());
+  NcuKernel k = e->kernels[0];
+  const NcuKernelAnalysis a = AnalyzeNcuKernel(k);
+  EXPECT_DOUBLE_EQ(a.active_warps_per_scheduler, 8.11);
+  EXPECT_FALSE(a.active_warps_per_scheduler_derived);
+  std::erase_if(k.metrics,
+                [](const NcuMetric& m) { return m.name == "Active Warps Per Scheduler"; });
+  const NcuKernelAnalysis d = AnalyzeNcuKernel(k);
+  EXPECT_TRUE(d.active_warps_per_scheduler_derived);
+  EXPECT_DOUBLE_EQ(d.active_warps_per_scheduler, d.achieved_warps_per_sm / 4);
+}
+
+}  // namespace
+}  // namespace sightline

@@ -455,6 +455,35 @@ TEST(LowUtilization, FiresOnIdleStretchAndNamesHostActivity) {
   EXPECT_NE(low->where.find("cudaStreamSynchronize"), std::string::npos) << low->where;
 }
 
+// Ranges of one name nested in each other over the idle stretch count once: the share of the
+// region they cover stays within 100% (it was 199.5% on a real trace).
+TEST(LowUtilization, NestedRangesOfOneNameCountOnce) {
+  TraceFixture f;
+  f.Device(0);
+  for (int i = 0; i < 80; ++i) f.Kernel(kGemm, i * 100'000, i * 100'000 + 95'000);
+  f.Range("outer", 7'000'000, 21'000'000);
+  f.Range("forward", 7'500'000, 20'500'000);
+  f.Range("forward", 7'600'000, 20'400'000);  // nested in the first: the same name
+  for (int i = 0; i < 4; ++i) {
+    const TimeNs t = 8'000'000 + i * 3'000'000;
+    f.Api("cudaStreamSynchronize", t + 50'000, t + 2'950'000);
+    f.Kernel(kGemm, t + 2'950'000, t + 3'000'000);
+  }
+  const Trace t = f.Build();
+  StatusOr<std::vector<Finding>> r = ComputeFindings(*Ctx(t, AnalyzeOptions{}));
+  ASSERT_TRUE(r.ok());
+  const Finding* low = nullptr;
+  for (const Finding& x : *r) {
+    if (x.id == "low_utilization") low = &x;
+  }
+  ASSERT_NE(low, nullptr);
+  const size_t at = low->where.find("forward (");
+  ASSERT_NE(at, std::string::npos) << low->where;
+  const double pct = std::stod(low->where.substr(at + 9));
+  EXPECT_LE(pct, 100.0) << low->where;
+  EXPECT_GT(pct, 50.0) << low->where;
+}
+
 TEST(LowUtilization, QuietWhenBusy) {
   TraceFixture f;
   f.Device(0);

@@ -63,9 +63,11 @@ StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
     r.mean_busy = a.busy > 0 ? a.busy_sum / static_cast<double>(a.busy) : 0;
     r.mean_idle = a.idle > 0 ? a.idle_sum / static_cast<double>(a.idle) : 0;
   }
-  std::stable_sort(
-      res.rows.begin(), res.rows.end(),
-      [](const GpuMetricRow& x, const GpuMetricRow& y) { return x.device < y.device; });
+  // By device, then in the order the source named its metrics (their string ids), not the order
+  // of the samples: samples of one instant come in no guaranteed order (nsys 2025.6 and later).
+  std::sort(res.rows.begin(), res.rows.end(), [](const GpuMetricRow& x, const GpuMetricRow& y) {
+    return x.device != y.device ? x.device < y.device : x.name.value < y.name.value;
+  });
   res.sample_period_ns = static_cast<DurationNs>(Median(std::move(periods)));
 
   // The key metrics, in a fixed order, those the trace has (names as nsys's metric sets spell

@@ -82,8 +82,15 @@ bool SniffNcuSource(std::string_view head) { return LooksLikeNcuSourceCsv(head);
 
 bool SniffSweep(std::string_view head) { return TrimLeft(head).starts_with(kSweepCsvHeader); }
 
-// A Chrome-trace JSON object as Kineto writes it: one of its top-level keys near the start.
+// A Chrome-trace JSON object as Kineto writes it: one of its top-level keys near the start; or
+// Chrome's JSON Array Format (the events alone), whose first event has a phase ("ph").
 bool SniffKineto(std::string_view head) {
+  const std::string_view body = TrimLeft(head);
+  if (body.starts_with("[")) {
+    const std::string_view first = TrimLeft(body.substr(1));
+    const size_t end = first.find('}');
+    return first.starts_with("{") && first.substr(0, end).find("\"ph\"") != std::string_view::npos;
+  }
   if (!kineto::LooksLikeJsonObject(head)) return false;
   for (std::string_view key : {"\"traceEvents\"", "\"schemaVersion\"", "\"deviceProperties\"",
                                "\"displayTimeUnit\"", "\"distributedInfo\"", "\"traceName\""}) {
@@ -200,8 +207,8 @@ const std::vector<InputReaderEntry>& InputReaders() {
        "TensorRT engine export (trtexec --exportLayerInfo/--exportProfile/--exportTimes, Trex "
        "metadata)",
        InputKind::kTrtEngine, &SniffTrt, &ReadTrt},
-      {"kineto-json", "PyTorch profiler (Kineto) Chrome-trace JSON", InputKind::kTrace,
-       &SniffKineto, &ReadTrace<&ImportKinetoJson>},
+      {"kineto-json", "PyTorch profiler (Kineto) Chrome-trace JSON (object or bare event array)",
+       InputKind::kTrace, &SniffKineto, &ReadTrace<&ImportKinetoJson>},
       // Logs: whatever is left, if TensorRT-LLM's statistics are in it.
       {"trtllm-iteration-stats",
        "TensorRT-LLM iteration statistics (IterationStats JSON, py_executor or C++ runtime log)",

@@ -41,6 +41,8 @@ struct NcuKernelAnalysis {
   double achieved_warps_per_sm = NAN, theoretical_warps_per_sm = NAN;
   double waves_per_sm = NAN;
   double issue_slots_busy_pct = NAN, warp_cycles_per_issue = NAN, eligible_warps = NAN;
+  double active_warps_per_scheduler = NAN;  // ncu's, else achieved warps per SM / 4
+  bool active_warps_per_scheduler_derived = false;
   double local_spill_requests = NAN;
   int64_t sm_count = -1, block_threads = -1, grid_blocks = -1, registers = -1;
   int64_t static_smem_bytes = -1, dynamic_smem_bytes = -1, driver_smem_bytes = -1;

@@ -70,6 +70,8 @@ constexpr FieldSpec kIssueBusy{"", "Issue Slots Busy",
 constexpr FieldSpec kCyclesPerIssue{"", "Warp Cycles Per Issued Instruction",
                                     "smsp__average_warp_latency_per_inst_issued.ratio",
                                     Kind::kPlain};
+constexpr FieldSpec kActivePerScheduler{"", "Active Warps Per Scheduler",
+                                        "smsp__warps_active.avg.per_cycle_active", Kind::kPlain};
 constexpr FieldSpec kEligible{"", "Eligible Warps Per Scheduler",
                               "smsp__warps_eligible.avg.per_cycle_active", Kind::kPlain};
 constexpr FieldSpec kSpills{"", "Local Memory Spilling Requests", "", Kind::kPlain};
@@ -147,6 +149,13 @@ void ReadNcuMetrics(const NcuKernel& k, NcuKernelAnalysis& a) {
   a.issue_slots_busy_pct = Get(k, kIssueBusy);
   a.warp_cycles_per_issue = Get(k, kCyclesPerIssue);
   a.eligible_warps = Get(k, kEligible);
+  // As ncu measures it; only an export without it gets achieved warps per SM / 4 (the four
+  // schedulers of an SM since Volta), which differs from the measured value by up to 2%.
+  a.active_warps_per_scheduler = Get(k, kActivePerScheduler);
+  if (std::isnan(a.active_warps_per_scheduler) && !std::isnan(a.achieved_warps_per_sm)) {
+    a.active_warps_per_scheduler = a.achieved_warps_per_sm / 4;
+    a.active_warps_per_scheduler_derived = true;
+  }
   a.local_spill_requests = Get(k, kSpills);
   a.sm_count = ToCount(Get(k, kSms));
   a.block_threads = ToCount(Get(k, kBlock));

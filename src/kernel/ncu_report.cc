@@ -98,8 +98,11 @@ void AddKernelSection(Report& report, int input, const NcuKernelAnalysis& k) {
   s.AddFact("warp_cycles_per_issue", "Warp cycles per issued instruction",
             Num(k.warp_cycles_per_issue), Unit::kNumber);
   // Four warp schedulers (SM sub-partitions) per SM on every architecture since Volta.
-  s.AddFact("active_warps_per_scheduler", "Active warps per scheduler",
-            Num(k.achieved_warps_per_sm / 4), Unit::kNumber);
+  s.AddFact("active_warps_per_scheduler",
+            k.active_warps_per_scheduler_derived
+                ? "Active warps per scheduler (achieved warps per SM / 4)"
+                : "Active warps per scheduler",
+            Num(k.active_warps_per_scheduler), Unit::kNumber);
   s.AddFact("theoretical_warps_per_scheduler", "Theoretical warps per scheduler",
             Num(k.theoretical_warps_per_sm / 4), Unit::kNumber);
   s.AddFact("eligible_warps_per_scheduler", "Eligible warps per scheduler", Num(k.eligible_warps),
@@ -193,7 +196,7 @@ void AddPairTable(Section& s, size_t index, const std::string& label, const NcuK
   row("DRAM bandwidth (GB/s)", a.dram_bandwidth_gbps, b.dram_bandwidth_gbps);
   row("achieved occupancy (%)", a.achieved_occupancy_pct, b.achieved_occupancy_pct);
   row("theoretical occupancy (%)", a.theoretical_occupancy_pct, b.theoretical_occupancy_pct);
-  row("active warps per scheduler", a.achieved_warps_per_sm / 4, b.achieved_warps_per_sm / 4);
+  row("active warps per scheduler", a.active_warps_per_scheduler, b.active_warps_per_scheduler);
   row("eligible warps per scheduler", a.eligible_warps, b.eligible_warps);
   row("warp cycles per issued instruction", a.warp_cycles_per_issue, b.warp_cycles_per_issue);
   row("grid (blocks)", a.grid_blocks >= 0 ? double(a.grid_blocks) : NAN,

@@ -59,13 +59,18 @@ std::string HostActivity(const Trace& trace, TimeNs a, TimeNs b) {
   }
   // The innermost host ranges (NVTX, annotations, operators) covering most of the region.
   const auto& rg = trace.ranges;
-  std::map<std::string_view, DurationNs> ranges;
+  // Per name, the union of its ranges' overlap with the region: ranges of one name nested in
+  // each other, or open on several threads at once, count once (a share stays <= 100%).
+  std::map<std::string_view, std::vector<Interval>> ranges;
   for (size_t r = 0; r < rg.size() && rg.start_ns[r] < b; ++r) {
     if (rg.kind[r] == RangeKind::kPythonFunction) continue;
     const TimeNs s = std::max(a, rg.start_ns[r]), e = std::min(b, rg.end_ns[r]);
-    if (e - s >= 0.2 * len && rg.depth[r] > 0) ranges[trace.str(rg.name[r])] += e - s;
+    if (e - s >= 0.2 * len && rg.depth[r] > 0) ranges[trace.str(rg.name[r])].push_back({s, e});
   }
-  std::vector<std::pair<std::string_view, DurationNs>> rv(ranges.begin(), ranges.end());
+  std::vector<std::pair<std::string_view, DurationNs>> rv;
+  for (auto& [name, intervals] : ranges) {
+    rv.emplace_back(name, TotalLength(MergeIntervals(std::move(intervals))));
+  }
   std::stable_sort(rv.begin(), rv.end(),
                    [](const auto& x, const auto& y) { return x.second > y.second; });
   std::string names;

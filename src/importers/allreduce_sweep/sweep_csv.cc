@@ -11,6 +11,7 @@
 
 #include "base/file_io.h"
 #include "base/input_data.h"
+#include "base/lines.h"
 
 namespace sightline {
 
@@ -220,15 +221,10 @@ Status CheckDuplicates(const std::vector<SweepRow>& rows) {
 StatusOr<std::vector<SweepRow>> ParseSweepCsv(std::string_view text, const std::string& what) {
   std::vector<SweepRow> rows;
   bool header_seen = false;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  LineReader lines(text);
+  std::string_view line;
+  while (lines.Next(&line)) {
+    const int64_t line_no = lines.number();
     if (line_no == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 BOM
     if (line.find_first_not_of(" \t") == std::string_view::npos || line.front() == '#') continue;
     const std::string where = fmt::format("{}:{}", what, line_no);

@@ -5,6 +5,7 @@
 
 #include "base/file_io.h"
 #include "base/input_data.h"
+#include "base/lines.h"
 #include "importers/iteration_log/trtllm_iteration_log.h"
 
 namespace sightline {
@@ -128,18 +129,12 @@ StatusOr<IterationLog> ParseIterationLog(std::string_view text, const std::strin
   IterationLog log;
   log.path = path;
   simdjson::dom::parser parser;
-  int64_t line = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view l = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line;
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    if (l.find_first_not_of(" \t") == std::string_view::npos) continue;
+  LineReader lines(text);
+  std::string_view l;
+  while (lines.Next(&l)) {
+    if (IsBlankLine(l)) continue;
     IterationLogEntry entry;
-    RETURN_IF_ERROR(ParseLine(parser, l, path, line, &entry));
+    RETURN_IF_ERROR(ParseLine(parser, l, path, lines.number(), &entry));
     log.entries.push_back(std::move(entry));
   }
   if (log.entries.empty()) {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/lines.h"
+
 namespace sightline {
 namespace {
 
@@ -221,14 +223,11 @@ std::optional<StatusOr<IterationLog>> ParseTrtllmIterationLog(std::string_view t
   }
 
   Shape shape = Shape::kNone;
-  int64_t line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = Trim(text.substr(pos, end - pos));
-    pos = end + 1;
-    ++line_no;
+  LineReader lines(text);
+  std::string_view raw;
+  while (lines.Next(&raw)) {
+    const int64_t line_no = lines.number();
+    const std::string_view line = Trim(raw);
     if (line.empty()) continue;
     IterationLogEntry e;
     e.line = line_no;

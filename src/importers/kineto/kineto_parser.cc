@@ -167,6 +167,31 @@ Status TopLevelParser::Run(ParseOutcome* outcome) {
     ASSIGN_OR_RETURN(i, SkipSpace(i + 3));
   }
   ASSIGN_OR_RETURN(bool have, Have(i));
+  if (have && stream_.data()[i] == '[') {
+    // Chrome's JSON Array Format: the events alone, no metadata (early Kineto, other tracers).
+    stream_.Consume(i + 1);
+    ASSIGN_OR_RETURN(i, SkipSpace(0));
+    ASSIGN_OR_RETURN(have, Have(i));
+    if (have && stream_.data()[i] != '{' && stream_.data()[i] != ']') {
+      return InvalidInputError(fmt::format(
+          "{}: a JSON array, but its first item is not an event object: not a Chrome trace or "
+          "PyTorch profiler file",
+          path_));
+    }
+    RETURN_IF_ERROR(ReadEvents());
+    ASSIGN_OR_RETURN(i, SkipSpace(0));
+    ASSIGN_OR_RETURN(have, Have(i));
+    if (have) {
+      return Error(i,
+                   "unexpected content after the end of the JSON array (two traces "
+                   "concatenated?)");
+    }
+    if (!events_used_file_base_ && events_base_ns_ != 0) {
+      outcome->retry = true;
+      outcome->base_time_ns = 0;
+    }
+    return Status::Ok();
+  }
   if (!have || stream_.data()[i] != '{') {
     return InvalidInputError(
         fmt::format("{}: {}not a JSON object; expected a PyTorch profiler (Kineto) trace such as "

@@ -65,7 +65,8 @@ Status ReadNsysGpuMetrics(NsysContext& ctx) {
   {
     ASSIGN_OR_RETURN(
         SqliteStatement stmt,
-        ctx.db.Prepare("SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS"));
+        ctx.db.Prepare("SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS "
+                       "ORDER BY typeId, metricId"));  // rows come in no guaranteed order
     while (stmt.Step()) {
       if (stmt.IsNull(0) || stmt.IsNull(1) || stmt.IsNull(2)) continue;
       rows.push_back({stmt.Int64(0), stmt.Int64(1), std::string(stmt.Text(2))});

@@ -242,7 +242,11 @@ Status ReadNsysDiagnosticEvents(NsysContext& ctx) {
   if (!ctx.db.HasTable(kTable)) return Status::Ok();
   static constexpr NsysColumn kColumns[] = {{"severity", true}, {"text", true}};
   ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, kTable, kColumns));
-  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
+  // Rows come in no guaranteed order (nsys 2025.6 and later): the first message and the list of
+  // groups must not depend on it.
+  const std::string order =
+      HasNsysColumn(ctx.db, kTable, "timestamp") ? " ORDER BY timestamp, text" : " ORDER BY text";
+  ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql + order));
   int64_t problems = 0, skipped = 0;
   std::string first_problem;
   std::vector<std::string> groups;

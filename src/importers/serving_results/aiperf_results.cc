@@ -10,6 +10,7 @@
 
 #include "base/file_io.h"
 #include "base/input_data.h"
+#include "base/lines.h"
 
 namespace sightline {
 namespace {
@@ -97,15 +98,11 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
   double tpot_sum_s = 0;  // AIPerf's own per-request inter_token_latency, to check TPOT against
   int64_t tpot_n = 0;
   int64_t ok_first_start_ns = std::numeric_limits<int64_t>::max(), ok_last_response_ns = 0;
-  int64_t number = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    ++number;
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  LineReader lines(text);
+  std::string_view line;
+  while (lines.Next(&line)) {
+    const int64_t number = lines.number();
+    if (IsBlankLine(line)) continue;
     simdjson::dom::object o, meta;
     if (parser.parse(line.data(), line.size()).get_object().get(o) != simdjson::SUCCESS) {
       return Bad(path, number, "not a JSON object on one line");
@@ -192,7 +189,7 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
     r.requests.push_back(std::move(q));
   }
   if (r.requests.empty()) {
-    return Bad(path, std::max<int64_t>(number, 1), "no profiling-phase request records");
+    return Bad(path, std::max<int64_t>(lines.number(), 1), "no profiling-phase request records");
   }
   // Wall-clock epoch ns lose precision as doubles: times are kept from the first request's start.
   for (size_t i = 0; i < r.requests.size(); ++i) {
@@ -201,7 +198,7 @@ StatusOr<RequestResults> ParseAiperfResults(std::string_view text, const std::st
   const bool any_ok = ok_last_response_ns > ok_first_start_ns;
   r.duration_s = any_ok ? static_cast<double>(ok_last_response_ns - ok_first_start_ns) * 1e-9
                         : static_cast<double>(last_end_ns - first_start_ns) * 1e-9;
-  if (!(r.duration_s > 0)) return Bad(path, number, "the records span no time");
+  if (!(r.duration_s > 0)) return Bad(path, lines.number(), "the records span no time");
   // AIPerf's inter_token_latency per request is (request_latency - TTFT) / (OSL - 1): TPOT.
   if (tpot_n > 0) r.reported["mean_tpot_ms"] = tpot_sum_s / static_cast<double>(tpot_n) * 1e3;
   r.notes.push_back(

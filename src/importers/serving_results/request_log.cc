@@ -8,6 +8,8 @@
 #include <map>
 #include <tuple>
 
+#include "base/lines.h"
+
 namespace sightline {
 namespace {
 
@@ -19,13 +21,10 @@ Status LineError(const std::string& path, int64_t line, const std::string& what)
 }
 
 std::string_view FirstLine(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view l = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (l.find_first_not_of(" \t\r") != std::string_view::npos) return l;
+  LineReader lines(text);
+  std::string_view l;
+  while (lines.Next(&l)) {
+    if (!IsBlankLine(l)) return l;
   }
   return {};
 }
@@ -63,14 +62,11 @@ StatusOr<RequestResults> ParseRequestLog(std::string_view text, const std::strin
   std::map<std::pair<int64_t, std::string>, size_t> index;
   std::vector<std::pair<std::string, Events>> requests;
   int64_t line = 0, first_ns = std::numeric_limits<int64_t>::max(), last_ns = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view l = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line;
-    if (l.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  LineReader lines(text);
+  std::string_view l;
+  while (lines.Next(&l)) {
+    line = lines.number();
+    if (IsBlankLine(l)) continue;
     simdjson::dom::object o;
     if (auto err = parser.parse(l.data(), l.size()).get_object().get(o); err != simdjson::SUCCESS) {
       return LineError(path, line, "not a JSON object");

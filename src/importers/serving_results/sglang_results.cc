@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "base/lines.h"
 #include "importers/serving_results/aggregate_results.h"
 
 namespace sightline {
@@ -25,15 +26,10 @@ struct Line {
 
 std::vector<Line> NonEmptyLines(std::string_view text) {
   std::vector<Line> lines;
-  int64_t number = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    ++number;
-    std::string_view l = text.substr(pos, end - pos);
-    if (l.find_first_not_of(" \t\r") != std::string_view::npos) lines.push_back({number, l});
-    pos = end + 1;
+  LineReader reader(text);
+  std::string_view l;
+  while (reader.Next(&l)) {
+    if (!IsBlankLine(l)) lines.push_back({reader.number(), l});
   }
   return lines;
 }
