@@ -84,6 +84,14 @@ TEST(CudaGraphs, NodeTracingAttributesEveryReplayedKernelToItsCaptureRanges) {
   }
   ASSERT_NE(Row(g, "capture > head"), nullptr);
   EXPECT_EQ(Row(g, "capture > head")->nodes, 13);
+  // Side by side with the eager steps: the same ranges below eager_step_N, 12 runs, the same
+  // kernels per run as per replay.
+  for (const CaptureRangeRow& row : g.rows) {
+    if (row.path == "capture") continue;  // the step's start, outside every inner range
+    EXPECT_EQ(row.eager_instances, 12) << row.path;
+    EXPECT_DOUBLE_EQ(row.eager_kernels_per_instance, static_cast<double>(row.nodes)) << row.path;
+    EXPECT_GT(row.eager_per_instance_ns, 0) << row.path;
+  }
 
   // The figures against the export's own tables, joined in SQL.
   StatusOr<std::string> bytes = ReadInput(gz);

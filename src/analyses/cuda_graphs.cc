@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
+#include "analyses/launch_projection.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
@@ -21,16 +23,67 @@ int64_t ThreadKey(int32_t pid, int32_t tid) {
   return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
 }
 
+// The same step run eagerly: for each capture path ("capture > layer_0 > attention"), the ranges
+// of the same names below another outermost range ("eager_step_7 > layer_0 > attention"), and
+// the kernels launched inside each of them.
+void AddEagerCounterparts(const Trace& trace, const std::set<int32_t>& capture_roots,
+                          CudaGraphsResult& out) {
+  const RangeTable& r = trace.ranges;
+  std::map<std::string, CaptureRangeRow*> wanted;  // path without its outermost range
+  for (CaptureRangeRow& row : out.rows) {
+    const size_t cut = row.path.find(" > ");
+    if (cut != std::string::npos) wanted[row.path.substr(cut + 3)] = &row;
+  }
+  if (wanted.empty()) return;
+  struct Eager {
+    int64_t instances = 0, kernels = 0;
+    DurationNs gpu_ns = 0;
+  };
+  std::map<CaptureRangeRow*, Eager> eager;
+  const LaunchIndex index(trace);
+  constexpr int kMaxDepth = 64;  // deeper paths are not matched (nesting work stays linear)
+  std::vector<std::string_view> names;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (!HostRange(r.kind[i]) || r.depth[i] == 0 || r.depth[i] > kMaxDepth) continue;
+    names.clear();
+    int32_t root = kNoRow;
+    for (int32_t row = static_cast<int32_t>(i); row != kNoRow; row = r.parent[row]) {
+      if (!HostRange(r.kind[row])) continue;
+      names.push_back(trace.str(r.name[row]));
+      root = row;
+    }
+    if (root == kNoRow || capture_roots.count(root) > 0 || names.size() < 2) continue;
+    std::string key;
+    for (size_t n = names.size() - 1; n-- > 0;) {  // without the outermost
+      if (!key.empty()) key += " > ";
+      key += names[n];
+    }
+    auto w = wanted.find(key);
+    if (w == wanted.end()) continue;
+    Eager& e = eager[w->second];
+    ++e.instances;
+    const int32_t thread = index.ThreadOf(r.pid[i], r.tid[i]);
+    for (uint32_t work : index.LaunchedIn(thread, r.start_ns[i], r.end_ns[i])) {
+      if (!index.IsKernel(work)) continue;
+      ++e.kernels;
+      e.gpu_ns += trace.kernels.dur_ns(work);
+    }
+  }
+  for (auto& [row, e] : eager) {
+    row->eager_instances = e.instances;
+    row->eager_kernels_per_instance =
+        static_cast<double>(e.kernels) / static_cast<double>(e.instances);
+    row->eager_per_instance_ns =
+        static_cast<DurationNs>(static_cast<double>(e.gpu_ns) / static_cast<double>(e.instances));
+  }
+}
+
 }  // namespace
 
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
   CudaGraphsResult out;
   const KernelTable& k = trace.kernels;
   const RangeTable& r = trace.ranges;
-  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
-    out.graph_launches +=
-        trace.str(trace.api_calls.name[i]).find("GraphLaunch") != std::string_view::npos;
-  }
   // The ranges of each thread, in start order (the table's order).
   std::unordered_map<int64_t, std::vector<int32_t>> by_thread;
   for (size_t i = 0; i < r.size(); ++i) {
@@ -40,6 +93,7 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
   // The path of host ranges open on (pid, tid) at t, outermost first; memoized per capture point
   // (one per node, however many replays).
   std::map<std::tuple<int32_t, int32_t, TimeNs>, std::string> paths;
+  std::set<int32_t> capture_roots;  // outermost ranges open at some capture
   auto path_at = [&](int32_t pid, int32_t tid, TimeNs t) -> const std::string& {
     auto [it, inserted] = paths.try_emplace({pid, tid, t});
     if (!inserted) return it->second;
@@ -51,11 +105,16 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
                                [&](TimeNs v, int32_t row) { return v < r.start_ns[row]; });
     std::vector<std::string_view> names;
     int32_t row = at == rows.begin() ? kNoRow : *(at - 1);
+    int32_t root = kNoRow;
     // Walk up: a range that ended before t is not open; its parent may be. Bounded by the depth.
     while (row != kNoRow) {
-      if (r.end_ns[row] > t && HostRange(r.kind[row])) names.push_back(trace.str(r.name[row]));
+      if (r.end_ns[row] > t && HostRange(r.kind[row])) {
+        names.push_back(trace.str(r.name[row]));
+        root = row;
+      }
       row = r.parent[row];
     }
+    if (root != kNoRow) capture_roots.insert(root);
     // A sibling that started later than an ended range may hold t while the last-starting range
     // does not: the walk above covers the ancestors of the last range that started; ranges open
     // at t that started earlier are among them when ranges nest (the usual case).
@@ -123,6 +182,7 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
     row.per_replay_ns =
         row.replays > 0 ? static_cast<DurationNs>(static_cast<double>(a.gpu_ns) / row.replays) : 0;
   }
+  AddEagerCounterparts(trace, capture_roots, out);
   std::stable_sort(
       out.rows.begin(), out.rows.end(),
       [](const CaptureRangeRow& a, const CaptureRangeRow& b) { return a.gpu_ns > b.gpu_ns; });
@@ -172,25 +232,33 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
   }
   Table& t =
       s.AddTable("by_capture_range", "Graph kernels by the ranges open when they were captured",
-                 {{"path", "Ranges at capture", Unit::kText},
-                  {"nodes", "Kernels per replay", Unit::kCount},
+                 {{"nodes", "Kernels/replay", Unit::kCount},
                   {"replays", "Replays", Unit::kNumber},
-                  {"per_replay_ns", "GPU time per replay", Unit::kDurationNs},
-                  {"gpu_ns", "GPU time, all replays", Unit::kDurationNs},
-                  {"share_pct", "Share", Unit::kPercent}});
+                  {"per_replay_ns", "GPU/replay", Unit::kDurationNs},
+                  {"share_pct", "Share", Unit::kPercent},
+                  {"eager_runs", "Eager runs", Unit::kCount},
+                  {"eager_kernels", "Eager kernels", Unit::kNumber},
+                  {"eager_per_run_ns", "Eager GPU/run", Unit::kDurationNs},
+                  {"path", "Ranges at capture", Unit::kText}});
   const int top = context.options().top_n;
   int shown = 0;
   for (const CaptureRangeRow& row : g.rows) {
     if (shown++ >= std::max(top, 1)) break;
-    t.rows.push_back({row.path, row.nodes, row.replays, row.per_replay_ns, row.gpu_ns,
+    const bool eager = row.eager_instances > 0;
+    t.rows.push_back({row.nodes, row.replays, row.per_replay_ns,
                       g.graph_gpu_ns > 0 ? Value(100.0 * static_cast<double>(row.gpu_ns) /
                                                  static_cast<double>(g.graph_gpu_ns))
-                                         : Value()});
+                                         : Value(),
+                      row.eager_instances, eager ? Value(row.eager_kernels_per_instance) : Value(),
+                      eager ? Value(row.eager_per_instance_ns) : Value(), row.path});
   }
   t.note = fmt::format(
       "Each kernel of a replay is counted in the innermost host ranges (NVTX, PyTorch "
       "annotations) that were open on the capturing thread when its graph node was created; "
-      "Replays = kernels / kernels per replay. {} of {} rows shown.",
+      "Replays = kernels / kernels per replay; Share = of all graph kernels' GPU time. Eager: the "
+      "ranges of the same names below another "
+      "outermost range (the step run without the graph), kernels launched inside each, per run. "
+      "{} of {} rows shown.",
       std::min<size_t>(g.rows.size(), static_cast<size_t>(std::max(top, 1))), g.rows.size());
   return Status::Ok();
 }

@@ -26,6 +26,11 @@ struct CaptureRangeRow {
   DurationNs gpu_ns = 0;         // summed kernel durations, all replays
   double replays = 0;            // kernels / nodes
   DurationNs per_replay_ns = 0;  // gpu_ns / replays
+  // The same ranges run eagerly (names below another outermost range): runs, and per run the
+  // kernels launched inside and their GPU time. 0 runs: no eager counterpart in the trace.
+  int64_t eager_instances = 0;
+  double eager_kernels_per_instance = 0;
+  DurationNs eager_per_instance_ns = 0;
 };
 
 struct CudaGraphsResult {
