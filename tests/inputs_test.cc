@@ -180,7 +180,8 @@ TEST(Inputs, AKindThatDoesNotFitSaysWhatTheFileIs) {
   StatusOr<InputDocument> d = OpenInputOfKind(
       kRoot + "/tests/data/serving/vllm_detailed_small.json", InputKind::kTrace, "export");
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("this file is a serving results"), std::string::npos)
+  EXPECT_NE(d.status().message().find("this file is of the kind 'serving results'"),
+            std::string::npos)
       << d.status().message();
 }
 
@@ -212,8 +213,10 @@ TEST(Inputs, AnalyzeSortsAMixAndSaysWhatItRead) {
       "analyze '" + kRoot + "/examples/samples/serving_loop_h100.slrec' --requests '" + kRoot +
       "/examples/samples/llama_decode_h100.nsys.sqlite'");
   EXPECT_EQ(wrong.exit_code, 2);
-  EXPECT_NE(wrong.err.find("--requests takes serving results, but this file is trace"),
-            std::string::npos)
+  EXPECT_NE(
+      wrong.err.find(
+          "--requests takes the kind 'serving results', but this file is of the kind 'trace'"),
+      std::string::npos)
       << wrong.err;
 }
 

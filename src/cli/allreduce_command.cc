@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <variant>
 
 #include "allreduce/lut_codegen.h"
 #include "allreduce/lut_tune.h"
@@ -16,11 +17,25 @@
 #include "base/file_io.h"
 #include "cli/commands.h"
 #include "importers/allreduce_sweep/sweep_csv.h"
+#include "importers/inputs.h"
 
 namespace sightline::cli {
 namespace {
 
 constexpr const char* kBenchName = "sightline-allreduce-bench";
+
+// Sweeps through the front door (importers/inputs.h), concatenated; a cell measured in two files
+// is an error.
+StatusOr<std::vector<SweepRow>> ReadSweeps(const std::vector<std::string>& files) {
+  std::vector<SweepRow> all;
+  for (const std::string& f : files) {
+    ASSIGN_OR_RETURN(InputDocument doc,
+                     OpenInputOfKind(f, InputKind::kAllreduceSweep, "`sightline allreduce`"));
+    for (SweepRow& r : std::get<SweepRows>(doc.value)) all.push_back(std::move(r));
+  }
+  RETURN_IF_ERROR(CheckSweepDuplicates(all));
+  return all;
+}
 
 struct TuneArgs {
   std::vector<std::string> files;
@@ -32,7 +47,7 @@ struct TuneArgs {
 
 int RunTune(const TuneArgs& args) {
   if (Status s = CheckOutputIsNotAnInput(args.output, args.files); !s.ok()) return ReportError(s);
-  StatusOr<std::vector<SweepRow>> rows = ReadSweepCsvFiles(args.files);
+  StatusOr<std::vector<SweepRow>> rows = ReadSweeps(args.files);
   if (!rows.ok()) return ReportError(rows.status());
   TuneOptions options;
   options.mode = args.mode == "eager" ? ArMode::kEager : ArMode::kGraph;
@@ -55,7 +70,7 @@ struct PlotArgs {
 };
 
 int RunPlot(const PlotArgs& args) {
-  StatusOr<std::vector<SweepRow>> rows = ReadSweepCsvFiles(args.files);
+  StatusOr<std::vector<SweepRow>> rows = ReadSweeps(args.files);
   if (!rows.ok()) return ReportError(rows.status());
   StatusOr<std::vector<PlotFile>> files = PlotSweep(*rows, args.files);
   if (!files.ok()) return ReportError(files.status().WithPrefix(args.files.front()));

@@ -292,7 +292,8 @@ StatusOr<InputDocument> OpenInputOfKind(const std::string& path, InputKind kind,
   ASSIGN_OR_RETURN(RecognisedInput in, std::move(recognised));
   if (in.reader->kind != kind) {
     return InvalidArgumentError(fmt::format(
-        "{}: {} takes a {}, but this file is a {} ({}); give it as a plain input of `sightline "
+        "{}: {} reads the kind '{}', but this file is of the kind '{}' ({}); give it as a plain "
+        "input of `sightline "
         "analyze` (which sorts inputs by what they are) or to the command that reads it",
         path, wanted, InputKindName(kind), InputKindName(in.reader->kind), in.reader->description));
   }

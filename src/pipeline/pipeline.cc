@@ -265,11 +265,12 @@ StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const N
     if (path.empty()) return Status::Ok();
     ASSIGN_OR_RETURN(RecognisedInput in, RecogniseInput(path));
     if (in.reader->kind != kind) {
-      return InvalidArgumentError(fmt::format(
-          "{}: {} takes {}, but this file is {} ({}); give it without the option: `sightline "
-          "analyze` sorts its inputs by what they are",
-          path, option, InputKindName(kind), InputKindName(in.reader->kind),
-          in.reader->description));
+      return InvalidArgumentError(
+          fmt::format("{}: {} takes the kind '{}', but this file is of the kind '{}' ({}); give it "
+                      "without the option: `sightline "
+                      "analyze` sorts its inputs by what they are",
+                      path, option, InputKindName(kind), InputKindName(in.reader->kind),
+                      in.reader->description));
     }
     expanded.inputs.push_back(std::move(in));
     return Status::Ok();
@@ -425,10 +426,11 @@ StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candi
   ASSIGN_OR_RETURN(RecognisedInput a, RecogniseInput(candidate));
   const InputKind kind = b.reader->kind;
   if (a.reader->kind != kind) {
-    return InvalidArgumentError(fmt::format(
-        "{} is a {} but {} is a {}: diff compares two of a kind (two traces, two serving "
-        "results or two TensorRT engines)",
-        baseline, InputKindName(kind), candidate, InputKindName(a.reader->kind)));
+    return InvalidArgumentError(
+        fmt::format("{} is of the kind '{}' but {} of the kind '{}': diff compares two of a kind "
+                    "(two traces, two serving "
+                    "results or two TensorRT engines)",
+                    baseline, InputKindName(kind), candidate, InputKindName(a.reader->kind)));
   }
   if (kind == InputKind::kServingResults) {
     Report report;

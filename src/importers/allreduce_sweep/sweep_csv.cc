@@ -200,7 +200,9 @@ CellKey KeyOf(const SweepRow& r) {
           static_cast<int>(r.mode)};
 }
 
-Status CheckDuplicates(const std::vector<SweepRow>& rows) {
+}  // namespace
+
+Status CheckSweepDuplicates(const std::vector<SweepRow>& rows) {
   std::map<CellKey, const SweepRow*> seen;
   for (const SweepRow& r : rows) {
     auto [it, inserted] = seen.emplace(KeyOf(r), &r);
@@ -215,8 +217,6 @@ Status CheckDuplicates(const std::vector<SweepRow>& rows) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 StatusOr<std::vector<SweepRow>> ParseSweepCsv(std::string_view text, const std::string& what) {
   std::vector<SweepRow> rows;
@@ -249,7 +249,7 @@ StatusOr<std::vector<SweepRow>> ParseSweepCsv(std::string_view text, const std::
     return InvalidInputError(
         fmt::format("{}: empty file; expected the sweep CSV header {}", what, kSweepCsvHeader));
   }
-  RETURN_IF_ERROR(CheckDuplicates(rows));
+  RETURN_IF_ERROR(CheckSweepDuplicates(rows));
   return rows;
 }
 
@@ -261,7 +261,7 @@ StatusOr<std::vector<SweepRow>> ReadSweepCsvFiles(const std::vector<std::string>
     ASSIGN_OR_RETURN(std::vector<SweepRow> rows, ParseSweepCsv(*text, path));
     for (SweepRow& r : rows) all.push_back(std::move(r));
   }
-  RETURN_IF_ERROR(CheckDuplicates(all));
+  RETURN_IF_ERROR(CheckSweepDuplicates(all));
   return all;
 }
 

@@ -59,6 +59,10 @@ struct SweepRow {
 // measured twice. Blank lines and lines starting with '#' are skipped.
 StatusOr<std::vector<SweepRow>> ParseSweepCsv(std::string_view text, const std::string& what);
 
+// InvalidInput naming both places when one cell (world size, dtype, size, tokens, hidden size,
+// strategy, fusion, mode) is measured twice.
+Status CheckSweepDuplicates(const std::vector<SweepRow>& rows);
+
 // Reads and concatenates several sweep CSVs; a cell measured in two files is an error too.
 StatusOr<std::vector<SweepRow>> ReadSweepCsvFiles(const std::vector<std::string>& paths);
 
