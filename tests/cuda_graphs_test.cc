@@ -113,10 +113,16 @@ TEST(CudaGraphs, NodeTracingAttributesEveryReplayedKernelToItsCaptureRanges) {
   }
   std::filesystem::remove(plain);
 
-  // The eager steps are the default iterations; the graph steps are found too.
+  // The eager steps are the default iterations; the graph steps are found too. Their
+  // launch-bound finding knows the trace replays graphs already: take the graph path, not "try
+  // CUDA graphs".
   testing::CliResult r = testing::RunSightline("analyze --format json '" + gz + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"eager_step_N\""), std::string::npos);
+  EXPECT_NE(r.out.find("This trace already replays CUDA graphs (12 graph launches"),
+            std::string::npos);
+  EXPECT_EQ(r.out.find("Capture the loop body (the decode step) in a CUDA graph"),
+            std::string::npos);
 }
 
 TEST(CudaGraphs, WholeGraphTracingAndProfilerTracesSayWhatIsMissing) {

@@ -80,6 +80,18 @@ void AddEagerCounterparts(const Trace& trace, const std::set<int32_t>& capture_r
 
 }  // namespace
 
+int64_t CountGraphLaunches(const Trace& trace) {
+  // One launch is a runtime call and the driver call inside it, with one correlation id.
+  std::vector<int64_t> ids;
+  const ApiCallTable& a = trace.api_calls;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (trace.str(a.name[i]).find("GraphLaunch") == std::string_view::npos) continue;
+    ids.push_back(a.correlation[i] >= 0 ? a.correlation[i] : -static_cast<int64_t>(i) - 2);
+  }
+  std::sort(ids.begin(), ids.end());
+  return std::unique(ids.begin(), ids.end()) - ids.begin();
+}
+
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
   CudaGraphsResult out;
   const KernelTable& k = trace.kernels;
@@ -139,17 +151,7 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
     graph_call[i] =
         trace.str(trace.api_calls.name[i]).find("GraphLaunch") != std::string_view::npos;
   }
-  {
-    // One launch is a runtime call and the driver call inside it, with one correlation id.
-    std::vector<int64_t> ids;
-    for (size_t i = 0; i < graph_call.size(); ++i) {
-      if (graph_call[i])
-        ids.push_back(trace.api_calls.correlation[i] >= 0 ? trace.api_calls.correlation[i]
-                                                          : -static_cast<int64_t>(i) - 2);
-    }
-    std::sort(ids.begin(), ids.end());
-    out.graph_launches = std::unique(ids.begin(), ids.end()) - ids.begin();
-  }
+  out.graph_launches = CountGraphLaunches(trace);
   for (size_t i = 0; i < k.size(); ++i) {
     const bool from_graph =
         k.graph_node[i] != 0 ||

@@ -45,6 +45,10 @@ struct CudaGraphsResult {
 
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace);
 
+// cudaGraphLaunch / cuGraphLaunch calls, one per launch (a runtime call and the driver call inside
+// it share a correlation id).
+int64_t CountGraphLaunches(const Trace& trace);
+
 // Section "cuda_graphs", only for traces with graph kernels.
 Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report);
 

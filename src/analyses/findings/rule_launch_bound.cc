@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyses/cuda_graphs.h"
 #include "analyses/findings/findings.h"
 #include "base/stats.h"
 
@@ -162,11 +163,26 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
   } else {
     f.where = fmt::format("no iterations found; {}", worst);
   }
-  f.recommendation =
-      "Capture the loop body (the decode step) in a CUDA graph and replay it (torch.compile "
-      "mode=\"reduce-overhead\" / torch.cuda.CUDAGraph, TensorRT-LLM/vLLM CUDA-graph mode), or cut "
-      "the launch count by fusing small kernels; keep the host ahead of the GPU (no "
-      "synchronization inside the captured region).";
+  // A trace that replays CUDA graphs elsewhere: these iterations are the ones that did not (a
+  // batch size without a captured graph, an eager fallback, a warm-up), so the advice is to take
+  // the graph path here too, not to discover graphs.
+  const int64_t graph_launches = CountGraphLaunches(trace);
+  if (graph_launches > 0) {
+    f.evidence.push_back({"graph_launches", "CUDA graph launches elsewhere in the trace",
+                          graph_launches, Unit::kCount});
+    f.recommendation = fmt::format(
+        "This trace already replays CUDA graphs ({} graph launches; the cuda_graphs section "
+        "shows their work per range beside the eager runs), but these iterations run eagerly: "
+        "make them take the graph path too (capture a graph for their batch size or shape, or "
+        "find why they fall back to eager), or cut the launch count by fusing small kernels.",
+        graph_launches);
+  } else {
+    f.recommendation =
+        "Capture the loop body (the decode step) in a CUDA graph and replay it (torch.compile "
+        "mode=\"reduce-overhead\" / torch.cuda.CUDAGraph, TensorRT-LLM/vLLM CUDA-graph mode), or "
+        "cut the launch count by fusing small kernels; keep the host ahead of the GPU (no "
+        "synchronization inside the captured region).";
+  }
   f.estimated_savings_ns = recoverable;
   out.push_back(std::move(f));
   return Status::Ok();
