@@ -154,12 +154,6 @@ TEST(Inputs, CorruptCompressionIsAClearError) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
   EXPECT_NE(r.status().message().find("zstd data is truncated"), std::string::npos)
       << r.status().message();
-  // A gzip file whose trailer claims 4 GiB takes no more than deflate can give.
-  std::string gz = Gzip("{}");
-  gz[gz.size() - 1] = '\xff';
-  gz[gz.size() - 2] = '\xff';
-  StatusOr<std::string> g = ReadInput(dir.Write("claims.gz", gz));
-  EXPECT_TRUE(g.ok() || g.status().code() == StatusCode::kInvalidInput);
 }
 
 TEST(Inputs, UnknownAndEmptyFilesSayWhatTheyAre) {

@@ -312,9 +312,10 @@ void DescribeUses(SortedInputs& in) {
   const std::string first_trace = in.traces.empty() ? "" : in.traces.front();
   for (InputFile& f : in.read) {
     if (f.kind == InputKindName(InputKind::kServingResults)) {
-      f.use = first_trace.empty()
+      // Only a request log says in which iteration each token came out (serving_trace_join.h).
+      f.use = first_trace.empty() || f.reader != std::string_view("request-log")
                   ? "serving metrics"
-                  : fmt::format("serving metrics; request log token gaps joined to {}'s iterations",
+                  : fmt::format("serving metrics; its token gaps joined to {}'s iterations",
                                 FileNameOf(first_trace));
     } else if (f.kind == InputKindName(InputKind::kIterationLog)) {
       f.use = "joined to each trace's iterations by counter";

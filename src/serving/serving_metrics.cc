@@ -176,15 +176,12 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
   m.itl = ComputeLatencyStats(x.itl);
   m.e2el = ComputeLatencyStats(x.e2el);
   m.queue = ComputeLatencyStats(x.queue);
-  // Rates need a duration; without one (nothing completed) they stay 0 and the report shows them
-  // as absent.
-  const double per_s = m.duration_s > 0 ? 1.0 / m.duration_s : 0.0;
-  m.request_throughput = static_cast<double>(m.completed) * per_s;
-  m.output_throughput = static_cast<double>(m.output_tokens) * per_s;
+  m.request_throughput = static_cast<double>(m.completed) / m.duration_s;
+  m.output_throughput = static_cast<double>(m.output_tokens) / m.duration_s;
   m.total_token_throughput =
-      (static_cast<double>(m.input_tokens) + static_cast<double>(m.output_tokens)) * per_s;
+      (static_cast<double>(m.input_tokens) + static_cast<double>(m.output_tokens)) / m.duration_s;
   if (m.slo_set) {
-    m.goodput = static_cast<double>(m.good_requests) * per_s;
+    m.goodput = static_cast<double>(m.good_requests) / m.duration_s;
     m.slo_attainment_pct =
         m.requests > 0 ? 100.0 * static_cast<double>(m.good_requests) / m.requests : 0;
   }
@@ -328,22 +325,18 @@ void AddServingSection(const RequestResults& results, const ServingMetrics& m, R
   s.AddFact("requests", "Requests sent", m.requests, Unit::kCount);
   s.AddFact("completed", "Completed", m.completed, Unit::kCount);
   s.AddFact("failed", "Failed", m.failed, Unit::kCount);
-  // Without a duration (no request completed) there is no rate: absent, not 0.
-  const bool timed = m.duration_s > 0;
-  auto rate = [timed](double v) { return timed ? Value(v) : Value(); };
-  s.AddFact("duration_ns", "Benchmark duration", rate(m.duration_s * kNsPerSecond),
-            Unit::kDurationNs);
+  s.AddFact("duration_ns", "Benchmark duration", m.duration_s * kNsPerSecond, Unit::kDurationNs);
   s.AddFact("input_tokens", "Input tokens (completed)", m.input_tokens, Unit::kCount);
   s.AddFact("output_tokens", "Output tokens (completed)", m.output_tokens, Unit::kCount);
-  s.AddFact("request_throughput_per_s", "Request throughput (req/s)", rate(m.request_throughput),
+  s.AddFact("request_throughput_per_s", "Request throughput (req/s)", m.request_throughput,
             Unit::kNumber);
-  s.AddFact("output_throughput_per_s", "Output token throughput (tok/s)", rate(m.output_throughput),
+  s.AddFact("output_throughput_per_s", "Output token throughput (tok/s)", m.output_throughput,
             Unit::kNumber);
   s.AddFact("total_token_throughput_per_s", "Total token throughput (tok/s)",
-            rate(m.total_token_throughput), Unit::kNumber);
+            m.total_token_throughput, Unit::kNumber);
   if (m.slo_set) {
     s.AddFact("good_requests", "Requests meeting every SLO", m.good_requests, Unit::kCount);
-    s.AddFact("goodput_per_s", "Goodput (req/s)", rate(m.goodput), Unit::kNumber);
+    s.AddFact("goodput_per_s", "Goodput (req/s)", m.goodput, Unit::kNumber);
     s.AddFact("slo_attainment_pct", "SLO attainment (of requests sent)", m.slo_attainment_pct,
               Unit::kPercent);
   }

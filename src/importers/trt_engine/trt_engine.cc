@@ -113,8 +113,6 @@ TrtFileKind KindOfHead(std::string_view head) {
   return TrtFileKind::kNone;
 }
 
-StatusOr<std::string> ReadMaybeGzip(const std::string& path) { return ReadInput(path); }
-
 // Typed access to one object's members. A member of another type is counted and dropped.
 class Fields {
  public:
@@ -580,7 +578,7 @@ StatusOr<TrtEngine> ReadTrtEngine(const std::string& path) {
   }
   engine.name = fs::path(engine.prefix).filename().string();
   for (const auto& [kind, file] : files) {
-    ASSIGN_OR_RETURN(std::string text, ReadMaybeGzip(file));
+    ASSIGN_OR_RETURN(std::string text, ReadInput(file));
     engine.files[kind] = file;
     switch (kind) {
       case TrtFileKind::kGraph: {
