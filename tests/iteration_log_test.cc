@@ -226,5 +226,42 @@ TEST(IterationLogCli, BadLogExitsTwoWithTheLine) {
   EXPECT_NE(r.err.find("none.jsonl"), std::string::npos) << r.err;
 }
 
+// A log alone (issue 28: too little for the join, so the report shows what the log holds and
+// names the trace as the missing piece): latencies, tokens/s, prefill against decode, counters.
+TEST(IterationLogCli, ALogAloneShowsItsOwnFiguresAndAsksForTheTrace) {
+  const std::string dir = testing::MakeTempDir();
+  // Latencies 1, 2, 3 and 10 ms; 100 generated tokens per decode line; one line with context
+  // work; one line without a latency.
+  WriteFile(
+      dir + "/log.jsonl",
+      Line(5, 77, ",\"latency_ns\":10000000,\"context_requests\":2,\"generated_tokens\":0") +
+          Line(6, 77, ",\"latency_ns\":1000000,\"context_requests\":0,\"generated_tokens\":100") +
+          Line(7, 77, ",\"latency_ns\":2000000,\"context_requests\":0,\"generated_tokens\":100") +
+          Line(8, 77, ",\"latency_ns\":3000000,\"context_requests\":0,\"generated_tokens\":100") +
+          Line(9, 77, ",\"gpu_memory_bytes\":1048576"));
+  testing::CliResult r = testing::RunSightline("analyze " + dir + "/log.jsonl --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto fact = [&](const std::string& key) {
+    const std::string name = "\"" + key + "\": ";
+    const size_t at = r.out.find(name);
+    if (at == std::string::npos) return std::string("(absent)");
+    const size_t v = at + name.size();
+    return r.out.substr(v, r.out.find_first_of(",\n}", v) - v);
+  };
+  EXPECT_EQ(fact("iteration_log_lines"), "5") << r.out;
+  EXPECT_EQ(fact("iterations_first"), "5");
+  EXPECT_EQ(fact("iterations_last"), "9");
+  EXPECT_EQ(fact("latency_median_ns"), "2500000");  // of 1, 2, 3, 10 ms
+  EXPECT_EQ(fact("latency_max_ns"), "10000000");
+  EXPECT_EQ(fact("lines_without_latency"), "1");
+  // 300 tokens over 16 ms of the lines that state both.
+  EXPECT_EQ(fact("generated_tokens_per_s"), "18750");
+  EXPECT_EQ(fact("iterations_with_context"), "1");
+  EXPECT_NE(r.out.find("\"iteration_log_memory\": {"), std::string::npos);
+  EXPECT_NE(r.out.find("\"input\": 0"), std::string::npos);
+  EXPECT_NE(r.out.find("its own figures (no trace to join it to)"), std::string::npos);
+  EXPECT_NE(r.out.find("Give the trace of the same run too"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sightline

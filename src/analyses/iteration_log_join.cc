@@ -247,6 +247,23 @@ void AddPrefillVsDecode(const IterationLogJoin& join, Section& s) {
 
 }  // namespace
 
+const std::vector<IterationLogFieldColumn>& IterationLogFieldColumns() {
+  static const auto* columns = new std::vector<IterationLogFieldColumn>{
+      {IterationLogField::kActiveRequests, "active", Unit::kCount},
+      {IterationLogField::kContextRequests, "ctx reqs", Unit::kCount},
+      {IterationLogField::kGenerationRequests, "gen reqs", Unit::kCount},
+      {IterationLogField::kContextTokens, "ctx tokens", Unit::kCount},
+      {IterationLogField::kGeneratedTokens, "gen tokens", Unit::kCount},
+      {IterationLogField::kKvBlocksUsed, "KV used", Unit::kCount},
+      {IterationLogField::kKvBlocksFree, "KV free", Unit::kCount},
+      {IterationLogField::kKvBlocksMax, "KV max", Unit::kCount},
+      {IterationLogField::kKvTokensPerBlock, "tok/block", Unit::kCount},
+      {IterationLogField::kGpuMemoryBytes, "GPU mem", Unit::kBytes},
+      {IterationLogField::kCpuMemoryBytes, "CPU mem", Unit::kBytes},
+      {IterationLogField::kPinnedMemoryBytes, "pinned", Unit::kBytes}};
+  return *columns;
+}
+
 void AddIterationLogToSection(const Trace& trace, const IterationLogJoin& join, int64_t top_n,
                               Section& s) {
   s.AddFact("iteration_log_lines", "Iteration log lines", join.log_entries, Unit::kCount);
@@ -289,26 +306,8 @@ void AddIterationLogToSection(const Trace& trace, const IterationLogJoin& join, 
   if (by_counter) columns.push_back({"wall_ns", "trace wall", Unit::kDurationNs});
   columns.push_back({"latency_ns", "log latency", Unit::kDurationNs});
   if (!by_counter) columns.push_back({"kernels", "kernels", Unit::kCount});
-  struct FieldColumn {
-    IterationLogField field;
-    const char* title;
-    Unit unit;
-  };
-  static const FieldColumn kFieldColumns[] = {
-      {IterationLogField::kActiveRequests, "active", Unit::kCount},
-      {IterationLogField::kContextRequests, "ctx reqs", Unit::kCount},
-      {IterationLogField::kGenerationRequests, "gen reqs", Unit::kCount},
-      {IterationLogField::kContextTokens, "ctx tokens", Unit::kCount},
-      {IterationLogField::kGeneratedTokens, "gen tokens", Unit::kCount},
-      {IterationLogField::kKvBlocksUsed, "KV used", Unit::kCount},
-      {IterationLogField::kKvBlocksFree, "KV free", Unit::kCount},
-      {IterationLogField::kKvBlocksMax, "KV max", Unit::kCount},
-      {IterationLogField::kKvTokensPerBlock, "tok/block", Unit::kCount},
-      {IterationLogField::kGpuMemoryBytes, "GPU mem", Unit::kBytes},
-      {IterationLogField::kCpuMemoryBytes, "CPU mem", Unit::kBytes},
-      {IterationLogField::kPinnedMemoryBytes, "pinned", Unit::kBytes}};
   std::vector<IterationLogField> present;
-  for (const FieldColumn& c : kFieldColumns) {
+  for (const IterationLogFieldColumn& c : IterationLogFieldColumns()) {
     const bool any = std::any_of(join.rows.begin(), join.rows.end(), [&](const IterationLogRow& r) {
       return r.entry->field(c.field).has_value();
     });

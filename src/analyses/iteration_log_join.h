@@ -51,6 +51,14 @@ struct IterationLogJoin {
 // outlive it.
 IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& log);
 
+// The well-known fields as columns of a report table, in log order.
+struct IterationLogFieldColumn {
+  IterationLogField field;
+  const char* title;  // short column header: "ctx reqs"
+  Unit unit;
+};
+const std::vector<IterationLogFieldColumn>& IterationLogFieldColumns();
+
 // Adds facts and an "iteration_log" table (at most `top_n` rows) to `section`; when the log says
 // which iterations ran context (prefill) work, a "prefill_vs_decode" table compares their trace
 // wall and GPU time with the decode-only iterations.

@@ -12,6 +12,7 @@
 
 #include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
+#include "analyses/iteration_log_summary.h"
 #include "base/file_io.h"
 #include "importers/importer.h"
 #include "importers/inputs.h"
@@ -318,7 +319,8 @@ void DescribeUses(SortedInputs& in) {
                   : fmt::format("serving metrics; its token gaps joined to {}'s iterations",
                                 FileNameOf(first_trace));
     } else if (f.kind == InputKindName(InputKind::kIterationLog)) {
-      f.use = "joined to each trace's iterations by counter";
+      f.use = first_trace.empty() ? "its own figures (no trace to join it to)"
+                                  : "joined to each trace's iterations";
     } else if (f.kind == InputKindName(InputKind::kTrace)) {
       f.use = in.traces.size() > 1 ? "a rank of the job" : "the trace";
     } else {
@@ -391,13 +393,8 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
         "--slo needs serving results (a benchmark's results file among the inputs, or "
         "--requests): the SLOs are checked per request");
   }
-  if (!in.iteration_logs.empty() && in.traces.empty()) {
-    return InvalidArgumentError(
-        fmt::format("{}: an iteration log joins a trace's iterations; give the trace too",
-                    in.iteration_logs[0].path));
-  }
-  if (in.traces.empty() && in.results.empty()) {
-    return InvalidArgumentError("no trace or serving results among the inputs");
+  if (in.traces.empty() && in.results.empty() && in.iteration_logs.empty()) {
+    return InvalidArgumentError("no trace, serving results or iteration log among the inputs");
   }
   // Read first: a bad file fails before any trace is imported.
   if (!in.results.empty()) {
@@ -411,6 +408,10 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
         std::make_shared<const IterationLog>(std::move(std::get<IterationLog>(d.value)));
   }
   ASSIGN_OR_RETURN(Report report, RunRankSet(in.traces, options, run));
+  // A log without the trace of its run: what the log itself states, and what the trace would add.
+  if (root && in.traces.empty() && options.iteration_log) {
+    AddIterationLogSummary(*options.iteration_log, report);
+  }
   // The list of files read, when there is more to it than the traces' own inputs.
   if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.skipped.empty())) {
     DescribeUses(in);
