@@ -1,8 +1,12 @@
-// The Nsight Systems importer on hostile rows rather than hostile bytes: each input is read as a
-// few rows of SQL values (integers, NULLs, text, reals, blobs, ids that point nowhere) put into a
-// small generated export's kernel, API, memory-copy, NVTX and OS-call (with call chain) tables,
-// whose columns are declared without NOT NULL so that any value fits. Most values decode to what a
-// real export would hold there, so that the hostile ones sit among plausible rows.
+// The Nsight Systems importer on hostile rows rather than hostile bytes (a structure-aware
+// generator: always a valid SQLite export): each input is read as a few rows of SQL values
+// (integers, NULLs, text, reals, blobs, ids that point nowhere) put into a small generated
+// export's kernel (with CUDA graph nodes), graph-node, API, memory-copy, NVTX and OS-call (with
+// call chain) tables, whose columns are declared without NOT NULL so that any value fits. Most
+// values decode to what a real export would hold there, so that the hostile ones sit among
+// plausible rows. What the importer makes of them then goes through the whole program
+// (whole_program.h).
+// CI executions: 2000
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -14,6 +18,7 @@
 
 #include "fuzz_support.h"
 #include "importers/nsys/nsys_importer.h"
+#include "whole_program.h"
 
 namespace {
 
@@ -53,7 +58,14 @@ const std::vector<Table>& Tables() {
         {"blockZ", 1},
         {"registersPerThread", 64},
         {"staticSharedMemory", 0},
-        {"dynamicSharedMemory", 49152}}},
+        {"dynamicSharedMemory", 49152},
+        {"graphNodeId", 1, 1}}},  // replayed from a CUDA graph (--cuda-graph-trace=node)
+      // The graph's nodes: an instantiated node names the captured one (originalGraphNodeId).
+      {"CUDA_GRAPH_NODE_EVENTS",
+       {{"start", 100, 10},
+        {"graphNodeId", 1, 1},
+        {"originalGraphNodeId", 0, 0},
+        {"globalTid", kGlobalTid}}},
       {"CUPTI_ACTIVITY_KIND_RUNTIME",
        {{"start", 900, 1000},
         {"end", 950, 1000},
@@ -240,6 +252,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Writer& writer = OpenWriter();
   if (!WriteRows(writer, data, size)) return 0;
   sightline::fuzz::ChooseNsysThreads(data, size);
-  (void)sightline::ImportNsysSqlite(writer.path, {});
+  sightline::StatusOr<sightline::Trace> trace = sightline::ImportNsysSqlite(writer.path, {});
+  if (!trace.ok()) return 0;
+  sightline::InputDocumentValue document = std::move(*trace);
+  sightline::fuzz::RunWholeProgram(document);
   return 0;
 }

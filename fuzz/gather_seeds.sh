@@ -1,98 +1,120 @@
 #!/usr/bin/env bash
-# Gathers the seed corpora of the fuzz targets (fuzz/fuzz_*.cc) into DIR/<target>/ (default
-# build-asan/fuzz-seeds) from tests/data, examples/samples and fuzz/seeds. Large files are cut down: nsys
-# exports to their first rows per table (StringIds included: names whose ids are gone become
-# unknown-string diagnostics) in 512-byte pages; Nsight Compute CSVs and JSON-lines logs to their
-# first lines; recorder files to their first 64 KiB (the reader reports a cut-off chunk as a damaged
-# tail). Nothing here is committed; run it again after adding test data.
+# Gathers the seed corpora of the fuzz targets into DIR (default build-asan/fuzz-seeds), from the
+# files the project ships: tests/data, examples (samples and case-study results) and fuzz/seeds.
+# Each file is recognised by the readers themselves (fuzz_reader's classify mode: the registry's
+# sniffers, as `sightline formats` does), so the seeds follow the registry with no list to keep:
+#   DIR/fuzz_reader.<reader>/   the files that reader takes (fuzz_reader, one run per reader)
+#   DIR/fuzz_pipeline/          all of them (the front door picks the reader)
+#   DIR/fuzz_recorder/          the sightline-recorder files; DIR/fuzz_kineto_json/ the kineto-json ones
+#   DIR/fuzz_gpu_metrics_config/  fuzz/seeds/gpu_metrics_config (YAML no reader takes on its own)
+# Seeds are decompressed and cut down: nsys exports to their first 8 rows per table (StringIds
+# included: names whose ids are gone become unknown-string diagnostics) in 512-byte pages; other
+# files over 64 KiB to their first 64 KiB (text at a line's end). The inputs that once crashed a
+# reader (tests/data/fuzz_regressions/<reader or target>/) join that corpus. Nothing here is
+# committed; run it again after adding test data.
+#   fuzz/gather_seeds.sh [DIR] [FUZZ_READER_BINARY]   (default build-asan/fuzz/fuzz_reader)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build-asan/fuzz-seeds}
+reader_bin=${2:-build-asan/fuzz/fuzz_reader}
+if [ ! -x "$reader_bin" ]; then
+  echo "gather_seeds.sh: $reader_bin is not built (scripts/fuzz.sh builds it)" >&2
+  exit 2
+fi
 rm -rf "$out"
-for t in nsys_sqlite nsys_rows kineto_json kineto_gzip recorder ncu_csv sweep_csv iteration_log \
-         requests trt gpu_metrics_config torch_snapshot pipeline; do
-  mkdir -p "$out/fuzz_$t"
+mkdir -p "$out/fuzz_pipeline" "$out/fuzz_recorder" "$out/fuzz_kineto_json" \
+  "$out/fuzz_gpu_metrics_config" "$out/fuzz_nsys_rows"
+SIGHTLINE_FUZZ_READER=list "$reader_bin" 2>/dev/null | while read -r r; do
+  mkdir -p "$out/fuzz_reader.$r"
 done
-
-# An nsys export with its first ROWS rows per table, vacuumed into 512-byte pages.
-shrink_sqlite() {  # SRC DST ROWS
-  python3 - "$1" "$2" "$3" <<'PY'
-import shutil, sqlite3, sys
-src, dst, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
-shutil.copyfile(src, dst)
-db = sqlite3.connect(dst)
-tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-for t in tables:
-    if t.startswith("ENUM_"):
-        continue  # the enums the kept rows refer to
-    try:
-        db.execute(f'DELETE FROM "{t}" WHERE rowid NOT IN (SELECT rowid FROM "{t}" LIMIT {rows})')
-    except sqlite3.OperationalError:
-        pass  # a table without rowid: kept whole
-db.commit()
-db.execute("PRAGMA page_size = 512")
-db.execute("VACUUM")
-db.close()
-PY
-}
-n=0
-for f in tests/data/nsys/*.sqlite examples/samples/*.sqlite; do
-  [ -f "$f" ] || continue
-  n=$((n + 1))
-  shrink_sqlite "$f" "$out/fuzz_nsys_sqlite/$n.sqlite" 8
-done
-
-cp tests/data/kineto/*.json tests/data/kineto/*.json.gz "$out/fuzz_kineto_json/"
-cp tests/data/kineto/*.json "$out/fuzz_kineto_gzip/"
-
-for f in tests/data/recorder/*.slrec examples/samples/*.slrec; do
-  if [ -f "$f" ]; then head -c 65536 "$f" > "$out/fuzz_recorder/$(basename "$f")"; fi
-done
-
-for f in tests/data/ncu/*.csv; do cp "$f" "$out/fuzz_ncu_csv/"; done
-for f in tests/data/ncu/*_details.csv.gz; do  # one row per metric
-  (gzip -dc "$f" || true) | head -n 60 > "$out/fuzz_ncu_csv/$(basename "$f" .gz)"
-done
-for f in tests/data/ncu/*_raw.csv.gz; do  # header, units, then one row per kernel
-  (gzip -dc "$f" || true) | head -n 4 > "$out/fuzz_ncu_csv/$(basename "$f" .gz)"
-done
-for f in examples/case_studies/fp8_block_quant/results/ncu_*_source_*.csv; do  # source page
-  head -n 40 "$f" > "$out/fuzz_ncu_csv/$(basename "$f")"
-done
-
-cp fuzz/seeds/sweep_csv/* "$out/fuzz_sweep_csv/"
-
 cp fuzz/seeds/gpu_metrics_config/* "$out/fuzz_gpu_metrics_config/"
 
-cp fuzz/seeds/iteration_log/* "$out/fuzz_iteration_log/"
-for f in examples/samples/*.iterations.jsonl; do
-  if [ -f "$f" ]; then head -n 20 "$f" > "$out/fuzz_iteration_log/$(basename "$f")"; fi
-done
+# Every shipped file, and the reader that takes it ("READER<TAB>PATH"; files no reader takes are
+# left out by the classifier). Regressions are added below, by their directory's name.
+find tests/data examples fuzz/seeds -type f -size -64M ! -path 'tests/data/fuzz_regressions/*' \
+  ! -path 'fuzz/seeds/gpu_metrics_config/*' -print0 |
+  xargs -0 env SIGHTLINE_FUZZ_CLASSIFY=1 "$reader_bin" 2>/dev/null > "$out/classified.tsv"
 
-cp tests/data/serving/*.json tests/data/serving/*.jsonl "$out/fuzz_requests/"
-for f in examples/samples/*.requests.jsonl; do
-  if [ -f "$f" ]; then head -n 20 "$f" > "$out/fuzz_requests/$(basename "$f")"; fi
-done
+python3 - "$out" <<'PY'
+import gzip, os, shutil, sqlite3, subprocess, sys
+out = sys.argv[1]
+LIMIT = 64 * 1024
 
-cp tests/data/trt/*.json "$out/fuzz_trt/"
+def plain(path):
+    with open(path, 'rb') as f:
+        head = f.read(4)
+    if head[:2] == b'\x1f\x8b':
+        with gzip.open(path, 'rb') as f:
+            return f.read()
+    if head == b'\x28\xb5\x2f\xfd':
+        return subprocess.run(['zstd', '-dc', path], check=True, capture_output=True).stdout
+    with open(path, 'rb') as f:
+        return f.read()
 
-cp tests/data/torch_snapshot/*.pickle "$out/fuzz_torch_snapshot/"
+def shrink_sqlite(data, dst):
+    with open(dst, 'wb') as f:
+        f.write(data)
+    db = sqlite3.connect(dst)
+    for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+        if t.startswith('ENUM_'):
+            continue  # the enums the kept rows refer to
+        try:
+            db.execute(f'DELETE FROM "{t}" WHERE rowid NOT IN (SELECT rowid FROM "{t}" LIMIT 8)')
+        except sqlite3.OperationalError:
+            pass  # a table without rowid: kept whole
+    db.commit()
+    db.execute('PRAGMA page_size = 512')
+    db.execute('VACUUM')
+    db.close()
 
-# The inputs that once crashed a reader (tests/data/fuzz_regressions/<target>/) start its corpus too.
-for d in tests/data/fuzz_regressions/*/; do
-  t=$(basename "$d")
-  if [ -d "$out/$t" ]; then cp "$d"* "$out/$t/"; fi
-done
+def cut(data):
+    if len(data) <= LIMIT:
+        return data
+    part = data[:LIMIT]
+    binary = b'\0' in part[:4096]
+    if not binary and b'\n' in part:
+        part = part[:part.rindex(b'\n') + 1]
+    return part
 
-# The whole-program target reads any file through the front door: it starts from every reader's
-# seeds (not the row and GPU-metrics-config fuzzers', which are value encodings).
-for d in "$out"/fuzz_*/; do
-  t=$(basename "$d")
-  case $t in fuzz_pipeline | fuzz_nsys_rows | fuzz_gpu_metrics_config) continue ;; esac
-  for f in "$d"*; do
-    if [ -f "$f" ]; then cp "$f" "$out/fuzz_pipeline/${t#fuzz_}_$(basename "$f")"; fi
-  done
-done
+n = 0
+counts = {}
+for line in open(os.path.join(out, 'classified.tsv'), encoding='utf-8', errors='replace'):
+    reader, _, path = line.rstrip('\n').partition('\t')
+    if not path or not os.path.isdir(os.path.join(out, 'fuzz_reader.' + reader)):
+        continue
+    n += 1
+    name = f'{n}_{os.path.basename(path)}'
+    for suffix in ('.gz', '.zst'):
+        name = name[:-len(suffix)] if name.endswith(suffix) else name
+    dst = os.path.join(out, 'fuzz_reader.' + reader, name)
+    data = plain(path)
+    if reader == 'nsys-sqlite':
+        shrink_sqlite(data, dst)
+    else:
+        with open(dst, 'wb') as f:
+            f.write(cut(data))
+    counts[reader] = counts.get(reader, 0) + 1
+    also = {'sightline-recorder': 'fuzz_recorder', 'kineto-json': 'fuzz_kineto_json'}.get(reader)
+    for target in ['fuzz_pipeline'] + ([also] if also else []):
+        shutil.copyfile(dst, os.path.join(out, target, f'{reader}_{name}'))
 
+# The inputs that once crashed a target start its corpus too.
+root = 'tests/data/fuzz_regressions'
+for d in sorted(os.listdir(root)):
+    target = os.path.join(out, 'fuzz_reader.' + d)
+    if not os.path.isdir(target):
+        target = os.path.join(out, d)
+    if not os.path.isdir(target):
+        sys.exit(f'gather_seeds.sh: {root}/{d} names no reader and no fuzz target')
+    for f in sorted(os.listdir(os.path.join(root, d))):
+        shutil.copyfile(os.path.join(root, d, f), os.path.join(target, 'regression_' + f))
+        shutil.copyfile(os.path.join(root, d, f), os.path.join(out, 'fuzz_pipeline', f'regression_{d}_{f}'))
+
+empty = sorted(d for d in os.listdir(out) if d.startswith('fuzz_reader.') and not os.listdir(os.path.join(out, d)))
+if empty:
+    sys.exit('gather_seeds.sh: no shipped file is taken by ' + ', '.join(e[len('fuzz_reader.'):] for e in empty) +
+             ': add a sample of that format to tests/data')
+PY
+rm "$out/classified.tsv"
 # The row fuzzer's inputs are value encodings, not files: it starts from nothing.
 du -sh "$out"/* | sed "s|$out/||"

@@ -10,7 +10,8 @@
 #       SIGHTLINE_FUZZ_SEED=N fixes libFuzzer's seed (default 0: a new one each run).
 # Both fail at the first crash, leak, sanitizer report, timeout (25 s per input) or out-of-memory
 # (2 GiB); the input is left in build-asan/fuzz-artifacts/<target>/ and the log's end is printed.
-# The targets are the fuzz/fuzz_*.cc files; long runs on many cores: scripts/fuzz_long.sh.
+# The targets are the fuzz/fuzz_*.cc files; fuzz_reader runs once per reader of the registry
+# (fuzz_reader.<reader>). Long runs on many cores: scripts/fuzz_long.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=explore
@@ -29,26 +30,34 @@ if [ ${#targets[@]} -eq 0 ]; then
   done
 fi
 
-# CI's executions per target: about 10-20 s each on one of the 2-core machine's cores, measured
-# with scripts/fuzz.sh --ci (docs/testing.md). A target missing here gets the default.
+# CI's executions per target: the "CI executions: N" line of its source (about 10-20 s each on
+# one of the 2-core machine's cores, measured with scripts/fuzz.sh --ci; docs/testing.md); for
+# fuzz_reader, per reader. A target without that line gets 10000.
 ci_runs() {
-  case $1 in
-    fuzz_nsys_rows) echo 2000 ;;
-    fuzz_pipeline) echo 3000 ;;
-    fuzz_nsys_sqlite) echo 3000 ;;
-    fuzz_ncu_csv) echo 4000 ;;
-    fuzz_kineto_json | fuzz_kineto_gzip) echo 8000 ;;
-    fuzz_requests) echo 20000 ;;
-    fuzz_torch_snapshot) echo 50000 ;;
-    fuzz_recorder | fuzz_sweep_csv) echo 400000 ;;
-    *) echo 100000 ;;
-  esac
+  local n
+  n=$(grep -m1 -o 'CI executions: [0-9]*' "fuzz/${1%%.*}.cc" 2>/dev/null | grep -o '[0-9]*$' || true)
+  echo "${n:-10000}"
 }
 
 bash scripts/configure-asan.sh
-cmake --build build-asan -j "${SIGHTLINE_FUZZ_BUILD_JOBS:-$(nproc)}" --target "${targets[@]}"
+binaries=()
+for t in "${targets[@]}"; do binaries+=("${t%%.*}"); done
+# fuzz_reader needed in any case: it classifies the seeds.
+cmake --build build-asan -j "${SIGHTLINE_FUZZ_BUILD_JOBS:-$(nproc)}" --target \
+  $(printf '%s\n' "${binaries[@]}" fuzz_reader | sort -u)
 seeds=build-asan/fuzz-seeds
-bash fuzz/gather_seeds.sh "$seeds" >/dev/null
+bash fuzz/gather_seeds.sh "$seeds" build-asan/fuzz/fuzz_reader >/dev/null
+
+# fuzz_reader is run once per reader of the registry: fuzz_reader.<reader> (its seeds, corpus and
+# artifacts are kept under that name). Naming one, e.g. fuzz_reader.ncu-csv, runs that reader only.
+units=()
+for t in "${targets[@]}"; do
+  if [ "$t" = fuzz_reader ]; then
+    while read -r r; do units+=("fuzz_reader.$r"); done < <(SIGHTLINE_FUZZ_READER=list build-asan/fuzz/fuzz_reader)
+  else
+    units+=("$t")
+  fi
+done
 
 # Inflated gzip input stays far below the 2 GiB RSS limit: a bomb is then the reader's clear error
 # (docs/reliability.md), not an out-of-memory stop of the fuzzer.
@@ -62,7 +71,9 @@ run_target() {
   artifacts=build-asan/fuzz-artifacts/$t
   log=build-asan/fuzz-logs/$t.log
   mkdir -p "$artifacts" build-asan/fuzz-logs
-  [ "$t" = fuzz_nsys_sqlite ] && max_len=131072  # whole small exports
+  [ "$t" = fuzz_reader.nsys-sqlite ] && max_len=131072  # whole small exports
+  local bin=${t%%.*}
+  if [ "$bin" = fuzz_reader ]; then export SIGHTLINE_FUZZ_READER=${t#fuzz_reader.}; fi
   local limit
   if [ "$mode" = ci ]; then
     corpus=build-asan/fuzz-ci-corpus/$t
@@ -75,7 +86,7 @@ run_target() {
   mkdir -p "$corpus"
   local start=$SECONDS
   # New inputs go to the first directory; the seeds are read, never written.
-  if ! build-asan/fuzz/"$t" "$corpus" "$seeds/$t" "${limit[@]}" -max_len="$max_len" -timeout=25 \
+  if ! build-asan/fuzz/"$bin" "$corpus" "$seeds/$t" "${limit[@]}" -max_len="$max_len" -timeout=25 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "fuzz.sh: $t failed; the input is in $artifacts/ (see $log)" >&2
@@ -88,5 +99,5 @@ run_target() {
 # Two targets at a time (one per core of the 2-core machine), in the order listed.
 export mode seeds seconds="${seconds:-0}"
 export -f run_target ci_runs
-printf '%s\n' "${targets[@]}" |
+printf '%s\n' "${units[@]}" |
   xargs -P "${SIGHTLINE_FUZZ_JOBS:-$(nproc)}" -I{} bash -c 'run_target "$1"' _ {}

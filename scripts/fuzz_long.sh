@@ -4,7 +4,7 @@
 # sharing one corpus, until they have made RUNS executions together or SECONDS have passed.
 #   scripts/fuzz_long.sh FUZZ_DIR SEEDS_DIR OUT_DIR SECONDS TARGET...
 # FUZZ_DIR holds the target binaries (build-asan/fuzz/ of scripts/fuzz.sh), SEEDS_DIR the seeds
-# (build-asan/fuzz-seeds/). Prints one line per target: executions (the jobs' final stats summed),
+# (build-asan/fuzz-seeds/); a TARGET fuzz_reader.<reader> runs fuzz_reader on that reader. Prints one line per target: executions (the jobs' final stats summed),
 # executions per second, crashes; a crash's input is kept in OUT_DIR/TARGET/.
 set -uo pipefail
 fuzz_dir=$1 seeds=$2 out=$3 seconds=$4
@@ -18,9 +18,11 @@ for t in "$@"; do
   work=$out/$t
   mkdir -p "$work/corpus"
   max_len=65536
-  [ "$t" = fuzz_nsys_sqlite ] && max_len=131072
+  [ "$t" = fuzz_reader.nsys-sqlite ] && max_len=131072
+  bin=${t%%.*}  # fuzz_reader.<reader>: the reader target on that reader (scripts/fuzz.sh)
+  if [ "$bin" = fuzz_reader ]; then export SIGHTLINE_FUZZ_READER=${t#fuzz_reader.}; fi
   start=$(date +%s)
-  (cd "$work" && "$fuzz_dir/$t" corpus "$seeds/$t" -jobs="$jobs" -workers="$jobs" \
+  (cd "$work" && "$fuzz_dir/$bin" corpus "$seeds/$t" -jobs="$jobs" -workers="$jobs" \
     -runs=$(( (runs + jobs - 1) / jobs )) -max_total_time="$seconds" -max_len="$max_len" \
     -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" \
     > "$work/driver.log" 2>&1)

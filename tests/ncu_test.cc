@@ -158,7 +158,7 @@ TEST(NcuCsv, NotAnExportIsAClearError) {
 // NaN (undefined behaviour); it is now unknown (-1) and the row's metric is kept.
 TEST(NcuCsv, IdThatIsNotANumberIsUnknown) {
   std::ifstream in(std::string(SIGHTLINE_SOURCE_DIR) +
-                   "/tests/data/fuzz_regressions/fuzz_ncu_csv/id_not_a_number.csv");
+                   "/tests/data/fuzz_regressions/ncu-csv/id_not_a_number.csv");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(text.empty());
   StatusOr<NcuExport> e = ParseNcuCsv(text, "x.csv");
@@ -178,7 +178,7 @@ TEST(NcuCsv, IdThatIsNotANumberIsUnknown) {
 // and sizes that no real kernel has (negative, infinite, beyond 2^53) are now unknown (-1).
 TEST(NcuCsv, AbsurdCountsAndSizesAreUnknown) {
   std::ifstream in(std::string(SIGHTLINE_SOURCE_DIR) +
-                   "/tests/data/fuzz_regressions/fuzz_ncu_csv/absurd_sizes.csv");
+                   "/tests/data/fuzz_regressions/ncu-csv/absurd_sizes.csv");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   StatusOr<NcuExport> e = ParseNcuCsv(text, "x.csv");
   ASSERT_TRUE(e.ok()) << e.status().ToString();

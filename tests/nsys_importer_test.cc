@@ -813,6 +813,31 @@ TEST(NsysWrongTypes, RowsAreCountedByTableAndDropped) {
   EXPECT_TRUE(named);
 }
 
+// Issue 34: a device id, stream or grid size beyond 32 bits is not truncated (2^32 + 1 would
+// become device 1, 2^31 a negative one): the row is dropped and counted by table.
+TEST(NsysWrongTypes, ValuesBeyond32BitsAreDroppedNotTruncated) {
+  TempDir dir;
+  const std::string path = dir.File("out_of_range.sqlite");
+  WriteKernelRows(
+      path,
+      "(1000, 1500, 0, 7, 1, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0), "
+      "(2000, 2500, 4294967297, 7, 2, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0), "  // device
+      "(3000, 3500, 0, 2147483648, 3, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0), "  // stream
+      "(4000, 4500, 0, 7, 4, NULL, 1, 2, 8589934592, 1, 1, 128, 1, 1, 32, 0, 0), "  // grid x
+      "(5000, 5500, 2147483647, 7, 5, NULL, 1, 2, 1, 1, 1, 128, 1, 1, 32, 0, 0)");  // fits
+  StatusOr<Trace> trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->kernels.size(), 2u);
+  EXPECT_EQ(trace->kernels.device[0], 0);
+  EXPECT_EQ(trace->kernels.device[1], INT32_MAX);
+  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysValueOutOfRange), 3);
+  bool named = false;
+  for (const Diagnostic& d : trace->diagnostics.items()) {
+    if (d.id == DiagCode::kNsysValueOutOfRange) named = d.detail == "CUPTI_ACTIVITY_KIND_KERNEL";
+  }
+  EXPECT_TRUE(named);
+}
+
 // The scan itself, with and without threads: bad rows are taken out of the chunk (values and
 // texts), counted once, and a chunk that carries only bad rows still arrives.
 TEST(NsysWrongTypes, ScanDropsRowsAndCountsThemInEveryChunk) {

@@ -109,6 +109,9 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kNsysValueWrongType, "nsys_value_wrong_type", kWarning,
      "rows with a value of the wrong type (text, a real, a blob or NULL where the export holds an "
      "integer); dropped, not read as 0"},
+    {kNsysValueOutOfRange, "nsys_value_out_of_range", kWarning,
+     "rows with an integer too large for what it is (a device or stream id, a grid or block size, "
+     "registers, shared memory beyond 32 bits); dropped, not truncated into another value"},
 
     // Kineto.
     {kKinetoInvalidDevice, "kineto_invalid_device", kWarning,

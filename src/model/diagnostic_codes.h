@@ -52,6 +52,7 @@ enum class DiagCode : uint16_t {
   kNsysGpuMetricsSkipped,
   kNsysGpuMetricsGenericEvents,
   kNsysValueWrongType,
+  kNsysValueOutOfRange,
   // Kineto (PyTorch profiler) JSON importer.
   kKinetoInvalidDevice,
   kKinetoInvalidEvent,

@@ -66,6 +66,18 @@ Status ReadNsysDevices(NsysContext& ctx) {
   const bool cupti_clock = select.chosen[kClockRate] == "coreClockRate";
   const bool cupti_bandwidth = select.chosen[kBandwidth] == "globalMemoryBandwidth";
   while (stmt.Step()) {
+    // Every value kept in 32 bits must fit, the threads per SM (warps x warp size) included.
+    const int64_t warp = stmt.IsNull(kThreadsPerWarp) ? 32 : stmt.Int64(kThreadsPerWarp);
+    bool fits = true;
+    for (int c : {kId, kSmCount, kCcMajor, kCcMinor, kMaxBlocksPerSm, kRegistersPerSm,
+                  kMaxWarpsPerSm, kThreadsPerWarp}) {
+      fits = fits && stmt.FitsInt32(c);
+    }
+    if (!fits || stmt.Int64(kMaxWarpsPerSm) * warp > INT32_MAX ||
+        stmt.Int64(kMaxWarpsPerSm) * warp < INT32_MIN) {
+      ++ctx.counts.out_of_range_rows[table];
+      continue;
+    }
     DeviceInfo d;
     d.id = stmt.Int32(kId);
     d.name = std::string(stmt.Text(kName));
@@ -73,7 +85,6 @@ Status ReadNsysDevices(NsysContext& ctx) {
     d.cc_major = stmt.Int32(kCcMajor);
     d.cc_minor = stmt.Int32(kCcMinor);
     d.total_memory_bytes = stmt.Int64(kTotalMemory);
-    const int64_t warp = stmt.IsNull(kThreadsPerWarp) ? 32 : stmt.Int64(kThreadsPerWarp);
     d.max_threads_per_sm = static_cast<int32_t>(stmt.Int64(kMaxWarpsPerSm) * warp);
     d.max_blocks_per_sm = stmt.Int32(kMaxBlocksPerSm);
     d.registers_per_sm = stmt.Int32(kRegistersPerSm);

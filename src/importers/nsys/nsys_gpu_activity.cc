@@ -84,6 +84,10 @@ void AddNsysKernelRows(NsysContext& ctx, const NsysChunk& chunk) {
   KernelRow row;
   for (size_t i = 0; i < chunk.rows; ++i) {
     const int64_t* v = chunk.row(i);
+    if (!FitsInt32(v, {2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16})) {
+      ++ctx.counts.out_of_range_rows[kNsysKernelTable];
+      continue;
+    }
     row.start_ns = v[0];
     row.end_ns = v[1];
     row.device = static_cast<int32_t>(v[2]);
@@ -145,6 +149,10 @@ void AddNsysMemcpyRows(NsysContext& ctx, const NsysChunk& chunk) {
   MemOpRow row;
   for (size_t i = 0; i < chunk.rows; ++i) {
     const int64_t* v = chunk.row(i);
+    if (!FitsInt32(v, {2, 3})) {
+      ++ctx.counts.out_of_range_rows[kNsysMemcpyTable];
+      continue;
+    }
     row.start_ns = v[0];
     row.end_ns = v[1];
     row.device = static_cast<int32_t>(v[2]);
@@ -178,6 +186,10 @@ void AddNsysMemsetRows(NsysContext& ctx, const NsysChunk& chunk) {
   row.kind = MemOpKind::kMemset;
   for (size_t i = 0; i < chunk.rows; ++i) {
     const int64_t* v = chunk.row(i);
+    if (!FitsInt32(v, {2, 3})) {
+      ++ctx.counts.out_of_range_rows[kNsysMemsetTable];
+      continue;
+    }
     row.start_ns = v[0];
     row.end_ns = v[1];
     row.device = static_cast<int32_t>(v[2]);
@@ -208,6 +220,10 @@ Status ImportNsysGraphTraces(NsysContext& ctx) {
   while (stmt.Step()) {
     if (!stmt.AllIntegers(static_cast<int>(std::size(kColumns)))) {
       ++ctx.counts.wrong_type_rows[kNsysGraphTraceTable];
+      continue;
+    }
+    if (!stmt.FitsInt32(2) || !stmt.FitsInt32(3)) {
+      ++ctx.counts.out_of_range_rows[kNsysGraphTraceTable];
       continue;
     }
     row.start_ns = stmt.Int64(0);

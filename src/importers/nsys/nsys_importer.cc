@@ -164,6 +164,9 @@ void AddDropDiagnostics(const NsysContext& ctx, const NsysStrings& strings, Diag
   for (const auto& [table, rows] : c.wrong_type_rows) {
     d.Add(DiagCode::kNsysValueWrongType, rows, table);
   }
+  for (const auto& [table, rows] : c.out_of_range_rows) {
+    d.Add(DiagCode::kNsysValueOutOfRange, rows, table);
+  }
 }
 
 void ReserveRows(const SqliteDb& db, TraceBuilder& builder) {

@@ -35,7 +35,7 @@ Status ReadNsysMemoryUsage(NsysContext& ctx) {
     }
     const int64_t op = stmt.Int64(6);
     const int64_t bytes = stmt.Int64(4);
-    if ((op != 0 && op != 1) || bytes < 0) {
+    if ((op != 0 && op != 1) || bytes < 0 || !stmt.FitsInt32(2)) {
       ++unusable;
       continue;
     }
@@ -88,7 +88,7 @@ Status ReadNsysMemoryPools(NsysContext& ctx) {
       continue;
     }
     const int64_t op = stmt.Int64(4);
-    if (op < 1 || op > 3) {
+    if (op < 1 || op > 3 || !stmt.FitsInt32(2)) {
       ++unusable;
       continue;
     }

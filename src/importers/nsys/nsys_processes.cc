@@ -30,7 +30,7 @@ Status ReadNsysProcessesAndThreads(NsysContext& ctx) {
       int32_t pid = -1;
       if (!stmt.IsNull(0)) {
         pid = NsysPidOf(stmt.Int64(0));
-      } else if (!stmt.IsNull(1)) {
+      } else if (!stmt.IsNull(1) && stmt.FitsInt32(1)) {
         pid = stmt.Int32(1);
       }
       if (pid < 0 || !ctx.seen.HasProcess(pid)) continue;

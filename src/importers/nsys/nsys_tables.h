@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,7 +67,20 @@ struct NsysCounts {
   // Rows with a value of the wrong type in an integer column (text where a timestamp belongs),
   // dropped; by table.
   std::map<std::string, int64_t> wrong_type_rows;
+  // Rows with an integer too large for the 32-bit field it is read into, dropped; by table.
+  std::map<std::string, int64_t> out_of_range_rows;
 };
+
+// True when the listed columns of a scanned row all fit the 32-bit fields they are read into
+// (device and stream ids, grid and block sizes, registers, shared memory). A row where one does
+// not is dropped and counted (out_of_range_rows), never truncated into another device or a
+// negative size.
+inline bool FitsInt32(const int64_t* row, std::initializer_list<int> columns) {
+  for (int c : columns) {
+    if (row[c] < INT32_MIN || row[c] > INT32_MAX) return false;
+  }
+  return true;
+}
 
 // The names of nsys's GIL tracing (-t python-gil), interned before the NVTX ranges are read.
 struct NsysGilNames {

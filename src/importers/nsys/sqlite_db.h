@@ -43,6 +43,11 @@ class SqliteStatement {
   bool AllIntegers(int n) const;
   int64_t Int64(int col) const;
   int32_t Int32(int col) const { return static_cast<int32_t>(Int64(col)); }
+  // True when the column holds an integer that Int32 returns unchanged (NULL reads as 0: fits).
+  bool FitsInt32(int col) const {
+    const int64_t v = Int64(col);
+    return v >= INT32_MIN && v <= INT32_MAX;
+  }
   // Int64, or `fallback` when the value is NULL.
   int64_t Int64Or(int col, int64_t fallback) const { return IsNull(col) ? fallback : Int64(col); }
   // Valid until the next Step()/Reset(); empty for NULL.

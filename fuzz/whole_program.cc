@@ -1,0 +1,63 @@
+#include "whole_program.h"
+
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "allreduce/lut_codegen.h"
+#include "allreduce/lut_tune.h"
+#include "allreduce/sweep_plot.h"
+#include "analyses/analysis_context.h"
+#include "analyses/iteration_log_summary.h"
+#include "kernel/ncu_report.h"
+#include "pipeline/pipeline.h"
+#include "reporters/reporter.h"
+#include "serving/serving_metrics.h"
+#include "trt/trt_analysis.h"
+#include "trt/trt_report.h"
+
+namespace sightline::fuzz {
+namespace {
+
+void Render(const Report& report) {
+  (void)RenderTextReport(report);
+  (void)RenderJsonReport(report);
+  (void)RenderHtmlReport(report);
+}
+
+}  // namespace
+
+void RunWholeProgram(InputDocumentValue& document) {
+  Report report;
+  if (Trace* trace = std::get_if<Trace>(&document)) {
+    AnalysisContext context(*trace, AnalyzeOptions{});
+    if (!AnalyzeTrace(context, "fuzz", report).ok()) return;
+  } else if (RequestResults* results = std::get_if<RequestResults>(&document)) {
+    StatusOr<ServingMetrics> m = ComputeServingMetrics(*results, ServingMetricsOptions{});
+    if (!m.ok()) return;
+    AddServingSection(*results, *m, report);
+  } else if (IterationLog* log = std::get_if<IterationLog>(&document)) {
+    AddIterationLogSummary(*log, report);
+  } else if (TrtEngine* engine = std::get_if<TrtEngine>(&document)) {
+    StatusOr<TrtEngineAnalysis> analysis = AnalyzeTrtEngine(*engine);
+    if (!analysis.ok()) return;
+    AddTrtEngineReport(*engine, *analysis, TrtReportOptions{}, report);
+  } else if (NcuExport* ncu = std::get_if<NcuExport>(&document)) {
+    std::vector<NcuExport> exports;
+    exports.push_back(std::move(*ncu));
+    report = BuildNcuReport(GroupNcuExports(std::move(exports)), NcuReportOptions{});
+  } else if (NcuSourceExport* source = std::get_if<NcuSourceExport>(&document)) {
+    AddNcuSourceSections(report, {*source}, 5);
+  } else if (SweepRows* rows = std::get_if<SweepRows>(&document)) {
+    StatusOr<TuneResult> tuned = TuneAllReduce(*rows, TuneOptions{});
+    if (tuned.ok()) {
+      (void)RenderTuneSummary(*tuned);
+      (void)GenerateLutHeader(*tuned, {"fuzz.csv"});
+    }
+    (void)PlotSweep(*rows, {"fuzz.csv"});
+    return;
+  }
+  Render(report);
+}
+
+}  // namespace sightline::fuzz
