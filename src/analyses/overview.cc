@@ -316,8 +316,9 @@ Status RunOverviewSection(AnalysisContext& context, int input, Report& report) {
   // kUtilizationBuckets equal buckets of the trace span. x = bucket start relative to the trace
   // begin (the same origin as the iterations table's start column).
   const TimeNs origin = trace.begin_ns();
-  const DurationNs span = trace.end_ns() - origin;
-  if (span > 0) {
+  DurationNs span = 0;
+  // A span beyond int64 (hostile timestamps at both ends) has no buckets to draw.
+  if (!__builtin_sub_overflow(trace.end_ns(), origin, &span) && span > 0) {
     for (const DeviceUsage& u : r.devices) {
       if (u.kernels + u.memops == 0) continue;
       const std::vector<Interval>& merged = context.Busy(u.device);
@@ -327,8 +328,11 @@ Status RunOverviewSection(AnalysisContext& context, int input, Report& report) {
       se.x_unit = Unit::kDurationNs;
       se.y_unit = Unit::kPercent;
       for (int b = 0; b < kUtilizationBuckets; ++b) {
-        const TimeNs a = origin + span * b / kUtilizationBuckets;
-        const TimeNs e = origin + span * (b + 1) / kUtilizationBuckets;
+        // In 128 bits: span x bucket overflows int64 for spans beyond about 10^17 ns.
+        const TimeNs a = origin + static_cast<TimeNs>(static_cast<__int128>(span) * b /
+                                                      kUtilizationBuckets);
+        const TimeNs e = origin + static_cast<TimeNs>(static_cast<__int128>(span) * (b + 1) /
+                                                      kUtilizationBuckets);
         se.x.push_back(static_cast<double>(a - origin));
         se.y.push_back(e > a ? 100.0 * static_cast<double>(BusyWithin(merged, a, e)) /
                                    static_cast<double>(e - a)

@@ -14,7 +14,8 @@
 namespace sightline {
 namespace {
 
-Value Num(double v) { return std::isnan(v) ? Value{} : Value{v}; }
+// Absent when not finite: a ratio of extreme durations can overflow.
+Value Num(double v) { return std::isfinite(v) ? Value{v} : Value{}; }
 Value Count(int64_t v) { return v < 0 ? Value{} : Value{v}; }
 Value Text(const std::string& s) { return s.empty() ? Value{} : Value{s}; }
 

@@ -18,7 +18,17 @@ inline constexpr int32_t kNoRow = -1;  // an unset row index (e.g. a kernel with
 
 struct Dim3 {
   int32_t x = 0, y = 0, z = 0;  // 0 = unknown
-  int64_t Count() const { return int64_t{x} * y * z; }
+  // x * y * z; 0 when a dimension is unknown; -1 when one is negative or the product passes
+  // int64 (no launch has either: a hostile or damaged file), so that `Count() <= 0` skips both.
+  int64_t Count() const {
+    if (x < 0 || y < 0 || z < 0) return -1;
+    int64_t xy = 0, xyz = 0;
+    if (__builtin_mul_overflow(int64_t{x}, int64_t{y}, &xy) ||
+        __builtin_mul_overflow(xy, int64_t{z}, &xyz)) {
+      return -1;
+    }
+    return xyz;
+  }
   friend bool operator==(const Dim3&, const Dim3&) = default;
 };
 

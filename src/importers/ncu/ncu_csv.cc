@@ -184,7 +184,8 @@ double NcuNumber(std::string_view value) {
   if (s.empty()) return std::nan("");
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0') return std::nan("");
+  // Not a number, or not a finite one ("inf", "nan", 1e999): absent, never an inf% in a report.
+  if (end == s.c_str() || *end != '\0' || !std::isfinite(v)) return std::nan("");
   return v;
 }
 

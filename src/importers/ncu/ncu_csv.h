@@ -66,7 +66,8 @@ StatusOr<NcuExport> ParseNcuCsv(std::string_view text, const std::string& path);
 // Reads (and gunzips) the file, then ParseNcuCsv.
 StatusOr<NcuExport> ReadNcuCsv(const std::string& path);
 
-// A metric value as a number: "17,207" -> 17207; NaN for "", "n/a" or text.
+// A metric value as a number: "17,207" -> 17207; NaN for "", "n/a", text, and a value that is
+// not finite ("inf", "nan", 1e999).
 double NcuNumber(std::string_view value);
 
 // Scale from `unit` to the base unit of its kind: "usecond"/"us" -> 1e3 (to ns), "msecond" ->
