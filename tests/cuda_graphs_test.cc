@@ -12,9 +12,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analyses/nvtx_projection.h"
 #include "base/input_data.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
+#include "testing/trace_fixtures.h"
 
 namespace sightline {
 namespace {
@@ -123,6 +125,49 @@ TEST(CudaGraphs, NodeTracingAttributesEveryReplayedKernelToItsCaptureRanges) {
             std::string::npos);
   EXPECT_EQ(r.out.find("Capture the loop body (the decode step) in a CUDA graph"),
             std::string::npos);
+}
+
+// Issue 29: the NVTX projection counts each replayed kernel in the ranges that captured it too.
+// The truth is the program's: per replay, every layer's attention and mlp hold the eager step's
+// kernels (18 and 15), so each range name holds twice the eager figure; the graph_step_N ranges
+// keep their replay's 279 kernels; the capture range, around none of the launches, holds each
+// replayed kernel once.
+TEST(CudaGraphs, NvtxProjectionCountsReplayedKernelsInTheirCaptureRanges) {
+  StatusOr<Trace> t = ImportTrace(kData + "nsys/graph_decode_node_h100.sqlite.gz");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  StatusOr<NvtxProjectionResult> r = ComputeNvtxProjection(*testing::Ctx(*t), {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->graph_kernels, 12 * 279);
+  EXPECT_EQ(r->kernels_with_capture, r->graph_kernels);
+  EXPECT_EQ(r->kernels_by_capture, r->graph_kernels);
+  EXPECT_EQ(r->kernels_in_ranges, r->kernels);  // each kernel counted once
+  auto group = [&](const std::string& name, int depth) -> const NvtxRangeGroup* {
+    for (const NvtxRangeGroup& g : r->groups) {
+      if (t->str(g.name) == name && g.depth == depth) return &g;
+    }
+    return nullptr;
+  };
+  const NvtxRangeGroup* attention = group("attention", 2);
+  const NvtxRangeGroup* mlp = group("mlp", 2);
+  ASSERT_NE(attention, nullptr);
+  ASSERT_NE(mlp, nullptr);
+  EXPECT_EQ(attention->work.kernel_count, 2 * 12 * 8 * 18);
+  EXPECT_EQ(mlp->work.kernel_count, 2 * 12 * 8 * 15);
+  for (int layer = 0; layer < 8; ++layer) {
+    const NvtxRangeGroup* l = group("layer_" + std::to_string(layer), 1);
+    ASSERT_NE(l, nullptr) << layer;
+    EXPECT_EQ(l->work.kernel_count, 2 * 12 * (18 + 15)) << layer;
+  }
+  const NvtxRangeGroup* capture = group("capture", 0);
+  ASSERT_NE(capture, nullptr);
+  EXPECT_GE(capture->work.kernel_count, 12 * 279);
+  int graph_steps = 0;
+  for (const NvtxRangeGroup& g : r->groups) {
+    if (!t->str(g.name).starts_with("graph_step_")) continue;
+    ++graph_steps;
+    EXPECT_EQ(g.work.kernel_count, 279) << t->str(g.name);
+  }
+  EXPECT_EQ(graph_steps, 12);
 }
 
 TEST(CudaGraphs, WholeGraphTracingAndProfilerTracesSayWhatIsMissing) {

@@ -103,6 +103,46 @@ TEST(NvtxProjection, DeepNestingKeepsPathsShort) {
   EXPECT_EQ(thirteen->path, "r0 / r1 / r2 / (2 more) / r5 / r6 / r7 / r8 / r9 / r10 / r11 / r12");
 }
 
+// Issue 29: a kernel replayed from a CUDA graph counts in the ranges open at its launch and in
+// those open when its node was captured; "main", around both, counts it once.
+TEST(NvtxProjection, ReplayedKernelCountsWhereCapturedAndOnceAroundBoth) {
+  const HostThread a{100, 100}, b{100, 101};
+  Trace t = TraceFixture()
+                .Range("main", 0, 1000, RangeKind::kNvtxPushPop, a)
+                .Range("layer", 10, 20, RangeKind::kNvtxPushPop, a)
+                .Range("replay", 500, 600, RangeKind::kNvtxPushPop, a)
+                .Range("other_capture", 30, 40, RangeKind::kNvtxPushPop, b)
+                .Launch("k", 550, 551, 700, 710, {}, a)  // captured at 15 in "layer"
+                .Launch("g", 560, 561, 720, 730, {}, a)  // captured at 35 on thread b
+                .Build();
+  ASSERT_EQ(t.kernels.size(), 2u);
+  const int64_t capture_at[2] = {15, 35};
+  const HostThread capture_on[2] = {a, b};
+  for (size_t i = 0; i < 2; ++i) {
+    t.kernels.graph_node[i] = 100 + static_cast<int64_t>(i);
+    t.kernels.capture_node[i] = 1 + static_cast<int64_t>(i);
+    t.kernels.capture_ns[i] = capture_at[i];
+    t.kernels.capture_pid[i] = capture_on[i].pid;
+    t.kernels.capture_tid[i] = capture_on[i].tid;
+  }
+  const NvtxProjectionResult r = Project(t);
+  EXPECT_EQ(r.graph_kernels, 2);
+  EXPECT_EQ(r.kernels_with_capture, 2);
+  EXPECT_EQ(r.kernels_in_ranges, 2);
+  EXPECT_EQ(r.kernels_by_capture, 2);
+  const NvtxRangeGroup* main = FindGroup(t, r, "main", 0);
+  const NvtxRangeGroup* layer = FindGroup(t, r, "layer", 1);
+  const NvtxRangeGroup* replay = FindGroup(t, r, "replay", 1);
+  const NvtxRangeGroup* other = FindGroup(t, r, "other_capture", 0);
+  ASSERT_TRUE(main && layer && replay && other);
+  EXPECT_EQ(main->work.kernel_count, 2);  // not 3: k's two points are both inside
+  EXPECT_EQ(main->work.gpu_time_ns(), 20);
+  EXPECT_EQ(layer->work.kernel_count, 1);
+  EXPECT_EQ(replay->work.kernel_count, 2);
+  EXPECT_EQ(other->work.kernel_count, 1);
+  EXPECT_EQ(other->work.gpu_time_ns(), 10);
+}
+
 TEST(NvtxProjection, NameNestedInItselfGetsOneRowPerDepth) {
   Trace t = TraceFixture()
                 .Range("f", 0, 100)

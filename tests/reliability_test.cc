@@ -36,7 +36,7 @@ TEST(Reliability, DurationsLongerThanTheTraceAreDroppedAndCounted) {
   TraceFixture f;
   for (int i = 0; i < 10; ++i) f.Kernel("k", i * 100'000, i * 100'000 + 50'000);
   f.Range("whole run", 0, kSecond);  // as long as the trace: kept
-  f.Kernel("corrupt", 200'000, TimeNs{1} << 62);
+  f.Kernel("corrupt", 200'000, (TimeNs{1} << 62) - 1);
   f.Api("cudaLaunchKernel", 300'000, 300'000 + 100 * kSecond);  // past 2 x span + 1 min
   const Trace t = f.Build();
   EXPECT_EQ(t.kernels.size(), 10u);
@@ -63,8 +63,27 @@ TEST(Reliability, DurationsBeyondInt64AreDropped) {
   for (size_t i = 0; i < t.kernels.size(); ++i) {
     EXPECT_GT(t.kernels.end_ns[i] - t.kernels.start_ns[i], 0);
   }
-  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdDuration), 1);
+  // Its ends are beyond +-2^62 ns: an absurd timestamp (issue 34: every difference of two times
+  // must fit in int64).
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdTimestamp), 1);
   EXPECT_EQ(t.begin_ns(), 0);
+}
+
+// Found by whole-program fuzzing (issue 34): a range from -7.9e18 to 1.8e18 ns made the trace's
+// span overflow in the overview. Times at or beyond +-2^62 ns are dropped and counted; times just
+// inside are kept, and their span fits.
+TEST(Reliability, TimestampsBeyond2To62AreDropped) {
+  constexpr TimeNs kEdge = TimeNs{1} << 62;
+  TraceFixture f;
+  f.Kernel("k", 0, 100);
+  f.Kernel("far_start", -kEdge, 100);
+  f.Kernel("far_end", 0, kEdge);
+  f.Range("wide", -kEdge + 1, kEdge - 1);
+  const Trace t = f.Build();
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdTimestamp), 2);
+  ASSERT_EQ(t.kernels.size(), 1u);
+  TimeNs span = 0;
+  EXPECT_FALSE(__builtin_sub_overflow(t.end_ns(), t.begin_ns(), &span));
 }
 
 TEST(Reliability, LongButPossibleDurationsAreKept) {

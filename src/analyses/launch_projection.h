@@ -2,6 +2,10 @@
 // projection"), shared by the nvtx_projection and iterations analyses. A kernel or memory operation
 // belongs to a range when its launching API call (launch_call) is on the range's thread (pid, tid)
 // and starts in [range.start, range.end). GPU work without a launch_call cannot be projected.
+// With LaunchPoints::kLaunchAndCapture, a kernel replayed from a CUDA graph whose node's capture
+// is known (KernelTable::capture_*) has a second point, its capture: it then belongs also to the
+// ranges open on the capturing thread at that time (the layer that captured it), and a range
+// around both points counts it once.
 #pragma once
 
 #include <cstdint>
@@ -30,11 +34,17 @@ struct LaunchedWork {
   void Add(const LaunchedWork& other);
 };
 
+enum class LaunchPoints {
+  kLaunch,            // each work item at its launching call
+  kLaunchAndCapture,  // and each replayed graph kernel at its node's capture, too
+};
+
 // GPU work that has a launching API call, grouped by the call's thread and sorted by the call's
-// start. Building it is O(work + API calls); a lookup is a binary search.
+// start (with kLaunchAndCapture, graph kernels also by their capture's thread and time). Building
+// it is O(work + API calls) (+ a sort of the capture points); a lookup is a binary search.
 class LaunchIndex {
  public:
-  explicit LaunchIndex(const Trace& trace);
+  explicit LaunchIndex(const Trace& trace, LaunchPoints points = LaunchPoints::kLaunch);
 
   // Work ids: [0, kernels) are kernel rows; kernels + r is memory-operation row r.
   bool IsKernel(uint32_t work) const { return work < num_kernels_; }
@@ -42,10 +52,19 @@ class LaunchIndex {
 
   // Dense id of the thread (pid, tid); -1 when it launched no GPU work.
   int32_t ThreadOf(int32_t pid, int32_t tid) const;
-  // The work launched from `thread` by calls that start in [a, b), in launch order.
+  // The work whose point on `thread` is in [a, b), in time order. With kLaunchAndCapture a kernel
+  // whose launch and capture are both in [a, b) appears twice.
   std::span<const uint32_t> LaunchedIn(int32_t thread, TimeNs a, TimeNs b) const;
-  // All work launched from `thread`, in launch order.
+  // All work with a point on `thread`, in time order, and the time of each (ThreadTimes).
   std::span<const uint32_t> ThreadWork(int32_t thread) const;
+  std::span<const TimeNs> ThreadTimes(int32_t thread) const;
+  // Per entry of ThreadWork: 1 where the entry is a kernel's capture point, not its launch.
+  std::span<const uint8_t> ThreadCapturePoints(int32_t thread) const;
+  // True for a kernel that has a capture point (kLaunchAndCapture only).
+  bool HasCapturePoint(uint32_t work) const {
+    return work < captured_.size() && captured_[work] != 0;
+  }
+  int64_t captured_kernels() const { return captured_kernels_; }
   // Start of the call that launched `work`.
   TimeNs LaunchTime(uint32_t work) const {
     return trace_.api_calls
@@ -53,8 +72,10 @@ class LaunchIndex {
                                       : trace_.memops.launch_call[work - num_kernels_]];
   }
 
-  // Adds one work item to `out`.
+  // Adds one work item to `out`; Remove takes its count and time back out (first start and last
+  // end stay: counting an item twice does not move them).
   void Accumulate(uint32_t work, LaunchedWork& out) const;
+  void Remove(uint32_t work, LaunchedWork& out) const;
 
   int64_t unlinked_kernels() const { return unlinked_kernels_; }
   int64_t unlinked_memops() const { return unlinked_memops_; }
@@ -64,8 +85,13 @@ class LaunchIndex {
   uint32_t num_kernels_ = 0;
   std::unordered_map<int64_t, int32_t> thread_ids_;  // (pid << 32 | tid) -> dense id
   std::vector<uint32_t> offsets_;                    // thread t owns [offsets_[t], offsets_[t+1])
-  std::vector<uint32_t> work_;                       // work ids, by thread then launch start
-  int64_t unlinked_kernels_ = 0, unlinked_memops_ = 0;
+  std::vector<uint32_t> work_;                       // work ids, by thread then time
+  std::vector<TimeNs> times_;                        // the time of each entry of work_
+  std::vector<uint8_t> is_capture_;                  // per entry of work_: a capture point
+  std::vector<uint8_t> captured_;                    // per kernel: has a capture point
+  int64_t unlinked_kernels_ = 0, unlinked_memops_ = 0, captured_kernels_ = 0;
+
+  void AddCapturePoints();
 };
 
 // The projection of a set of ranges: per input row, the work launched inside it, its nesting
@@ -75,8 +101,10 @@ struct RangeProjection {
   std::vector<int32_t> parent;     // index into the input rows; -1 for an outermost range
   std::vector<int32_t> depth;      // 0 = outermost among the given rows on its thread
   // Work launched inside at least one properly nested range (work that only a range overlapping
-  // another without nesting holds is not counted here).
+  // another without nesting holds is not counted here); a kernel with two points counts once.
   int64_t kernels_inside = 0, memops_inside = 0;
+  // Of kernels_inside: replayed kernels that a range holds by their capture point.
+  int64_t kernels_by_capture = 0;
 };
 
 // `rows` are rows of trace.ranges in table order (ascending). One sort-based sweep per thread:

@@ -61,10 +61,14 @@ StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
     if (Considered(r.kind[i], options)) res.rows.push_back(static_cast<int32_t>(i));
   }
   res.ranges = static_cast<int64_t>(res.rows.size());
-  const LaunchIndex index(trace);
+  // Replayed graph kernels count also in the ranges open at their capture (launch_projection.h).
+  const LaunchIndex index(trace, LaunchPoints::kLaunchAndCapture);
+  res.kernels_with_capture = index.captured_kernels();
+  for (int64_t node : trace.kernels.graph_node) res.graph_kernels += node != 0;
   res.projection = ProjectRanges(trace, index, res.rows);
   res.kernels = static_cast<int64_t>(trace.kernels.size());
   res.kernels_in_ranges = res.projection.kernels_inside;
+  res.kernels_by_capture = res.projection.kernels_by_capture;
   res.unlinked_kernels = index.unlinked_kernels();
   res.unlinked_memops = index.unlinked_memops();
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
@@ -152,6 +156,25 @@ Status RunNvtxProjectionSection(AnalysisContext& context, int input, Report& rep
         "no NVTX or annotation ranges in this trace: mark code regions (NVTX push/pop, "
         "torch.cuda.nvtx.range, torch.profiler.record_function) to see GPU time per region");
     return Status::Ok();
+  }
+  if (r.graph_kernels > 0) {
+    s.AddFact("graph_kernels", "Kernels replayed from CUDA graphs", r.graph_kernels, Unit::kCount);
+    s.AddFact("graph_kernels_with_capture", "Of them, with their node's capture known",
+              r.kernels_with_capture, Unit::kCount);
+    s.AddFact("kernels_by_capture", "Replayed kernels inside a range at their capture",
+              r.kernels_by_capture, Unit::kCount);
+    s.AddFact("kernels_by_capture_pct", "Share of replayed kernels",
+              Pct(static_cast<double>(r.kernels_by_capture), static_cast<double>(r.graph_kernels)),
+              Unit::kPercent);
+    s.notes.push_back(
+        r.kernels_with_capture > 0
+            ? "a kernel replayed from a CUDA graph counts in the ranges open where it was launched "
+              "(the replay) and in the ranges open on the capturing thread when its node was "
+              "captured (the layer that captured it); a range around both counts it once"
+            : "the CUDA graph kernels here count only in the ranges around their replay: the trace "
+              "does not say where their nodes were captured. Record with nsys "
+              "--cuda-graph-trace=node and the capture inside the recorded window to see them in "
+              "the ranges that captured them (docs/analyses/cuda_graphs.md)");
   }
   if (r.unlinked_kernels > 0) {
     DurationNs kernel_time = 0;

@@ -48,10 +48,13 @@ struct NvtxProjectionResult {
   std::vector<int32_t> rows;
   RangeProjection projection;
   int64_t kernels = 0;            // all kernels in the trace
-  int64_t kernels_in_ranges = 0;  // launched inside at least one considered range
+  int64_t kernels_in_ranges = 0;  // launched (or captured) inside at least one considered range
   int64_t unlinked_kernels = 0;   // no launch_call: cannot be projected
   DurationNs unlinked_kernel_time_ns = 0;
   int64_t unlinked_memops = 0;
+  int64_t graph_kernels = 0;         // kernels replayed from CUDA graphs (graph_node set)
+  int64_t kernels_with_capture = 0;  // of them, with their node's capture thread and time
+  int64_t kernels_by_capture = 0;    // of kernels_in_ranges, held by a range at their capture
 };
 
 StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,

@@ -329,8 +329,8 @@ Status RunOverviewSection(AnalysisContext& context, int input, Report& report) {
       se.y_unit = Unit::kPercent;
       for (int b = 0; b < kUtilizationBuckets; ++b) {
         // In 128 bits: span x bucket overflows int64 for spans beyond about 10^17 ns.
-        const TimeNs a = origin + static_cast<TimeNs>(static_cast<__int128>(span) * b /
-                                                      kUtilizationBuckets);
+        const TimeNs a =
+            origin + static_cast<TimeNs>(static_cast<__int128>(span) * b / kUtilizationBuckets);
         const TimeNs e = origin + static_cast<TimeNs>(static_cast<__int128>(span) * (b + 1) /
                                                       kUtilizationBuckets);
         se.x.push_back(static_cast<double>(a - origin));

@@ -39,6 +39,9 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kAbsurdDuration, "absurd_duration", kWarning,
      "events longer than the trace can hold (more than twice the span of all start times plus "
      "a minute: a corrupt end time); dropped"},
+    {kAbsurdTimestamp, "absurd_timestamp", kWarning,
+     "events with a start or end beyond +-2^62 ns (146 years from the clock's origin); dropped, "
+     "since the trace's span and every duration computed from them would overflow"},
     {kValueNotFinite, "value_not_finite", kWarning,
      "sampled values that are NaN or infinite; dropped, not averaged"},
     {kStringCut, "string_cut", kWarning,

@@ -26,6 +26,7 @@ enum class DiagCode : uint16_t {
   kRangeNotNested,
   kWholeGraphRuns,
   kAbsurdDuration,
+  kAbsurdTimestamp,
   kValueNotFinite,
   kStringCut,
   kGpuMetricsNotRead,

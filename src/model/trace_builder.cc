@@ -270,6 +270,13 @@ void TraceBuilder::DropAbsurdDurations() {
 }
 
 bool TraceBuilder::CheckDuration(TimeNs start, TimeNs end) {
+  // Times within +-2^62 ns keep every difference of two of them (the trace's span, a gap, a
+  // bucket edge) inside int64.
+  constexpr TimeNs kMaxAbsNs = TimeNs{1} << 62;
+  if (start <= -kMaxAbsNs || start >= kMaxAbsNs || end <= -kMaxAbsNs || end >= kMaxAbsNs) {
+    trace_.diagnostics.Add(DiagCode::kAbsurdTimestamp);
+    return false;
+  }
   if (end < start) {
     trace_.diagnostics.Add(DiagCode::kNegativeDuration);
     return false;

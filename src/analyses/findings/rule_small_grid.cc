@@ -59,6 +59,7 @@ Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
     if (c.IsCommunication(k.name[i])) continue;
     const int32_t ss = std::max(0, k.static_smem_bytes[i]);
     const int32_t ds = std::max(0, k.dynamic_smem_bytes[i]);
+    if (int64_t{ss} + ds > INT32_MAX) continue;  // no GPU has 2 GiB of shared memory: damaged
     Group& g = groups[Config{k.device[i], k.short_name[i], k.grid[i], k.block[i],
                              k.registers_per_thread[i], ss + ds}];
     if (g.count++ == 0) {
