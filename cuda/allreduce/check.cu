@@ -1,7 +1,8 @@
-// Test data and result checks for the harness: inputs are small integers (-2..2), so every
-// all-reduce sum is exact in bf16, fp16 and fp32 and the check can demand exact equality; the
-// fused epilogue is checked against the same formula computed here, within a few units in the last
-// place. Each check also hashes the output bits (order-independent) so that ranks can compare.
+// Test data and result checks for the harness: inputs are small integers (-2..2, zeros of odd
+// ranks as -0), so every all-reduce sum is exact in bf16, fp16 and fp32 and the check can demand
+// exact equality; the fused epilogue is checked against the same formula computed here, within a
+// few units in the last place. Each check also hashes the output bits (order-independent) so that
+// ranks can compare.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -20,9 +21,11 @@ __device__ inline uint32_t Mix(uint64_t i) {
   x ^= x >> 15;
   return x;
 }
+// Odd ranks send their zeros as -0: the Lamport kernel's "not yet written" sentinel, which it must
+// canonicalise (a kernel that did not would wait for them forever). The sums do not change.
 __device__ inline float XValue(int64_t i, int rank, uint32_t seed) {
-  return static_cast<float>(static_cast<int>((Mix(i ^ (uint64_t{seed} << 40)) + 3u * rank) % 5u) -
-                            2);
+  const int v = static_cast<int>((Mix(i ^ (uint64_t{seed} << 40)) + 3u * rank) % 5u) - 2;
+  return v == 0 && rank % 2 == 1 ? -0.0f : static_cast<float>(v);
 }
 __device__ inline float XSum(int64_t i, int world, uint32_t seed) {
   float s = 0.f;

@@ -200,6 +200,27 @@ void Verify(Run& r, const Config& c, uint32_t seed, const char* when) {
   }
 }
 
+// The custom kernels against NCCL on the same input: ncclAllReduce of in[0] must give the same
+// bits as out[0] (which Verify has just checked) on every rank. Inputs are small integers, so the
+// sums are exact whatever the order of summation.
+void CompareWithNccl(Run& r, const Config& c, uint32_t seed) {
+  CHECK(cudaMemsetAsync(r.check, 0, 2 * sizeof(CheckResult), r.stream));
+  CHECK(cudaMemsetAsync(r.sum, 0xff, c.bytes(), r.stream));
+  CHECK(ncclAllReduce(r.in[0], r.sum, c.count, NcclType(c.dtype), ncclSum, r.nccl, r.stream));
+  CHECK(LaunchCheckSum(c.dtype, r.out[0], c.count, r.world, seed, r.check, r.stream));
+  CHECK(LaunchCheckSum(c.dtype, r.sum, c.count, r.world, seed, r.check + 1, r.stream));
+  CheckResult res[2];
+  CHECK(cudaMemcpyAsync(res, r.check, sizeof(res), cudaMemcpyDeviceToHost, r.stream));
+  Sync(r, "compare with NCCL");
+  if (res[1].mismatches != 0) {
+    Fatal("NCCL's result for " + Describe(c) + " has " + std::to_string(res[1].mismatches) +
+          " bad elements, e.g. element " + std::to_string(res[1].first_bad) + " = " +
+          std::to_string(res[1].got) + ", expected " + std::to_string(res[1].want));
+  }
+  if (res[0].hash != res[1].hash)
+    Fatal("output of " + Describe(c) + " differs in its bits from ncclAllReduce's");
+}
+
 // Sets up inputs and outputs, runs the calls to verify (eager: two back-to-back calls on different
 // inputs; graph: one launch of the timing graph), verifies, then times. Returns the median time per
 // call in microseconds (0 when --check-only).
@@ -229,6 +250,7 @@ double RunConfig(Run& r, const Config& c, uint32_t seed) {
     Enqueue(r, c, 1);
   }
   Verify(r, c, seed, "before timing");
+  if (!fused && c.strategy != Strategy::kNccl) CompareWithNccl(r, c, seed);
   double median_us = 0;
   if (!r.opt.check_only) {
     auto sample = [&]() {
