@@ -12,6 +12,13 @@
 // (call k+2) needs a barrier of call k+1, which the slow peer reaches only after it finished call
 // k. All per-call state (call counter, flag values) lives in device memory, so back-to-back
 // launches and CUDA graph replay need nothing from the host.
+//
+// The Lamport one-shot (lamport.cu) has a region of its own after the two parities (absent when
+// lamport_cap_bytes is 0): [buffer 0: slot 0 .. slot world-1 (lamport_cap bytes each)] [buffer 1]
+// [buffer 2]. Peers store their data into slot `peer` of buffer call%3; a slot element that holds
+// the sentinel (negative zero of the dtype) has not arrived yet, so the data is its own flag. Its
+// per-block state (this call's buffer, the previous call's size) sits in the header after the
+// call counters.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +28,10 @@ namespace sightline::allreduce {
 
 inline constexpr int kMaxRanks = 8;
 inline constexpr int kMaxBlocks = 256;
-inline constexpr size_t kHeaderBytes = 16384;  // flags + calls, rounded up
-static_assert(kMaxBlocks * kMaxRanks * 4 + kMaxBlocks * 4 <= kHeaderBytes);
+inline constexpr size_t kHeaderBytes = 16384;  // flags + calls + Lamport state, rounded up
+inline constexpr size_t kLamportStateOffset = kMaxBlocks * kMaxRanks * 4 + kMaxBlocks * 4;
+static_assert(kLamportStateOffset + kMaxBlocks * 8 <= kHeaderBytes);
+inline constexpr int kLamportBuffers = 3;
 
 enum class Dtype { kBf16, kFp16, kFp32 };
 
@@ -43,7 +52,7 @@ inline const char* DtypeName(Dtype d) {
 // Written by a device spin loop that gave up (mapped pinned host memory, read by the host after a
 // sync or by the watchdog while a kernel still runs).
 struct DeviceError {
-  volatile int code;  // 0 = none, 1 = flag wait timed out
+  volatile int code;  // 0 = none, 1 = flag wait timed out, 2 = Lamport data wait timed out
   volatile int missing_rank;
   volatile int block;
   volatile uint32_t expected;
@@ -53,16 +62,22 @@ struct DeviceError {
 struct DeviceComm {
   int rank = 0;
   int world = 1;
-  char* base[kMaxRanks] = {};  // each rank's IPC allocation, mapped here
-  int64_t cap_bytes = 0;       // stage and result size per parity
-  uint64_t timeout_ns = 0;     // a flag wait longer than this is an error
-  bool push = true;            // push kernels (remote stores) or pull kernels (remote loads)
+  char* base[kMaxRanks] = {};     // each rank's IPC allocation, mapped here
+  int64_t cap_bytes = 0;          // stage and result size per parity
+  int64_t lamport_cap_bytes = 0;  // Lamport slot size (0: no Lamport region)
+  uint64_t timeout_ns = 0;        // a flag wait longer than this is an error
+  bool push = true;               // push kernels (remote stores) or pull kernels (remote loads)
   PeerOrder peer_order = PeerOrder::kSpread;
   DeviceError* error = nullptr;
 };
 
-inline size_t CommAllocBytes(int64_t cap_bytes, int world) {
+constexpr size_t LamportRegionOffset(int64_t cap_bytes, int world) {
   return kHeaderBytes + 2 * static_cast<size_t>(world + 1) * static_cast<size_t>(cap_bytes);
+}
+inline size_t CommAllocBytes(int64_t cap_bytes, int world, int64_t lamport_cap_bytes) {
+  return LamportRegionOffset(cap_bytes, world) + static_cast<size_t>(kLamportBuffers) *
+                                                     static_cast<size_t>(world) *
+                                                     static_cast<size_t>(lamport_cap_bytes);
 }
 
 }  // namespace sightline::allreduce

@@ -44,6 +44,7 @@ struct Run {
   void* residual = nullptr;
   void* gamma = nullptr;
   CheckResult* check = nullptr;  // device, 2 entries
+  int lamport_dtype = -1;        // the dtype whose sentinel fills the Lamport region (-1: none)
   std::string csv;
 };
 Run* g_run = nullptr;
@@ -69,6 +70,13 @@ void FatalGpuError(const gpu::GpuError& e) { Fatal(e.Describe()); }
 #define CHECK(...) SIGHTLINE_GPU_CHECK_OR(FatalGpuError, __VA_ARGS__)
 
 void CheckDeviceError(Run& r) {
+  if (r.host_error->code == 2) {
+    Fatal("Lamport data wait timed out after " + std::to_string(static_cast<int>(r.opt.timeout_s)) +
+          " s: rank " + std::to_string(r.host_error->missing_rank) +
+          "'s data did not arrive (block " + std::to_string(r.host_error->block) + ", buffer " +
+          std::to_string(r.host_error->expected) + ", first word seen " +
+          std::to_string(r.host_error->seen) + ")");
+  }
   if (r.host_error->code != 0) {
     Fatal("device flag wait timed out after " + std::to_string(static_cast<int>(r.opt.timeout_s)) +
           " s: rank " + std::to_string(r.host_error->missing_rank) + " did not arrive (block " +
@@ -112,6 +120,11 @@ std::string Describe(const Config& c) {
 std::string SkipReason(const Run& r, const Config& c) {
   if (c.strategy == Strategy::kOneShot && c.bytes() > r.opt.one_shot_max_bytes)
     return "one-shot above --one-shot-max";
+  if (c.strategy == Strategy::kLamport) {
+    if (c.fusion != Fusion::kNone) return "lamport has no fused variant";
+    if (c.bytes() > r.opt.lamport_max_bytes) return "lamport above --lamport-max";
+    return LamportLimit(r.comm, c.dtype, c.count);
+  }
   if (c.fusion == Fusion::kResidualRmsNorm) {
     const std::string why = FusedLimit(r.comm, c.dtype, c.tokens, c.hidden);
     if (!why.empty()) return why;
@@ -162,6 +175,9 @@ void Enqueue(Run& r, const Config& c, int k) {
       }
       break;
     }
+    case Strategy::kLamport:
+      CHECK(LaunchLamport(r.comm, c.dtype, r.in[k], r.out[k], c.count, r.opt.max_blocks, r.stream));
+      break;
   }
 }
 
@@ -226,6 +242,15 @@ void CompareWithNccl(Run& r, const Config& c, uint32_t seed) {
 // call in microseconds (0 when --check-only).
 double RunConfig(Run& r, const Config& c, uint32_t seed) {
   const bool fused = c.fusion == Fusion::kResidualRmsNorm;
+  if (c.strategy == Strategy::kLamport && r.lamport_dtype != static_cast<int>(c.dtype)) {
+    // Every rank's kernels of earlier configurations have finished (Verify synchronised and met
+    // the others); no rank may write into a peer's region before that peer has reset it.
+    CHECK(LaunchLamportReset(r.comm, c.dtype, r.stream));
+    Sync(r, "lamport reset");
+    std::string err;
+    if (!r.boot->Barrier(&err)) Fatal(err);
+    r.lamport_dtype = static_cast<int>(c.dtype);
+  }
   for (int k = 0; k < 2; ++k) {
     CHECK(LaunchFillInput(c.dtype, r.in[k], c.count, r.rank, seed + k, r.stream));
     CHECK(cudaMemsetAsync(r.out[k], 0xff, c.bytes(), r.stream));
@@ -364,7 +389,13 @@ void SetUp(Run& r, int64_t cap) {
   r.watchdog->Arm("setup (IPC and NCCL)", 3 * r.opt.timeout_s + 60);
 
   const size_t bytes = static_cast<size_t>(cap);
-  CHECK(cudaMalloc(&r.comm_alloc, CommAllocBytes(cap, r.world)));
+  // The Lamport region only when the strategy is asked for: 3 x world x its cap per GPU.
+  int64_t lamport_cap = 0;
+  for (Strategy s : r.opt.strategies) {
+    if (s == Strategy::kLamport)
+      lamport_cap = std::min(cap, (r.opt.lamport_max_bytes + 255) / 256 * 256);
+  }
+  CHECK(cudaMalloc(&r.comm_alloc, CommAllocBytes(cap, r.world, lamport_cap)));
   CHECK(cudaMemset(r.comm_alloc, 0, kHeaderBytes));
   for (int k = 0; k < 2; ++k) {
     CHECK(cudaMalloc(&r.in[k], bytes));
@@ -392,6 +423,7 @@ void SetUp(Run& r, int64_t cap) {
   r.comm.rank = r.rank;
   r.comm.world = r.world;
   r.comm.cap_bytes = cap;
+  r.comm.lamport_cap_bytes = lamport_cap;
   r.comm.timeout_ns = static_cast<uint64_t>(r.opt.timeout_s * 1e9);
   r.comm.error = dev_error;
   r.comm.push = !r.opt.pull;
@@ -493,9 +525,14 @@ int Main(int argc, char** argv) {
     ncclGetVersion(&nccl_version);
     std::fprintf(stderr,
                  "allreduce bench: world size %d (%s), %s, NCCL %d, %s kernels, peer order %s, "
-                 "%zu configurations\n",
+                 "%zu configurations%s\n",
                  r.world, env.found ? env.source.c_str() : "--single", prop.name, nccl_version,
-                 opt.pull ? "pull" : "push", PeerOrderName(opt.peer_order), configs.size());
+                 opt.pull ? "pull" : "push", PeerOrderName(opt.peer_order), configs.size(),
+                 r.comm.lamport_cap_bytes > 0
+                     ? (", Lamport slots of " + std::to_string(r.comm.lamport_cap_bytes) +
+                        " bytes (3 buffers x world)")
+                           .c_str()
+                     : "");
   }
   if (opt.peer_bw) MeasurePeerBandwidth(r);
 

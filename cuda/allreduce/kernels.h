@@ -18,12 +18,20 @@ inline constexpr int kElemThreads = 512;  // threads per block of the element-wi
 std::string OneShotLimit(const DeviceComm& c, Dtype d, int64_t count);
 std::string TwoShotLimit(const DeviceComm& c, Dtype d, int64_t count);
 std::string FusedLimit(const DeviceComm& c, Dtype d, int64_t tokens, int64_t hidden);
+std::string LamportLimit(const DeviceComm& c, Dtype d, int64_t count);
 
 // out[i] = sum over ranks of in[i]; in and out are this rank's ordinary device buffers.
 cudaError_t LaunchOneShot(const DeviceComm& c, Dtype d, const void* in, void* out, int64_t count,
                           int max_blocks, cudaStream_t stream);
 cudaError_t LaunchTwoShot(const DeviceComm& c, Dtype d, const void* in, void* out, int64_t count,
                           int max_blocks, cudaStream_t stream);
+// The Lamport one-shot (lamport.cu): no barrier, the data carries its own arrival flag. Needs the
+// Lamport region filled with dtype d's sentinel by LaunchLamportReset on every rank, followed by a
+// host barrier, before the first call and whenever the dtype changes; after that, calls need
+// nothing from the host.
+cudaError_t LaunchLamport(const DeviceComm& c, Dtype d, const void* in, void* out, int64_t count,
+                          int max_blocks, cudaStream_t stream);
+cudaError_t LaunchLamportReset(const DeviceComm& c, Dtype d, cudaStream_t stream);
 
 // The decoder-layer epilogue: s = allreduce(x); residual_out = s + residual;
 // out = residual_out * rsqrt(mean(residual_out^2) + eps) * gamma, per row of `hidden` elements.

@@ -8,7 +8,17 @@
 namespace sightline::allreduce {
 
 const char* StrategyName(Strategy s) {
-  return s == Strategy::kNccl ? "nccl" : s == Strategy::kOneShot ? "oneshot" : "twoshot";
+  switch (s) {
+    case Strategy::kNccl:
+      return "nccl";
+    case Strategy::kOneShot:
+      return "oneshot";
+    case Strategy::kTwoShot:
+      return "twoshot";
+    case Strategy::kLamport:
+      return "lamport";
+  }
+  return "?";
 }
 const char* FusionName(Fusion f) { return f == Fusion::kNone ? "none" : "residual_rmsnorm"; }
 const char* ModeName(Mode m) { return m == Mode::kEager ? "eager" : "graph"; }
@@ -69,7 +79,8 @@ Sweeps (each configuration is verified before it is timed; a wrong result is an 
   --hidden LO:HI           hidden sizes of the 2-D sweep (default 128:8192)
   --tokens LO:HI           token counts of the 2-D sweep (default 1:16384)
   --dtype LIST             bf16,fp16,fp32 (default bf16)
-  --strategy LIST          nccl,oneshot,twoshot (default all)
+  --strategy LIST          nccl,oneshot,twoshot,lamport (default nccl,oneshot,twoshot;
+                           lamport: the barrier-free one-shot for small messages, unfused)
   --fusion LIST            none,residual_rmsnorm (default none; the 2-D sweep: both)
   --mode LIST              eager,graph (default both)
 Timing (CUDA events; time_us is the median over samples of a sample's time per call):
@@ -80,6 +91,8 @@ Timing (CUDA events; time_us is the median over samples of a sample's time per c
 Kernels and safety:
   --max-blocks N           grid cap of the custom kernels (default 128, at most 256)
   --one-shot-max SIZE      skip one-shot above SIZE bytes (default 256M)
+  --lamport-max SIZE       skip lamport above SIZE bytes; its buffers take 3 x world x SIZE
+                           per GPU (default 1M)
   --timeout S              a peer that does not arrive within S s is an error (default 20)
   --check-only             verify every configuration, time nothing
   --peer-bw                first measure the peer copy bandwidth (rank 0 reads, then writes
@@ -135,11 +148,15 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
         o->peer_order = PeerOrder::kFixed;
       else
         return bad("orders are spread, rank, fixed");
-    } else if (a == "-b" || a == "-e" || a == "--one-shot-max") {
+    } else if (a == "-b" || a == "-e" || a == "--one-shot-max" || a == "--lamport-max") {
       if (!value(&v)) return "missing value after " + a;
       const int64_t s = ParseSize(v);
       if (s <= 0) return bad("expected a size like 1K, 256M or 4096");
-      (a == "-b" ? o->min_bytes : a == "-e" ? o->max_bytes : o->one_shot_max_bytes) = s;
+      if (a == "--lamport-max" && s > (256ll << 20)) return bad("at most 256M");
+      (a == "-b"              ? o->min_bytes
+       : a == "-e"            ? o->max_bytes
+       : a == "--lamport-max" ? o->lamport_max_bytes
+                              : o->one_shot_max_bytes) = s;
     } else if (a == "-f" || a == "--iters" || a == "--warmup" || a == "--batch" ||
                a == "--max-blocks") {
       if (!value(&v)) return "missing value after " + a;
@@ -198,8 +215,10 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
           o->strategies.push_back(Strategy::kOneShot);
         else if (s == "twoshot")
           o->strategies.push_back(Strategy::kTwoShot);
+        else if (s == "lamport")
+          o->strategies.push_back(Strategy::kLamport);
         else
-          return bad("strategies are nccl, oneshot, twoshot");
+          return bad("strategies are nccl, oneshot, twoshot, lamport");
       }
     } else if (a == "--fusion") {
       if (!value(&v)) return "missing value after " + a;

@@ -11,7 +11,7 @@
 
 namespace sightline::allreduce {
 
-enum class Strategy { kNccl, kOneShot, kTwoShot };
+enum class Strategy { kNccl, kOneShot, kTwoShot, kLamport };
 enum class Fusion { kNone, kResidualRmsNorm };
 enum class Mode { kEager, kGraph };
 const char* StrategyName(Strategy s);
@@ -36,6 +36,7 @@ struct Options {
   double budget_ms = 40;  // time spent timing one configuration, at most (roughly)
   int max_blocks = 128;   // grid cap of the custom kernels
   int64_t one_shot_max_bytes = 256ll << 20;  // one-shot is skipped above this
+  int64_t lamport_max_bytes = 1ll << 20;     // Lamport is skipped above this (buffer size)
   double timeout_s = 20;                     // device flag waits and host rendezvous
   bool check_only = false;                   // verify every configuration, time nothing
   bool peer_bw = false;                      // measure the peer copy bandwidth first
