@@ -5,7 +5,8 @@
 # both fusions), both in eager and CUDA-graph mode. Stops at the first failing stage.
 # Usage (repository root): cuda/allreduce/run_on_gpu.sh OUT_DIR
 # Environment: NP (ranks, default: all GPUs), STAGES (default "check size pull grid"; "order" adds
-# the two-shot peer-order comparison), BIN (a prebuilt sightline-allreduce-bench to use if it runs
+# the two-shot peer-order comparison, "lamport" the Lamport one-shot's checks and its 1K..1M sweep
+# beside NCCL, one-shot and two-shot, run twice, with a table of the two runs last), BIN (a prebuilt sightline-allreduce-bench to use if it runs
 # here), SIZE_DTYPES (default bf16,fp16,fp32), SIZE_ARGS / GRID_ARGS (extra flags), DEADLINE (epoch
 # seconds: a stage that would start with less than MIN_STAGE_S (default 30; the 2-D sweep:
 # MIN_GRID_S) left is skipped, and every mpirun is cut off at the deadline).
@@ -31,7 +32,7 @@ if [ -z "$bin" ] || ! "$bin" --help > /dev/null 2>&1; then
   say "build (cmake -S cuda -B /tmp/bg)"
   start=$(date +%s)
   cmake -S cuda -B /tmp/bg -G Ninja -DCMAKE_BUILD_TYPE=Release > /tmp/bg-cmake.log 2>&1 &&
-    cmake --build /tmp/bg 2>&1 | tail -3 | tee -a "$log" || { cat /tmp/bg-cmake.log | tee -a "$log"; exit 1; }
+    cmake --build /tmp/bg --target sightline-allreduce-bench 2>&1 | tail -3 | tee -a "$log" || { cat /tmp/bg-cmake.log | tee -a "$log"; exit 1; }
   echo "built in $(( $(date +%s) - start )) s" | tee -a "$log"
   bin=/tmp/bg/allreduce/sightline-allreduce-bench
 fi
@@ -97,6 +98,19 @@ if stage order; then
     --budget-ms 20 -o "$out/grid_w${np}_order_fixed.csv" 2>&1 | grep -E -v '^\[' |
     tee -a "$log" || { say "order grid FAILED"; exit 1; }
 fi
+if stage lamport; then
+  all4=nccl,oneshot,twoshot,lamport
+  say "lamport check: $np ranks, $all4 x bf16/fp16/fp32 x eager/graph (32 calls a graph), 16 B..1M (x4);" \
+    "every custom output also compared bit for bit with ncclAllReduce's"
+  mpi 150 --check-only --strategy $all4 --dtype bf16,fp16,fp32 -b 16 -e 1M -f 4 --batch 32 2>&1 |
+    grep -v '^\[' | tee -a "$log" || { say "lamport check FAILED"; exit 1; }
+  for rep in 1 2; do
+    say "lamport sweep $rep: $all4, bf16, 1K..1M (x2), eager + graph"
+    mpi 120 --strategy $all4 -b 1K -e 1M -f 2 --budget-ms 25 \
+      -o "$out/sizes_w${np}_lamport_$rep.csv" 2>&1 | tee "$out/sizes_w${np}_lamport_$rep.log" |
+      grep -E -v '^\[' | tee -a "$log" || { say "lamport sweep $rep FAILED"; exit 1; }
+  done
+fi
 if stage grid; then
   say "2-D sweep: hidden 128..8192 x tokens 1..16384, bf16, none + residual_rmsnorm, eager + graph"
   mpi 420 --grid --budget-ms 20 ${GRID_ARGS:-} -o "$out/grid_w$np.csv" 2>&1 |
@@ -113,3 +127,18 @@ for csv in "$out/sizes_w$np.csv" "$out/sizes_w${np}_pull.csv" "$out/sizes_w${np}
              printf "%10d %-8s %-6s %9.2f us %8.1f GB/s\n", $3, $6, $8, $9, $11 }' "$csv" |
     tee -a "$log"
 done
+# The Lamport sweeps last, as one table: per size and mode, each strategy's time in the two runs.
+if [ -f "$out/sizes_w${np}_lamport_1.csv" ]; then
+  say "summary: bf16 all-reduce, $np GPUs, median us per call, sweep 1 / sweep 2 (lamport stage)"
+  awk -F, 'FNR > 1 { t[$3 "," $8 "," $6] = t[$3 "," $8 "," $6] (t[$3 "," $8 "," $6] == "" ? "" : "/") sprintf("%.2f", $9)
+                     sizes[$3] = 1 }
+           END {
+             printf "%8s %-6s %13s %13s %13s %13s\n", "bytes", "mode", "nccl", "oneshot", "twoshot", "lamport"
+             n = 0; for (s in sizes) list[++n] = s + 0
+             for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (list[j] < list[i]) { x = list[i]; list[i] = list[j]; list[j] = x }
+             for (i = 1; i <= n; ++i) for (m = 0; m < 2; ++m) {
+               mode = m ? "graph" : "eager"; k = list[i] "," mode
+               printf "%8d %-6s %13s %13s %13s %13s\n", list[i], mode, t[k ",nccl"], t[k ",oneshot"], t[k ",twoshot"], t[k ",lamport"]
+             }
+           }' $(ls "$out/sizes_w${np}_lamport_"[12].csv) | tee -a "$log"
+fi
