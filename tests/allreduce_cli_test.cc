@@ -109,7 +109,8 @@ TEST(AllReduceCli, TuneWritesHeaderAndLossTable) {
   const std::string header = Slurp(dir + "/lut.h");
   EXPECT_NE(header.find("Strategy SelectStrategy(int world_size, Fusion fusion, int hidden_size"),
             std::string::npos);
-  EXPECT_NE(header.find("enum class Strategy { kNccl, kOneShot, kTwoShot };"), std::string::npos);
+  EXPECT_NE(header.find("enum class Strategy { kNccl, kOneShot, kTwoShot, kLamport };"),
+            std::string::npos);
   EXPECT_EQ(header.find("#include"), std::string::npos);
   // Eager has only 1-D rows here: a clear error, exit 2, no header.
   r = RunSightline("allreduce tune --mode eager '" + dir + "/sweep.csv' -o '" + dir + "/e.h'");

@@ -35,6 +35,47 @@ TEST(SweepCsv, ReadsGridAndSizeRows) {
   EXPECT_EQ(g.where, "s.csv:5");
 }
 
+// The committed Lamport sweep of run D (docs/allreduce.md): every row reads, the strategy
+// keeps its spelling through ArStrategyName, and the size sweep puts the Lamport times in their
+// own column (a reader that folded lamport into another strategy would fail here).
+TEST(SweepCsv, ReadsCommittedLamportSweep) {
+  const std::string path =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/docs/evidence/allreduce/sizes_w2_lamport_1.csv";
+  StatusOr<std::vector<SweepRow>> rows = ReadSweepCsvFiles({path});
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 88u);
+  int lamport = 0;
+  for (const SweepRow& r : *rows) {
+    if (r.strategy != ArStrategy::kLamport) continue;
+    ++lamport;
+    EXPECT_EQ(ArStrategyName(r.strategy), "lamport");
+  }
+  EXPECT_EQ(lamport, 22);
+  const std::vector<SizeSweep> sweeps = BuildSizeSweeps(*rows);
+  ASSERT_EQ(sweeps.size(), 2u);  // eager, graph
+  const SizeSweep& graph = sweeps[1];
+  ASSERT_EQ(graph.key.mode, ArMode::kGraph);
+  ASSERT_EQ(graph.sizes.front(), 1024);
+  EXPECT_DOUBLE_EQ(graph.time_us[static_cast<int>(ArStrategy::kLamport)][0], 2.862);
+  EXPECT_DOUBLE_EQ(graph.time_us[static_cast<int>(ArStrategy::kNccl)][0], 6.330);
+}
+
+// A lamport row written the way the harness writes it reads back as lamport, and a 2-D grid
+// cell where Lamport is fastest makes it the cell's best.
+TEST(SweepCsv, LamportRoundTripsIntoGrid) {
+  const std::string csv = kHeader +
+                          "2,bf16,2048,1,1024,nccl,none,graph,6.3,0,0\n"
+                          "2,bf16,2048,1,1024,oneshot,none,graph,5.3,0,0\n"
+                          "2,bf16,2048,1,1024,lamport,none,graph,2.9,0,0\n";
+  StatusOr<std::vector<SweepRow>> rows = ParseSweepCsv(csv, "l.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ((*rows)[2].strategy, ArStrategy::kLamport);
+  const std::vector<SweepGrid> grids = BuildSweepGrids(*rows);
+  ASSERT_EQ(grids.size(), 1u);
+  EXPECT_EQ(grids[0].Best(0, 0), ArStrategy::kLamport);
+  EXPECT_DOUBLE_EQ(grids[0].RunnerUpTime(0, 0), 5.3);
+}
+
 struct BadRow {
   const char* name;
   std::string body;

@@ -24,7 +24,7 @@ const std::vector<int64_t> kTokens = {1, 4, 16, 64, 256};
 // The designed winner of cell (h, t) for world size 2, fusion none; fused and world size 4 shift
 // the pattern so that tables differ.
 ArStrategy Designed(size_t h, size_t t, int shift) {
-  return kArStrategies[(h * 2 + t + static_cast<size_t>(shift)) % 3];
+  return kArStrategies[(h * 2 + t + static_cast<size_t>(shift)) % kNumArStrategies];
 }
 
 // Times: the winner 10 us x size factor, the others 20% and 50% slower; the runner-up is only 2%
@@ -128,6 +128,8 @@ std::string Enumerator(ArStrategy s) {
       return "Strategy::kOneShot";
     case ArStrategy::kTwoShot:
       return "Strategy::kTwoShot";
+    case ArStrategy::kLamport:
+      return "Strategy::kLamport";
   }
   return "";
 }

@@ -79,8 +79,8 @@ Sweeps (each configuration is verified before it is timed; a wrong result is an 
   --hidden LO:HI           hidden sizes of the 2-D sweep (default 128:8192)
   --tokens LO:HI           token counts of the 2-D sweep (default 1:16384)
   --dtype LIST             bf16,fp16,fp32 (default bf16)
-  --strategy LIST          nccl,oneshot,twoshot,lamport (default nccl,oneshot,twoshot;
-                           lamport: the barrier-free one-shot for small messages, unfused)
+  --strategy LIST          nccl,oneshot,twoshot,lamport (default all four; lamport: the
+                           barrier-free one-shot for small unfused messages, <= --lamport-max)
   --fusion LIST            none,residual_rmsnorm (default none; the 2-D sweep: both)
   --mode LIST              eager,graph (default both)
 Timing (CUDA events; time_us is the median over samples of a sample's time per call):

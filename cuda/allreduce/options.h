@@ -27,7 +27,9 @@ struct Options {
   int factor = 2;
   int64_t hidden_min = 128, hidden_max = 8192, tokens_min = 1, tokens_max = 16384;
   std::vector<Dtype> dtypes = {Dtype::kBf16};
-  std::vector<Strategy> strategies = {Strategy::kNccl, Strategy::kOneShot, Strategy::kTwoShot};
+  // Lamport takes only unfused sizes up to --lamport-max; other configurations are skipped.
+  std::vector<Strategy> strategies = {Strategy::kNccl, Strategy::kOneShot, Strategy::kTwoShot,
+                                      Strategy::kLamport};
   std::vector<Fusion> fusions;  // default: none (size sweep), none + residual_rmsnorm (grid)
   std::vector<Mode> modes = {Mode::kEager, Mode::kGraph};
   int iters = 200;        // timed calls per configuration (at most)

@@ -23,6 +23,8 @@ std::string_view CellToken(ArStrategy s) {
       return "k1";
     case ArStrategy::kTwoShot:
       return "k2";
+    case ArStrategy::kLamport:
+      return "kL";
   }
   return "kN";
 }
@@ -72,7 +74,7 @@ std::string GenerateLutHeader(const TuneResult& r, const std::vector<std::string
       "// or fusion that was not measured, and in a grid cell without measurements: kNccl.\n"
       "#pragma once\n\n"
       "namespace sightline::allreduce {{\n\n"
-      "enum class Strategy {{ kNccl, kOneShot, kTwoShot }};\n"
+      "enum class Strategy {{ kNccl, kOneShot, kTwoShot, kLamport }};\n"
       "enum class Fusion {{ kNone, kResidualRmsNorm }};\n\n"
       "namespace lut_detail {{\n\n"
       "struct Table {{\n"
@@ -86,7 +88,8 @@ std::string GenerateLutHeader(const TuneResult& r, const std::vector<std::string
       "}};\n\n"
       "inline constexpr Strategy kN = Strategy::kNccl;\n"
       "inline constexpr Strategy k1 = Strategy::kOneShot;\n"
-      "inline constexpr Strategy k2 = Strategy::kTwoShot;\n");
+      "inline constexpr Strategy k2 = Strategy::kTwoShot;\n"
+      "inline constexpr Strategy kL = Strategy::kLamport;\n");
   for (size_t i = 0; i < r.tables.size(); ++i) {
     const LutTable& t = r.tables[i];
     Emit(out, "\n// World size {}, fusion {}.\n", t.world_size, ArFusionName(t.fusion));

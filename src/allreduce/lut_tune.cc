@@ -82,6 +82,14 @@ LossStats Evaluate(const SweepGrid& g, const std::function<ArStrategy(size_t, si
 LutCheck Check(const SweepGrid& g, const LutTable& table, double noise_pct) {
   LutCheck c;
   auto all = [](size_t, size_t) { return true; };
+  // A cell is incomplete when it lacks a strategy that this grid measured somewhere (a sweep
+  // without Lamport rows does not make every cell incomplete).
+  std::array<bool, kNumArStrategies> in_grid{};
+  for (ArStrategy s : kArStrategies) {
+    const std::vector<double>& v = g.time_us[static_cast<int>(s)];
+    in_grid[static_cast<int>(s)] =
+        std::any_of(v.begin(), v.end(), [](double x) { return !std::isnan(x); });
+  }
   for (size_t h = 0; h < g.hidden.size(); ++h) {
     for (size_t t = 0; t < g.tokens.size(); ++t) {
       const std::optional<ArStrategy> best = g.Best(h, t);
@@ -92,7 +100,9 @@ LutCheck Check(const SweepGrid& g, const LutTable& table, double noise_pct) {
       ++c.cells_measured;
       ++c.chosen[static_cast<int>(*best)];
       bool complete = true;
-      for (ArStrategy s : kArStrategies) complete &= !std::isnan(g.Time(s, h, t));
+      for (ArStrategy s : kArStrategies) {
+        complete &= !in_grid[static_cast<int>(s)] || !std::isnan(g.Time(s, h, t));
+      }
       if (!complete) ++c.cells_incomplete;
       const double second = g.RunnerUpTime(h, t);
       if (!std::isnan(second) && second <= g.Time(*best, h, t) * (1.0 + noise_pct / 100.0)) {
@@ -172,16 +182,17 @@ std::string RenderTuneSummary(const TuneResult& r) {
                                 ArModeName(r.mode), r.tables.size());
   const std::string close_head = fmt::format("close <{:g}%", r.noise_pct);
   fmt::format_to(std::back_inserter(out),
-                 "{:>5}  {:<16}  {:<28}  {:>5}  {:>14}  {:>15}  {:>11}  {:>15}  {:>17}\n", "world",
-                 "fusion", "hidden x tokens", "cells", "NCCL/1-sh/2-sh", "table worst/mean",
+                 "{:>5}  {:<16}  {:<28}  {:>5}  {:>16}  {:>15}  {:>11}  {:>15}  {:>17}\n", "world",
+                 "fusion", "hidden x tokens", "cells", "NCCL/1sh/2sh/Lmp", "table worst/mean",
                  close_head, "coarse worst/mean", "NCCL-only worst/mean");
   for (size_t i = 0; i < r.tables.size(); ++i) {
     const LutTable& t = r.tables[i];
     const LutCheck& c = r.checks[i];
     fmt::format_to(std::back_inserter(out),
-                   "{:>5}  {:<16}  {:<28}  {:>5}  {:>14}  {:>15}  {:>11}  {:>15}  {:>17}\n",
+                   "{:>5}  {:<16}  {:<28}  {:>5}  {:>16}  {:>15}  {:>11}  {:>15}  {:>17}\n",
                    t.world_size, ArFusionName(t.fusion), Range(t.hidden) + " x " + Range(t.tokens),
-                   c.cells_measured, fmt::format("{}/{}/{}", c.chosen[0], c.chosen[1], c.chosen[2]),
+                   c.cells_measured,
+                   fmt::format("{}/{}/{}/{}", c.chosen[0], c.chosen[1], c.chosen[2], c.chosen[3]),
                    Loss(c.table), c.close_calls, c.coarse_possible ? Loss(c.coarse) : "n/a",
                    Loss(c.nccl_only));
   }

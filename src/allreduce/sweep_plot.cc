@@ -19,10 +19,11 @@ using svg::HeatCell;
 using svg::Heatmap;
 using svg::XmlEscape;
 
-// The categorical colour of a strategy index (0 NCCL, 1 one-shot, 2 two-shot).
+// The categorical colour of a strategy index (0 NCCL, 1 one-shot, 2 two-shot, 3 Lamport).
 std::string StrategyColour(int strategy) {
-  static const std::array<const char*, 3> kColours = {"#7f8c9b", "#f28e2b", "#4e79a7"};
-  return kColours[static_cast<size_t>(std::clamp(strategy, 0, 2))];
+  static const std::array<const char*, kNumArStrategies> kColours = {"#7f8c9b", "#f28e2b",
+                                                                     "#4e79a7", "#59a14f"};
+  return kColours[static_cast<size_t>(std::clamp(strategy, 0, kNumArStrategies - 1))];
 }
 
 std::string Prefix(const SweepKey& k) {
@@ -146,6 +147,7 @@ std::string BestMap(const SweepGrid& g) {
     }
   }
   for (ArStrategy s : kArStrategies) {
+    if (!AnyMeasured(g, s)) continue;
     m.legend.push_back({StrategyColour(static_cast<int>(s)), std::string(ArStrategyLabel(s))});
   }
   return svg::HeatmapSvg(m);

@@ -23,6 +23,8 @@ std::string_view ArStrategyName(ArStrategy s) {
       return "oneshot";
     case ArStrategy::kTwoShot:
       return "twoshot";
+    case ArStrategy::kLamport:
+      return "lamport";
   }
   return "?";
 }
@@ -35,6 +37,8 @@ std::string_view ArStrategyLabel(ArStrategy s) {
       return "one-shot";
     case ArStrategy::kTwoShot:
       return "two-shot";
+    case ArStrategy::kLamport:
+      return "Lamport";
   }
   return "?";
 }
@@ -133,15 +137,17 @@ StatusOr<SweepRow> ParseRow(const std::vector<std::string_view>& fields, std::st
   ASSIGN_OR_RETURN(r.num_tokens, p.Int(3, 0));
   ASSIGN_OR_RETURN(r.hidden_size, p.Int(4, 0));
   const std::string_view strategy = p.Text(5);
-  if (strategy == "nccl") {
-    r.strategy = ArStrategy::kNccl;
-  } else if (strategy == "oneshot") {
-    r.strategy = ArStrategy::kOneShot;
-  } else if (strategy == "twoshot") {
-    r.strategy = ArStrategy::kTwoShot;
-  } else {
-    return p.Error(
-        5, fmt::format("unknown strategy '{}' (expected nccl, oneshot or twoshot)", strategy));
+  bool known = false;
+  for (ArStrategy s : kArStrategies) {
+    if (strategy == ArStrategyName(s)) {
+      r.strategy = s;
+      known = true;
+    }
+  }
+  if (!known) {
+    return p.Error(5,
+                   fmt::format("unknown strategy '{}' (expected nccl, oneshot, twoshot or lamport)",
+                               strategy));
   }
   const std::string_view fusion = p.Text(6);
   if (fusion == "none") {

@@ -13,19 +13,22 @@ namespace sightline {
 
 // The strategy and fusion values of the CSV. Kept apart from the generated header's
 // sightline::allreduce::Strategy so that a program may include both.
-enum class ArStrategy { kNccl, kOneShot, kTwoShot };
+// kLamport: the barrier-free one-shot for small unfused messages (cuda/allreduce/lamport.cu).
+enum class ArStrategy { kNccl, kOneShot, kTwoShot, kLamport };
 enum class ArFusion { kNone, kResidualRmsNorm };
 enum class ArMode { kEager, kGraph };
 
+// In tie-break order: an exact tie goes to the earlier (simpler) strategy.
 inline constexpr ArStrategy kArStrategies[] = {ArStrategy::kNccl, ArStrategy::kOneShot,
-                                               ArStrategy::kTwoShot};
-inline constexpr int kNumArStrategies = 3;
+                                               ArStrategy::kTwoShot, ArStrategy::kLamport};
+inline constexpr int kNumArStrategies = 4;
 
-// The CSV spellings: "nccl", "oneshot", "twoshot"; "none", "residual_rmsnorm"; "eager", "graph".
+// The CSV spellings: "nccl", "oneshot", "twoshot", "lamport"; "none", "residual_rmsnorm"; "eager",
+// "graph".
 std::string_view ArStrategyName(ArStrategy s);
 std::string_view ArFusionName(ArFusion f);
 std::string_view ArModeName(ArMode m);
-// For labels: "NCCL", "one-shot", "two-shot".
+// For labels: "NCCL", "one-shot", "two-shot", "Lamport".
 std::string_view ArStrategyLabel(ArStrategy s);
 
 // Bytes per element of a dtype ("bf16", "fp16", "fp32"), or 0 when unknown.
