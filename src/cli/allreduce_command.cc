@@ -46,7 +46,9 @@ struct TuneArgs {
 };
 
 int RunTune(const TuneArgs& args) {
-  if (Status s = CheckOutputIsNotAnInput(args.output, args.files); !s.ok()) return ReportError(s);
+  if (!args.output.empty()) {
+    if (Status s = CheckOutputIsNotAnInput(args.output, args.files); !s.ok()) return ReportError(s);
+  }
   StatusOr<std::vector<SweepRow>> rows = ReadSweeps(args.files);
   if (!rows.ok()) return ReportError(rows.status());
   TuneOptions options;
@@ -55,9 +57,16 @@ int RunTune(const TuneArgs& args) {
   options.noise_pct = args.noise_pct;
   StatusOr<TuneResult> result = TuneAllReduce(*rows, options);
   if (!result.ok()) return ReportError(result.status().WithPrefix(args.files.front()));
+  const std::string summary = RenderTuneSummary(*result);
+  if (args.output.empty()) {  // the summary and the cost model only
+    WriteToStdout(summary);
+    return kExitOk;
+  }
+  if (Status s = CheckHasTables(*result); !s.ok()) {
+    return ReportError(s.WithPrefix(args.files.front()));
+  }
   const std::string header = GenerateLutHeader(*result, args.files);
   if (Status s = WriteFileAtomically(args.output, header); !s.ok()) return ReportError(s);
-  const std::string summary = RenderTuneSummary(*result);
   WriteToStdout(summary);
   std::printf("\nwrote %s (%zu table(s); sightline::allreduce::SelectStrategy)\n",
               args.output.c_str(), result->tables.size());
@@ -172,11 +181,12 @@ void AddAllReduceCommand(CLI::App& app, CommandRunner& runner) {
       "tune",
       "Write a self-contained C++ header whose SelectStrategy(world_size, fusion, hidden_size, "
       "num_tokens) returns the fastest strategy of the nearest measured cell (NCCL outside the "
-      "grid), and print what the table loses against the best per cell.");
+      "grid), and print what the table and the latency-bandwidth cost model each lose against "
+      "the best per cell. Without -o: only the summary (1-D size sweeps need no grid).");
   t->add_option("sweeps", tune->files, "Sweep CSV files from sightline allreduce bench")
       ->required();
-  t->add_option("-o,--output", tune->output, "The header to write (e.g. allreduce_lut.h)")
-      ->required();
+  t->add_option("-o,--output", tune->output,
+                "The header to write (e.g. allreduce_lut.h); needs 2-D sweep rows");
   t->add_option("--mode", tune->mode, "Which timings to tune for: CUDA-graph replay or eager")
       ->check(CLI::IsMember({"graph", "eager"}))
       ->capture_default_str();
