@@ -120,6 +120,24 @@ TEST(AllReduceCli, TuneWritesHeaderAndLossTable) {
   std::filesystem::remove_all(dir);
 }
 
+// The committed Lamport size sweep: tune without -o prints the cost model (a Lamport fit and the
+// size-sweep check); with -o it needs 2-D rows, so exit 2 and no header.
+TEST(AllReduceCli, TuneReadsLamportSizeSweep) {
+  const std::string csv =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/docs/evidence/allreduce/sizes_w2_lamport_1.csv";
+  testing::CliResult r = RunSightline("allreduce tune '" + csv + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Cost model t = a + b * bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lamport"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fastest NCCL/1sh/2sh/Lmp 0/0/0/11"), std::string::npos) << r.out;
+  const std::string dir = testing::MakeTempDir();
+  r = RunSightline("allreduce tune '" + csv + "' -o '" + dir + "/lut.h'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no 2-D sweep rows"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/lut.h"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(AllReduceCli, BadCsvExitsTwoWithLineAndNoOutput) {
   const std::string dir = testing::MakeTempDir();
   std::ofstream(dir + "/bad.csv") << std::string(kSweepCsvHeader)
@@ -146,12 +164,13 @@ TEST(AllReduceCli, PlotWritesWellFormedLabelledSvgs) {
   const std::string out = dir + "/plots/nested";
   testing::CliResult r = RunSightline("allreduce plot '" + dir + "/sweep.csv' -o '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Per grid (2 fusions): best + 3 time + 3 slower; the size sweep: time + busbw; the index.
+  // Per grid (2 fusions): best + 3 time + 3 slower + 4 ratio maps (best custom / NCCL and the 3
+  // pairs); the size sweep: time + busbw; the index.
   std::vector<std::string> svgs;
   for (const auto& e : std::filesystem::directory_iterator(out)) {
     if (e.path().extension() == ".svg") svgs.push_back(e.path().string());
   }
-  EXPECT_EQ(svgs.size(), 2u * 7 + 2);
+  EXPECT_EQ(svgs.size(), 2u * 11 + 2);
   for (const std::string& f : svgs) {
     std::string why;
     EXPECT_TRUE(WellFormed(Slurp(f), &why)) << f << ": " << why;
@@ -182,6 +201,46 @@ TEST(AllReduceCli, PlotWritesWellFormedLabelledSvgs) {
   if (std::system("python3 -c 'import xml.etree.ElementTree' >/dev/null 2>&1") == 0) {
     EXPECT_EQ(std::system(cmd.c_str()), 0) << "python3's XML parser rejects an SVG: " << cmd;
   }
+  std::filesystem::remove_all(dir);
+}
+
+// The strategy-difference maps of a grid with NCCL, one-shot and Lamport (no two-shot): the best
+// custom kernel over NCCL and each measured pair, with the ratio in every cell, on the index page.
+TEST(AllReduceCli, PlotDrawsStrategyDifferenceMaps) {
+  const std::string dir = testing::MakeTempDir();
+  std::string csv = std::string(kSweepCsvHeader) + "\n";
+  // hidden 1024 x 1 token: NCCL 6, one-shot 5, Lamport 3; x 16 tokens: 8, 6, 4.
+  csv +=
+      "2,bf16,2048,1,1024,nccl,none,graph,6,0,0\n2,bf16,2048,1,1024,oneshot,none,graph,5,0,0\n"
+      "2,bf16,2048,1,1024,lamport,none,graph,3,0,0\n";
+  csv +=
+      "2,bf16,32768,16,1024,nccl,none,graph,8,0,0\n2,bf16,32768,16,1024,oneshot,none,graph,6,0,0\n"
+      "2,bf16,32768,16,1024,lamport,none,graph,4,0,0\n";
+  std::ofstream(dir + "/l.csv") << csv;
+  const std::string out = dir + "/plots";
+  testing::CliResult r = RunSightline("allreduce plot '" + dir + "/l.csv' -o '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string p = out + "/w2_bf16_none_graph";
+  const std::string custom = Slurp(p + "_ratio_custom_nccl.svg");
+  EXPECT_NE(custom.find("Best custom kernel / NCCL"), std::string::npos);
+  EXPECT_NE(custom.find(">0.50x<"), std::string::npos) << custom;  // 3 / 6
+  EXPECT_NE(custom.find(">Lamport<"), std::string::npos);          // which custom kernel
+  const std::string pair = Slurp(p + "_ratio_lamport_oneshot.svg");
+  EXPECT_NE(pair.find("Lamport / one-shot: time ratio"), std::string::npos);
+  EXPECT_NE(pair.find(">0.60x<"), std::string::npos) << pair;                          // 3 / 5
+  EXPECT_NE(pair.find(">0.67x<"), std::string::npos) << pair;                          // 4 / 6
+  EXPECT_NE(Slurp(p + "_ratio_oneshot_nccl.svg").find(">0.83x<"), std::string::npos);  // 5 / 6
+  EXPECT_TRUE(std::filesystem::exists(p + "_ratio_lamport_nccl.svg"));
+  EXPECT_FALSE(std::filesystem::exists(p + "_ratio_twoshot_nccl.svg"));  // not measured
+  std::string why;
+  EXPECT_TRUE(WellFormed(custom, &why)) << why;
+  EXPECT_TRUE(WellFormed(pair, &why)) << why;
+  const std::string index = Slurp(out + "/index.html");
+  EXPECT_NE(index.find("Strategy differences"), std::string::npos);
+  EXPECT_NE(index.find("w2_bf16_none_graph_ratio_lamport_oneshot.svg"), std::string::npos);
+  const std::string best = Slurp(p + "_best.svg");
+  EXPECT_NE(best.find("Lamport"), std::string::npos);
+  EXPECT_EQ(best.find("two-shot"), std::string::npos);  // the legend lists measured ones only
   std::filesystem::remove_all(dir);
 }
 

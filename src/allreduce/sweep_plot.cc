@@ -6,8 +6,11 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
+#include <map>
 
+#include "allreduce/cost_model.h"
 #include "allreduce/sweep_grid.h"
 #include "svg/heatmap.h"
 #include "svg/line_chart.h"
@@ -126,10 +129,21 @@ std::string TimeMap(const SweepGrid& g, ArStrategy s) {
   return svg::HeatmapSvg(m);
 }
 
-std::string BestMap(const SweepGrid& g) {
+// The cost model's choice among the strategies measured in a cell (as `tune` evaluates it).
+std::optional<ArStrategy> ModelChoice(const SweepGrid& g, const CostModel& model, size_t h,
+                                      size_t t) {
+  StrategyMask measured{};
+  for (ArStrategy s : kArStrategies) measured[static_cast<int>(s)] = !std::isnan(g.Time(s, h, t));
+  return model.Choose(g.key.world_size, g.key.fusion, g.key.mode,
+                      g.hidden[h] * g.tokens[t] * ArDtypeBytes(g.key.dtype), measured);
+}
+
+std::string BestMap(const SweepGrid& g, const CostModel& model) {
   Heatmap m = GridFrame(g);
   m.title = "Fastest all-reduce strategy";
-  m.subtitle = Subtitle(g.key) + " | second line: how much slower the runner-up is";
+  m.subtitle = Subtitle(g.key) +
+               " | second line: how much slower the runner-up is | outlined: the cost model "
+               "chooses otherwise";
   for (size_t r = 0; r < g.hidden.size(); ++r) {
     const size_t h = HiddenIndex(g, r);
     for (size_t t = 0; t < g.tokens.size(); ++t) {
@@ -144,6 +158,11 @@ std::string BestMap(const SweepGrid& g) {
                   ? "only one"
                   : "2nd +" + svg::FormatPercent((second / g.Time(*best, h, t) - 1) * 100);
       c.tooltip = TimesTooltip(g, h, t);
+      const std::optional<ArStrategy> modelled = ModelChoice(g, model, h, t);
+      if (modelled && *modelled != *best) {
+        c.outline = true;
+        c.tooltip += fmt::format(" | cost model: {}", ArStrategyLabel(*modelled));
+      }
     }
   }
   for (ArStrategy s : kArStrategies) {
@@ -200,6 +219,72 @@ std::string SlowerMap(const SweepGrid& g, ArStrategy s) {
   return svg::HeatmapSvg(m);
 }
 
+// Diverging blue (t = -1) .. near white (0) .. red (1).
+std::string Diverging(double t) {
+  t = std::clamp(t, -1.0, 1.0);
+  static constexpr int kMid[3] = {0xf7, 0xf7, 0xf7};
+  static constexpr int kBlue[3] = {0x21, 0x66, 0xac};
+  static constexpr int kRed[3] = {0xb2, 0x18, 0x2b};
+  const int* end = t < 0 ? kBlue : kRed;
+  const double u = std::abs(t);
+  int rgb[3];
+  for (int i = 0; i < 3; ++i) {
+    rgb[i] = static_cast<int>(std::lround(kMid[i] + (end[i] - kMid[i]) * u));
+  }
+  return fmt::format("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2]);
+}
+
+// A strategy-difference map: ratio = numerator time / denominator time per cell, on a log2
+// colour scale symmetric around 1 (blue: the numerator is faster). `numerator` returns the
+// time and a second-line label (NaN when not measured).
+std::string RatioMap(const SweepGrid& g, const std::string& title, const std::string& faster,
+                     const std::string& slower,
+                     const std::function<std::pair<double, std::string>(size_t, size_t)>& num,
+                     ArStrategy denominator) {
+  std::vector<double> ratio(g.hidden.size() * g.tokens.size(),
+                            std::numeric_limits<double>::quiet_NaN());
+  std::vector<std::string> sub(ratio.size());
+  double cap = 1.0;  // |log2 ratio| of the scale's ends: at least 2x either way
+  for (size_t h = 0; h < g.hidden.size(); ++h) {
+    for (size_t t = 0; t < g.tokens.size(); ++t) {
+      const auto [v, label] = num(h, t);
+      const double d = g.Time(denominator, h, t);
+      if (std::isnan(v) || std::isnan(d)) continue;
+      ratio[h * g.tokens.size() + t] = v / d;
+      sub[h * g.tokens.size() + t] = label;
+      cap = std::max(cap, std::abs(std::log2(v / d)));
+    }
+  }
+  Heatmap m = GridFrame(g);
+  m.title = title;
+  m.subtitle = Subtitle(g.key) + fmt::format(" | < 1: {} faster, > 1: {} faster", faster, slower);
+  for (size_t r = 0; r < g.hidden.size(); ++r) {
+    const size_t h = HiddenIndex(g, r);
+    for (size_t t = 0; t < g.tokens.size(); ++t) {
+      const double q = ratio[h * g.tokens.size() + t];
+      if (std::isnan(q)) continue;
+      HeatCell& c = m.cells[r * g.tokens.size() + t];
+      c.present = true;
+      c.fill = Diverging(std::log2(q) / cap);
+      c.text = fmt::format("{:.2f}x", q);
+      c.sub = sub[h * g.tokens.size() + t];
+      c.tooltip = TimesTooltip(g, h, t);
+    }
+  }
+  m.bar.label = "time ratio";
+  for (int i = 0; i <= 8; ++i) m.bar.stops.push_back(Diverging(i / 4.0 - 1.0));
+  const double lo = std::exp2(-cap), hi = std::exp2(cap);
+  for (double v : {lo, 0.5, 1.0, 2.0, hi}) {
+    if (v < lo || v > hi) continue;
+    const double pos = (std::log2(v) / cap + 1) / 2;
+    if (!m.bar.ticks.empty() && pos - m.bar.ticks.back().first < 0.06) continue;
+    m.bar.ticks.emplace_back(pos, fmt::format("{:.2g}x", v));
+  }
+  return svg::HeatmapSvg(m);
+}
+
+bool IsCustom(ArStrategy s) { return s != ArStrategy::kNccl; }
+
 std::string SizeChart(const SizeSweep& s, bool busbw) {
   svg::LineChart c;
   c.title = busbw ? "All-reduce bus bandwidth vs message size" : "All-reduce time vs message size";
@@ -228,6 +313,47 @@ void Figure(std::string& html, const std::string& file, const std::string& capti
                  XmlEscape(file), XmlEscape(caption));
 }
 
+// The strategy-difference maps: the best custom kernel against NCCL, then every pair.
+void AddRatioMaps(const SweepGrid& g, const std::string& p, std::vector<PlotFile>& files,
+                  std::string& html) {
+  std::vector<ArStrategy> present;
+  for (ArStrategy s : kArStrategies) {
+    if (AnyMeasured(g, s)) present.push_back(s);
+  }
+  if (present.size() < 2) return;
+  html += "<h3>Strategy differences (time ratio per cell)</h3>\n";
+  const bool nccl = AnyMeasured(g, ArStrategy::kNccl);
+  if (nccl && std::count_if(present.begin(), present.end(), IsCustom) > 0) {
+    auto best_custom = [&g](size_t h, size_t t) {
+      std::pair<double, std::string> out{std::numeric_limits<double>::quiet_NaN(), ""};
+      for (ArStrategy s : kArStrategies) {
+        const double v = g.Time(s, h, t);
+        if (!IsCustom(s) || std::isnan(v) || v >= out.first) continue;
+        out = {v, std::string(ArStrategyLabel(s))};
+      }
+      return out;
+    };
+    files.push_back(
+        {p + "_ratio_custom_nccl.svg", RatioMap(g, "Best custom kernel / NCCL: time ratio",
+                                                "custom", "NCCL", best_custom, ArStrategy::kNccl)});
+    Figure(html, files.back().name, "best custom kernel / NCCL");
+  }
+  for (size_t i = 0; i < present.size(); ++i) {
+    for (size_t j = i + 1; j < present.size(); ++j) {
+      const ArStrategy a = present[j], b = present[i];  // the newer kernel over the older one
+      auto time_a = [&g, a](size_t h, size_t t) {
+        return std::pair<double, std::string>{g.Time(a, h, t), ""};
+      };
+      files.push_back(
+          {fmt::format("{}_ratio_{}_{}.svg", p, ArStrategyName(a), ArStrategyName(b)),
+           RatioMap(g, fmt::format("{} / {}: time ratio", ArStrategyLabel(a), ArStrategyLabel(b)),
+                    std::string(ArStrategyLabel(a)), std::string(ArStrategyLabel(b)), time_a, b)});
+      Figure(html, files.back().name,
+             fmt::format("{} / {}", ArStrategyLabel(a), ArStrategyLabel(b)));
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<std::vector<PlotFile>> PlotSweep(const std::vector<SweepRow>& rows,
@@ -238,6 +364,10 @@ StatusOr<std::vector<PlotFile>> PlotSweep(const std::vector<SweepRow>& rows,
     return InvalidInputError("the sweep has a header but no rows: nothing to plot");
   }
   std::vector<PlotFile> files;
+  std::map<std::string, CostModel> models;  // per dtype
+  for (const SweepGrid& g : grids) {
+    if (!models.count(g.key.dtype)) models[g.key.dtype] = CostModel::Fit(rows, g.key.dtype);
+  }
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<title>All-reduce sweep</title>\n<style>body{font-family:Helvetica,Arial,sans-serif;"
@@ -253,8 +383,9 @@ StatusOr<std::vector<PlotFile>> PlotSweep(const std::vector<SweepRow>& rows,
       "plots.</p>\n";
   for (const SweepGrid& g : grids) {
     const std::string p = Prefix(g.key);
+    const CostModel& model = models[g.key.dtype];
     fmt::format_to(std::back_inserter(html), "<h2>{}</h2>\n", XmlEscape(Subtitle(g.key)));
-    files.push_back({p + "_best.svg", BestMap(g)});
+    files.push_back({p + "_best.svg", BestMap(g, model)});
     Figure(html, files.back().name, "fastest strategy per cell");
     html += "<h3>Time per strategy</h3>\n";
     for (ArStrategy s : kArStrategies) {
@@ -269,6 +400,7 @@ StatusOr<std::vector<PlotFile>> PlotSweep(const std::vector<SweepRow>& rows,
       Figure(html, files.back().name,
              fmt::format("{} % slower than the fastest", ArStrategyLabel(s)));
     }
+    AddRatioMaps(g, p, files, html);
   }
   for (const SizeSweep& s : sweeps) {
     const std::string p =

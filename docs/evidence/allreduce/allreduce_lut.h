@@ -12,7 +12,7 @@
 
 namespace sightline::allreduce {
 
-enum class Strategy { kNccl, kOneShot, kTwoShot };
+enum class Strategy { kNccl, kOneShot, kTwoShot, kLamport };
 enum class Fusion { kNone, kResidualRmsNorm };
 
 namespace lut_detail {
@@ -30,6 +30,7 @@ struct Table {
 inline constexpr Strategy kN = Strategy::kNccl;
 inline constexpr Strategy k1 = Strategy::kOneShot;
 inline constexpr Strategy k2 = Strategy::kTwoShot;
+inline constexpr Strategy kL = Strategy::kLamport;
 
 // World size 2, fusion none.
 inline constexpr int kHidden0[] = {128, 256, 512, 1024, 2048, 4096, 8192};
