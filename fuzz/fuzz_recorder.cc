@@ -3,7 +3,7 @@
 // a mutation inside a chunk would only ever meet the damaged-chunk path: one input in two has its
 // file header and chunk headers repaired first (FixRecording), so that mutations reach the records
 // themselves; the other half keeps its bytes, so the checks that refuse damage are fuzzed too.
-// CI executions: 100000
+// CI executions: 3000
 #include <cstring>
 #include <string>
 
