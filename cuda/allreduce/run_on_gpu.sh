@@ -6,10 +6,13 @@
 # Usage (repository root): cuda/allreduce/run_on_gpu.sh OUT_DIR
 # Environment: NP (ranks, default: all GPUs), STAGES (default "check size pull grid"; "order" adds
 # the two-shot peer-order comparison, "lamport" the Lamport one-shot's checks and its 1K..1M sweep
-# beside NCCL, one-shot and two-shot, run twice, with a table of the two runs last), BIN (a prebuilt sightline-allreduce-bench to use if it runs
-# here), SIZE_DTYPES (default bf16,fp16,fp32), SIZE_ARGS / GRID_ARGS (extra flags), DEADLINE (epoch
+# beside NCCL, one-shot and two-shot, run twice, with a table of the two runs last; "lamportgrid"
+# Lamport alone over the 2-D grid with --lamport-max LAMPORT_GRID_MAX, default 16M, into
+# grid_wN_lamport_max.csv), BIN (a prebuilt sightline-allreduce-bench to use if it runs here),
+# SIZE_DTYPES (default bf16,fp16,fp32), SIZE_ARGS / GRID_ARGS (extra flags), DEADLINE (epoch
 # seconds: a stage that would start with less than MIN_STAGE_S (default 30; the 2-D sweep:
-# MIN_GRID_S) left is skipped, and every mpirun is cut off at the deadline).
+# MIN_GRID_S) left is skipped, and every mpirun is cut off at the deadline). The 2-D sweep ends
+# with a table of the fastest strategy per cell (grid_summary.awk).
 set -u -o pipefail
 out=${1:?usage: run_on_gpu.sh OUT_DIR}
 mkdir -p "$out"
@@ -112,10 +115,20 @@ if stage lamport; then
   done
 fi
 if stage grid; then
-  say "2-D sweep: hidden 128..8192 x tokens 1..16384, bf16, none + residual_rmsnorm, eager + graph"
+  say "2-D sweep: hidden 128..8192 x tokens 1..16384, bf16, none + residual_rmsnorm, eager + graph" \
+    "(strategies: the harness's default, nccl,oneshot,twoshot,lamport)"
   mpi 420 --grid --budget-ms 20 ${GRID_ARGS:-} -o "$out/grid_w$np.csv" 2>&1 |
     tee "$out/grid_w$np.log" | grep -E -v '^\[' | tee -a "$log" ||
     { say "2-D sweep FAILED"; tail -5 "$out/grid_w$np.log"; exit 1; }
+fi
+if stage lamportgrid; then
+  # Lamport alone over the same grid with larger buffers, to see where it stops winning; a separate
+  # file (its cells up to 1M repeat the grid's lamport rows), not for the tuner as it stands.
+  lmax=${LAMPORT_GRID_MAX:-16M}
+  say "2-D sweep, lamport only, --lamport-max $lmax: hidden 128..8192 x tokens 1..16384, bf16, none, eager + graph"
+  mpi 120 --grid --strategy lamport --fusion none --lamport-max "$lmax" --budget-ms 20 \
+    -o "$out/grid_w${np}_lamport_max.csv" 2>&1 | tee "$out/grid_w${np}_lamport_max.log" |
+    grep -E -v '^\[' | tee -a "$log" || { say "lamport 2-D sweep FAILED"; exit 1; }
 fi
 
 for csv in "$out/sizes_w$np.csv" "$out/sizes_w${np}_pull.csv" "$out/sizes_w${np}_order_fixed.csv" \
@@ -141,4 +154,10 @@ if [ -f "$out/sizes_w${np}_lamport_1.csv" ]; then
                printf "%8d %-6s %13s %13s %13s %13s\n", list[i], mode, t[k ",nccl"], t[k ",oneshot"], t[k ",twoshot"], t[k ",lamport"]
              }
            }' $(ls "$out/sizes_w${np}_lamport_"[12].csv) | tee -a "$log"
+fi
+# The 2-D sweep last: per fusion and mode, how many cells each strategy wins; then, unfused, the
+# winner of every cell (N nccl, 1 one-shot, 2 two-shot, L lamport) and its time in us.
+if [ -f "$out/grid_w$np.csv" ]; then
+  say "summary of grid_w$np.csv: bf16, fastest strategy per cell, $np GPUs"
+  awk -F, -f "$(dirname "$0")/grid_summary.awk" "$out/grid_w$np.csv" | tee -a "$log"
 fi
