@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <vector>
+
 #include "base/json_writer.h"
+#include "base/saturating.h"
 #include "base/stats.h"
 #include "base/status.h"
 #include "base/string_pool.h"
@@ -28,6 +32,19 @@ TEST(Stats, MatchesNsysConventions) {
   EXPECT_EQ(s.min, 1);
   EXPECT_EQ(s.max, 4);
   EXPECT_NEAR(s.stddev, 1.2909944, 1e-6);  // sample standard deviation
+}
+
+// Issue 34 (found by fuzz_recorder on 32 cores): API call totals of hostile durations wrapped
+// into negative times. Sums hold at the ends of int64.
+TEST(Stats, SumsOfHugeDurationsSaturate) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(SaturatingAdd(5980780305148091680, 3458764513820621797), kMax);
+  EXPECT_EQ(SaturatingAdd(-kMax, -10), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(SaturatingAdd(40, 2), 42);
+  std::vector<int64_t> huge = {int64_t{1} << 62, int64_t{1} << 62, int64_t{1} << 62};
+  const DurationStats st = ComputeDurationStats(huge);
+  EXPECT_EQ(st.total, kMax);
+  EXPECT_EQ(st.count, 3);
 }
 
 TEST(JsonWriter, EscapesAndReplacesBadUtf8) {

@@ -5,6 +5,7 @@
 #include "analyses/analysis_context.h"
 #include "analyses/group_stats.h"
 #include "analyses/summary_table.h"
+#include "base/saturating.h"
 
 namespace sightline {
 
@@ -42,13 +43,13 @@ StatusOr<ApiSummaryResult> ComputeApiSummary(AnalysisContext& context,
     row.api_class = a.api_class[i];
     row.stats = stats[g];
     result.calls += row.stats.count;
-    result.total_ns += row.stats.total;
+    result.total_ns = SaturatingAdd(result.total_ns, row.stats.total);
     if (row.kind == ApiKind::kRuntime) {
       result.runtime_calls += row.stats.count;
-      result.runtime_ns += row.stats.total;
+      result.runtime_ns = SaturatingAdd(result.runtime_ns, row.stats.total);
     } else {
       result.driver_calls += row.stats.count;
-      result.driver_ns += row.stats.total;
+      result.driver_ns = SaturatingAdd(result.driver_ns, row.stats.total);
     }
   }
   for (ApiSummaryRow& row : result.rows) {

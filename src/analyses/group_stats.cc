@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/saturating.h"
+
 namespace sightline {
 namespace {
 
@@ -39,7 +41,7 @@ DurationStats StatsBySelection(int64_t* begin, int64_t* end) {
     lo = std::min(lo, *v);
     hi = std::max(hi, *v);
   }
-  s.total = static_cast<int64_t>(sum);
+  s.total = SaturatingTotal(sum);
   s.mean = static_cast<double>(sum / s.count);
   s.min = lo;
   s.max = hi;

@@ -6,6 +6,7 @@
 #include "analyses/analysis_context.h"
 #include "analyses/group_stats.h"
 #include "analyses/summary_table.h"
+#include "base/saturating.h"
 
 namespace sightline {
 
@@ -46,7 +47,7 @@ StatusOr<KernelSummaryResult> ComputeKernelSummary(AnalysisContext& context,
     row.category = context.Category(k.name[i]);
     row.stats = stats[g];
     result.instances += row.stats.count;
-    result.total_ns += row.stats.total;
+    result.total_ns = SaturatingAdd(result.total_ns, row.stats.total);
   }
   std::array<KernelCategoryRow, kNumKernelCategories> cats{};
   for (KernelSummaryRow& row : result.rows) {
@@ -55,7 +56,7 @@ StatusOr<KernelSummaryResult> ComputeKernelSummary(AnalysisContext& context,
     c.category = row.category;
     c.instances += row.stats.count;
     c.distinct_kernels += 1;
-    c.total_ns += row.stats.total;
+    c.total_ns = SaturatingAdd(c.total_ns, row.stats.total);
   }
   std::sort(result.rows.begin(), result.rows.end(),
             [&](const KernelSummaryRow& a, const KernelSummaryRow& b) {

@@ -6,6 +6,7 @@
 #include "analyses/analysis_context.h"
 #include "analyses/group_stats.h"
 #include "analyses/summary_table.h"
+#include "base/saturating.h"
 
 namespace sightline {
 namespace {
@@ -57,7 +58,7 @@ StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(AnalysisContext& context,
     row.size = kind_size[g];
     row.bandwidth_gbps = Bandwidth(row.size.total, row.time.total);
     result.count += row.time.count;
-    result.total_ns += row.time.total;
+    result.total_ns = SaturatingAdd(result.total_ns, row.time.total);
     result.total_bytes += row.size.total;
   }
   for (MemOpKindRow& row : result.kinds) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/saturating.h"
+
 namespace sightline {
 
 namespace {
@@ -34,7 +36,7 @@ DurationStats ComputeDurationStats(std::vector<int64_t>& values) {
   s.count = static_cast<int64_t>(values.size());
   long double sum = 0;
   for (int64_t v : values) sum += v;
-  s.total = static_cast<int64_t>(sum);
+  s.total = SaturatingTotal(sum);
   s.mean = static_cast<double>(sum / s.count);
   const size_t n = values.size();
   s.median =
