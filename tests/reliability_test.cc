@@ -35,8 +35,8 @@ constexpr TimeNs kSecond = 1'000'000'000;
 TEST(Reliability, DurationsLongerThanTheTraceAreDroppedAndCounted) {
   TraceFixture f;
   for (int i = 0; i < 10; ++i) f.Kernel("k", i * 100'000, i * 100'000 + 50'000);
-  f.Range("whole run", 0, kSecond);  // as long as the trace: kept
-  f.Kernel("corrupt", 200'000, (TimeNs{1} << 62) - 1);
+  f.Range("whole run", 0, kSecond);               // as long as the trace: kept
+  f.Kernel("corrupt", 200'000, TimeNs{1} << 50);  // 13 days: within the time window, too long
   f.Api("cudaLaunchKernel", 300'000, 300'000 + 100 * kSecond);  // past 2 x span + 1 min
   const Trace t = f.Build();
   EXPECT_EQ(t.kernels.size(), 10u);
@@ -70,18 +70,23 @@ TEST(Reliability, DurationsBeyondInt64AreDropped) {
 }
 
 // Found by whole-program fuzzing (issue 34): a range from -7.9e18 to 1.8e18 ns made the trace's
-// span overflow in the overview. Times at or beyond +-2^62 ns are dropped and counted; times just
-// inside are kept, and their span fits.
+// span overflow in the overview, and calls of 6e18 ns each the sums of durations. Times at or
+// beyond +-2^62 ns are dropped and counted, and so are events more than 2^49 ns (6.5 days) from
+// the median start time.
 TEST(Reliability, TimestampsBeyond2To62AreDropped) {
   constexpr TimeNs kEdge = TimeNs{1} << 62;
   TraceFixture f;
-  f.Kernel("k", 0, 100);
+  for (int i = 0; i < 10; ++i) f.Kernel("k", i * 1000, i * 1000 + 100);  // the median start: ~0
   f.Kernel("far_start", -kEdge, 100);
   f.Kernel("far_end", 0, kEdge);
-  f.Range("wide", -kEdge + 1, kEdge - 1);
+  f.Range("wide", -kEdge + 1, kEdge - 1);  // inside +-2^62, but 146 years from the rest
+  f.Range("six days later", 6 * 86'400 * kSecond, 6 * 86'400 * kSecond + 1000);  // kept
+  f.Api("eight days later", 8 * 86'400 * kSecond, 8 * 86'400 * kSecond + 1000);  // dropped
   const Trace t = f.Build();
-  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdTimestamp), 2);
-  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdTimestamp), 4);
+  ASSERT_EQ(t.kernels.size(), 10u);
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.api_calls.size(), 0u);
   TimeNs span = 0;
   EXPECT_FALSE(__builtin_sub_overflow(t.end_ns(), t.begin_ns(), &span));
 }

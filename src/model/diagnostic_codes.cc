@@ -40,8 +40,8 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "events longer than the trace can hold (more than twice the span of all start times plus "
      "a minute: a corrupt end time); dropped"},
     {kAbsurdTimestamp, "absurd_timestamp", kWarning,
-     "events with a start or end beyond +-2^62 ns (146 years from the clock's origin); dropped, "
-     "since the trace's span and every duration computed from them would overflow"},
+     "events with a start or end beyond +-2^62 ns, or more than 2^49 ns (6.5 days) from the "
+     "trace's median start; dropped, since spans, durations and their sums would overflow"},
     {kValueNotFinite, "value_not_finite", kWarning,
      "sampled values that are NaN or infinite; dropped, not averaged"},
     {kStringCut, "string_cut", kWarning,

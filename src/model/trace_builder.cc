@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -205,6 +206,85 @@ StringId TraceBuilder::InternCut(std::string_view s) {
       fmt::format("{}... [cut: {} bytes in all]", s.substr(0, keep), s.size()));
 }
 
+namespace {
+
+// Removes the rows of `table` whose `keep` is 0 from every column filled row by row (a column
+// filled later, such as range depth or launch links, is left alone); returns how many went.
+template <typename Table>
+size_t EraseRows(Table& table, const std::vector<uint8_t>& keep) {
+  const size_t n = keep.size();
+  const size_t kept = static_cast<size_t>(std::count(keep.begin(), keep.end(), uint8_t{1}));
+  if (kept == n) return 0;
+  table.ForEachColumn([&](auto& column) {
+    if (column.size() != n) return;
+    size_t out = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (keep[i]) column[out++] = std::move(column[i]);
+    }
+    column.resize(out);
+  });
+  return n - kept;
+}
+
+}  // namespace
+
+// Events more than 2^49 ns (6.5 days) from the median start time cannot be of the same capture:
+// dropped (absurd_timestamp). With the rest within 2^50 ns of each other, no duration left after
+// DropAbsurdDurations passes 2^52 ns, and sums of thousands of them stay inside int64.
+void TraceBuilder::DropFarTimes() {
+  constexpr TimeNs kMaxFromMedianNs = TimeNs{1} << 49;
+  constexpr size_t kSamples = 1 << 16;  // the median of an even sample of the start times
+  size_t total = 0;
+  auto count = [&](const std::vector<TimeNs>& c) { total += c.size(); };
+  count(trace_.kernels.start_ns);
+  count(trace_.memops.start_ns);
+  count(trace_.api_calls.start_ns);
+  count(trace_.ranges.start_ns);
+  count(trace_.gil.start_ns);
+  count(trace_.os_calls.start_ns);
+  count(trace_.off_cpu.start_ns);
+  if (total == 0) return;
+  const size_t step = std::max<size_t>(1, total / kSamples);
+  std::vector<TimeNs> sample;
+  size_t seen = 0;
+  auto take = [&](const std::vector<TimeNs>& c) {
+    for (TimeNs t : c) {
+      if (seen++ % step == 0) sample.push_back(t);
+    }
+  };
+  take(trace_.kernels.start_ns);
+  take(trace_.memops.start_ns);
+  take(trace_.api_calls.start_ns);
+  take(trace_.ranges.start_ns);
+  take(trace_.gil.start_ns);
+  take(trace_.os_calls.start_ns);
+  take(trace_.off_cpu.start_ns);
+  std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(sample.size() / 2),
+                   sample.end());
+  const TimeNs median = sample[sample.size() / 2];
+  int64_t dropped = 0;
+  auto filter = [&](auto& table) {
+    std::vector<uint8_t> keep(table.start_ns.size(), 1);
+    for (size_t i = 0; i < keep.size(); ++i) {
+      // Times are within +-2^62 (CheckDuration): these differences fit.
+      keep[i] = std::abs(table.start_ns[i] - median) <= kMaxFromMedianNs &&
+                std::abs(table.end_ns[i] - median) <= 4 * kMaxFromMedianNs;
+    }
+    dropped += static_cast<int64_t>(EraseRows(table, keep));
+  };
+  filter(trace_.kernels);
+  filter(trace_.memops);
+  filter(trace_.api_calls);
+  filter(trace_.ranges);
+  filter(trace_.gil);
+  filter(trace_.os_calls);
+  filter(trace_.off_cpu);
+  if (dropped > 0) {
+    trace_.diagnostics.Add(DiagCode::kAbsurdTimestamp, dropped,
+                           "more than 2^49 ns (6.5 days) from the median start time");
+  }
+}
+
 void TraceBuilder::DropAbsurdDurations() {
   // The span of all start times, in unsigned arithmetic (no overflow for any pair of int64s).
   uint64_t lo = UINT64_MAX, hi = 0;
@@ -242,14 +322,7 @@ void TraceBuilder::DropAbsurdDurations() {
       }
     }
     if (bad == 0) return;
-    table.ForEachColumn([&](auto& column) {
-      if (column.size() != n) return;  // a column filled later (range depth, launch links)
-      size_t out = 0;
-      for (size_t i = 0; i < n; ++i) {
-        if (keep[i]) column[out++] = std::move(column[i]);
-      }
-      column.resize(out);
-    });
+    EraseRows(table, keep);
     dropped += static_cast<int64_t>(bad);
     tables += fmt::format("{}{} {}", tables.empty() ? "" : ", ", bad, name);
   };
@@ -741,6 +814,7 @@ void TraceBuilder::AddCounter(TimeNs time_ns, int32_t device, StringId name, dou
 }
 
 Trace TraceBuilder::Finish() {
+  DropFarTimes();
   DropAbsurdDurations();
   SortTables();
   LinkLaunches();

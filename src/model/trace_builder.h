@@ -118,6 +118,7 @@ class TraceBuilder {
  private:
   bool CheckDuration(TimeNs start, TimeNs end);
   StringId InternCut(std::string_view s);
+  void DropFarTimes();
   void DropAbsurdDurations();
   void SortTables();
   void LinkLaunches();
