@@ -28,6 +28,15 @@
 namespace sightline {
 namespace {
 
+// Waits for a forked test child and expects it to have exited with 0 (a check that needs its own
+// process: a memory limit, a claimed allocation).
+void ExpectChildSucceeded(pid_t pid) {
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 using testing::TraceFixture;
 
 constexpr TimeNs kSecond = 1'000'000'000;
@@ -263,10 +272,7 @@ TEST_F(InputLimitTest, TheLimitFollowsCgroupsAndRlimits) {
                     InputLimitSource().find("ulimit -d") != std::string::npos;
     _exit(ok ? 0 : 1);
   }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ExpectChildSucceeded(pid);
 }
 
 }  // namespace
@@ -312,10 +318,7 @@ TEST(Reliability, AGzipTrailerClaimingGigabytesTakesNoGigabytes) {
       _exit(2);  // std::bad_alloc: the claimed size was allocated
     }
   }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ExpectChildSucceeded(pid);
 }
 
 }  // namespace

@@ -226,6 +226,18 @@ size_t EraseRows(Table& table, const std::vector<uint8_t>& keep) {
   return n - kept;
 }
 
+// Calls f(table, name) for every table of intervals (start, end) the time filters go over.
+template <typename F>
+void ForEachIntervalTable(Trace& t, F&& f) {
+  f(t.kernels, "kernels");
+  f(t.memops, "memory operations");
+  f(t.api_calls, "API calls");
+  f(t.ranges, "ranges");
+  f(t.gil, "GIL intervals");
+  f(t.os_calls, "OS calls");
+  f(t.off_cpu, "off-CPU intervals");
+}
+
 }  // namespace
 
 // Events more than 2^49 ns (6.5 days) from the median start time cannot be of the same capture:
@@ -235,35 +247,22 @@ void TraceBuilder::DropFarTimes() {
   constexpr TimeNs kMaxFromMedianNs = TimeNs{1} << 49;
   constexpr size_t kSamples = 1 << 16;  // the median of an even sample of the start times
   size_t total = 0;
-  auto count = [&](const std::vector<TimeNs>& c) { total += c.size(); };
-  count(trace_.kernels.start_ns);
-  count(trace_.memops.start_ns);
-  count(trace_.api_calls.start_ns);
-  count(trace_.ranges.start_ns);
-  count(trace_.gil.start_ns);
-  count(trace_.os_calls.start_ns);
-  count(trace_.off_cpu.start_ns);
+  ForEachIntervalTable(trace_,
+                       [&](auto& table, std::string_view) { total += table.start_ns.size(); });
   if (total == 0) return;
   const size_t step = std::max<size_t>(1, total / kSamples);
   std::vector<TimeNs> sample;
   size_t seen = 0;
-  auto take = [&](const std::vector<TimeNs>& c) {
-    for (TimeNs t : c) {
+  ForEachIntervalTable(trace_, [&](auto& table, std::string_view) {
+    for (TimeNs t : table.start_ns) {
       if (seen++ % step == 0) sample.push_back(t);
     }
-  };
-  take(trace_.kernels.start_ns);
-  take(trace_.memops.start_ns);
-  take(trace_.api_calls.start_ns);
-  take(trace_.ranges.start_ns);
-  take(trace_.gil.start_ns);
-  take(trace_.os_calls.start_ns);
-  take(trace_.off_cpu.start_ns);
+  });
   std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(sample.size() / 2),
                    sample.end());
   const TimeNs median = sample[sample.size() / 2];
   int64_t dropped = 0;
-  auto filter = [&](auto& table) {
+  ForEachIntervalTable(trace_, [&](auto& table, std::string_view) {
     std::vector<uint8_t> keep(table.start_ns.size(), 1);
     for (size_t i = 0; i < keep.size(); ++i) {
       // Times are within +-2^62 (CheckDuration): these differences fit.
@@ -271,14 +270,7 @@ void TraceBuilder::DropFarTimes() {
                 std::abs(table.end_ns[i] - median) <= 4 * kMaxFromMedianNs;
     }
     dropped += static_cast<int64_t>(EraseRows(table, keep));
-  };
-  filter(trace_.kernels);
-  filter(trace_.memops);
-  filter(trace_.api_calls);
-  filter(trace_.ranges);
-  filter(trace_.gil);
-  filter(trace_.os_calls);
-  filter(trace_.off_cpu);
+  });
   if (dropped > 0) {
     trace_.diagnostics.Add(DiagCode::kAbsurdTimestamp, dropped,
                            "more than 2^49 ns (6.5 days) from the median start time");
@@ -288,51 +280,31 @@ void TraceBuilder::DropFarTimes() {
 void TraceBuilder::DropAbsurdDurations() {
   // The span of all start times, in unsigned arithmetic (no overflow for any pair of int64s).
   uint64_t lo = UINT64_MAX, hi = 0;
-  auto starts = [&](const std::vector<TimeNs>& column) {
-    for (TimeNs t : column) {
+  ForEachIntervalTable(trace_, [&](auto& table, std::string_view) {
+    for (TimeNs t : table.start_ns) {
       const uint64_t u = static_cast<uint64_t>(t) ^ (uint64_t{1} << 63);  // order-preserving
       lo = std::min(lo, u);
       hi = std::max(hi, u);
     }
-  };
-  starts(trace_.kernels.start_ns);
-  starts(trace_.memops.start_ns);
-  starts(trace_.api_calls.start_ns);
-  starts(trace_.ranges.start_ns);
-  starts(trace_.gil.start_ns);
-  starts(trace_.os_calls.start_ns);
-  starts(trace_.off_cpu.start_ns);
+  });
   if (lo > hi) return;
   constexpr uint64_t kSlackNs = 60'000'000'000;  // a minute: traces of a few events
   const uint64_t span = hi - lo;
   const uint64_t limit = span > (UINT64_MAX - kSlackNs) / 2 ? UINT64_MAX : 2 * span + kSlackNs;
   std::string tables;
   int64_t dropped = 0;
-  auto filter = [&](auto& table, std::string_view name) {
-    const size_t n = table.start_ns.size();
-    std::vector<uint8_t> keep(n, 1);
-    size_t bad = 0;
-    for (size_t i = 0; i < n; ++i) {
+  ForEachIntervalTable(trace_, [&](auto& table, std::string_view name) {
+    std::vector<uint8_t> keep(table.start_ns.size(), 1);
+    for (size_t i = 0; i < keep.size(); ++i) {
       // end >= start here (CheckDuration), so the unsigned difference is the duration.
-      const uint64_t dur =
-          static_cast<uint64_t>(table.end_ns[i]) - static_cast<uint64_t>(table.start_ns[i]);
-      if (dur > limit) {
-        keep[i] = 0;
-        ++bad;
-      }
+      keep[i] = static_cast<uint64_t>(table.end_ns[i]) - static_cast<uint64_t>(table.start_ns[i]) <=
+                limit;
     }
+    const size_t bad = EraseRows(table, keep);
     if (bad == 0) return;
-    EraseRows(table, keep);
     dropped += static_cast<int64_t>(bad);
     tables += fmt::format("{}{} {}", tables.empty() ? "" : ", ", bad, name);
-  };
-  filter(trace_.kernels, "kernels");
-  filter(trace_.memops, "memory operations");
-  filter(trace_.api_calls, "API calls");
-  filter(trace_.ranges, "ranges");
-  filter(trace_.gil, "GIL intervals");
-  filter(trace_.os_calls, "OS calls");
-  filter(trace_.off_cpu, "off-CPU intervals");
+  });
   if (dropped > 0) {
     trace_.diagnostics.Add(
         DiagCode::kAbsurdDuration, dropped,
