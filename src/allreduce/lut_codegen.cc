@@ -73,6 +73,8 @@ std::string GenerateLutHeader(const TuneResult& r, const std::vector<std::string
       "// geometric mean), else to b. Outside the measured range on either axis, for a world size\n"
       "// or fusion that was not measured, and in a grid cell without measurements: kNccl.\n"
       "#pragma once\n\n"
+      "// The tables are laid out as the tuner writes them (one row per grid line).\n"
+      "// clang-format off\n"
       "namespace sightline::allreduce {{\n\n"
       "enum class Strategy {{ kNccl, kOneShot, kTwoShot, kLamport }};\n"
       "enum class Fusion {{ kNone, kResidualRmsNorm }};\n\n"
@@ -135,7 +137,8 @@ std::string GenerateLutHeader(const TuneResult& r, const std::vector<std::string
        "  }}\n"
        "  return Strategy::kNccl;\n"
        "}}\n\n"
-       "}}  // namespace sightline::allreduce\n");
+       "}}  // namespace sightline::allreduce\n"
+       "// clang-format on\n");
   return out;
 }
 

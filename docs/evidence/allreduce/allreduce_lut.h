@@ -10,6 +10,8 @@
 // or fusion that was not measured, and in a grid cell without measurements: kNccl.
 #pragma once
 
+// The tables are laid out as the tuner writes them (one row per grid line).
+// clang-format off
 namespace sightline::allreduce {
 
 enum class Strategy { kNccl, kOneShot, kTwoShot, kLamport };
@@ -150,3 +152,4 @@ constexpr Strategy SelectStrategy(int world_size, Fusion fusion, int hidden_size
 }
 
 }  // namespace sightline::allreduce
+// clang-format on
