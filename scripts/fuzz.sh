@@ -59,15 +59,12 @@ for t in "${targets[@]}"; do
   fi
 done
 
-# Inflated gzip input stays far below the 2 GiB RSS limit: a bomb is then the reader's clear error
-# (docs/reliability.md), not an out-of-memory stop of the fuzzer.
-export SIGHTLINE_MAX_INPUT_SIZE=256M
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+source scripts/fuzz_env.sh
 
 # Runs one target; its log goes to build-asan/fuzz-logs/<target>.log.
 run_target() {
   local t=$1 corpus artifacts log max_len=65536
+  source scripts/fuzz_env.sh  # again: xargs' shells get no arrays
   artifacts=build-asan/fuzz-artifacts/$t
   log=build-asan/fuzz-logs/$t.log
   mkdir -p "$artifacts" build-asan/fuzz-logs
@@ -86,8 +83,8 @@ run_target() {
   mkdir -p "$corpus"
   local start=$SECONDS
   # New inputs go to the first directory; the seeds are read, never written.
-  if ! build-asan/fuzz/"$bin" "$corpus" "$seeds/$t" "${limit[@]}" -max_len="$max_len" -timeout=25 \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1; then
+  if ! build-asan/fuzz/"$bin" "$corpus" "$seeds/$t" "${limit[@]}" -max_len="$max_len" \
+    "${FUZZ_FLAGS[@]}" -artifact_prefix="$artifacts/" >"$log" 2>&1; then
     tail -n 60 "$log"
     echo "fuzz.sh: $t failed; the input is in $artifacts/ (see $log)" >&2
     return 1

@@ -11,9 +11,7 @@ fuzz_dir=$1 seeds=$2 out=$3 seconds=$4
 shift 4
 jobs=${JOBS:-$(nproc)}
 runs=${RUNS:-10000000}
-export SIGHTLINE_MAX_INPUT_SIZE=256M
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+source "$(dirname "$0")/fuzz_env.sh"
 for t in "$@"; do
   work=$out/$t
   mkdir -p "$work/corpus"
@@ -24,7 +22,7 @@ for t in "$@"; do
   start=$(date +%s)
   (cd "$work" && "$fuzz_dir/$bin" corpus "$seeds/$t" -jobs="$jobs" -workers="$jobs" \
     -runs=$(( (runs + jobs - 1) / jobs )) -max_total_time="$seconds" -max_len="$max_len" \
-    -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" \
+    "${FUZZ_FLAGS[@]}" -artifact_prefix="$work/" \
     > "$work/driver.log" 2>&1)
   rc=$?
   took=$(( $(date +%s) - start ))

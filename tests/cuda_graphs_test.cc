@@ -9,9 +9,13 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
+#include "analyses/graph_alignment.h"
 #include "analyses/nvtx_projection.h"
 #include "base/input_data.h"
 #include "importers/importer.h"
@@ -168,6 +172,130 @@ TEST(CudaGraphs, NvtxProjectionCountsReplayedKernelsInTheirCaptureRanges) {
     EXPECT_EQ(g.work.kernel_count, 279) << t->str(g.name);
   }
   EXPECT_EQ(graph_steps, 12);
+}
+
+// Issue 29: without capture points (the capture before the recorded window), a replay is matched
+// with the same step run eagerly. The truth is the capture points the export does have: with them
+// removed, every kernel gets the ranges of its capture below the outermost one, with the same
+// kernels, nodes and GPU time per path.
+TEST(CudaGraphs, WithoutCapturePointsReplaysAreMatchedWithTheEagerStep) {
+  StatusOr<Trace> t = ImportTrace(kData + "nsys/graph_decode_node_h100.sqlite.gz");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const CudaGraphsResult by_capture = ComputeCudaGraphs(*t);
+  Trace stripped = std::move(*t);
+  KernelTable& k = stripped.kernels;
+  std::fill(k.capture_node.begin(), k.capture_node.end(), 0);
+  std::fill(k.capture_ns.begin(), k.capture_ns.end(), -1);
+  std::fill(k.capture_pid.begin(), k.capture_pid.end(), -1);
+  std::fill(k.capture_tid.begin(), k.capture_tid.end(), -1);
+  const GraphAlignment a = AlignGraphKernels(stripped);
+  EXPECT_EQ(a.kernels, 12 * 279);
+  EXPECT_EQ(a.kernels_matched, 12 * 279);
+  EXPECT_EQ(a.replays, 12);
+  EXPECT_EQ(a.replays_matched, 12);
+  EXPECT_EQ(a.sequences, 1);  // one graph, replayed 12 times
+  const CudaGraphsResult g = ComputeCudaGraphs(stripped);
+  EXPECT_EQ(g.with_capture, 0);
+  EXPECT_EQ(g.aligned, g.graph_kernels);
+  // The kernels captured in "capture" alone (the step's start, outside every inner range) are
+  // held in the eager step only by the step's own range, which says nothing of a kernel.
+  ASSERT_NE(Row(by_capture, "capture"), nullptr);
+  ASSERT_NE(Row(g, "(no range open)"), nullptr);
+  EXPECT_EQ(Row(g, "(no range open)")->kernels, Row(by_capture, "capture")->kernels);
+  EXPECT_EQ(g.in_ranges, by_capture.in_ranges - Row(by_capture, "capture")->kernels);
+  int compared = 0;
+  for (const CaptureRangeRow& c : by_capture.rows) {
+    if (!c.path.starts_with("capture > ")) continue;
+    const CaptureRangeRow* row = Row(g, c.path.substr(10));
+    ASSERT_NE(row, nullptr) << c.path;
+    EXPECT_TRUE(row->aligned);
+    EXPECT_EQ(row->nodes, c.nodes) << c.path;
+    EXPECT_EQ(row->kernels, c.kernels) << c.path;
+    EXPECT_EQ(row->gpu_ns, c.gpu_ns) << c.path;
+    EXPECT_EQ(row->eager_instances, 12) << c.path;
+    EXPECT_DOUBLE_EQ(row->eager_kernels_per_instance, static_cast<double>(c.nodes)) << c.path;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 17);  // 8 x (attention, mlp) and head
+}
+
+// The PyTorch profiler's trace of the same program: no capture points and no NVTX ranges (only
+// operators), so the replays are matched with an eager step (each of 279 kernels with a distinct
+// eager kernel of the same name, in the same order) but no range can be named.
+TEST(CudaGraphs, ProfilerTraceReplaysAreMatchedInOrder) {
+  StatusOr<Trace> t = ImportTrace(kData + "kineto/graph_decode_h100.pytorch.json.gz");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const GraphAlignment a = AlignGraphKernels(*t);
+  EXPECT_EQ(a.replays, 10);
+  EXPECT_EQ(a.replays_matched, 10);
+  EXPECT_EQ(a.kernels_matched, 10 * 279);
+  const KernelTable& k = t->kernels;
+  const std::vector<uint8_t> graph = GraphKernelRows(*t);
+  std::map<int32_t, std::vector<int32_t>> replays;  // graph launch -> kernels
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (a.counterpart[i] != kNoRow) replays[k.launch_call[i]].push_back(static_cast<int32_t>(i));
+  }
+  ASSERT_EQ(replays.size(), 10u);
+  for (auto& [launch, rows] : replays) {
+    std::sort(rows.begin(), rows.end(), [&](int32_t x, int32_t y) {
+      return std::pair(k.start_ns[x], x) < std::pair(k.start_ns[y], y);
+    });
+    std::set<int32_t> counterparts;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int32_t e = a.counterpart[rows[i]];
+      EXPECT_EQ(k.name[e], k.name[rows[i]]);
+      EXPECT_EQ(graph[e], 0);  // an eager kernel
+      if (i > 0) {  // in the replay's GPU order, launched in the same order
+        EXPECT_LT(k.launch_call[a.counterpart[rows[i - 1]]], k.launch_call[e]);
+      }
+      counterparts.insert(e);
+    }
+    EXPECT_EQ(counterparts.size(), 279u);
+  }
+  const CudaGraphsResult g = ComputeCudaGraphs(*t);
+  EXPECT_EQ(g.aligned, 10 * 279);
+  EXPECT_EQ(g.in_ranges, 0);  // the trace has no host ranges to give
+}
+
+// A replay that differs from the eager step: one kernel added by the graph (x) and one of the
+// eager step's missing (d). The longest common subsequence still gives every other kernel its
+// eager counterpart, in order; x stays unattributed and is counted.
+TEST(CudaGraphs, AlignmentToleratesKernelsAddedOrMissing) {
+  testing::TraceFixture f;
+  f.Range("eager_step_0", 0, 1000).Range("layer_0", 10, 400).Range("layer_1", 500, 900);
+  TimeNs t = 20;
+  for (const char* name : {"a", "b", "c"}) {
+    f.Launch(name, t, t + 5, t + 1000, t + 1010);
+    t += 50;
+  }
+  t = 510;
+  for (const char* name : {"a", "b", "d"}) {
+    f.Launch(name, t, t + 5, t + 1000, t + 1010);
+    t += 50;
+  }
+  f.Api("cudaGraphLaunch", 3000, 3010, ApiKind::kRuntime, {}, 77);
+  TimeNs g = 3100;
+  for (const char* name : {"a", "b", "x", "c", "a", "b"}) {
+    f.Kernel(name, g, g + 10, {}, 77);
+    g += 20;
+  }
+  const Trace trace = f.Build();
+  const GraphAlignment a = AlignGraphKernels(trace);
+  EXPECT_EQ(a.kernels, 6);
+  EXPECT_EQ(a.kernels_matched, 5);
+  EXPECT_EQ(a.replays_matched, 1);
+  const CudaGraphsResult r = ComputeCudaGraphs(trace);
+  EXPECT_EQ(r.graph_kernels, 6);
+  EXPECT_EQ(r.aligned, 5);
+  const CaptureRangeRow* l0 = Row(r, "layer_0");
+  const CaptureRangeRow* l1 = Row(r, "layer_1");
+  ASSERT_NE(l0, nullptr);
+  ASSERT_NE(l1, nullptr);
+  EXPECT_EQ(l0->nodes, 3);  // a, b, c
+  EXPECT_EQ(l1->nodes, 2);  // a, b (d is not in the graph)
+  EXPECT_TRUE(l0->aligned);
+  EXPECT_EQ(l0->eager_instances, 1);
+  EXPECT_DOUBLE_EQ(l1->eager_kernels_per_instance, 3.0);
 }
 
 TEST(CudaGraphs, WholeGraphTracingAndProfilerTracesSayWhatIsMissing) {

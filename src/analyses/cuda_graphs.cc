@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
+#include "analyses/graph_alignment.h"
 #include "analyses/launch_projection.h"
 #include "model/trace_builder.h"
 
@@ -29,10 +30,15 @@ int64_t ThreadKey(int32_t pid, int32_t tid) {
 void AddEagerCounterparts(const Trace& trace, const std::set<int32_t>& capture_roots,
                           CudaGraphsResult& out) {
   const RangeTable& r = trace.ranges;
-  std::map<std::string, CaptureRangeRow*> wanted;  // path without its outermost range
+  // Path without its outermost range -> the rows of that path (captured and aligned).
+  std::map<std::string, std::vector<CaptureRangeRow*>> wanted;
   for (CaptureRangeRow& row : out.rows) {
+    if (row.aligned) {  // the path is already the one below the eager run's outermost range
+      wanted[row.path].push_back(&row);
+      continue;
+    }
     const size_t cut = row.path.find(" > ");
-    if (cut != std::string::npos) wanted[row.path.substr(cut + 3)] = &row;
+    if (cut != std::string::npos) wanted[row.path.substr(cut + 3)].push_back(&row);
   }
   if (wanted.empty()) return;
   struct Eager {
@@ -60,13 +66,22 @@ void AddEagerCounterparts(const Trace& trace, const std::set<int32_t>& capture_r
     }
     auto w = wanted.find(key);
     if (w == wanted.end()) continue;
-    Eager& e = eager[w->second];
-    ++e.instances;
+    Eager one;
+    one.instances = 1;
     const int32_t thread = index.ThreadOf(r.pid[i], r.tid[i]);
     for (uint32_t work : index.LaunchedIn(thread, r.start_ns[i], r.end_ns[i])) {
       if (!index.IsKernel(work)) continue;
-      ++e.kernels;
-      e.gpu_ns += trace.kernels.dur_ns(work);
+      ++one.kernels;
+      one.gpu_ns += trace.kernels.dur_ns(work);
+    }
+    // A run that launched no kernel is not the step run eagerly: a capture launches none (when
+    // the trace has no capture points to say which range captured), nor work outside the window.
+    if (one.kernels == 0) continue;
+    for (CaptureRangeRow* row : w->second) {
+      Eager& e = eager[row];
+      e.instances += one.instances;
+      e.kernels += one.kernels;
+      e.gpu_ns += one.gpu_ns;
     }
   }
   for (auto& [row, e] : eager) {
@@ -102,12 +117,15 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
     if (HostRange(r.kind[i]))
       by_thread[ThreadKey(r.pid[i], r.tid[i])].push_back(static_cast<int32_t>(i));
   }
-  // The path of host ranges open on (pid, tid) at t, outermost first; memoized per capture point
-  // (one per node, however many replays).
-  std::map<std::tuple<int32_t, int32_t, TimeNs>, std::string> paths;
+  // The path of host ranges open on (pid, tid) at t, outermost first; memoized per point (one
+  // per node, however many replays). With `run` (an aligned kernel's eager counterpart), the
+  // ranges holding the whole eager run are left out: they are the step, not the kernel's place.
+  std::map<std::tuple<int32_t, int32_t, TimeNs, int32_t>, std::string> paths;
   std::set<int32_t> capture_roots;  // outermost ranges open at some capture
-  auto path_at = [&](int32_t pid, int32_t tid, TimeNs t) -> const std::string& {
-    auto [it, inserted] = paths.try_emplace({pid, tid, t});
+  const std::vector<uint8_t> graph = GraphKernelRows(trace);
+  const GraphAlignment alignment = AlignGraphKernels(trace, graph);
+  auto path_at = [&](int32_t pid, int32_t tid, TimeNs t, int32_t run) -> const std::string& {
+    auto [it, inserted] = paths.try_emplace({pid, tid, t, run});
     if (!inserted) return it->second;
     auto th = by_thread.find(ThreadKey(pid, tid));
     if (th == by_thread.end()) return it->second;
@@ -120,13 +138,16 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
     int32_t root = kNoRow;
     // Walk up: a range that ended before t is not open; its parent may be. Bounded by the depth.
     while (row != kNoRow) {
-      if (r.end_ns[row] > t && HostRange(r.kind[row])) {
+      const bool whole_run = run >= 0 &&
+                             r.start_ns[row] <= alignment.eager_runs[run].first_launch_ns &&
+                             r.end_ns[row] > alignment.eager_runs[run].last_launch_ns;
+      if (r.end_ns[row] > t && HostRange(r.kind[row]) && !whole_run) {
         names.push_back(trace.str(r.name[row]));
         root = row;
       }
       row = r.parent[row];
     }
-    if (root != kNoRow) capture_roots.insert(root);
+    if (root != kNoRow && run < 0) capture_roots.insert(root);
     // A sibling that started later than an ended range may hold t while the last-starting range
     // does not: the walk above covers the ancestors of the last range that started; ranges open
     // at t that started earlier are among them when ranges nest (the usual case).
@@ -139,43 +160,47 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
     return it->second;
   };
   struct Acc {
-    std::map<int64_t, int> nodes;  // original node -> seen
+    std::map<int64_t, int> nodes;  // original node (aligned: its eager counterpart) -> seen
     int64_t kernels = 0;
     DurationNs gpu_ns = 0;
   };
-  std::map<std::string, Acc> by_path;
-  // A kernel ran from a graph when it has a node id, or when its launching call is a graph launch
-  // (PyTorch profiler traces: no node ids, the correlation of the cudaGraphLaunch).
-  std::vector<uint8_t> graph_call(trace.api_calls.size(), 0);
-  for (size_t i = 0; i < trace.api_calls.size(); ++i) {
-    graph_call[i] =
-        trace.str(trace.api_calls.name[i]).find("GraphLaunch") != std::string_view::npos;
-  }
+  std::map<std::pair<bool, std::string>, Acc> by_path;  // (aligned, path)
   out.graph_launches = CountGraphLaunches(trace);
+  out.replays_to_align = alignment.replays;
+  out.replays_aligned = alignment.replays_matched;
+  const ApiCallTable& api = trace.api_calls;
   for (size_t i = 0; i < k.size(); ++i) {
-    const bool from_graph =
-        k.graph_node[i] != 0 ||
-        (k.launch_call[i] != kNoRow && graph_call[static_cast<size_t>(k.launch_call[i])]);
-    // A whole-graph row (graph-mode tracing) is a graph's run, not one of its kernels.
-    if (!from_graph || IsWholeGraphName(trace.str(k.name[i]))) continue;
+    if (!graph[i]) continue;
     ++out.graph_kernels;
     const DurationNs d = k.dur_ns(i);
     out.graph_gpu_ns += d;
-    if (k.capture_ns[i] < 0) continue;
-    ++out.with_capture;
-    const std::string& path = path_at(k.capture_pid[i], k.capture_tid[i], k.capture_ns[i]);
-    if (!path.empty()) {
+    const std::string* path = nullptr;
+    int64_t node = k.capture_node[i];
+    const bool aligned = k.capture_ns[i] < 0;
+    if (!aligned) {
+      ++out.with_capture;
+      path = &path_at(k.capture_pid[i], k.capture_tid[i], k.capture_ns[i], -1);
+    } else if (!alignment.counterpart.empty() && alignment.counterpart[i] != kNoRow) {
+      ++out.aligned;
+      const int32_t call = k.launch_call[alignment.counterpart[i]];
+      path = &path_at(api.pid[call], api.tid[call], api.start_ns[call], alignment.eager_run[i]);
+      node = -1 - static_cast<int64_t>(alignment.counterpart[i]);  // apart from real node ids
+    } else {
+      continue;
+    }
+    if (!path->empty()) {
       ++out.in_ranges;
       out.in_ranges_gpu_ns += d;
     }
-    Acc& a = by_path[path.empty() ? std::string("(no range open)") : path];
-    a.nodes[k.capture_node[i]] = 1;
-    ++a.kernels;
-    a.gpu_ns += d;
+    Acc& acc = by_path[{aligned, path->empty() ? std::string("(no range open)") : *path}];
+    acc.nodes[node] = 1;
+    ++acc.kernels;
+    acc.gpu_ns += d;
   }
-  for (auto& [path, a] : by_path) {
+  for (auto& [key, a] : by_path) {
     CaptureRangeRow& row = out.rows.emplace_back();
-    row.path = path;
+    row.aligned = key.first;
+    row.path = key.second;
     row.nodes = static_cast<int64_t>(a.nodes.size());
     row.kernels = a.kernels;
     row.gpu_ns = a.gpu_ns;
@@ -214,7 +239,8 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
   s.AddFact("graph_kernels", "Kernels run from graph nodes", g.graph_kernels, Unit::kCount);
   s.AddFact("graph_gpu_ns", "Their GPU time (sum)", g.graph_gpu_ns, Unit::kDurationNs);
   s.AddFact("with_capture", "Of them with a known capture point", g.with_capture, Unit::kCount);
-  s.AddFact("attributed_pct", "Attributed to ranges open at capture (of graph kernels)",
+  s.AddFact("aligned", "Of them matched with an eager run instead", g.aligned, Unit::kCount);
+  s.AddFact("attributed_pct", "Attributed to ranges (of graph kernels)",
             100.0 * static_cast<double>(g.in_ranges) / static_cast<double>(g.graph_kernels),
             Unit::kPercent);
   s.AddFact("attributed_gpu_pct", "Attributed, by GPU time",
@@ -222,14 +248,32 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
                                        static_cast<double>(g.graph_gpu_ns))
                                : Value(),
             Unit::kPercent);
-  if (g.with_capture == 0) {
+  if (g.replays_to_align > 0) {
+    s.AddFact("replays_to_align", "Replays without capture points", g.replays_to_align,
+              Unit::kCount);
+    s.AddFact("replays_aligned", "... matched with an eager run", g.replays_aligned, Unit::kCount);
+  }
+  if (g.aligned > 0) {
+    s.notes.push_back(fmt::format(
+        "{} of {} graph kernels have no capture point (the trace does not say where their nodes "
+        "were created: the capture before the recorded window, or a PyTorch profiler trace). "
+        "They were matched instead with the same step run eagerly in this trace: the kernels of "
+        "a replay, in GPU order, aligned by name with the kernels launched eagerly, in launch "
+        "order; each takes the ranges around its eager counterpart below the eager step's own "
+        "ranges (rows marked \"aligned\"). {} kernels found a counterpart, {} did not.",
+        g.graph_kernels - g.with_capture, g.graph_kernels, g.aligned,
+        g.graph_kernels - g.with_capture - g.aligned));
+  }
+  if (g.with_capture == 0 && g.aligned == 0) {
     s.notes.push_back(
-        "No graph kernel has a capture point, so none can be given to a range inside the graph: "
-        "the trace does not say where the graph's nodes were created (a PyTorch profiler trace "
-        "gives graph kernels only the cudaGraphLaunch's correlation; nsys needs "
-        "--cuda-graph-trace=node). Profile with nsys --cuda-graph-trace=node and keep the "
-        "capture inside the recorded window (cudaProfilerStart before the graph is captured); "
-        "then each replayed kernel is attributed to the NVTX ranges around its capture.");
+        "No graph kernel has a capture point or an eager counterpart, so none can be given to a "
+        "range inside the graph: the trace does not say where the graph's nodes were created (a "
+        "PyTorch profiler trace gives graph kernels only the cudaGraphLaunch's correlation; nsys "
+        "needs --cuda-graph-trace=node), and no eager run of the same kernels is in it. Profile "
+        "with nsys --cuda-graph-trace=node and keep the capture inside the recorded window "
+        "(cudaProfilerStart before the graph is captured), or run the step eagerly once in the "
+        "trace; then each replayed kernel is attributed to the NVTX ranges around its capture or "
+        "its eager counterpart.");
     return Status::Ok();
   }
   Table& t =
@@ -241,6 +285,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
                   {"eager_runs", "Eager runs", Unit::kCount},
                   {"eager_kernels", "Eager kernels", Unit::kNumber},
                   {"eager_per_run_ns", "Eager GPU/run", Unit::kDurationNs},
+                  {"method", "By", Unit::kText},
                   {"path", "Ranges at capture", Unit::kText}});
   const int top = context.options().top_n;
   int shown = 0;
@@ -252,11 +297,13 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
                                                  static_cast<double>(g.graph_gpu_ns))
                                          : Value(),
                       row.eager_instances, eager ? Value(row.eager_kernels_per_instance) : Value(),
-                      eager ? Value(row.eager_per_instance_ns) : Value(), row.path});
+                      eager ? Value(row.eager_per_instance_ns) : Value(),
+                      row.aligned ? "aligned" : "capture", row.path});
   }
   t.note = fmt::format(
       "Each kernel of a replay is counted in the innermost host ranges (NVTX, PyTorch "
-      "annotations) that were open on the capturing thread when its graph node was created; "
+      "annotations) that were open on the capturing thread when its graph node was created (By: "
+      "capture), or around its eager counterpart (By: aligned); "
       "Replays = kernels / kernels per replay; Share = of all graph kernels' GPU time. Eager: the "
       "ranges of the same names below another "
       "outermost range (the step run without the graph), kernels launched inside each, per run. "

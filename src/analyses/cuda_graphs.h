@@ -20,7 +20,10 @@
 namespace sightline {
 
 struct CaptureRangeRow {
-  std::string path;              // "capture > layer_3 > attention"; "(no range)" when none was open
+  // "capture > layer_3 > attention"; "(no range)" when none was open. Aligned rows: the ranges
+  // around the eager counterparts inside the eager run ("layer_3 > attention").
+  std::string path;
+  bool aligned = false;          // ranges from alignment with an eager run, not from the capture
   int64_t nodes = 0;             // distinct graph nodes captured there (kernels per replay)
   int64_t kernels = 0;           // kernel executions, all replays
   DurationNs gpu_ns = 0;         // summed kernel durations, all replays
@@ -36,10 +39,13 @@ struct CaptureRangeRow {
 struct CudaGraphsResult {
   int64_t graph_kernels = 0;    // kernels that ran from a graph node
   int64_t with_capture = 0;     // ... whose capture point is known
-  int64_t in_ranges = 0;        // ... captured inside at least one range
+  int64_t aligned = 0;          // ... without one, matched with an eager kernel (graph_alignment.h)
+  int64_t in_ranges = 0;        // ... given at least one range (at capture or by alignment)
   DurationNs graph_gpu_ns = 0;  // summed durations of the graph kernels
   DurationNs in_ranges_gpu_ns = 0;
   int64_t graph_launches = 0;         // cudaGraphLaunch / cuGraphLaunch calls
+  int64_t replays_to_align = 0;       // replays with kernels but no capture points
+  int64_t replays_aligned = 0;        // ... matched with an eager run
   std::vector<CaptureRangeRow> rows;  // by GPU time, largest first
 };
 

@@ -1,0 +1,213 @@
+#include "analyses/graph_alignment.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "model/trace_builder.h"
+
+namespace sightline {
+namespace {
+
+int64_t ThreadKey(int32_t pid, int32_t tid) {
+  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
+}
+
+// The kernels one thread launched eagerly, in launch order, and where each anchor name occurs.
+struct EagerStream {
+  int32_t pid = 0, tid = 0;
+  std::vector<int32_t> rows;    // kernel rows
+  std::vector<uint32_t> names;  // their full-name ids
+  std::unordered_map<uint32_t, std::vector<uint32_t>> anchors;  // name -> positions
+};
+
+// The first kernels of a sequence anchor the search: a replay whose first few kernels are not
+// in the eager run (a copy node, a kernel added by the capture) still finds it.
+constexpr size_t kAnchors = 4;
+// Places compared per sequence while searching (a bound on the work for huge traces).
+constexpr int64_t kSearchBudget = 200'000'000;
+// The longest sequence refined by the longest common subsequence (its table is m x (m + slack)).
+constexpr size_t kMaxRefined = 1024;
+
+// Longest common subsequence of s and e: map[i] = index into e matched with s[i], or -1.
+std::vector<int32_t> Lcs(const std::vector<uint32_t>& s, const uint32_t* e, size_t w) {
+  const size_t m = s.size();
+  std::vector<uint16_t> dp((m + 1) * (w + 1), 0);
+  auto at = [&](size_t i, size_t j) -> uint16_t& { return dp[i * (w + 1) + j]; };
+  for (size_t i = 1; i <= m; ++i) {
+    for (size_t j = 1; j <= w; ++j) {
+      at(i, j) = s[i - 1] == e[j - 1] ? static_cast<uint16_t>(at(i - 1, j - 1) + 1)
+                                      : std::max(at(i - 1, j), at(i, j - 1));
+    }
+  }
+  std::vector<int32_t> map(m, -1);
+  size_t i = m, j = w;
+  while (i > 0 && j > 0) {
+    if (s[i - 1] == e[j - 1] && at(i, j) == at(i - 1, j - 1) + 1) {
+      map[--i] = static_cast<int32_t>(--j);
+    } else if (at(i - 1, j) >= at(i, j - 1)) {
+      --i;
+    } else {
+      --j;
+    }
+  }
+  return map;
+}
+
+}  // namespace
+
+std::vector<uint8_t> GraphKernelRows(const Trace& trace) {
+  const KernelTable& k = trace.kernels;
+  const ApiCallTable& a = trace.api_calls;
+  std::vector<uint8_t> graph_call(a.size(), 0);
+  for (size_t i = 0; i < a.size(); ++i) {
+    graph_call[i] = trace.str(a.name[i]).find("GraphLaunch") != std::string_view::npos;
+  }
+  std::vector<uint8_t> out(k.size(), 0);
+  for (size_t i = 0; i < k.size(); ++i) {
+    const bool from_graph =
+        k.graph_node[i] != 0 ||
+        (k.launch_call[i] != kNoRow && graph_call[static_cast<size_t>(k.launch_call[i])]);
+    out[i] = from_graph && !IsWholeGraphName(trace.str(k.name[i]));
+  }
+  return out;
+}
+
+GraphAlignment AlignGraphKernels(const Trace& trace) {
+  return AlignGraphKernels(trace, GraphKernelRows(trace));
+}
+
+GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>& graph) {
+  GraphAlignment out;
+  const KernelTable& k = trace.kernels;
+  const ApiCallTable& a = trace.api_calls;
+
+  // The replays: graph kernels without a capture point, by launching call (or correlation).
+  std::map<std::pair<int, int64_t>, std::vector<int32_t>> replays;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (!graph[i] || k.capture_ns[i] >= 0) continue;
+    ++out.kernels;
+    const std::pair<int, int64_t> key =
+        k.launch_call[i] != kNoRow ? std::pair<int, int64_t>{0, k.launch_call[i]}
+        : k.correlation[i] >= 0    ? std::pair<int, int64_t>{1, k.correlation[i]}
+                                   : std::pair<int, int64_t>{2, static_cast<int64_t>(i)};
+    replays[key].push_back(static_cast<int32_t>(i));
+  }
+  if (out.kernels == 0) return out;
+  out.replays = static_cast<int64_t>(replays.size());
+  out.counterpart.assign(k.size(), kNoRow);
+  out.eager_run.assign(k.size(), -1);
+
+  // Replays with the same kernels in the same GPU order are one sequence, aligned once.
+  std::map<std::vector<uint32_t>, std::vector<const std::vector<int32_t>*>> sequences;
+  for (auto& [key, rows] : replays) {
+    std::sort(rows.begin(), rows.end(), [&](int32_t x, int32_t y) {
+      return std::pair(k.start_ns[x], x) < std::pair(k.start_ns[y], y);
+    });
+    std::vector<uint32_t> names(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) names[i] = k.name[rows[i]].value;
+    sequences[std::move(names)].push_back(&rows);
+  }
+  out.sequences = static_cast<int64_t>(sequences.size());
+  std::unordered_set<uint32_t> anchor_names;
+  for (const auto& [names, unused] : sequences) {
+    for (size_t j = 0; j < std::min(kAnchors, names.size()); ++j) anchor_names.insert(names[j]);
+  }
+
+  // The eager kernels per launching thread, in launch order (the API table is sorted by start).
+  std::vector<int32_t> eager;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (!graph[i] && k.launch_call[i] != kNoRow && !IsWholeGraphName(trace.str(k.name[i]))) {
+      eager.push_back(static_cast<int32_t>(i));
+    }
+  }
+  std::sort(eager.begin(), eager.end(), [&](int32_t x, int32_t y) {
+    return std::pair(k.launch_call[x], x) < std::pair(k.launch_call[y], y);
+  });
+  std::vector<EagerStream> streams;
+  std::unordered_map<int64_t, size_t> stream_of;
+  for (int32_t row : eager) {
+    const int32_t call = k.launch_call[row];
+    auto [it, inserted] = stream_of.try_emplace(ThreadKey(a.pid[call], a.tid[call]), streams.size());
+    if (inserted) streams.push_back({a.pid[call], a.tid[call], {}, {}, {}});
+    EagerStream& s = streams[it->second];
+    const uint32_t name = k.name[row].value;
+    if (anchor_names.count(name) > 0) {
+      s.anchors[name].push_back(static_cast<uint32_t>(s.rows.size()));
+    }
+    s.rows.push_back(row);
+    s.names.push_back(name);
+  }
+
+  for (const auto& [names, members] : sequences) {
+    const size_t m = names.size();
+    // The eager run that agrees with the sequence at the most places.
+    int64_t best_score = -1, budget = kSearchBudget;
+    size_t best_stream = 0, best_start = 0;
+    for (size_t t = 0; t < streams.size() && best_score < static_cast<int64_t>(m); ++t) {
+      const EagerStream& s = streams[t];
+      for (size_t j = 0; j < std::min(kAnchors, m) && budget > 0 && best_score < static_cast<int64_t>(m);
+           ++j) {
+        auto at = s.anchors.find(names[j]);
+        if (at == s.anchors.end()) continue;
+        for (uint32_t p : at->second) {
+          if (p < j || budget <= 0) continue;
+          const size_t c = p - j;
+          int64_t score = 0;
+          for (size_t i = 0; i < m && c + i < s.names.size(); ++i) score += s.names[c + i] == names[i];
+          budget -= static_cast<int64_t>(m);
+          if (score > best_score) {
+            best_score = score;
+            best_stream = t;
+            best_start = c;
+            if (score == static_cast<int64_t>(m)) break;
+          }
+        }
+      }
+    }
+    if (best_score <= 0) continue;
+    const EagerStream& s = streams[best_stream];
+    // map[i]: position in the stream matched with kernel i of the sequence, or -1.
+    std::vector<int64_t> map(m, -1);
+    if (best_score == static_cast<int64_t>(m) || m > kMaxRefined) {
+      for (size_t i = 0; i < m && best_start + i < s.names.size(); ++i) {
+        if (s.names[best_start + i] == names[i]) map[i] = static_cast<int64_t>(best_start + i);
+      }
+    } else {
+      const size_t slack = std::max<size_t>(8, m / 8);
+      const size_t lo = best_start > slack ? best_start - slack : 0;
+      const size_t hi = std::min(s.names.size(), best_start + m + slack);
+      const std::vector<int32_t> lcs = Lcs(names, s.names.data() + lo, hi - lo);
+      for (size_t i = 0; i < m; ++i) {
+        if (lcs[i] >= 0) map[i] = static_cast<int64_t>(lo) + lcs[i];
+      }
+    }
+    const int64_t matched = std::count_if(map.begin(), map.end(), [](int64_t p) { return p >= 0; });
+    if (2 * matched < static_cast<int64_t>(m)) continue;
+    GraphAlignment::EagerRun run{s.pid, s.tid, INT64_MAX, INT64_MIN};
+    for (int64_t p : map) {
+      if (p < 0) continue;
+      const TimeNs launch = a.start_ns[k.launch_call[s.rows[p]]];
+      run.first_launch_ns = std::min(run.first_launch_ns, launch);
+      run.last_launch_ns = std::max(run.last_launch_ns, launch);
+    }
+    const auto run_index = static_cast<int32_t>(out.eager_runs.size());
+    out.eager_runs.push_back(run);
+    ++out.sequences_matched;
+    for (const std::vector<int32_t>* rows : members) {
+      ++out.replays_matched;
+      for (size_t i = 0; i < m; ++i) {
+        if (map[i] < 0) continue;
+        out.counterpart[(*rows)[i]] = s.rows[map[i]];
+        out.eager_run[(*rows)[i]] = run_index;
+        ++out.kernels_matched;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace sightline
