@@ -245,7 +245,7 @@ TEST(CudaGraphs, ProfilerTraceReplaysAreMatchedInOrder) {
       const int32_t e = a.counterpart[rows[i]];
       EXPECT_EQ(k.name[e], k.name[rows[i]]);
       EXPECT_EQ(graph[e], 0);  // an eager kernel
-      if (i > 0) {  // in the replay's GPU order, launched in the same order
+      if (i > 0) {             // in the replay's GPU order, launched in the same order
         EXPECT_LT(k.launch_call[a.counterpart[rows[i - 1]]], k.launch_call[e]);
       }
       counterparts.insert(e);

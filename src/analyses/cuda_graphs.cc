@@ -168,6 +168,7 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
   out.graph_launches = CountGraphLaunches(trace);
   out.replays_to_align = alignment.replays;
   out.replays_aligned = alignment.replays_matched;
+  out.sequences_cut = alignment.sequences_cut;
   const ApiCallTable& api = trace.api_calls;
   for (size_t i = 0; i < k.size(); ++i) {
     if (!graph[i]) continue;
@@ -263,6 +264,12 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "ranges (rows marked \"aligned\"). {} kernels found a counterpart, {} did not.",
         g.graph_kernels - g.with_capture, g.graph_kernels, g.aligned,
         g.graph_kernels - g.with_capture - g.aligned));
+  }
+  if (g.sequences_cut > 0) {
+    s.notes.push_back(fmt::format(
+        "{} distinct replayed kernel sequences were not aligned: the alignment's bound on work "
+        "(4e8 comparisons) was spent on the others; their kernels count as not attributed.",
+        g.sequences_cut));
   }
   if (g.with_capture == 0 && g.aligned == 0) {
     s.notes.push_back(

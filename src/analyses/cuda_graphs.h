@@ -46,6 +46,7 @@ struct CudaGraphsResult {
   int64_t graph_launches = 0;         // cudaGraphLaunch / cuGraphLaunch calls
   int64_t replays_to_align = 0;       // replays with kernels but no capture points
   int64_t replays_aligned = 0;        // ... matched with an eager run
+  int64_t sequences_cut = 0;          // graphs not aligned: the alignment's work bound was spent
   std::vector<CaptureRangeRow> rows;  // by GPU time, largest first
 };
 

@@ -19,16 +19,18 @@ int64_t ThreadKey(int32_t pid, int32_t tid) {
 // The kernels one thread launched eagerly, in launch order, and where each anchor name occurs.
 struct EagerStream {
   int32_t pid = 0, tid = 0;
-  std::vector<int32_t> rows;    // kernel rows
-  std::vector<uint32_t> names;  // their full-name ids
+  std::vector<int32_t> rows;                                    // kernel rows
+  std::vector<uint32_t> names;                                  // their full-name ids
   std::unordered_map<uint32_t, std::vector<uint32_t>> anchors;  // name -> positions
 };
 
 // The first kernels of a sequence anchor the search: a replay whose first few kernels are not
 // in the eager run (a copy node, a kernel added by the capture) still finds it.
 constexpr size_t kAnchors = 4;
-// Places compared per sequence while searching (a bound on the work for huge traces).
-constexpr int64_t kSearchBudget = 200'000'000;
+// Places compared while searching and table cells filled while refining, all sequences together
+// (a bound on the work for huge or hostile traces: about a second); sequences past it are left
+// unmatched and counted.
+constexpr int64_t kWorkBudget = 400'000'000;
 // The longest sequence refined by the longest common subsequence (its table is m x (m + slack)).
 constexpr size_t kMaxRefined = 1024;
 
@@ -131,7 +133,8 @@ GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>&
   std::unordered_map<int64_t, size_t> stream_of;
   for (int32_t row : eager) {
     const int32_t call = k.launch_call[row];
-    auto [it, inserted] = stream_of.try_emplace(ThreadKey(a.pid[call], a.tid[call]), streams.size());
+    auto [it, inserted] =
+        stream_of.try_emplace(ThreadKey(a.pid[call], a.tid[call]), streams.size());
     if (inserted) streams.push_back({a.pid[call], a.tid[call], {}, {}, {}});
     EagerStream& s = streams[it->second];
     const uint32_t name = k.name[row].value;
@@ -142,22 +145,28 @@ GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>&
     s.names.push_back(name);
   }
 
+  int64_t budget = kWorkBudget;
   for (const auto& [names, members] : sequences) {
     const size_t m = names.size();
+    if (budget <= 0) {
+      ++out.sequences_cut;
+      continue;
+    }
     // The eager run that agrees with the sequence at the most places.
-    int64_t best_score = -1, budget = kSearchBudget;
+    int64_t best_score = -1;
     size_t best_stream = 0, best_start = 0;
     for (size_t t = 0; t < streams.size() && best_score < static_cast<int64_t>(m); ++t) {
       const EagerStream& s = streams[t];
-      for (size_t j = 0; j < std::min(kAnchors, m) && budget > 0 && best_score < static_cast<int64_t>(m);
-           ++j) {
+      for (size_t j = 0;
+           j < std::min(kAnchors, m) && budget > 0 && best_score < static_cast<int64_t>(m); ++j) {
         auto at = s.anchors.find(names[j]);
         if (at == s.anchors.end()) continue;
         for (uint32_t p : at->second) {
           if (p < j || budget <= 0) continue;
           const size_t c = p - j;
           int64_t score = 0;
-          for (size_t i = 0; i < m && c + i < s.names.size(); ++i) score += s.names[c + i] == names[i];
+          for (size_t i = 0; i < m && c + i < s.names.size(); ++i)
+            score += s.names[c + i] == names[i];
           budget -= static_cast<int64_t>(m);
           if (score > best_score) {
             best_score = score;
@@ -180,6 +189,7 @@ GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>&
       const size_t slack = std::max<size_t>(8, m / 8);
       const size_t lo = best_start > slack ? best_start - slack : 0;
       const size_t hi = std::min(s.names.size(), best_start + m + slack);
+      budget -= static_cast<int64_t>(m * (hi - lo));
       const std::vector<int32_t> lcs = Lcs(names, s.names.data() + lo, hi - lo);
       for (size_t i = 0; i < m; ++i) {
         if (lcs[i] >= 0) map[i] = static_cast<int64_t>(lo) + lcs[i];

@@ -40,6 +40,7 @@ struct GraphAlignment {
   int64_t replays_matched = 0;  // ... whose kernel sequence matched an eager run
   int64_t sequences = 0;        // distinct kernel sequences among the replays (graphs)
   int64_t sequences_matched = 0;
+  int64_t sequences_cut = 0;  // not searched: the work bound was spent (huge or hostile traces)
 };
 
 // Replays are the graph kernels of one launching call (or correlation id), ordered by GPU start;
@@ -47,7 +48,8 @@ struct GraphAlignment {
 // the one (per thread, in launch order) that agrees with the replay at the most places; a
 // longest-common-subsequence pass over it then allows kernels added or missing on either side. A
 // replay is matched when at least half its kernels find a counterpart. Kernels that already have
-// a capture point are left alone. Cost: O(eager kernels x anchors + matched replays' length^2).
+// a capture point are left alone. Cost: O(eager kernels x anchors + matched replays' length^2),
+// bounded in all (sequences_cut counts what the bound left out).
 GraphAlignment AlignGraphKernels(const Trace& trace);
 // The same with GraphKernelRows(trace) computed by the caller.
 GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>& graph);
