@@ -5,6 +5,7 @@
 // here with SQL, not from Sightline.
 #include "analyses/cuda_graphs.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <map>
 #include <set>
 
+#include "analyses/findings/findings.h"
 #include "analyses/graph_alignment.h"
 #include "analyses/nvtx_projection.h"
 #include "base/input_data.h"
@@ -296,6 +298,52 @@ TEST(CudaGraphs, AlignmentToleratesKernelsAddedOrMissing) {
   EXPECT_TRUE(l0->aligned);
   EXPECT_EQ(l0->eager_instances, 1);
   EXPECT_DOUBLE_EQ(l1->eager_kernels_per_instance, 3.0);
+}
+
+const Finding* FindingById(const std::vector<Finding>& findings, std::string_view id) {
+  for (const Finding& f : findings) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+// graph_recapture: a loop that captures and instantiates a graph again in iterations after the
+// first. Step 0's capture (warm-up) is left out; steps 2 and 3 capture again (a new batch size);
+// the host time is each capture's span plus the instantiation after it.
+TEST(CudaGraphs, RecaptureInsideTheLoopIsAFinding) {
+  auto build = [](bool recapture) {
+    testing::TraceFixture f;
+    f.Device(0);
+    for (int step = 0; step < 4; ++step) {
+      const TimeNs s = step * 10'000;
+      f.Range(fmt::format("ProfilerStep#{}", step), s, s + 9'999, RangeKind::kUserAnnotation);
+      if (step == 0 || (recapture && step >= 2)) {
+        f.Api("cudaStreamBeginCapture", s + 10, s + 20);
+        f.Api("cudaLaunchKernel", s + 30, s + 40);  // captured: no kernel runs
+        f.Api("cudaStreamEndCapture", s + 1'000, s + 1'100);
+        f.Api("cudaGraphInstantiateWithFlags", s + 1'200, s + 3'200);
+      }
+      f.Api("cudaGraphLaunch", s + 4'000, s + 4'010);
+      f.Launch("gemm", s + 4'020, s + 4'030, s + 4'100, s + 9'000);
+    }
+    return f.Build();
+  };
+  const Trace quiet = build(false);
+  StatusOr<std::vector<Finding>> none = ComputeFindings(*testing::Ctx(quiet));
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(FindingById(*none, "graph_recapture"), nullptr);  // step 0's capture is warm-up
+
+  const Trace loud = build(true);
+  StatusOr<std::vector<Finding>> found = ComputeFindings(*testing::Ctx(loud));
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  const Finding* f = FindingById(*found, "graph_recapture");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kHigh);  // 2 of 3 iterations after the first
+  EXPECT_EQ(f->estimated_savings_ns, 2 * ((1'100 - 10) + (3'200 - 1'200)));
+  EXPECT_EQ(f->spans.size(), 4u);
+  EXPECT_NE(f->title.find("2 captures and 2 instantiations in 2 of 3 iterations"),
+            std::string::npos)
+      << f->title;
 }
 
 TEST(CudaGraphs, WholeGraphTracingAndProfilerTracesSayWhatIsMissing) {

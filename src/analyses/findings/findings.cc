@@ -35,6 +35,8 @@ const std::vector<FindingRule>& FindingRules() {
        &RuleSmUnderfilled},
       {"alloc_in_loop", "cudaMalloc/cudaFree or allocator growth inside the iteration loop",
        &RuleAllocInLoop},
+      {"graph_recapture", "CUDA graphs captured or instantiated inside the iteration loop",
+       &RuleGraphRecapture},
       {"memory_fragmentation",
        "the caching allocator reserves far more than is allocated at the peak",
        &RuleMemoryFragmentation},

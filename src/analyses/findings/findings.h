@@ -52,6 +52,7 @@ Status RuleBlockingOsCall(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleHostBoundPipeline(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleSmUnderfilled(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleAllocInLoop(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleGraphRecapture(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryFragmentation(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryNearCapacity(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryBoundPhase(AnalysisContext& context, std::vector<Finding>& out);
