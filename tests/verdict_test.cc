@@ -135,6 +135,24 @@ TEST(StepSamples, ConcurrentWorkIsSplitEvenly) {
   EXPECT_DOUBLE_EQ(idle, 200);  // [0, 100) and [400, 500)
 }
 
+TEST(StepSamples, GarbageCollectionWhileTheGpuIdlesIsItsOwnPart) {
+  TraceFixture f;
+  f.Launch("gemm", 1, 2, 10, 110);
+  f.Gc(120, 170);
+  f.Api("cudaStreamSynchronize", 160, 180);  // a sync inside the collection wins
+  f.Range("step 0", 0, 200);
+  const Trace t = f.Build();
+  const RunSamples run = Samples(t);
+  ASSERT_EQ(run.iterations(), 1u);
+  double gc = -1, sync = -1;
+  for (size_t p = 0; p < run.parts.size(); ++p) {
+    if (run.parts[p].Label() == "GPU idle, host in garbage collection") gc = run.part_ns[p][0];
+    if (run.parts[p].Label() == "GPU idle, host in synchronize") sync = run.part_ns[p][0];
+  }
+  EXPECT_DOUBLE_EQ(gc, 40);    // [120, 160)
+  EXPECT_DOUBLE_EQ(sync, 20);  // [160, 180)
+}
+
 TEST(Verdict, PlantedGemmSlowdownIsSlowerAndAttributedToMlp) {
   LoopSpec before;
   LoopSpec after = before;

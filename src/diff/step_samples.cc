@@ -102,23 +102,25 @@ struct HostCalls {
   std::vector<uint8_t> cause;
 };
 
-int CauseOf(ApiClass c) {
+constexpr uint8_t kSyncCause = 0, kGcCause = 1, kHostCause = 5;
+static_assert(std::size(kIdleCauses) == kHostCause + 1);
+
+uint8_t CauseOf(ApiClass c) {
   switch (c) {
     case ApiClass::kSync:
-      return 0;
+      return kSyncCause;
     case ApiClass::kMemcpy:
     case ApiClass::kMemset:
-      return 1;
-    case ApiClass::kLaunch:
       return 2;
-    default:
+    case ApiClass::kLaunch:
       return 3;
+    default:
+      return 4;
   }
 }
-constexpr int kHostCause = 4;
 
-HostCalls FlattenHostCalls(const Trace& trace, int32_t pid) {
-  const ApiCallTable& api = trace.api_calls;
+HostCalls FlattenHostCalls(AnalysisContext& context, int32_t pid) {
+  const ApiCallTable& api = context.trace().api_calls;
   struct Edge {
     TimeNs t;
     int8_t delta;
@@ -127,13 +129,18 @@ HostCalls FlattenHostCalls(const Trace& trace, int32_t pid) {
   std::vector<Edge> edges;
   for (size_t i = 0; i < api.size(); ++i) {
     if (api.pid[i] != pid || api.end_ns[i] <= api.start_ns[i]) continue;
-    const uint8_t c = static_cast<uint8_t>(CauseOf(api.api_class[i]));
+    const uint8_t c = CauseOf(api.api_class[i]);
     edges.push_back({api.start_ns[i], 1, c});
     edges.push_back({api.end_ns[i], -1, c});
   }
+  for (const Interval& gc : context.GcIntervals(pid)) {
+    if (gc.end_ns <= gc.start_ns) continue;
+    edges.push_back({gc.start_ns, 1, kGcCause});
+    edges.push_back({gc.end_ns, -1, kGcCause});
+  }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
   HostCalls out;
-  int open[kHostCause] = {0, 0, 0, 0};
+  int open[kHostCause] = {};
   TimeNs prev = 0;
   for (size_t i = 0; i < edges.size();) {
     const TimeNs t = edges[i].t;
@@ -277,7 +284,7 @@ StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
   std::sort(work.begin(), work.end(), [](const Work& a, const Work& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.id < b.id;
   });
-  const HostCalls calls = FlattenHostCalls(trace, set.pid);
+  const HostCalls calls = FlattenHostCalls(context, set.pid);
 
   // Part index per (range, category) of GPU work, and per idle cause.
   std::unordered_map<uint64_t, size_t> gpu_part;
@@ -314,7 +321,7 @@ StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
       edges.push_back({e, -1, p->second});
     }
     std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
-    double idle[kHostCause + 1] = {0, 0, 0, 0, 0};
+    double idle[kHostCause + 1] = {};
     running.clear();
     int32_t active = 0;
     TimeNs prev = it.start_ns;

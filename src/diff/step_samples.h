@@ -33,10 +33,11 @@ struct StepPart {
 inline constexpr char kStepRange[] = "(step)";
 inline constexpr char kOutsideRange[] = "(outside)";
 // What the host was doing while no GPU work of the iteration's devices ran, in this order of
-// precedence when calls overlap: a synchronize call, a memcpy/memset call, a launch call, another
-// CUDA call, none (host code, or not traced).
-inline constexpr const char* kIdleCauses[] = {"synchronize", "memcpy", "launch", "other CUDA call",
-                                              "host"};
+// precedence when they overlap: a synchronize call, a garbage collection (ranges named as
+// AnalyzeOptions::gc_range_names), a memcpy/memset call, a launch call, another CUDA call, none
+// (host code, or not traced).
+inline constexpr const char* kIdleCauses[] = {"synchronize", "garbage collection", "memcpy",
+                                              "launch",      "other CUDA call",    "host"};
 
 // The iterations of one run. For every iteration i: sum over p of part_ns[p][i] == wall_ns[i]
 // (up to rounding).
@@ -62,7 +63,8 @@ struct RunSamples {
 // The per-iteration figures of the context's main iteration set. GPU work inside an iteration's
 // window [start, end) on the set's devices (clipped to it; devices share one timeline) is split
 // evenly among the items running at each instant, so the parts of the work add up to the GPU busy
-// time; the rest of the window is GPU idle, split by the host's CUDA calls (any thread of the
+// time; the rest of the window is GPU idle, split by the host's CUDA calls and garbage collections
+// (any thread of the
 // set's process). No iterations: a RunSamples with none (not an error).
 StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context);
 
