@@ -135,6 +135,36 @@ TEST(StepSamples, ConcurrentWorkIsSplitEvenly) {
   EXPECT_DOUBLE_EQ(idle, 200);  // [0, 100) and [400, 500)
 }
 
+TEST(StepSamples, ALongItemCountsInEveryWindowItCovers) {
+  // 100 steps of a 50 ns kernel, and one 2,000 ns copy on another stream over steps 10 to 29:
+  // more items than are kept aside as long, so the copy is found by the long-item list.
+  TraceFixture f;
+  for (int i = 0; i < 100; ++i) {
+    const TimeNs t = 1000 + i * 100;
+    f.Launch("gemm", t + 1, t + 2, t + 10, t + 60);
+    f.Range("step " + std::to_string(i), t, t + 100);
+  }
+  f.Memcpy(MemOpKind::kDtoH, 2000, 4000, 1 << 20, {0, 9});
+  const Trace t = f.Build();
+  const RunSamples run = Samples(t);
+  ASSERT_EQ(run.iterations(), 100u);
+  EXPECT_TRUE(run.Validate("run").ok()) << run.Validate("run").ToString();
+  auto idle = [&](size_t i) {
+    double v = 0;
+    for (size_t p = 0; p < run.parts.size(); ++p) {
+      if (run.parts[p].kind == StepPart::Kind::kIdle) v += run.part_ns[p][i];
+    }
+    return v;
+  };
+  EXPECT_DOUBLE_EQ(idle(5), 50);  // no copy: [0, 10) and [60, 100) of the window
+  EXPECT_DOUBLE_EQ(idle(15), 0);  // the copy covers the whole window
+  double copy = 0;
+  for (size_t p = 0; p < run.parts.size(); ++p) {
+    if (run.parts[p].what == "memcpy DtoH") copy = run.part_ns[p][15];
+  }
+  EXPECT_DOUBLE_EQ(copy, 50 + 25);  // alone for 50 ns, beside the kernel for 50 ns
+}
+
 TEST(StepSamples, GarbageCollectionWhileTheGpuIdlesIsItsOwnPart) {
   TraceFixture f;
   f.Launch("gemm", 1, 2, 10, 110);

@@ -269,21 +269,40 @@ StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
     return devices.empty() || std::binary_search(devices.begin(), devices.end(), d);
   };
   std::vector<Work> work;
-  DurationNs longest = 0;
   for (size_t k = 0; k < num_kernels; ++k) {
     if (!on_devices(trace.kernels.device[k]) || trace.kernels.dur_ns(k) <= 0) continue;
     work.push_back({trace.kernels.start_ns[k], trace.kernels.end_ns[k], static_cast<uint32_t>(k)});
-    longest = std::max(longest, trace.kernels.dur_ns(k));
   }
   for (size_t m = 0; m < trace.memops.size(); ++m) {
     if (!on_devices(trace.memops.device[m]) || trace.memops.dur_ns(m) <= 0) continue;
     work.push_back(
         {trace.memops.start_ns[m], trace.memops.end_ns[m], static_cast<uint32_t>(num_kernels + m)});
-    longest = std::max(longest, trace.memops.dur_ns(m));
   }
-  std::sort(work.begin(), work.end(), [](const Work& a, const Work& b) {
+  // The longest items (a collective waiting for a slow rank, a long copy) are checked against
+  // every iteration; the others are found by start, from the window's start minus their longest
+  // duration, so that one long item does not make every window scan the whole trace.
+  constexpr size_t kLongItems = 64;
+  std::vector<Work> long_work;
+  DurationNs longest = 0;
+  if (work.size() > kLongItems) {
+    std::vector<DurationNs> durations;
+    durations.reserve(work.size());
+    for (const Work& w : work) durations.push_back(w.end_ns - w.start_ns);
+    auto nth = durations.end() - kLongItems;
+    std::nth_element(durations.begin(), nth, durations.end());
+    const DurationNs cut = *nth;
+    std::erase_if(work, [&](const Work& w) {
+      if (w.end_ns - w.start_ns <= cut) return false;
+      long_work.push_back(w);
+      return true;
+    });
+  }
+  for (const Work& w : work) longest = std::max(longest, w.end_ns - w.start_ns);
+  auto by_start = [](const Work& a, const Work& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.id < b.id;
-  });
+  };
+  std::sort(work.begin(), work.end(), by_start);
+  std::sort(long_work.begin(), long_work.end(), by_start);
   const HostCalls calls = FlattenHostCalls(context, set.pid);
 
   // Part index per (range, category) of GPU work, and per idle cause.
@@ -307,9 +326,9 @@ StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
     edges.clear();
     auto from = std::lower_bound(work.begin(), work.end(), it.start_ns - longest,
                                  [](const Work& w, TimeNs t) { return w.start_ns < t; });
-    for (auto w = from; w != work.end() && w->start_ns < it.end_ns; ++w) {
+    auto add = [&](const Work* w) {
       const TimeNs s = std::max(w->start_ns, it.start_ns), e = std::min(w->end_ns, it.end_ns);
-      if (e <= s) continue;
+      if (e <= s) return;
       const uint64_t key = (static_cast<uint64_t>(range_of[w->id]) << 32) |
                            static_cast<uint32_t>(category_of[w->id]);
       auto [p, inserted] = gpu_part.try_emplace(key, 0);
@@ -319,7 +338,9 @@ StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
       }
       edges.push_back({s, 1, p->second});
       edges.push_back({e, -1, p->second});
-    }
+    };
+    for (auto w = from; w != work.end() && w->start_ns < it.end_ns; ++w) add(&*w);
+    for (const Work& w : long_work) add(&w);
     std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
     double idle[kHostCause + 1] = {};
     running.clear();
