@@ -155,6 +155,11 @@ TEST_F(CliVerdict, SavedBaselineGivesTheSameVerdict) {
   };
   EXPECT_FALSE(summary(direct.out).empty());
   EXPECT_EQ(summary(from_saved.out), summary(direct.out));
+
+  // The saved baseline in a trace's place: exit 2, and how to use it.
+  testing::CliResult misplaced = RunSightline("diff " + Q(saved) + " " + Q(b));
+  EXPECT_EQ(misplaced.exit_code, 2);
+  EXPECT_NE(misplaced.err.find("--baseline " + saved), std::string::npos) << misplaced.err;
 }
 
 TEST_F(CliVerdict, BadInputExitsTwoAndWritesNothing) {

@@ -276,6 +276,20 @@ TEST(Verdict, NoIterationsMeansNoVerdict) {
   EXPECT_FALSE(SetGateFromVerdict(v, report));
 }
 
+TEST(Verdict, NotesRunsLeftOutAndDifferentIterationNames) {
+  TraceFixture f;
+  f.Kernel("gemm", 0, 100);
+  const Trace flat = f.Build();
+  RunSamples renamed = SamplesOf({.seed = 8});
+  renamed.pattern = "ProfilerStep#N";
+  const VerdictResult v = Verdict({SamplesOf({}), Samples(flat)}, {renamed}, 5.0);
+  ASSERT_TRUE(v.available);
+  EXPECT_EQ(v.runs_before, 1);
+  ASSERT_EQ(v.notes.size(), 2u);
+  EXPECT_NE(v.notes[0].find("1 run(s) of the baseline left out"), std::string::npos) << v.notes[0];
+  EXPECT_NE(v.notes[1].find("step N, ProfilerStep#N"), std::string::npos) << v.notes[1];
+}
+
 TEST(Verdict, SameInputsSameInterval) {
   const RunSamples b = SamplesOf({}), a = SamplesOf({.seed = 3});
   const VerdictResult x = Verdict({b}, {a}, 5.0), y = Verdict({b}, {a}, 5.0);

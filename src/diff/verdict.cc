@@ -299,10 +299,18 @@ VerdictResult ComputeVerdict(const std::vector<RunSamples>& before,
     }
   }
   const size_t num_parts = parts.size();
-  auto lay_out = [&](const std::vector<RunSamples>& runs, int64_t& run_count) {
+  std::vector<std::string> patterns;
+  auto lay_out = [&](const std::vector<RunSamples>& runs, int64_t& run_count, const char* side) {
     Side s;
+    std::vector<std::string> without;
     for (const RunSamples& run : runs) {
-      if (run.iterations() == 0) continue;
+      if (run.iterations() == 0) {
+        without.push_back(run.source);
+        continue;
+      }
+      if (std::find(patterns.begin(), patterns.end(), run.pattern) == patterns.end()) {
+        patterns.push_back(run.pattern);
+      }
       s.wall.push_back(run.wall_ns);
       s.launched.push_back(run.launched_ns);
       s.launched.back().resize(run.iterations(), 0.0);
@@ -314,10 +322,20 @@ VerdictResult ComputeVerdict(const std::vector<RunSamples>& before,
       s.iterations += static_cast<int64_t>(run.iterations());
     }
     run_count = static_cast<int64_t>(s.wall.size());
+    if (!without.empty() && run_count > 0) {
+      r.notes.push_back(fmt::format("{} run(s) of the {} left out for having no iterations: {}",
+                                    without.size(), side, fmt::join(without, ", ")));
+    }
     return s;
   };
-  const Side b = lay_out(before, r.runs_before);
-  const Side a = lay_out(after, r.runs_after);
+  const Side b = lay_out(before, r.runs_before, "baseline");
+  const Side a = lay_out(after, r.runs_after, "candidate");
+  if (patterns.size() > 1) {
+    r.notes.push_back(fmt::format(
+        "iteration names differ between runs ({}): each run's iterations are compared as steps of "
+        "one loop; pass --iterations REGEX if they are not",
+        fmt::join(patterns, ", ")));
+  }
   r.iterations_before = b.iterations;
   r.iterations_after = a.iterations;
   if (b.iterations == 0 || a.iterations == 0) {

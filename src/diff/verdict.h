@@ -91,7 +91,10 @@ struct VerdictResult {
   // them would (the estimate sits on the threshold).
   std::optional<int64_t> iterations_to_decide, runs_to_decide;
 
-  std::string sentence;  // "step time +6.1% ± 0.8% (median, 95%): 4.9 points from ..."
+  std::string sentence;  // "Slower: step time +6.8% ± 0.9% (median, ...); of the mean's ..."
+  // What the reader should know about the inputs: runs left out for having no iterations,
+  // iteration names that differ between runs.
+  std::vector<std::string> notes;
 };
 
 // `before` and `after` are the runs of each side (at least one each). Runs without iterations are

@@ -58,6 +58,7 @@ void AddVerdictSection(const VerdictResult& v, int top_n, Report& report) {
     return;
   }
   s.AddFact("summary", "In one sentence", v.sentence);
+  for (const std::string& n : v.notes) s.notes.push_back(n);
   if (v.decision != VerdictDecision::kNoGate) {
     s.AddFact("decision", "Decision", std::string(VerdictDecisionName(v.decision)));
     s.AddFact("threshold_pct", "Threshold (--fail-if-slower)", v.threshold_pct, Unit::kPercent);

@@ -524,6 +524,20 @@ std::string RunLabel(const char* side, size_t i, size_t n) {
 StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
                           const std::vector<std::string>& candidate,
                           const AnalyzeOptions& options) {
+  // A saved baseline given in a trace's place: say how to use it.
+  for (const std::vector<std::string>* side : {&baseline, &candidate}) {
+    for (const std::string& path : *side) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec)) continue;  // pipes: the door refuses them
+      StatusOr<std::string> head = ReadFilePrefix(path, 256);
+      if (head.ok() && LooksLikeBaseline(*head)) {
+        return InvalidArgumentError(fmt::format(
+            "{} is a saved baseline, not a trace; compare traces against it with `sightline diff "
+            "--baseline {} TRACE...`",
+            path, path));
+      }
+    }
+  }
   if (baseline.empty() || candidate.empty()) {
     return InvalidArgumentError(
         "diff needs a baseline and a candidate: `sightline diff BASELINE CANDIDATE`, or several "
