@@ -125,13 +125,14 @@ void AddDiffCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--top", args->top_n,
                   "Rows kept in each long table; default 15 for text, 100 for JSON")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--fail-if-slower", args->fail_if_slower_pct,
-                  "The gate. With iterations on both sides: exit 1 when the whole 95% interval "
-                  "of the change in median step time is above PCT percent, 0 when it is at or "
-                  "below, 4 (cannot tell) when it straddles PCT or a side has fewer than 5 "
-                  "iterations. Without iterations: exit 1 when GPU time, or a kernel holding at "
-                  "least --min-share percent of the baseline's GPU time, grew by more than PCT "
-                  "percent (sums, no interval)")
+  cmd->add_option(
+         "--fail-if-slower", args->fail_if_slower_pct,
+         "The gate. With iterations on both sides it reads the 95% intervals of the change in "
+         "median step time and in median GPU time launched per iteration: exit 1 when "
+         "either lies wholly above PCT percent, 0 when both lie at or below it, 4 (cannot "
+         "tell) otherwise or when a side has fewer than 5 iterations. Without iterations: "
+         "exit 1 when GPU time, or a kernel holding at least --min-share percent of the "
+         "baseline's GPU time, grew by more than PCT percent (sums, no interval)")
       ->type_name("PCT")
       ->check(FiniteNumber())
       ->check(CLI::NonNegativeNumber);

@@ -144,16 +144,14 @@ void MakeSentence(VerdictResult& r) {
   }
   const std::string step = s.empty() ? "Step time" : "step time";
   if (std::isfinite(m.lo) && std::isfinite(m.hi)) {
-    s += fmt::format("{} {} ± {:.1f}% (median, {:.0f}% interval {} to {})", step,
-                     Signed(m.value, "%"), (m.hi - m.lo) / 2, r.confidence * 100, Signed(m.lo, "%"),
-                     Signed(m.hi, "%"));
+    s += fmt::format("{} {} ± {:.1f}% (median; {:.0f}%: {} to {})", step, Signed(m.value, "%"),
+                     (m.hi - m.lo) / 2, r.confidence * 100, Signed(m.lo, "%"), Signed(m.hi, "%"));
   } else {
     s += fmt::format("{} {} (median; no interval)", step, Signed(m.value, "%"));
   }
   const Estimate& l = r.launched_change_pct;
   if (r.decided_by.find("GPU time launched") != std::string::npos && std::isfinite(l.lo)) {
-    s += fmt::format(", GPU time launched per iteration {} ± {:.1f}% (median)",
-                     Signed(l.value, "%"), (l.hi - l.lo) / 2);
+    s += fmt::format(", GPU time launched {} ± {:.1f}%", Signed(l.value, "%"), (l.hi - l.lo) / 2);
   }
   std::vector<const VerdictPart*> clear;
   for (const VerdictPart& p : r.parts) {
