@@ -9,6 +9,7 @@
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,6 +52,13 @@ struct State {
   bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
   bool cuda_memory = false;  // allocations, releases and pools (--cuda-memory-usage)
   bool runtime_on = true;    // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
+  bool graph_nodes =
+      true;  // graph node creations (off only with SIGHTLINE_RECORD_SKIP=graph_nodes)
+  // NVTX markers enabled for the whole run, not switched with the capture windows: with a
+  // capture range and graph nodes, so that the ranges open while a graph is captured before the
+  // first window are seen (the writer keeps those and the ones inside windows).
+  bool markers_whole_run = false;
+  uint32_t pid = 0;
   bool only_driver_launches = false;     // of the driver API, the launch calls alone (set at start)
   std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
 
@@ -158,6 +166,7 @@ const CUpti_CallbackId kDriverLaunchCalls[] = {
 void EnableActivities(bool enable) {
   for (CUpti_ActivityKind kind : kKinds) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !S().driver_api) continue;
+    if (kind == CUPTI_ACTIVITY_KIND_MARKER && S().markers_whole_run) continue;
     if (std::find(S().skip.begin(), S().skip.end(), kind) != S().skip.end()) continue;
     if (enable) {
       CUPTI_CHECK(cuptiActivityEnable(kind));
@@ -244,13 +253,54 @@ void CloseWindow() {
   s.writer->PostRecord(recfmt::RecordType::kCaptureWindow, &w, sizeof w);
 }
 
+uint32_t ThisThreadId() {
+  thread_local const uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+// A graph node created or cloned (CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED / _CLONED), on the thread
+// that made it: during stream capture, the launching call; at instantiation, cudaGraphInstantiate.
+// Recorded whatever the capture window: graphs are usually captured during warm-up, before the
+// window their replays are recorded in. Costs two CUPTI id lookups, a clock read and an append
+// under a short lock (Writer::AddGraphNode).
+void RecordGraphNode(CUpti_CallbackId cbid, const CUpti_ResourceData* res) {
+  const auto* g = static_cast<const CUpti_GraphData*>(res->resourceDescriptor);
+  if (g == nullptr || g->node == nullptr) return;
+  recfmt::GraphNodeBody b{};
+  b.time_ns = CuptiNow();
+  if (cuptiGetGraphNodeId(g->node, &b.node_id) != CUPTI_SUCCESS || b.node_id == 0) {
+    S().writer->AddGraphNodeDropped();
+    return;
+  }
+  const bool cloned = cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED;
+  if (cloned && g->originalNode != nullptr &&
+      cuptiGetGraphNodeId(g->originalNode, &b.original_node_id) != CUPTI_SUCCESS) {
+    b.original_node_id = 0;
+  }
+  if (g->graph != nullptr && cuptiGetGraphId(g->graph, &b.graph_id) != CUPTI_SUCCESS) {
+    b.graph_id = 0;
+  }
+  b.pid = S().pid;
+  b.tid = ThisThreadId();
+  b.node_type = static_cast<uint32_t>(g->nodeType);
+  b.event = static_cast<uint32_t>(cloned ? recfmt::GraphNodeEvent::kCloned
+                                         : recfmt::GraphNodeEvent::kCreated);
+  S().writer->AddGraphNode(b);
+}
+
 // Profiler start opens the window once the call has returned; stop closes it on entry, so the
 // start/stop calls themselves are never part of a window. cudaProfilerStart calls cuProfilerStart;
 // both are watched, and the window state makes the second one a no-op.
-// With --gpu-metrics, each new context's device is set up for sampling (once per device).
+// With --gpu-metrics, each new context's device is set up for sampling (once per device). Graph
+// nodes created or cloned are recorded (RecordGraphNode).
 void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+        cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+      RecordGraphNode(cbid, static_cast<const CUpti_ResourceData*>(data));
+      return;
+    }
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && S().sampler != nullptr) {
       const auto* res = static_cast<const CUpti_ResourceData*>(data);
       uint32_t device = 0;
@@ -309,8 +359,9 @@ size_t EnvSize(const char* name, size_t fallback) {
                                                                  : fallback;
 }
 
-// SIGHTLINE_RECORD_SKIP: activity kinds to leave out, to see what each one costs.
-void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out) {
+// SIGHTLINE_RECORD_SKIP: activity kinds to leave out, to see what each one costs; `graph_nodes`
+// leaves out the graph node callbacks.
+void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out, bool* graph_nodes) {
   const struct {
     const char* name;
     std::vector<CUpti_ActivityKind> kinds;
@@ -328,6 +379,10 @@ void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out) {
     const size_t comma = std::min(list.find(',', pos), list.size());
     const std::string item = list.substr(pos, comma - pos);
     bool known = item.empty();
+    if (item == "graph_nodes") {
+      *graph_nodes = false;
+      known = true;
+    }
     for (const auto& n : kNames) {
       if (item == n.name) {
         out->insert(out->end(), n.kinds.begin(), n.kinds.end());
@@ -379,7 +434,7 @@ void StartOnce() {
   const char* query = std::getenv(recenv::kQueryCallsEnv);
   s.query_calls = query != nullptr && std::strcmp(query, "1") == 0;
   if (const char* skip = std::getenv(recenv::kSkipEnv); skip != nullptr && *skip != '\0') {
-    ParseSkip(skip, &s.skip);
+    ParseSkip(skip, &s.skip, &s.graph_nodes);
     std::fprintf(stderr, "sightline-recorder: %s=%s: diagnostic run, those records are left out\n",
                  recenv::kSkipEnv, skip);
   }
@@ -409,6 +464,10 @@ void StartOnce() {
   s.only_driver_launches = !s.driver_api && s.runtime_on;
   s.writer->DropNestedDriverLaunches(s.only_driver_launches);
   s.writer->GateDriverRecordsByWindow(s.only_driver_launches && s.profiler_api);
+  s.markers_whole_run =
+      s.profiler_api && s.graph_nodes &&
+      std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_MARKER) == s.skip.end();
+  s.writer->GateRangesByWindow(s.markers_whole_run);
   CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
@@ -425,6 +484,7 @@ void StartOnce() {
     return;
   }
 
+  s.pid = static_cast<uint32_t>(getpid());
   recfmt::ProcessBody p{};
   p.pid = getpid();
   p.start_cupti_ns = CuptiNow();
@@ -454,8 +514,15 @@ void StartOnce() {
   if (const char* v = std::getenv(recenv::kGpuMetricsEnv); v != nullptr && *v != '\0') {
     metrics_hz = std::strtoull(v, nullptr, 10);
   }
-  const bool subscribed = (s.profiler_api || metrics_hz > 0) &&
+  const bool subscribed = (s.profiler_api || metrics_hz > 0 || s.graph_nodes) &&
                           CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr));
+  // Graph nodes, from the start and whatever the capture range (RecordGraphNode).
+  if (subscribed && s.graph_nodes) {
+    CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+    CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  }
   if (metrics_hz > 0 && subscribed) {
     s.sampler = new PmSampler(s.writer, metrics_hz);  // never destroyed, like the writer
     if (!s.profiler_api) s.sampler->SetSampling(true);
@@ -479,6 +546,7 @@ void StartOnce() {
     EnableActivities(true);
   }
   if (s.only_driver_launches) EnableDriverLaunchCalls();
+  if (s.markers_whole_run) CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER));
   // Completed buffers reach the file at least every second, so a crash loses little.
   CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
   s.active = true;

@@ -134,7 +134,7 @@ StatusOr<std::string> CheckOutputPattern(const std::string& pattern) {
 }
 
 struct FileSummary {
-  uint64_t records = 0, kernels = 0, graphs = 0, dropped = 0, metric_samples = 0;
+  uint64_t records = 0, kernels = 0, graphs = 0, dropped = 0, metric_samples = 0, graph_nodes = 0;
   bool truncated = false;
   bool not_regular = false;  // -o /dev/null, /dev/full, a FIFO: nothing to read back
 };
@@ -157,11 +157,13 @@ FileSummary Summarize(const std::string& path) {
       recfmt::ReadRecords(bytes, &read, [&](recfmt::RecordType type, std::string_view body) {
         if (type == recfmt::RecordType::kKernel) ++s.kernels;
         if (type == recfmt::RecordType::kGraph) ++s.graphs;
+        if (type == recfmt::RecordType::kGraphNode) ++s.graph_nodes;
         if (type == recfmt::RecordType::kGpuMetricSample) ++s.metric_samples;
         if (type == recfmt::RecordType::kDrops) drops = recfmt::DecodeBody<recfmt::DropsBody>(body);
       });
   s.records = read.records;
-  s.dropped = drops.cupti_dropped_records + drops.queue_dropped_records;
+  s.dropped =
+      drops.cupti_dropped_records + drops.queue_dropped_records + drops.graph_node_dropped_records;
   s.truncated = !err.empty() || read.bad_chunks > 0;
   return s;
 }
@@ -186,12 +188,14 @@ void PrintSummary(const std::string& manifest, const std::string& program) {
       line += (i ? "; " : " ") + files[i] + " (not a regular file: not read back)";
       continue;
     }
-    line += (i ? "; " : " ") + files[i] + " (" + std::to_string(s.records) + " records, " +
-            std::to_string(s.kernels) + " kernels, " +
-            (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +
-            (s.metric_samples ? std::to_string(s.metric_samples) + " GPU metric samples, "
-                              : std::string()) +
-            std::to_string(s.dropped) + " dropped" + (s.truncated ? ", cut off" : "") + ")";
+    line +=
+        (i ? "; " : " ") + files[i] + " (" + std::to_string(s.records) + " records, " +
+        std::to_string(s.kernels) + " kernels, " +
+        (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +
+        (s.graph_nodes ? std::to_string(s.graph_nodes) + " graph node records, " : std::string()) +
+        (s.metric_samples ? std::to_string(s.metric_samples) + " GPU metric samples, "
+                          : std::string()) +
+        std::to_string(s.dropped) + " dropped" + (s.truncated ? ", cut off" : "") + ")";
   }
   std::fprintf(stderr, "%s\n", line.c_str());
 }

@@ -89,6 +89,7 @@ enum class DiagCode : uint16_t {
   kRecorderGpuMetricsLost,
   kRecorderGpuMetricsAligned,
   kRecorderGpuMetricsNotAligned,
+  kRecorderGraphKernelsWithoutCapture,
   // PyTorch memory snapshot importer.
   kTorchSnapshotEntryUnusable,
   kTorchSnapshotNoTime,

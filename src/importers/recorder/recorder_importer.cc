@@ -8,12 +8,14 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "importers/recorder/gpu_metrics_align.h"
+#include "model/graph_nodes.h"
 #include "model/trace_builder.h"
 #include "sightline/recorder_format.h"
 
@@ -127,10 +129,15 @@ class RecorderMapper {
         row.registers_per_thread = k.registers_per_thread;
         row.static_smem_bytes = k.static_smem_bytes;
         row.dynamic_smem_bytes = k.dynamic_smem_bytes;
-        // The node is known; where it was captured is not recorded yet (issue 29).
         row.graph_node = static_cast<int64_t>(k.graph_node_id);
-        b_.AddKernel(row);
         busy_[k.device].push_back({k.start_ns, k.end_ns});
+        if (row.graph_node != 0) {
+          // Where its node was captured is known once every graph node record is read (they
+          // may come after the kernels): added in Finish().
+          graph_node_kernels_.push_back(row);
+          return;
+        }
+        b_.AddKernel(row);
         if (k.graph_id != 0) ++graph_kernels_;
         return;
       }
@@ -334,6 +341,23 @@ class RecorderMapper {
         ++pool_records_;
         return;
       }
+      case RecordType::kGraphNode: {
+        const auto n = recfmt::DecodeBody<recfmt::GraphNodeBody>(body);
+        if (n.node_id == 0) {
+          ++malformed_;
+          return;
+        }
+        if (n.event != static_cast<uint32_t>(recfmt::GraphNodeEvent::kCreated) &&
+            n.event != static_cast<uint32_t>(recfmt::GraphNodeEvent::kCloned)) {
+          ++unknown_types_;  // an event a later writer added
+          return;
+        }
+        // Ids and threads are cast as the kernels' and the API calls' and ranges' are, so that
+        // they compare equal; a thread id past int32 reads as unknown (negative).
+        graph_nodes_.Add(static_cast<int64_t>(n.node_id), n.time_ns, static_cast<int32_t>(n.pid),
+                         static_cast<int32_t>(n.tid), static_cast<int64_t>(n.original_node_id));
+        return;
+      }
       case RecordType::kSync:
         ++sync_records_;
         return;
@@ -394,7 +418,34 @@ class RecorderMapper {
     }
   }
 
+  // Graph kernels with the capture of their node (model/graph_nodes.h), counting those whose
+  // node has no creation record.
+  void AddGraphNodeKernels() {
+    int64_t without = 0;
+    std::unordered_set<int64_t> missing_nodes;
+    for (KernelRow& row : graph_node_kernels_) {
+      if (!graph_nodes_.FillCapture(row)) {
+        ++without;
+        missing_nodes.insert(row.graph_node);
+      }
+      b_.AddKernel(row);
+    }
+    if (without > 0) {
+      b_.diagnostics().Add(
+          DiagCode::kRecorderGraphKernelsWithoutCapture, without,
+          fmt::format("{} of {} graph kernels, {} distinct nodes; the file has {} node records{}",
+                      without, graph_node_kernels_.size(), missing_nodes.size(),
+                      graph_nodes_.size(),
+                      drops_.graph_node_dropped_records > 0
+                          ? fmt::format(", {} were dropped while recording",
+                                        drops_.graph_node_dropped_records)
+                          : std::string()));
+    }
+    graph_node_kernels_.clear();
+  }
+
   void Finish(const std::string& path, const recfmt::ReadSummary& summary) {
+    AddGraphNodeKernels();
     AddMetricSamples();
     TraceSource& src = b_.source();
     src.path = path;
@@ -507,6 +558,9 @@ class RecorderMapper {
   uint64_t malformed_ = 0, unknown_types_ = 0;
   int64_t whole_graphs_ = 0;
   int64_t pool_records_ = 0;
+  // Graph kernels wait for the node records (which may follow them) to learn their capture.
+  GraphNodeIndex graph_nodes_;
+  std::vector<KernelRow> graph_node_kernels_;
   // GPU metrics: per device, the sampled metrics by index; what was not sampled; the last status.
   static constexpr uint32_t kMaxMetricsPerDevice = 4096;
   std::map<uint32_t, std::vector<StringId>> metric_names_;
