@@ -306,6 +306,55 @@ TEST(RecorderImporter, GraphNodeRecordsGiveGraphKernelsTheirCapture) {
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 1);
 }
 
+// --cuda-graph-trace sampled:N: one launch traced node by node (its kernels, attributed to the
+// capture), the others as whole-graph rows; an info diagnostic says how many each way, from the
+// records.
+TEST(RecorderImporter, SampledGraphTraceSaysWhichLaunchesWereNodeTraced) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "cudaGraphLaunch");
+  c.AddString(2, "graph_kernel");
+  recfmt::ProcessBody p{};
+  p.pid = 4242;
+  p.graph_trace_sample = 3;
+  c.Add(RecordType::kProcess, p);
+  recfmt::GraphNodeBody n{};
+  n.node_id = 401;
+  n.pid = 4242;
+  n.tid = 7;
+  n.time_ns = 50;
+  n.event = static_cast<uint32_t>(recfmt::GraphNodeEvent::kCreated);
+  c.Add(RecordType::kGraphNode, n);
+  for (uint32_t corr : {31u, 32u, 33u}) {
+    const int64_t t = 1000 * corr;
+    c.Add(RecordType::kApi, Api(t, t + 100, corr, 1, recfmt::ApiDomain::kRuntime));
+    if (corr == 31) {
+      recfmt::KernelBody k = Kernel(t + 200, t + 300, corr, 2, 3);
+      k.graph_node_id = 401;
+      c.Add(RecordType::kKernel, k);
+    } else {
+      recfmt::GraphBody g{};
+      g.start_ns = t + 200;
+      g.end_ns = t + 300;
+      g.correlation = corr;
+      g.graph_id = 3;
+      c.Add(RecordType::kGraph, g);
+    }
+  }
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "s.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->kernels.size(), 3u);
+  EXPECT_EQ(t->kernels.capture_node[0], 401);
+  const Diagnostic* d = FindDiag(*t, DiagCode::kRecorderSampledGraphTrace);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->count, 1);
+  EXPECT_NE(d->detail.find("sampled:3: 1 graph launches traced node by node, 2 as whole graphs"),
+            std::string::npos)
+      << d->detail;
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kWholeGraphRuns), 2);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 0);
+}
+
 // String ids come from the file: one far beyond the strings seen (0xb5000001 sized a 48 GB table
 // before, found by fuzz_recorder) still names what refers to it, and sizes nothing.
 TEST(RecorderImporter, HugeStringIdsAreMappedNotUsedAsSizes) {

@@ -15,6 +15,10 @@ Cases:
   decode_loop  decode_loop --cuda-graph, SIGHTLINE_NVTX_LEVEL=2 (a range per layer), recorded in an
                iteration window (SIGHTLINE_PROFILE_START_STOP) that opens after the capture; the
                eager figures come from an eager run recorded the same way.
+  sampled      decode_loop --cuda-graph with --cuda-graph-trace sampled:4 (60 launches): 15 must
+               come node by node and 45 as whole graphs (the check that CUPTI honours switching
+               GRAPH_TRACE between launches), and the layers' figures must stay the eager run's;
+               then median iteration times, one run each: no recorder, node, graph, sampled:10.
 """
 import json
 import os
@@ -138,7 +142,7 @@ def per_instance(sections, name_re):
 def decode_loop_case():
     if not DL:
         check("decode_loop", "decode_loop built", False, "DL not set")
-        return []
+        return [], {}
     iters, window = 60, "20-59"
     env = f"SIGHTLINE_NVTX_LEVEL=2 SIGHTLINE_PROFILE_START_STOP={window}"
     opts = "--capture-range cudaProfilerApi --capture-range-end stop"
@@ -163,6 +167,52 @@ def decode_loop_case():
     check("decode_loop", "a row per layer, kernels per replay = the eager run's; replays = launches",
           len(table) == 8 and all(t[-1] for t in table),
           f"{sum(t[-1] for t in table)} of {len(table)} rows; eager {truth}")
+    return table, truth
+
+
+def diag(report, code):
+    for inp in report.get("inputs", []) or []:
+        for d in inp.get("diagnostics", []) or []:
+            if d.get("code") == code:
+                return d
+    return {}
+
+
+def sampled_case(truth):
+    case = "sampled"
+    if not DL:
+        check(case, "decode_loop built", False, "DL not set")
+        return []
+    env = "SIGHTLINE_NVTX_LEVEL=2"
+    path = record(case, "--cuda-graph-trace sampled:4",
+                  f"{DL} --iterations 60 --warmup 5 --cuda-graph", env)
+    sections, report = analyze(case, path)
+    d = diag(report, "recorder_sampled_graph_trace")
+    whole = diag(report, "whole_graph_runs").get("count", 0)
+    check(case, "every 4th of 60 launches node by node: 15 node-traced, 45 whole graphs",
+          d.get("count") == 15 and whole == 45,
+          f"{d.get('detail', 'no recorder_sampled_graph_trace diagnostic')}; {whole} whole-graph rows")
+    rows = sections.get("cuda_graphs", {}).get("tables", {}).get("by_capture_range", {}).get(
+        "rows", [])
+    table = []
+    for r in sorted(rows, key=lambda r: r["path"]):
+        name = r["path"].split(" > ")[-1]
+        if name in truth:
+            ok = r["nodes"] == truth[name] and abs(r["replays"] - d.get("count", -1)) < 1e-9
+            table.append((case, r["path"], r["nodes"], truth[name], r["replays"], ok))
+    check(case, "per layer, kernels per replay = the eager run's; replays = the node-traced ones",
+          len(table) == 8 and all(t[-1] for t in table), f"{sum(t[-1] for t in table)} of 8")
+    # Cost, one run each (not a measurement to quote: see run_overhead.sh for interleaved rounds).
+    times = {}
+    for mode in ("none", "node", "graph", "sampled:10"):
+        prog = f"{DL} --iterations 500 --warmup 50 --cuda-graph"
+        cmd = prog if mode == "none" else (
+            f"{SL} record --cuda-graph-trace {mode} -o {OUT}/timing.slrec -- {prog}")
+        _, out = sh(cmd, f"timing_{mode.replace(':', '_')}.log")
+        m = re.search(r"median_iteration_us=([0-9.]+)", out)
+        times[mode] = float(m.group(1)) if m else None
+    print("decode_loop --cuda-graph median iteration (us), one run each: " +
+          ", ".join(f"{k} {v}" for k, v in times.items()), flush=True)
     return table
 
 
@@ -172,7 +222,10 @@ def main():
     table += torch_case("torch", "", "--mode none")
     table += torch_case("torch_window", "--capture-range cudaProfilerApi --capture-range-end stop",
                         "--mode nsys --start-after-capture")
-    table += decode_loop_case()
+    rows, truth = decode_loop_case()
+    table += rows
+    if os.environ.get("SAMPLED", "1") == "1":
+        table += sampled_case(truth)
     print()
     print(f"{'case':<13} {'range at capture':<36} {'graph/replay':>12} {'eager/run':>10} "
           f"{'replays':>8}  ok")

@@ -50,8 +50,16 @@ struct State {
   bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
   bool query_calls = false;  // record state-query API calls too
   bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
-  bool cuda_memory = false;  // allocations, releases and pools (--cuda-memory-usage)
-  bool runtime_on = true;    // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
+  // --cuda-graph-trace sampled:N: every N-th graph launch node by node (GRAPH_TRACE switched off
+  // around it), the others as whole graphs. 0: not sampled.
+  uint32_t graph_sample = 0;
+  std::atomic<uint64_t> graph_launches{0};
+  std::mutex graph_mu;               // the three below
+  bool whole_graphs_wanted = false;  // recording (in a window, or no capture range)
+  int node_traced_in_flight = 0;     // sampled launches between their API entry and exit
+  bool whole_graphs_on = false;      // GRAPH_TRACE as last set
+  bool cuda_memory = false;          // allocations, releases and pools (--cuda-memory-usage)
+  bool runtime_on = true;  // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
   bool graph_nodes =
       true;  // graph node creations (off only with SIGHTLINE_RECORD_SKIP=graph_nodes)
   // NVTX markers enabled for the whole run, not switched with the capture windows: with a
@@ -163,6 +171,19 @@ const CUpti_CallbackId kDriverLaunchCalls[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
+// GRAPH_TRACE on while recording and no sampled launch is in flight (graph_mu held).
+void ApplyGraphTraceLocked() {
+  State& s = S();
+  const bool on = s.whole_graphs_wanted && s.node_traced_in_flight == 0;
+  if (on == s.whole_graphs_on) return;
+  if (on) {
+    CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+  } else {
+    CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+  }
+  s.whole_graphs_on = on;
+}
+
 void EnableActivities(bool enable) {
   for (CUpti_ActivityKind kind : kKinds) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !S().driver_api) continue;
@@ -183,7 +204,11 @@ void EnableActivities(bool enable) {
       }
     }
   }
-  if (S().graph_trace) {
+  if (S().graph_sample > 0) {
+    std::lock_guard<std::mutex> lock(S().graph_mu);
+    S().whole_graphs_wanted = enable;
+    ApplyGraphTraceLocked();
+  } else if (S().graph_trace) {
     if (enable) {
       CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     } else {
@@ -253,6 +278,40 @@ void CloseWindow() {
   s.writer->PostRecord(recfmt::RecordType::kCaptureWindow, &w, sizeof w);
 }
 
+bool IsGraphLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+          (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000)) ||
+         (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+          (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+           cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz));
+}
+
+// --cuda-graph-trace sampled:N, on the launching thread: every N-th graph launch of the process
+// (counted once for cudaGraphLaunch and the cuGraphLaunch inside it) runs with GRAPH_TRACE off, so
+// CUPTI records its kernels one by one; the switch goes back on when its API call returns. Other
+// launches cost an atomic increment. Launches from several threads at once may catch a switch
+// made for another; the importer tells each launch's tracing from its records, not from this.
+void SampledGraphLaunch(const CUpti_CallbackData* info) {
+  thread_local int depth = 0;
+  thread_local bool node_traced = false;
+  State& s = S();
+  if (info->callbackSite == CUPTI_API_ENTER) {
+    if (depth++ > 0) return;
+    node_traced = s.graph_launches.fetch_add(1, std::memory_order_relaxed) % s.graph_sample == 0;
+    if (!node_traced) return;
+    std::lock_guard<std::mutex> lock(s.graph_mu);
+    ++s.node_traced_in_flight;
+    ApplyGraphTraceLocked();
+    return;
+  }
+  if (depth == 0 || --depth > 0 || !node_traced) return;
+  node_traced = false;
+  std::lock_guard<std::mutex> lock(s.graph_mu);
+  --s.node_traced_in_flight;
+  ApplyGraphTraceLocked();
+}
+
 uint32_t ThisThreadId() {
   thread_local const uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
   return tid;
@@ -314,6 +373,10 @@ void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
     return;
   }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (S().graph_sample > 0 && IsGraphLaunch(domain, cbid)) {
+    SampledGraphLaunch(info);
+    return;
+  }
   const bool start =
       (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
        cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
@@ -472,8 +535,13 @@ void StartOnce() {
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
   CUPTI_CHECK(cuptiActivityEnableLatencyTimestamps(0));
-  if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr) {
-    s.graph_trace = std::strcmp(v, "graph") == 0;
+  if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr && *v != '\0') {
+    const std::string err = recenv::ParseGraphTrace(v, &s.graph_trace, &s.graph_sample);
+    if (!err.empty()) {
+      std::fprintf(stderr, "sightline-recorder: %s; tracing graphs node by node\n", err.c_str());
+      s.graph_trace = false;
+      s.graph_sample = 0;
+    }
   }
   if (const char* v = std::getenv(recenv::kCudaMemoryEnv); v != nullptr) {
     s.cuda_memory = std::strcmp(v, "1") == 0;
@@ -497,6 +565,7 @@ void StartOnce() {
   uint32_t cupti_version = 0;
   cuptiGetVersion(&cupti_version);
   p.cupti_version = cupti_version;
+  p.graph_trace_sample = s.graph_sample;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   s.writer->PostRecord(
@@ -514,8 +583,24 @@ void StartOnce() {
   if (const char* v = std::getenv(recenv::kGpuMetricsEnv); v != nullptr && *v != '\0') {
     metrics_hz = std::strtoull(v, nullptr, 10);
   }
-  const bool subscribed = (s.profiler_api || metrics_hz > 0 || s.graph_nodes) &&
-                          CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr));
+  const bool subscribed =
+      (s.profiler_api || metrics_hz > 0 || s.graph_nodes || s.graph_sample > 0) &&
+      CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr));
+  if (subscribed && s.graph_sample > 0) {
+    for (CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+                                  CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000}) {
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
+    }
+    for (CUpti_CallbackId cbid :
+         {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz}) {
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+    }
+  } else if (s.graph_sample > 0) {
+    s.graph_sample = 0;  // no callbacks: whole graphs throughout
+    std::fprintf(stderr,
+                 "sightline-recorder: sampled graph tracing needs CUPTI callbacks; "
+                 "tracing whole graphs\n");
+  }
   // Graph nodes, from the start and whatever the capture range (RecordGraphNode).
   if (subscribed && s.graph_nodes) {
     CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,

@@ -71,7 +71,9 @@ struct ProcessBody {
   uint32_t executable_string;  // /proc/self/exe
   uint32_t hostname_string;
   uint32_t cupti_version;
-  uint32_t reserved;
+  // --cuda-graph-trace sampled:N: N (every N-th graph launch node by node, the rest as whole
+  // graphs); 0 otherwise. Was `reserved` (always 0) in earlier files.
+  uint32_t graph_trace_sample;
 };
 static_assert(sizeof(ProcessBody) == 64);
 

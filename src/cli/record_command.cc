@@ -231,6 +231,13 @@ int RunRecord(const RecordArgs& args) {
       !err.empty()) {
     return ReportError(InvalidArgumentError("--capture-range-end: " + err));
   }
+  bool whole_graphs = false;
+  uint32_t graph_sample = 0;
+  if (std::string err =
+          recenv::ParseGraphTrace(args.cuda_graph_trace, &whole_graphs, &graph_sample);
+      !err.empty()) {
+    return ReportError(InvalidArgumentError("--cuda-graph-trace: " + err));
+  }
   std::vector<recenv::RankRange> ranks;
   if (!args.ranks.empty()) {
     if (std::string err = recenv::ParseRankList(args.ranks, &ranks); !err.empty()) {
@@ -365,8 +372,8 @@ void AddRecordCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--cuda-graph-trace", args->cuda_graph_trace,
                   "node: every kernel inside a CUDA graph is recorded (CUPTI adds about 2 us of "
                   "GPU time per node on an H100); graph: one record per graph run, far cheaper, "
-                  "its kernels are not seen")
-      ->check(CLI::IsMember({"node", "graph"}))
+                  "its kernels are not seen; sampled:N: every N-th graph launch node by node, "
+                  "the others as whole graphs")
       ->capture_default_str();
   CLI::Option* metrics = cmd->add_flag(
       "--gpu-metrics", args->gpu_metrics,

@@ -90,6 +90,7 @@ enum class DiagCode : uint16_t {
   kRecorderGpuMetricsAligned,
   kRecorderGpuMetricsNotAligned,
   kRecorderGraphKernelsWithoutCapture,
+  kRecorderSampledGraphTrace,
   // PyTorch memory snapshot importer.
   kTorchSnapshotEntryUnusable,
   kTorchSnapshotNoTime,

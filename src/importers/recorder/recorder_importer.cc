@@ -131,6 +131,7 @@ class RecorderMapper {
         row.dynamic_smem_bytes = k.dynamic_smem_bytes;
         row.graph_node = static_cast<int64_t>(k.graph_node_id);
         busy_[k.device].push_back({k.start_ns, k.end_ns});
+        if (k.graph_id != 0) node_traced_launches_.insert(k.correlation);
         if (row.graph_node != 0) {
           // Where its node was captured is known once every graph node record is read (they
           // may come after the kernels): added in Finish().
@@ -138,7 +139,6 @@ class RecorderMapper {
           return;
         }
         b_.AddKernel(row);
-        if (k.graph_id != 0) ++graph_kernels_;
         return;
       }
       case RecordType::kGraph: {
@@ -157,6 +157,7 @@ class RecorderMapper {
         b_.AddKernel(row);
         busy_[g.device].push_back({g.start_ns, g.end_ns});
         ++whole_graphs_;
+        whole_graph_launches_.insert(g.correlation);
         return;
       }
       case RecordType::kMemcpy: {
@@ -489,6 +490,15 @@ class RecorderMapper {
     }
     if (missing_strings_ > 0) d.Add(DiagCode::kRecorderMissingStrings, missing_strings_);
     NoteWholeGraphRuns(d, whole_graphs_);
+    if (process_.graph_trace_sample > 0) {
+      // Which replays were traced node by node is told by the records themselves: a launch whose
+      // kernels are in the file (graph id set) was; one with a whole-graph record was not.
+      d.Add(DiagCode::kRecorderSampledGraphTrace,
+            static_cast<int64_t>(node_traced_launches_.size()),
+            fmt::format("sampled:{}: {} graph launches traced node by node, {} as whole graphs",
+                        process_.graph_trace_sample, node_traced_launches_.size(),
+                        whole_graph_launches_.size()));
+    }
     if (sync_records_ > 0) d.Add(DiagCode::kRecorderSyncRecords, sync_records_);
     for (const std::string& m : not_sampled_) d.Add(DiagCode::kRecorderGpuMetricsNotSampled, 1, m);
     for (const auto& [device, status] : metrics_status_) {
@@ -554,9 +564,12 @@ class RecorderMapper {
   recfmt::DropsBody drops_{};
   recfmt::EndBody end_{};
   bool have_end_ = false;
-  int64_t sync_records_ = 0, windows_ = 0, graph_kernels_ = 0, missing_strings_ = 0;
+  int64_t sync_records_ = 0, windows_ = 0, missing_strings_ = 0;
   uint64_t malformed_ = 0, unknown_types_ = 0;
   int64_t whole_graphs_ = 0;
+  // Correlation ids of graph launches traced node by node (their kernels carry a graph id) and as
+  // whole graphs.
+  std::unordered_set<uint32_t> node_traced_launches_, whole_graph_launches_;
   int64_t pool_records_ = 0;
   // Graph kernels wait for the node records (which may follow them) to learn their capture.
   GraphNodeIndex graph_nodes_;
