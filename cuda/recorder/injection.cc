@@ -50,6 +50,8 @@ struct State {
   bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
   bool query_calls = false;  // record state-query API calls too
   bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
+  bool cuda_memory = false;  // allocations, releases and pools (--cuda-memory-usage)
+  bool runtime_on = true;    // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
   // --cuda-graph-trace sampled:N: every N-th graph launch node by node (GRAPH_TRACE switched off
   // around it), the others as whole graphs. 0: not sampled.
   uint32_t graph_sample = 0;
@@ -58,10 +60,9 @@ struct State {
   bool whole_graphs_wanted = false;  // recording (in a window, or no capture range)
   int node_traced_in_flight = 0;     // sampled launches between their API entry and exit
   bool whole_graphs_on = false;      // GRAPH_TRACE as last set
-  bool cuda_memory = false;          // allocations, releases and pools (--cuda-memory-usage)
-  bool runtime_on = true;  // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
-  bool graph_nodes =
-      true;  // graph node creations (off only with SIGHTLINE_RECORD_SKIP=graph_nodes)
+  // Graph node creations: off with SIGHTLINE_RECORD_SKIP=graph_nodes, and with
+  // --cuda-graph-trace graph (no kernel then carries a node id).
+  bool graph_nodes = true;
   // NVTX markers enabled for the whole run, not switched with the capture windows: with a
   // capture range and graph nodes, so that the ranges open while a graph is captured before the
   // first window are seen (the writer keeps those and the ones inside windows).
@@ -527,14 +528,6 @@ void StartOnce() {
   s.only_driver_launches = !s.driver_api && s.runtime_on;
   s.writer->DropNestedDriverLaunches(s.only_driver_launches);
   s.writer->GateDriverRecordsByWindow(s.only_driver_launches && s.profiler_api);
-  s.markers_whole_run =
-      s.profiler_api && s.graph_nodes &&
-      std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_MARKER) == s.skip.end();
-  s.writer->GateRangesByWindow(s.markers_whole_run);
-  CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
-  // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
-  // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
-  CUPTI_CHECK(cuptiActivityEnableLatencyTimestamps(0));
   if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr && *v != '\0') {
     const std::string err = recenv::ParseGraphTrace(v, &s.graph_trace, &s.graph_sample);
     if (!err.empty()) {
@@ -543,6 +536,15 @@ void StartOnce() {
       s.graph_sample = 0;
     }
   }
+  if (s.graph_trace && s.graph_sample == 0) s.graph_nodes = false;
+  s.markers_whole_run =
+      s.profiler_api && s.graph_nodes &&
+      std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_MARKER) == s.skip.end();
+  s.writer->GateRangesByWindow(s.markers_whole_run);
+  CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
+  // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
+  // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
+  CUPTI_CHECK(cuptiActivityEnableLatencyTimestamps(0));
   if (const char* v = std::getenv(recenv::kCudaMemoryEnv); v != nullptr) {
     s.cuda_memory = std::strcmp(v, "1") == 0;
   }
