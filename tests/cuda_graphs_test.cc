@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -21,6 +22,8 @@
 #include "analyses/nvtx_projection.h"
 #include "base/input_data.h"
 #include "importers/importer.h"
+#include "importers/recorder/recorder_importer.h"
+#include "sightline/recorder_format.h"
 #include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"
 
@@ -67,6 +70,139 @@ Truth SqlTruth(const std::string& db_path, const std::string& outer, const std::
   sqlite3_finalize(st);
   sqlite3_close(db);
   return t;
+}
+
+// The node-traced export rewritten as the recorder writes a graph replay: kernels with their graph
+// node, runtime and driver calls, NVTX push/pop ranges and, in a last chunk after every kernel,
+// one graph_node record per CUDA_GRAPH_NODE_EVENTS row (created without an original, cloned with
+// one), each on the thread and at the time nsys saw it. Read with SQL from the export's tables.
+class SlrecFromExport {
+ public:
+  explicit SlrecFromExport(const std::string& db_path) {
+    EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  }
+  ~SlrecFromExport() { sqlite3_close(db_); }
+
+  std::string Bytes() {
+    recfmt::ChunkBuilder main;
+    Each(
+        "SELECT k.start, k.end, k.deviceId, k.streamId, k.correlationId, k.globalPid, s.value, "
+        "coalesce(k.graphNodeId, 0), k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName",
+        [&](sqlite3_stmt* st) {
+          if (pid_ == 0) {
+            recfmt::ProcessBody p{};
+            p.pid = (sqlite3_column_int64(st, 5) >> 24) & 0xffffff;
+            pid_ = static_cast<uint32_t>(p.pid);
+            main.Add(recfmt::RecordType::kProcess, p);
+          }
+          recfmt::KernelBody k{};
+          k.start_ns = sqlite3_column_int64(st, 0);
+          k.end_ns = sqlite3_column_int64(st, 1);
+          k.device = static_cast<uint32_t>(sqlite3_column_int(st, 2));
+          k.stream = static_cast<uint32_t>(sqlite3_column_int(st, 3));
+          k.correlation = static_cast<uint32_t>(sqlite3_column_int64(st, 4));
+          k.name_string = String(main, Text(st, 6));
+          k.graph_node_id = static_cast<uint64_t>(sqlite3_column_int64(st, 7));
+          k.graph_id = k.graph_node_id != 0 ? 1 : 0;
+          k.grid_x = sqlite3_column_int(st, 8);
+          k.grid_y = sqlite3_column_int(st, 9);
+          k.grid_z = sqlite3_column_int(st, 10);
+          k.block_x = sqlite3_column_int(st, 11);
+          k.block_y = sqlite3_column_int(st, 12);
+          k.block_z = sqlite3_column_int(st, 13);
+          main.Add(recfmt::RecordType::kKernel, k);
+          if (k.graph_node_id != 0) ++graph_kernels_;
+        });
+    Each(
+        "SELECT r.start, r.end, r.eventClass, r.globalTid, r.correlationId, s.value FROM "
+        "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId",
+        [&](sqlite3_stmt* st) {
+          recfmt::ApiBody a{};
+          a.start_ns = sqlite3_column_int64(st, 0);
+          a.end_ns = sqlite3_column_int64(st, 1);
+          a.domain =
+              static_cast<uint32_t>(sqlite3_column_int(st, 2) == 0 ? recfmt::ApiDomain::kRuntime
+                                                                   : recfmt::ApiDomain::kDriver);
+          Thread(sqlite3_column_int64(st, 3), &a.pid, &a.tid);
+          a.correlation = static_cast<uint32_t>(sqlite3_column_int64(st, 4));
+          a.name_string = String(main, Text(st, 5));
+          main.Add(recfmt::RecordType::kApi, a);
+        });
+    Each(
+        "SELECT e.start, e.end, e.globalTid, coalesce(e.text, s.value) FROM NVTX_EVENTS e LEFT "
+        "JOIN StringIds s ON s.id = e.textId WHERE e.eventType = 59 AND e.end IS NOT NULL",
+        [&](sqlite3_stmt* st) {
+          recfmt::RangeBody r{};
+          r.start_ns = sqlite3_column_int64(st, 0);
+          r.end_ns = sqlite3_column_int64(st, 1);
+          Thread(sqlite3_column_int64(st, 2), &r.pid, &r.tid);
+          r.end_tid = r.tid;
+          r.name_string = String(main, Text(st, 3));
+          r.kind = static_cast<uint32_t>(recfmt::RangeKind::kPushPop);
+          main.Add(recfmt::RecordType::kRange, r);
+        });
+    recfmt::ChunkBuilder nodes;
+    Each(
+        "SELECT start, globalTid, graphNodeId, originalGraphNodeId FROM CUDA_GRAPH_NODE_EVENTS "
+        "ORDER BY rowid",
+        [&](sqlite3_stmt* st) {
+          recfmt::GraphNodeBody n{};
+          n.time_ns = sqlite3_column_int64(st, 0);
+          Thread(sqlite3_column_int64(st, 1), &n.pid, &n.tid);
+          n.node_id = static_cast<uint64_t>(sqlite3_column_int64(st, 2));
+          const bool cloned = sqlite3_column_type(st, 3) != SQLITE_NULL;
+          n.original_node_id = cloned ? static_cast<uint64_t>(sqlite3_column_int64(st, 3)) : 0;
+          n.event = static_cast<uint32_t>(cloned ? recfmt::GraphNodeEvent::kCloned
+                                                 : recfmt::GraphNodeEvent::kCreated);
+          nodes.Add(recfmt::RecordType::kGraphNode, n);
+          ++node_records_;
+        });
+    nodes.Add(recfmt::RecordType::kEnd, recfmt::EndBody{});
+    return recfmt::FileHeaderBytes() + main.Finish() + nodes.Finish();
+  }
+
+  int64_t graph_kernels() const { return graph_kernels_; }
+  int64_t node_records() const { return node_records_; }
+
+ private:
+  template <typename F>
+  void Each(const char* sql, F&& row) {
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db_, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db_);
+    while (sqlite3_step(st) == SQLITE_ROW) row(st);
+    sqlite3_finalize(st);
+  }
+  static std::string Text(sqlite3_stmt* st, int col) {
+    const unsigned char* t = sqlite3_column_text(st, col);
+    return t != nullptr ? reinterpret_cast<const char*>(t) : "";
+  }
+  static void Thread(int64_t global_tid, uint32_t* pid, uint32_t* tid) {
+    *pid = static_cast<uint32_t>((global_tid >> 24) & 0xffffff);
+    *tid = static_cast<uint32_t>(global_tid & 0xffffff);
+  }
+  uint32_t String(recfmt::ChunkBuilder& c, const std::string& text) {
+    if (text.empty()) return recfmt::kNoString;
+    auto [it, added] = strings_.try_emplace(text, static_cast<uint32_t>(strings_.size() + 1));
+    if (added) c.AddString(it->second, text);
+    return it->second;
+  }
+
+  sqlite3* db_ = nullptr;
+  std::map<std::string, uint32_t> strings_;
+  uint32_t pid_ = 0;
+  int64_t graph_kernels_ = 0, node_records_ = 0;
+};
+
+std::string PlainCopy(const std::string& gz, const std::string& tag) {
+  StatusOr<std::string> bytes = ReadInput(gz);
+  EXPECT_TRUE(bytes.ok());
+  const std::string plain = (std::filesystem::temp_directory_path() /
+                             ("sightline_" + tag + "_" + std::to_string(::getpid()) + ".sqlite"))
+                                .string();
+  std::ofstream(plain, std::ios::binary)
+      .write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+  return plain;
 }
 
 TEST(CudaGraphs, NodeTracingAttributesEveryReplayedKernelToItsCaptureRanges) {
@@ -344,6 +480,92 @@ TEST(CudaGraphs, RecaptureInsideTheLoopIsAFinding) {
   EXPECT_NE(f->title.find("2 captures and 2 instantiations in 2 of 3 iterations"),
             std::string::npos)
       << f->title;
+}
+
+// Issue 29, the recorder: a .slrec holding the same graph replay and its graph node records gives
+// the NVTX projection and the cuda_graphs table the program's truth, as the nsys export does; the
+// node records come after every kernel in the file. Without them, the same kernels are reported as
+// lacking a capture and no range is credited through one.
+TEST(CudaGraphs, RecorderNodeRecordsAttributeReplayedKernelsToTheirCaptureRanges) {
+  const std::string plain = PlainCopy(kData + "nsys/graph_decode_node_h100.sqlite.gz", "slrec");
+  SlrecFromExport conv(plain);
+  const std::string bytes = conv.Bytes();
+  std::filesystem::remove(plain);
+  ASSERT_EQ(conv.graph_kernels(), 12 * 279);
+  ASSERT_EQ(conv.node_records(), 850);
+  StatusOr<Trace> t = ImportRecorderBytes(bytes, "graph_decode.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 0);
+
+  const CudaGraphsResult g = ComputeCudaGraphs(*t);
+  EXPECT_EQ(g.graph_kernels, 12 * 279);
+  EXPECT_EQ(g.with_capture, g.graph_kernels);
+  EXPECT_EQ(g.in_ranges, g.graph_kernels);
+  EXPECT_EQ(g.rows.size(), 18u);
+  for (int layer = 0; layer < 8; ++layer) {
+    const std::string l = "capture > layer_" + std::to_string(layer);
+    const CaptureRangeRow* a = Row(g, l + " > attention");
+    const CaptureRangeRow* m = Row(g, l + " > mlp");
+    ASSERT_NE(a, nullptr) << l;
+    ASSERT_NE(m, nullptr) << l;
+    EXPECT_EQ(a->nodes, 18) << l;
+    EXPECT_EQ(m->nodes, 15) << l;
+    EXPECT_EQ(a->kernels, 12 * 18) << l;
+    EXPECT_DOUBLE_EQ(a->replays, 12.0);
+    EXPECT_DOUBLE_EQ(a->eager_kernels_per_instance, 18.0) << l;
+  }
+  ASSERT_NE(Row(g, "capture > head"), nullptr);
+  EXPECT_EQ(Row(g, "capture > head")->nodes, 13);
+
+  StatusOr<NvtxProjectionResult> r = ComputeNvtxProjection(*testing::Ctx(*t), {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->graph_kernels, 12 * 279);
+  EXPECT_EQ(r->kernels_with_capture, r->graph_kernels);
+  EXPECT_EQ(r->kernels_by_capture, r->graph_kernels);
+  auto group = [&](const Trace& trace, const NvtxProjectionResult& p, const std::string& name,
+                   int depth) -> const NvtxRangeGroup* {
+    for (const NvtxRangeGroup& x : p.groups) {
+      if (trace.str(x.name) == name && x.depth == depth) return &x;
+    }
+    return nullptr;
+  };
+  const NvtxRangeGroup* attention = group(*t, *r, "attention", 2);
+  const NvtxRangeGroup* mlp = group(*t, *r, "mlp", 2);
+  ASSERT_NE(attention, nullptr);
+  ASSERT_NE(mlp, nullptr);
+  // Each range name holds the replays' kernels (through the capture) and the eager steps'.
+  EXPECT_EQ(attention->work.kernel_count, 2 * 12 * 8 * 18);
+  EXPECT_EQ(mlp->work.kernel_count, 2 * 12 * 8 * 15);
+  for (int layer = 0; layer < 8; ++layer) {
+    const NvtxRangeGroup* l = group(*t, *r, "layer_" + std::to_string(layer), 1);
+    ASSERT_NE(l, nullptr) << layer;
+    EXPECT_EQ(l->work.kernel_count, 2 * 12 * (18 + 15)) << layer;
+  }
+
+  // The same file without its node records (a recording made before they were written).
+  const std::string without = bytes.substr(
+      0, bytes.size() - [&] {
+        // The last chunk holds the node records and the end record: drop it.
+        size_t pos = recfmt::kFileHeaderBytes, last = pos;
+        while (pos < bytes.size()) {
+          uint32_t size;
+          std::memcpy(&size, bytes.data() + pos + 4, 4);
+          last = pos;
+          pos += recfmt::kChunkHeaderBytes + size;
+        }
+        return bytes.size() - last;
+      }());
+  StatusOr<Trace> old = ImportRecorderBytes(without, "old.slrec");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 12 * 279);
+  const CudaGraphsResult og = ComputeCudaGraphs(*old);
+  EXPECT_EQ(og.graph_kernels, 12 * 279);
+  EXPECT_EQ(og.with_capture, 0);
+  StatusOr<NvtxProjectionResult> o = ComputeNvtxProjection(*testing::Ctx(*old), {});
+  ASSERT_TRUE(o.ok());
+  const NvtxRangeGroup* old_attention = group(*old, *o, "attention", 2);
+  ASSERT_NE(old_attention, nullptr);
+  EXPECT_EQ(old_attention->work.kernel_count, 12 * 8 * 18);  // the eager steps' only
 }
 
 TEST(CudaGraphs, WholeGraphTracingAndProfilerTracesSayWhatIsMissing) {

@@ -71,6 +71,13 @@ TEST_F(RecordCommand, EnvironmentIsKeptAndInjectionIsSet) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// --cuda-graph-trace sampled:N reaches the library as given (it parses it again there).
+TEST_F(RecordCommand, SampledGraphTraceIsPassedOn) {
+  CliResult r = RunSightline("record --cuda-graph-trace sampled:10 " + Out() +
+                             "-- sh -c 'test \"$SIGHTLINE_RECORD_GRAPH_TRACE\" = sampled:10'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST_F(RecordCommand, MissingProgramIs127) {
   CliResult r = RunSightline("record " + Out() + "-- /nonexistent/program --flag");
   EXPECT_EQ(r.exit_code, 127);
@@ -82,7 +89,10 @@ TEST_F(RecordCommand, BadOptionsAreUsageErrors) {
   for (const char* bad :
        {"--capture-range sometimes -- /bin/true", "--capture-range-end repeat:0 -- /bin/true",
         "--capture-range-end forever -- /bin/true", "--ranks 1,x -- /bin/true",
-        "--buffer-size 3 -- /bin/true", "--buffer-size lots -- /bin/true", ""}) {
+        "--buffer-size 3 -- /bin/true", "--buffer-size lots -- /bin/true",
+        "--cuda-graph-trace nodes -- /bin/true", "--cuda-graph-trace sampled:1 -- /bin/true",
+        "--cuda-graph-trace sampled:x -- /bin/true", "--cuda-graph-trace sampled: -- /bin/true",
+        "--cuda-graph-trace sampled:99999999 -- /bin/true", ""}) {
     CliResult r = RunSightline(std::string("record ") + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
     EXPECT_FALSE(r.err.empty()) << bad;

@@ -235,6 +235,126 @@ TEST(RecorderImporter, WholeGraphRunsBecomeOneRowEach) {
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 0);
 }
 
+// Graph node records (issue 29): a graph kernel's node is a clone made at instantiation; its
+// original is the node the capture created, whose time and thread become the kernel's capture
+// columns. Node records may follow the kernels. A kernel whose node has no record keeps no capture
+// and is counted; a node id 0 is malformed, an unknown event is skipped, a cycle of originals ends.
+TEST(RecorderImporter, GraphNodeRecordsGiveGraphKernelsTheirCapture) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "cudaGraphLaunch");
+  c.AddString(2, "graph_kernel");
+  recfmt::ProcessBody p{};
+  p.pid = 4242;
+  c.Add(RecordType::kProcess, p);
+  c.Add(RecordType::kApi, Api(10'000, 10'100, 21, 1, recfmt::ApiDomain::kRuntime));
+  const uint64_t kernel_nodes[] = {501, 502, 503, 601};
+  int64_t start = 10'200;
+  for (uint64_t node : kernel_nodes) {
+    recfmt::KernelBody k = Kernel(start, start + 50, 21, 2, 3);
+    k.graph_node_id = node;
+    c.Add(RecordType::kKernel, k);
+    start += 100;
+  }
+  auto node = [&](uint64_t id, uint64_t original, int64_t t, uint32_t tid, uint32_t event) {
+    recfmt::GraphNodeBody n{};
+    n.time_ns = t;
+    n.node_id = id;
+    n.original_node_id = original;
+    n.pid = 4242;
+    n.tid = tid;
+    n.event = event;
+    c.Add(RecordType::kGraphNode, n);
+  };
+  const uint32_t created = static_cast<uint32_t>(recfmt::GraphNodeEvent::kCreated);
+  const uint32_t cloned = static_cast<uint32_t>(recfmt::GraphNodeEvent::kCloned);
+  node(401, 0, 100, 9, created);  // captured on thread 9
+  node(402, 0, 200, 9, created);
+  node(501, 0, 900, 11, created);  // instantiated on thread 11: created, then cloned from 401
+  node(501, 401, 901, 11, cloned);
+  node(502, 402, 902, 11, cloned);  // cloned only
+  node(601, 602, 950, 11, cloned);  // a cycle (damaged file): ends after a few hops
+  node(602, 601, 951, 11, cloned);
+  node(0, 401, 960, 11, cloned);  // malformed
+  node(701, 0, 970, 11, 99);      // an event a later writer added: skipped
+  recfmt::DropsBody drops{};
+  drops.graph_node_dropped_records = 4;
+  c.Add(RecordType::kDrops, drops);
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "n.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->kernels.size(), 4u);
+  const KernelTable& k = t->kernels;
+  // Sorted by start: nodes 501, 502, 503, 601.
+  EXPECT_EQ(k.graph_node[0], 501);
+  EXPECT_EQ(k.capture_node[0], 401);
+  EXPECT_EQ(k.capture_ns[0], 100);
+  EXPECT_EQ(k.capture_pid[0], 4242);
+  EXPECT_EQ(k.capture_tid[0], 9);
+  EXPECT_EQ(k.capture_node[1], 402);
+  EXPECT_EQ(k.capture_ns[1], 200);
+  EXPECT_EQ(k.capture_node[2], 0);  // no record of node 503
+  EXPECT_EQ(k.capture_ns[2], -1);
+  EXPECT_EQ(k.capture_tid[2], -1);
+  EXPECT_TRUE(k.capture_node[3] == 601 || k.capture_node[3] == 602);
+  for (size_t i = 0; i < 4; ++i) EXPECT_NE(k.launch_call[i], kNoRow) << i;
+  const Diagnostic* missing = FindDiag(*t, DiagCode::kRecorderGraphKernelsWithoutCapture);
+  ASSERT_NE(missing, nullptr);
+  EXPECT_EQ(missing->count, 1);
+  EXPECT_NE(missing->detail.find("1 of 4 graph kernels"), std::string::npos) << missing->detail;
+  EXPECT_NE(missing->detail.find("4 were dropped"), std::string::npos) << missing->detail;
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderMalformedRecords), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 1);
+}
+
+// --cuda-graph-trace sampled:N: one launch traced node by node (its kernels, attributed to the
+// capture), the others as whole-graph rows; an info diagnostic says how many each way, from the
+// records.
+TEST(RecorderImporter, SampledGraphTraceSaysWhichLaunchesWereNodeTraced) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "cudaGraphLaunch");
+  c.AddString(2, "graph_kernel");
+  recfmt::ProcessBody p{};
+  p.pid = 4242;
+  p.graph_trace_sample = 3;
+  c.Add(RecordType::kProcess, p);
+  recfmt::GraphNodeBody n{};
+  n.node_id = 401;
+  n.pid = 4242;
+  n.tid = 7;
+  n.time_ns = 50;
+  n.event = static_cast<uint32_t>(recfmt::GraphNodeEvent::kCreated);
+  c.Add(RecordType::kGraphNode, n);
+  for (uint32_t corr : {31u, 32u, 33u}) {
+    const int64_t t = 1000 * corr;
+    c.Add(RecordType::kApi, Api(t, t + 100, corr, 1, recfmt::ApiDomain::kRuntime));
+    if (corr == 31) {
+      recfmt::KernelBody k = Kernel(t + 200, t + 300, corr, 2, 3);
+      k.graph_node_id = 401;
+      c.Add(RecordType::kKernel, k);
+    } else {
+      recfmt::GraphBody g{};
+      g.start_ns = t + 200;
+      g.end_ns = t + 300;
+      g.correlation = corr;
+      g.graph_id = 3;
+      c.Add(RecordType::kGraph, g);
+    }
+  }
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "s.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->kernels.size(), 3u);
+  EXPECT_EQ(t->kernels.capture_node[0], 401);
+  const Diagnostic* d = FindDiag(*t, DiagCode::kRecorderSampledGraphTrace);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->count, 1);
+  EXPECT_NE(d->detail.find("sampled:3: 1 graph launches traced node by node, 2 as whole graphs"),
+            std::string::npos)
+      << d->detail;
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kWholeGraphRuns), 2);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 0);
+}
+
 // String ids come from the file: one far beyond the strings seen (0xb5000001 sized a 48 GB table
 // before, found by fuzz_recorder) still names what refers to it, and sizes nothing.
 TEST(RecorderImporter, HugeStringIdsAreMappedNotUsedAsSizes) {
@@ -581,6 +701,8 @@ TEST(RecorderImporter, RealH100Recording) {
   EXPECT_EQ(iterations, 200);
   EXPECT_TRUE(t->diagnostics.items().empty() ||
               t->diagnostics.Count(DiagCode::kRecorderDroppedRecords) == 0);
+  // Recorded before graph node records were written: its graph kernels have no capture.
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 400);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,6 +52,22 @@ struct State {
   bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
   bool cuda_memory = false;  // allocations, releases and pools (--cuda-memory-usage)
   bool runtime_on = true;    // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
+  // --cuda-graph-trace sampled:N: every N-th graph launch node by node (GRAPH_TRACE switched off
+  // around it), the others as whole graphs. 0: not sampled.
+  uint32_t graph_sample = 0;
+  std::atomic<uint64_t> graph_launches{0};
+  std::mutex graph_mu;               // the three below
+  bool whole_graphs_wanted = false;  // recording (in a window, or no capture range)
+  int node_traced_in_flight = 0;     // sampled launches between their API entry and exit
+  bool whole_graphs_on = false;      // GRAPH_TRACE as last set
+  // Graph node creations: off with SIGHTLINE_RECORD_SKIP=graph_nodes, and with
+  // --cuda-graph-trace graph (no kernel then carries a node id).
+  bool graph_nodes = true;
+  // NVTX markers enabled for the whole run, not switched with the capture windows: with a
+  // capture range and graph nodes, so that the ranges open while a graph is captured before the
+  // first window are seen (the writer keeps those and the ones inside windows).
+  bool markers_whole_run = false;
+  uint32_t pid = 0;
   bool only_driver_launches = false;     // of the driver API, the launch calls alone (set at start)
   std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
 
@@ -155,9 +172,23 @@ const CUpti_CallbackId kDriverLaunchCalls[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
+// GRAPH_TRACE on while recording and no sampled launch is in flight (graph_mu held).
+void ApplyGraphTraceLocked() {
+  State& s = S();
+  const bool on = s.whole_graphs_wanted && s.node_traced_in_flight == 0;
+  if (on == s.whole_graphs_on) return;
+  if (on) {
+    CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+  } else {
+    CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
+  }
+  s.whole_graphs_on = on;
+}
+
 void EnableActivities(bool enable) {
   for (CUpti_ActivityKind kind : kKinds) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !S().driver_api) continue;
+    if (kind == CUPTI_ACTIVITY_KIND_MARKER && S().markers_whole_run) continue;
     if (std::find(S().skip.begin(), S().skip.end(), kind) != S().skip.end()) continue;
     if (enable) {
       CUPTI_CHECK(cuptiActivityEnable(kind));
@@ -174,7 +205,11 @@ void EnableActivities(bool enable) {
       }
     }
   }
-  if (S().graph_trace) {
+  if (S().graph_sample > 0) {
+    std::lock_guard<std::mutex> lock(S().graph_mu);
+    S().whole_graphs_wanted = enable;
+    ApplyGraphTraceLocked();
+  } else if (S().graph_trace) {
     if (enable) {
       CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
     } else {
@@ -244,13 +279,88 @@ void CloseWindow() {
   s.writer->PostRecord(recfmt::RecordType::kCaptureWindow, &w, sizeof w);
 }
 
+bool IsGraphLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+          (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000)) ||
+         (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+          (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+           cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz));
+}
+
+// --cuda-graph-trace sampled:N, on the launching thread: every N-th graph launch of the process
+// (counted once for cudaGraphLaunch and the cuGraphLaunch inside it) runs with GRAPH_TRACE off, so
+// CUPTI records its kernels one by one; the switch goes back on when its API call returns. Other
+// launches cost an atomic increment. Launches from several threads at once may catch a switch
+// made for another; the importer tells each launch's tracing from its records, not from this.
+void SampledGraphLaunch(const CUpti_CallbackData* info) {
+  thread_local int depth = 0;
+  thread_local bool node_traced = false;
+  State& s = S();
+  if (info->callbackSite == CUPTI_API_ENTER) {
+    if (depth++ > 0) return;
+    node_traced = s.graph_launches.fetch_add(1, std::memory_order_relaxed) % s.graph_sample == 0;
+    if (!node_traced) return;
+    std::lock_guard<std::mutex> lock(s.graph_mu);
+    ++s.node_traced_in_flight;
+    ApplyGraphTraceLocked();
+    return;
+  }
+  if (depth == 0 || --depth > 0 || !node_traced) return;
+  node_traced = false;
+  std::lock_guard<std::mutex> lock(s.graph_mu);
+  --s.node_traced_in_flight;
+  ApplyGraphTraceLocked();
+}
+
+uint32_t ThisThreadId() {
+  thread_local const uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+// A graph node created or cloned (CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED / _CLONED), on the thread
+// that made it: during stream capture, the launching call; at instantiation, cudaGraphInstantiate.
+// Recorded whatever the capture window: graphs are usually captured during warm-up, before the
+// window their replays are recorded in. Costs two CUPTI id lookups, a clock read and an append
+// under a short lock (Writer::AddGraphNode).
+void RecordGraphNode(CUpti_CallbackId cbid, const CUpti_ResourceData* res) {
+  const auto* g = static_cast<const CUpti_GraphData*>(res->resourceDescriptor);
+  if (g == nullptr || g->node == nullptr) return;
+  recfmt::GraphNodeBody b{};
+  b.time_ns = CuptiNow();
+  if (cuptiGetGraphNodeId(g->node, &b.node_id) != CUPTI_SUCCESS || b.node_id == 0) {
+    S().writer->AddGraphNodeDropped();
+    return;
+  }
+  const bool cloned = cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED;
+  if (cloned && g->originalNode != nullptr &&
+      cuptiGetGraphNodeId(g->originalNode, &b.original_node_id) != CUPTI_SUCCESS) {
+    b.original_node_id = 0;
+  }
+  if (g->graph != nullptr && cuptiGetGraphId(g->graph, &b.graph_id) != CUPTI_SUCCESS) {
+    b.graph_id = 0;
+  }
+  b.pid = S().pid;
+  b.tid = ThisThreadId();
+  b.node_type = static_cast<uint32_t>(g->nodeType);
+  b.event = static_cast<uint32_t>(cloned ? recfmt::GraphNodeEvent::kCloned
+                                         : recfmt::GraphNodeEvent::kCreated);
+  S().writer->AddGraphNode(b);
+}
+
 // Profiler start opens the window once the call has returned; stop closes it on entry, so the
 // start/stop calls themselves are never part of a window. cudaProfilerStart calls cuProfilerStart;
 // both are watched, and the window state makes the second one a no-op.
-// With --gpu-metrics, each new context's device is set up for sampling (once per device).
+// With --gpu-metrics, each new context's device is set up for sampling (once per device). Graph
+// nodes created or cloned are recorded (RecordGraphNode).
 void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+        cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+      RecordGraphNode(cbid, static_cast<const CUpti_ResourceData*>(data));
+      return;
+    }
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && S().sampler != nullptr) {
       const auto* res = static_cast<const CUpti_ResourceData*>(data);
       uint32_t device = 0;
@@ -264,6 +374,10 @@ void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
     return;
   }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (S().graph_sample > 0 && IsGraphLaunch(domain, cbid)) {
+    SampledGraphLaunch(info);
+    return;
+  }
   const bool start =
       (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
        cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
@@ -309,8 +423,9 @@ size_t EnvSize(const char* name, size_t fallback) {
                                                                  : fallback;
 }
 
-// SIGHTLINE_RECORD_SKIP: activity kinds to leave out, to see what each one costs.
-void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out) {
+// SIGHTLINE_RECORD_SKIP: activity kinds to leave out, to see what each one costs; `graph_nodes`
+// leaves out the graph node callbacks.
+void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out, bool* graph_nodes) {
   const struct {
     const char* name;
     std::vector<CUpti_ActivityKind> kinds;
@@ -328,6 +443,10 @@ void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out) {
     const size_t comma = std::min(list.find(',', pos), list.size());
     const std::string item = list.substr(pos, comma - pos);
     bool known = item.empty();
+    if (item == "graph_nodes") {
+      *graph_nodes = false;
+      known = true;
+    }
     for (const auto& n : kNames) {
       if (item == n.name) {
         out->insert(out->end(), n.kinds.begin(), n.kinds.end());
@@ -379,7 +498,7 @@ void StartOnce() {
   const char* query = std::getenv(recenv::kQueryCallsEnv);
   s.query_calls = query != nullptr && std::strcmp(query, "1") == 0;
   if (const char* skip = std::getenv(recenv::kSkipEnv); skip != nullptr && *skip != '\0') {
-    ParseSkip(skip, &s.skip);
+    ParseSkip(skip, &s.skip, &s.graph_nodes);
     std::fprintf(stderr, "sightline-recorder: %s=%s: diagnostic run, those records are left out\n",
                  recenv::kSkipEnv, skip);
   }
@@ -409,13 +528,23 @@ void StartOnce() {
   s.only_driver_launches = !s.driver_api && s.runtime_on;
   s.writer->DropNestedDriverLaunches(s.only_driver_launches);
   s.writer->GateDriverRecordsByWindow(s.only_driver_launches && s.profiler_api);
+  if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr && *v != '\0') {
+    const std::string err = recenv::ParseGraphTrace(v, &s.graph_trace, &s.graph_sample);
+    if (!err.empty()) {
+      std::fprintf(stderr, "sightline-recorder: %s; tracing graphs node by node\n", err.c_str());
+      s.graph_trace = false;
+      s.graph_sample = 0;
+    }
+  }
+  if (s.graph_trace && s.graph_sample == 0) s.graph_nodes = false;
+  s.markers_whole_run =
+      s.profiler_api && s.graph_nodes &&
+      std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_MARKER) == s.skip.end();
+  s.writer->GateRangesByWindow(s.markers_whole_run);
   CUPTI_CHECK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   // Latency timestamps (queued/submitted times of kernels) cost extra work per launch and nothing
   // here reads them; off is CUPTI's default, made explicit so no environment turns it on.
   CUPTI_CHECK(cuptiActivityEnableLatencyTimestamps(0));
-  if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr) {
-    s.graph_trace = std::strcmp(v, "graph") == 0;
-  }
   if (const char* v = std::getenv(recenv::kCudaMemoryEnv); v != nullptr) {
     s.cuda_memory = std::strcmp(v, "1") == 0;
   }
@@ -425,6 +554,7 @@ void StartOnce() {
     return;
   }
 
+  s.pid = static_cast<uint32_t>(getpid());
   recfmt::ProcessBody p{};
   p.pid = getpid();
   p.start_cupti_ns = CuptiNow();
@@ -437,6 +567,7 @@ void StartOnce() {
   uint32_t cupti_version = 0;
   cuptiGetVersion(&cupti_version);
   p.cupti_version = cupti_version;
+  p.graph_trace_sample = s.graph_sample;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   s.writer->PostRecord(
@@ -454,8 +585,31 @@ void StartOnce() {
   if (const char* v = std::getenv(recenv::kGpuMetricsEnv); v != nullptr && *v != '\0') {
     metrics_hz = std::strtoull(v, nullptr, 10);
   }
-  const bool subscribed = (s.profiler_api || metrics_hz > 0) &&
-                          CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr));
+  const bool subscribed =
+      (s.profiler_api || metrics_hz > 0 || s.graph_nodes || s.graph_sample > 0) &&
+      CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr));
+  if (subscribed && s.graph_sample > 0) {
+    for (CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+                                  CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000}) {
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid));
+    }
+    for (CUpti_CallbackId cbid :
+         {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz}) {
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid));
+    }
+  } else if (s.graph_sample > 0) {
+    s.graph_sample = 0;  // no callbacks: whole graphs throughout
+    std::fprintf(stderr,
+                 "sightline-recorder: sampled graph tracing needs CUPTI callbacks; "
+                 "tracing whole graphs\n");
+  }
+  // Graph nodes, from the start and whatever the capture range (RecordGraphNode).
+  if (subscribed && s.graph_nodes) {
+    CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
+    CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  }
   if (metrics_hz > 0 && subscribed) {
     s.sampler = new PmSampler(s.writer, metrics_hz);  // never destroyed, like the writer
     if (!s.profiler_api) s.sampler->SetSampling(true);
@@ -479,6 +633,7 @@ void StartOnce() {
     EnableActivities(true);
   }
   if (s.only_driver_launches) EnableDriverLaunchCalls();
+  if (s.markers_whole_run) CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER));
   // Completed buffers reach the file at least every second, so a crash loses little.
   CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));
   s.active = true;

@@ -7,7 +7,8 @@ run_on_gpu.sh test the format as documented and need no sightline build on the G
   slrec_summary.py FILE [--iteration-prefix "iteration "] [--timing]
 
 Prints: record counts per type, kernel count and total kernel time (ns), capture windows, drops,
-whether the file ended cleanly, and the iterations (NVTX ranges named PREFIX<N>) with the number of
+whether the file ended cleanly, the graph nodes (created, cloned, and how many graph kernels lead
+through them to a captured node), and the iterations (NVTX ranges named PREFIX<N>) with the number of
 kernels each launched (kernels whose launching API call, same correlation id, starts inside the range
 on the range's thread). --timing adds medians that tell where a tracer's cost lands: the launching
 thread's API call durations and start-to-start intervals, kernel durations and the GPU gaps between
@@ -23,7 +24,8 @@ import zlib
 
 TYPES = {1: "process", 2: "string", 3: "device", 4: "kernel", 5: "memcpy", 6: "memset", 7: "api",
          8: "sync", 9: "range", 10: "capture_window", 11: "drops", 12: "end", 13: "graph",
-         14: "thread", 15: "gpu_metric", 16: "gpu_metric_sample", 17: "gpu_metrics_status"}
+         14: "thread", 15: "gpu_metric", 16: "gpu_metric_sample", 17: "gpu_metrics_status",
+         18: "memory", 19: "memory_pool", 20: "graph_node"}
 
 
 def records(data):
@@ -87,6 +89,9 @@ def main():
     counts = {}
     strings = {0: ""}
     kernels = []  # (start, end, correlation)
+    graph_kernel_nodes = []  # graph node id of each kernel launched from a graph
+    nodes = {}  # graph node id -> [time, tid, original] (first time and thread, first original)
+    node_events = {1: 0, 2: 0}
     kstreams = {}  # stream -> [(start, end)] (--timing)
     calls = {}     # tid -> [(start, end, name id)] (--timing)
     api = {}      # correlation -> (start, tid)
@@ -109,8 +114,10 @@ def main():
             sid, n = struct.unpack_from("<II", body)
             strings[sid] = body[8:8 + n].decode("utf-8", "replace")
         elif rtype == 4:
-            start, end, _node, _dev, _ctx, stream, corr = struct.unpack_from("<qqQIIII", body)
+            start, end, node, _dev, _ctx, stream, corr = struct.unpack_from("<qqQIIII", body)
             kernels.append((start, end, corr))
+            if node:
+                graph_kernel_nodes.append(node)
             if args.timing:
                 kstreams.setdefault(stream, []).append((start, end))
         elif rtype == 7:
@@ -126,10 +133,19 @@ def main():
         elif rtype == 10:
             windows.append(struct.unpack_from("<qq", body))
         elif rtype == 11:
-            drops = dict(zip(["cupti_dropped", "queue_dropped", "unpaired_ranges", "unknown_records"],
-                             struct.unpack_from("<QQQQ", body)))
+            names = ["cupti_dropped", "queue_dropped", "unpaired_ranges", "unknown_records",
+                     "graph_node_dropped"]
+            n = min(len(names), len(body) // 8)  # older files: the first four
+            drops = dict(zip(names, struct.unpack_from("<" + "Q" * n, body)))
         elif rtype == 12:
             ended = True
+        elif rtype == 20:
+            t, node, original, _pid, tid, _graph, _type, event = struct.unpack_from("<qQQIIIII", body)
+            node_events[event] = node_events.get(event, 0) + 1
+            if node not in nodes:
+                nodes[node] = [t, tid, original]
+            elif not nodes[node][2]:
+                nodes[node][2] = original
         elif rtype == 3:
             f = struct.unpack_from("<qqqqqqiiiiiiiI", body)
             devices.append({"id": f[6], "name": strings.get(f[13], ""), "sm_count": f[7],
@@ -148,6 +164,15 @@ def main():
             iterations[key] = iterations.get(key, 0) + 1
     for r in iter_ranges:
         iterations.setdefault(r[3][len(prefix):], 0)
+    # Graph kernels whose node leads, through the originals of clones, to a recorded node.
+    def captured(node):
+        for _ in range(16):
+            n = nodes.get(node)
+            if n is None or not n[2] or n[2] not in nodes:
+                return n
+            node = n[2]
+        return nodes.get(node)
+    with_capture = sum(1 for n in graph_kernel_nodes if captured(n) is not None)
     out = {
         "file": args.file,
         "status": status,
@@ -159,6 +184,9 @@ def main():
         "drops": drops,
         "devices": devices,
         "ranges": len(ranges),
+        "graph_nodes": {"created": node_events.get(1, 0), "cloned": node_events.get(2, 0),
+                        "distinct": len(nodes), "graph_kernels": len(graph_kernel_nodes),
+                        "graph_kernels_with_capture": with_capture},
         "iterations": dict(sorted(iterations.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0)),
     }
     if args.timing:

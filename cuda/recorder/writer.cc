@@ -4,6 +4,7 @@
 #include <cxxabi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -123,6 +124,58 @@ void Writer::Post(uint8_t* buffer, size_t valid_bytes) {
   ReleaseBuffer(buffer, valid_bytes);
 }
 
+void Writer::AddGraphNode(const recfmt::GraphNodeBody& node) {
+  {
+    std::lock_guard<std::mutex> lock(node_mu_);
+    if (pending_nodes_.size() < kMaxPendingGraphNodes) {
+      pending_nodes_.push_back(node);
+      return;
+    }
+    ++node_dropped_;
+  }
+  std::lock_guard<std::mutex> lock(drop_mu_);
+  drops_changed_ = true;
+}
+
+void Writer::AddGraphNodeDropped() {
+  {
+    std::lock_guard<std::mutex> lock(node_mu_);
+    ++node_dropped_;
+  }
+  std::lock_guard<std::mutex> lock(drop_mu_);
+  drops_changed_ = true;
+}
+
+// The pending list is swapped with an empty one of the same capacity, so appending stays
+// allocation-free after the first captures.
+void Writer::DrainGraphNodes() {
+  {
+    std::lock_guard<std::mutex> lock(node_mu_);
+    if (pending_nodes_.empty()) return;
+    pending_nodes_.swap(draining_nodes_);
+  }
+  for (const recfmt::GraphNodeBody& n : draining_nodes_) {
+    if (gate_ranges_) capture_ranges_.AddNode(n.tid, n.time_ns);
+    NoteThread(n.pid, n.tid);
+    chunk_.Add(RecordType::kGraphNode, n);
+    if (chunk_.payload_bytes() >= kChunkFlushBytes) WriteChunk();
+  }
+  draining_nodes_.clear();
+}
+
+bool Writer::KeepRange(const recfmt::RangeBody& range) {
+  if (!gate_ranges_) return true;
+  const CaptureRangeFilter::Verdict v =
+      capture_ranges_.Judge(window_gate_, range.tid, range.start_ns, range.end_ns);
+  if (v == CaptureRangeFilter::Verdict::kKeep) return true;
+  if (v == CaptureRangeFilter::Verdict::kUnpaired) {
+    ++unpaired_ranges_;  // as when the markers were switched at the window's edge
+    std::lock_guard<std::mutex> lock(drop_mu_);
+    drops_changed_ = true;
+  }
+  return false;
+}
+
 void Writer::PostRecord(RecordType type, const void* body, size_t n,
                         std::vector<StringField> strings) {
   Item item;
@@ -160,6 +213,7 @@ void Writer::Run() {
     }
     const bool stop = stopping_;
     lock.unlock();
+    DrainGraphNodes();
     WriteDrops();
     if (!chunk_.empty() && (stop || SteadyNs() - last_write_ns_ >= kFlushIntervalNs)) WriteChunk();
     lock.lock();
@@ -188,6 +242,10 @@ void Writer::WriteDrops() {
   }
   d.unpaired_ranges = unpaired_ranges_;
   d.unknown_records = unknown_records_;
+  {
+    std::lock_guard<std::mutex> lock(node_mu_);
+    d.graph_node_dropped_records = node_dropped_;
+  }
   chunk_.Add(RecordType::kDrops, d);
 }
 
@@ -208,8 +266,12 @@ void Writer::Finish(uint32_t capture_windows) {
     cv_.notify_one();
   }
   if (thread_.joinable()) thread_.join();
-  // Ranges still open at exit are counted, not invented.
-  unpaired_ranges_ += open_ranges_.size();
+  DrainGraphNodes();  // nodes added while the thread was ending
+  // Ranges still open at exit are counted, not invented (with whole-run markers, those that
+  // started in a window).
+  for (const auto& [id, open] : open_ranges_) {
+    if (!gate_ranges_ || window_gate_.Contains(open.body.start_ns)) ++unpaired_ranges_;
+  }
   {
     std::lock_guard<std::mutex> lock(drop_mu_);
     drops_changed_ = true;
@@ -283,6 +345,9 @@ uint32_t Writer::InternApiName(uint32_t domain, uint32_t cbid) {
 }
 
 void Writer::Translate(uint8_t* buffer, size_t valid) {
+  // Nodes first: a node created inside a range was added before the range's end marker was
+  // recorded, so before this buffer was completed; the ranges below can ask about it.
+  DrainGraphNodes();
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     TranslateOne(record);
@@ -534,6 +599,7 @@ void Writer::CloseMarker(const void* raw) {
                            ? m->objectId.pt.processId
                            : 0;
   if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+    if (gate_ranges_ && !window_gate_.Contains(static_cast<int64_t>(m->timestamp))) return;
     recfmt::RangeBody b{};
     b.start_ns = b.end_ns = static_cast<int64_t>(m->timestamp);
     b.pid = pid;
@@ -579,7 +645,7 @@ void Writer::CloseMarker(const void* raw) {
     b.end_tid = tid;
     b.kind =
         static_cast<uint32_t>(lifo ? recfmt::RangeKind::kPushPop : recfmt::RangeKind::kStartEnd);
-    chunk_.Add(RecordType::kRange, b);
+    if (KeepRange(b)) chunk_.Add(RecordType::kRange, b);
   }
 }
 

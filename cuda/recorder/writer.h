@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture_ranges.h"
 #include "capture_window_gate.h"
 #include "nested_driver_filter.h"
 #include "sightline/recorder_format.h"
@@ -34,6 +35,13 @@ class Writer {
   // launch calls) are kept only when they start inside a window that WindowOpened/WindowClosed
   // (any thread, in time order) have reported (capture_window_gate.h).
   void GateDriverRecordsByWindow(bool on) { gate_driver_records_ = on; }
+  // Set before Start(): with a capture range and graph node records, NVTX markers stay enabled for
+  // the whole run, and the writer keeps a range when both its ends lie in windows (as when the
+  // markers were switched with the windows) or when a graph node was created inside it on its
+  // thread (the ranges open while a graph was captured, usually before the first window; without
+  // them the graph's kernels could not be given to the layers that captured them). Others are
+  // left out as before (counted unpaired when one end is in a window).
+  void GateRangesByWindow(bool on) { gate_ranges_ = on; }
   void WindowOpened(int64_t start_ns) { window_gate_.Open(start_ns); }
   void WindowClosed(int64_t end_ns) { window_gate_.Close(end_ns); }
 
@@ -51,6 +59,15 @@ class Writer {
   };
   void PostRecord(recfmt::RecordType type, const void* body, size_t n,
                   std::vector<StringField> strings = {});
+
+  // A CUDA graph node created or cloned, from CUPTI's resource callback on the application's
+  // thread: one short lock and an append to a pending list the writer thread drains (no
+  // allocation once the list has grown). Beyond kMaxPendingGraphNodes pending the record is
+  // counted as dropped. Never gated by capture windows.
+  void AddGraphNode(const recfmt::GraphNodeBody& node);
+  // A graph node the recorder could not record (CUPTI gave no id): counted with the dropped ones.
+  void AddGraphNodeDropped();
+  static constexpr size_t kMaxPendingGraphNodes = 1 << 20;  // 48 MiB of bodies
 
   void Start();
   // Drains the queue, writes the drop counts and the end record, closes the file. Idempotent.
@@ -81,6 +98,10 @@ class Writer {
   void StopWriting();  // after a failed write: one message, the file closed, nothing more written
   void WriteDrops();
   void ReleaseBuffer(uint8_t* buffer, size_t used);
+  void DrainGraphNodes();  // writer thread (or Finish, after it)
+  // Whether a finished range is written (gate_ranges_: CaptureRangeFilter); counts it unpaired
+  // when it is not and one end lay in a window.
+  bool KeepRange(const recfmt::RangeBody& range);
 
   int fd_;
   const size_t buffer_bytes_;
@@ -100,6 +121,8 @@ class Writer {
   // Owned by the writer thread.
   bool nested_driver_launches_ = false;
   bool gate_driver_records_ = false;
+  bool gate_ranges_ = false;
+  CaptureRangeFilter capture_ranges_;  // gate_ranges_: graph node creation times per thread
   NestedDriverLaunchFilter nested_filter_;
   ThreadNamer thread_namer_;
   recfmt::ChunkBuilder chunk_;
@@ -118,6 +141,11 @@ class Writer {
   std::unordered_map<uint32_t, std::vector<uint32_t>> thread_stacks_;  // tid -> open marker ids
   uint32_t next_string_ = 1;
   uint64_t unpaired_ranges_ = 0, unknown_records_ = 0;
+
+  // Graph node creations (any thread), swapped out by the writer thread.
+  std::mutex node_mu_;
+  std::vector<recfmt::GraphNodeBody> pending_nodes_, draining_nodes_;
+  uint64_t node_dropped_ = 0;  // under node_mu_
 
   // Any thread.
   std::mutex drop_mu_;

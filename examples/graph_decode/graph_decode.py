@@ -102,6 +102,9 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--trace", default="graph_decode.pytorch.json.gz")
     ap.add_argument("--timings", default="")
+    ap.add_argument("--start-after-capture", action="store_true",
+                    help="--mode nsys: call cudaProfilerStart after the capture, so that the graph "
+                         "is captured before the profiled window (as production warm-up does)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = True
     dev = torch.device("cuda")
@@ -116,7 +119,7 @@ def main():
     torch.cuda.current_stream().wait_stream(stream)
     torch.cuda.synchronize()
 
-    if args.mode == "nsys":
+    if args.mode == "nsys" and not args.start_after_capture:
         torch.cuda.cudart().cudaProfilerStart()
     prof = None
     if args.mode == "torch":
@@ -130,6 +133,8 @@ def main():
         m.step()
     nvtx.range_pop()
     torch.cuda.synchronize()
+    if args.mode == "nsys" and args.start_after_capture:
+        torch.cuda.cudart().cudaProfilerStart()
 
     times = {"graph": [], "eager": []}
     for mode in ("graph", "eager"):

@@ -135,6 +135,34 @@ inline std::string ParseCaptureRangeEnd(std::string_view text, int* repeat) {
          "' (expected stop, repeat or repeat:N, N >= 1)";
 }
 
+// --cuda-graph-trace: "node" (every graph kernel recorded), "graph" (one record per graph run) or
+// "sampled:N" (every N-th graph launch of the process node by node, the others as whole graphs;
+// 2 <= N <= 1000000). *sample is 0 for node and graph, N for sampled; *whole_graphs says whether
+// graph launches start out traced as whole graphs.
+inline constexpr uint32_t kMaxGraphTraceSample = 1'000'000;
+inline std::string ParseGraphTrace(std::string_view text, bool* whole_graphs, uint32_t* sample) {
+  *whole_graphs = false;
+  *sample = 0;
+  if (text == "node") return "";
+  if (text == "graph") {
+    *whole_graphs = true;
+    return "";
+  }
+  if (text.substr(0, 8) == "sampled:") {
+    const std::string n(text.substr(8));
+    if (!n.empty() && n.size() <= 7 && n.find_first_not_of("0123456789") == std::string::npos) {
+      const long v = std::atol(n.c_str());
+      if (v >= 2 && v <= static_cast<long>(kMaxGraphTraceSample)) {
+        *whole_graphs = true;
+        *sample = static_cast<uint32_t>(v);
+        return "";
+      }
+    }
+  }
+  return "bad CUDA graph trace '" + std::string(text) +
+         "' (expected node, graph or sampled:N, 2 <= N <= 1000000)";
+}
+
 // Replaces %p with the pid, %r with the rank (0 when unknown), %% with %.
 inline std::string ExpandOutputPattern(std::string_view pattern, int64_t pid, int rank) {
   std::string out;

@@ -50,6 +50,9 @@ enum class RecordType : uint16_t {
   // them skip them.
   kMemory = 18,      // one allocation or release
   kMemoryPool = 19,  // a memory pool created, destroyed or trimmed
+  // CUDA graph nodes created or cloned (always recorded, even outside capture windows); readers
+  // before it skip it.
+  kGraphNode = 20,
 };
 
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string; ids start at 1
@@ -68,7 +71,9 @@ struct ProcessBody {
   uint32_t executable_string;  // /proc/self/exe
   uint32_t hostname_string;
   uint32_t cupti_version;
-  uint32_t reserved;
+  // --cuda-graph-trace sampled:N: N (every N-th graph launch node by node, the rest as whole
+  // graphs); 0 otherwise. Was `reserved` (always 0) in earlier files.
+  uint32_t graph_trace_sample;
 };
 static_assert(sizeof(ProcessBody) == 64);
 
@@ -280,6 +285,25 @@ struct MemoryPoolBody {
 };
 static_assert(sizeof(MemoryPoolBody) == 72);
 
+// A CUDA graph node created (by stream capture or a cudaGraphAdd*Node call) or cloned (when a graph
+// is instantiated, its nodes are cloned into the executable graph, whose kernels carry the clone's
+// id; also cudaGraphClone), from CUPTI's resource callbacks. Written whatever the capture range: a
+// graph is usually captured before the window it is replayed in. A kernel's graph_node_id leads
+// here; following original_node_id leads to the captured node, whose time and thread place it in
+// the NVTX ranges open at capture.
+enum class GraphNodeEvent : uint32_t { kCreated = 1, kCloned = 2 };
+struct GraphNodeBody {
+  int64_t time_ns;            // cuptiGetTimestamp() in the callback: the clock of every record
+  uint64_t node_id;           // cuptiGetGraphNodeId: the id kernel records carry
+  uint64_t original_node_id;  // kCloned: the node it was cloned from; 0 for kCreated
+  uint32_t pid, tid;          // the creating thread (system thread id, as API records)
+  uint32_t graph_id;          // cuptiGetGraphId of the graph it was added to (0 unknown)
+  uint32_t node_type;         // CUgraphNodeType (0 kernel, 1 memcpy, 2 memset, ...)
+  uint32_t event;             // GraphNodeEvent
+  uint32_t reserved;
+};
+static_assert(sizeof(GraphNodeBody) == 48);
+
 struct CaptureWindowBody {
   int64_t start_ns, end_ns;  // cuProfilerStart .. cuProfilerStop on the CUPTI clock
   uint32_t index;            // 0, 1, ...
@@ -294,8 +318,11 @@ struct DropsBody {
   uint64_t queue_dropped_records;  // the writer queue was full; the buffer's records were discarded
   uint64_t unpaired_ranges;        // NVTX range ends without a start, or starts never ended
   uint64_t unknown_records;        // CUPTI records of kinds the recorder does not map
+  // Graph node creations not written (the writer's backlog was full, or CUPTI gave no node id).
+  // Appended later in version 1: older files' drops records end before it (read as 0).
+  uint64_t graph_node_dropped_records;
 };
-static_assert(sizeof(DropsBody) == 32);
+static_assert(sizeof(DropsBody) == 40);
 
 struct EndBody {
   int64_t end_cupti_ns, end_realtime_ns, end_monotonic_ns;

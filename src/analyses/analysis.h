@@ -46,6 +46,9 @@ struct AnalyzeOptions {
   // one by one; the gate fails when GPU time or a gated kernel grew by more than the threshold.
   double diff_min_share_pct = 1.0;
   std::optional<double> diff_fail_if_slower_pct;
+  // `sightline diff` with several runs per side: the first this many traces of the set are the
+  // baseline's runs, the rest the candidate's (docs/analyses/diff.md, "Verdict").
+  int diff_baseline_runs = 1;
   // Several ranks: > 0 places them on hosts in blocks of this many (--ranks-per-host; ranks on one
   // host share a clock, analyses/ranks.h).
   int32_t ranks_per_host = 0;

@@ -231,7 +231,9 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "The graphs were traced as a whole (nsys's default --cuda-graph-trace=graph): a run is one "
         "row, its kernels are not in the trace, so no time can be given per layer or range inside "
         "it. Profile with --cuda-graph-trace=node, with the capture inside the recorded window, "
-        "to attribute each replayed kernel to the ranges open when it was captured.");
+        "or record with `sightline record` (node tracing by default; it records where nodes were "
+        "captured even before its capture window), to attribute each replayed kernel to the "
+        "ranges open when it was captured.");
     return Status::Ok();
   }
   Section& s = report.AddSection("cuda_graphs",
@@ -276,11 +278,12 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "No graph kernel has a capture point or an eager counterpart, so none can be given to a "
         "range inside the graph: the trace does not say where the graph's nodes were created (a "
         "PyTorch profiler trace gives graph kernels only the cudaGraphLaunch's correlation; nsys "
-        "needs --cuda-graph-trace=node), and no eager run of the same kernels is in it. Profile "
-        "with nsys --cuda-graph-trace=node and keep the capture inside the recorded window "
-        "(cudaProfilerStart before the graph is captured), or run the step eagerly once in the "
-        "trace; then each replayed kernel is attributed to the NVTX ranges around its capture or "
-        "its eager counterpart.");
+        "needs --cuda-graph-trace=node; a recording made before `sightline record` wrote graph "
+        "node records has none), and no eager run of the same kernels is in it. Profile with "
+        "nsys --cuda-graph-trace=node and keep the capture inside the recorded window "
+        "(cudaProfilerStart before the graph is captured), record again with `sightline record`, "
+        "or run the step eagerly once in the trace; then each replayed kernel is attributed to "
+        "the NVTX ranges around its capture or its eager counterpart.");
     return Status::Ok();
   }
   Table& t =

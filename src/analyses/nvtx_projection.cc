@@ -172,9 +172,9 @@ Status RunNvtxProjectionSection(AnalysisContext& context, int input, Report& rep
               "(the replay) and in the ranges open on the capturing thread when its node was "
               "captured (the layer that captured it); a range around both counts it once"
             : "the CUDA graph kernels here count only in the ranges around their replay: the trace "
-              "does not say where their nodes were captured. Record with nsys "
-              "--cuda-graph-trace=node and the capture inside the recorded window to see them in "
-              "the ranges that captured them (docs/analyses/cuda_graphs.md)");
+              "does not say where their nodes were captured. Record with `sightline record`, or "
+              "nsys --cuda-graph-trace=node with the capture inside the recorded window, to see "
+              "them in the ranges that captured them (docs/analyses/cuda_graphs.md)");
   }
   if (r.unlinked_kernels > 0) {
     DurationNs kernel_time = 0;

@@ -18,6 +18,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  // ran, and a check the user asked for failed
 inline constexpr int kExitUsage = 2;   // bad option, bad or unreadable input
 inline constexpr int kExitOutput = 3;  // an output (a file, standard output) could not be written
+// `diff --fail-if-slower`: the data cannot tell slower from not slower (the verdict's interval
+// straddles the threshold, or too few iterations); more iterations or runs would.
+inline constexpr int kExitCannotTell = 4;
 
 using CommandRunner = std::function<int()>;
 
@@ -28,6 +31,11 @@ void AddExportCommand(CLI::App& app, CommandRunner& runner);
 void AddAllReduceCommand(CLI::App& app, CommandRunner& runner);
 void AddRecordCommand(CLI::App& app, CommandRunner& runner);
 void AddDiffCommand(CLI::App& app, CommandRunner& runner);
+void AddBaselineCommand(CLI::App& app, CommandRunner& runner);
+
+// `sightline diff A1 A2 -- B1 B2`: CLI11 drops "--" and would run the two sides together, so main
+// turns the first "--" after `diff` into this option (it takes the candidate's runs).
+inline constexpr char kDiffCandidateRunsOption[] = "--candidate-runs";
 void AddFormatsCommand(CLI::App& app, CommandRunner& runner);
 void AddRedactCommand(CLI::App& app, CommandRunner& runner);
 

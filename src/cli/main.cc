@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/commands.h"
 
@@ -55,11 +57,23 @@ int main(int argc, char** argv) {
   sightline::cli::AddAllReduceCommand(app, runner);
   sightline::cli::AddRecordCommand(app, runner);
   sightline::cli::AddDiffCommand(app, runner);
+  sightline::cli::AddBaselineCommand(app, runner);
   sightline::cli::AddFormatsCommand(app, runner);
   sightline::cli::AddRedactCommand(app, runner);
+  // `diff A1 A2 -- B1 B2`: the first "--" after `diff` starts the candidate's runs (commands.h).
+  std::vector<char*> args(argv, argv + argc);
+  std::string candidate_runs = sightline::cli::kDiffCandidateRunsOption;
+  if (argc > 1 && std::string_view(argv[1]) == "diff") {
+    for (size_t i = 2; i < args.size(); ++i) {
+      if (std::string_view(args[i]) == "--") {
+        args[i] = candidate_runs.data();
+        break;
+      }
+    }
+  }
   int rc = 0;
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
     rc = runner ? runner() : 0;
   } catch (const CLI::CallForHelp& e) {
     rc = app.exit(e);

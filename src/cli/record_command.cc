@@ -134,7 +134,7 @@ StatusOr<std::string> CheckOutputPattern(const std::string& pattern) {
 }
 
 struct FileSummary {
-  uint64_t records = 0, kernels = 0, graphs = 0, dropped = 0, metric_samples = 0;
+  uint64_t records = 0, kernels = 0, graphs = 0, dropped = 0, metric_samples = 0, graph_nodes = 0;
   bool truncated = false;
   bool not_regular = false;  // -o /dev/null, /dev/full, a FIFO: nothing to read back
 };
@@ -157,11 +157,13 @@ FileSummary Summarize(const std::string& path) {
       recfmt::ReadRecords(bytes, &read, [&](recfmt::RecordType type, std::string_view body) {
         if (type == recfmt::RecordType::kKernel) ++s.kernels;
         if (type == recfmt::RecordType::kGraph) ++s.graphs;
+        if (type == recfmt::RecordType::kGraphNode) ++s.graph_nodes;
         if (type == recfmt::RecordType::kGpuMetricSample) ++s.metric_samples;
         if (type == recfmt::RecordType::kDrops) drops = recfmt::DecodeBody<recfmt::DropsBody>(body);
       });
   s.records = read.records;
-  s.dropped = drops.cupti_dropped_records + drops.queue_dropped_records;
+  s.dropped =
+      drops.cupti_dropped_records + drops.queue_dropped_records + drops.graph_node_dropped_records;
   s.truncated = !err.empty() || read.bad_chunks > 0;
   return s;
 }
@@ -186,12 +188,14 @@ void PrintSummary(const std::string& manifest, const std::string& program) {
       line += (i ? "; " : " ") + files[i] + " (not a regular file: not read back)";
       continue;
     }
-    line += (i ? "; " : " ") + files[i] + " (" + std::to_string(s.records) + " records, " +
-            std::to_string(s.kernels) + " kernels, " +
-            (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +
-            (s.metric_samples ? std::to_string(s.metric_samples) + " GPU metric samples, "
-                              : std::string()) +
-            std::to_string(s.dropped) + " dropped" + (s.truncated ? ", cut off" : "") + ")";
+    line +=
+        (i ? "; " : " ") + files[i] + " (" + std::to_string(s.records) + " records, " +
+        std::to_string(s.kernels) + " kernels, " +
+        (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +
+        (s.graph_nodes ? std::to_string(s.graph_nodes) + " graph node records, " : std::string()) +
+        (s.metric_samples ? std::to_string(s.metric_samples) + " GPU metric samples, "
+                          : std::string()) +
+        std::to_string(s.dropped) + " dropped" + (s.truncated ? ", cut off" : "") + ")";
   }
   std::fprintf(stderr, "%s\n", line.c_str());
 }
@@ -226,6 +230,13 @@ int RunRecord(const RecordArgs& args) {
   if (std::string err = recenv::ParseCaptureRangeEnd(args.capture_range_end, &repeat);
       !err.empty()) {
     return ReportError(InvalidArgumentError("--capture-range-end: " + err));
+  }
+  bool whole_graphs = false;
+  uint32_t graph_sample = 0;
+  if (std::string err =
+          recenv::ParseGraphTrace(args.cuda_graph_trace, &whole_graphs, &graph_sample);
+      !err.empty()) {
+    return ReportError(InvalidArgumentError("--cuda-graph-trace: " + err));
   }
   std::vector<recenv::RankRange> ranks;
   if (!args.ranks.empty()) {
@@ -361,8 +372,8 @@ void AddRecordCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--cuda-graph-trace", args->cuda_graph_trace,
                   "node: every kernel inside a CUDA graph is recorded (CUPTI adds about 2 us of "
                   "GPU time per node on an H100); graph: one record per graph run, far cheaper, "
-                  "its kernels are not seen")
-      ->check(CLI::IsMember({"node", "graph"}))
+                  "its kernels are not seen; sampled:N: every N-th graph launch node by node, "
+                  "the others as whole graphs")
       ->capture_default_str();
   CLI::Option* metrics = cmd->add_flag(
       "--gpu-metrics", args->gpu_metrics,

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "analyses/analysis_context.h"
+#include "diff/step_samples.h"
+#include "diff/verdict_report.h"
 
 namespace sightline {
 namespace {
@@ -55,10 +57,14 @@ std::string BasisNote(const TraceDiffResult& r) {
   return "Totals over each whole trace.";
 }
 
-void AddSummary(const TraceDiffResult& r, Report& report) {
+void AddSummary(const TraceDiffResult& r, int candidate_input, Report& report) {
   Section& s = report.AddSection("diff_summary", "Diff: candidate against baseline", -1);
   s.AddFact("baseline", "Baseline", report.inputs[0].path);
-  s.AddFact("candidate", "Candidate", report.inputs[1].path);
+  s.AddFact("candidate", "Candidate", report.inputs[candidate_input].path);
+  if (candidate_input != 1 || report.inputs.size() > 2) {
+    s.notes.push_back(
+        "several runs per side: the tables compare the first run of each; the verdict uses all");
+  }
   s.AddFact("basis", "Before/after values are", DiffBasisName(r.basis));
   s.AddFact("basis_reason", "  because", r.basis_reason);
   s.AddFact("iterations_before", "Iterations in baseline", r.iterations_before, Unit::kCount);
@@ -98,11 +104,24 @@ void AddSummary(const TraceDiffResult& r, Report& report) {
   t.note = BasisNote(r) + " The gate reads the first row.";
 }
 
-void AddGate(const TraceDiffResult& r, Report& report) {
+// `verdict`: the verdict decides the gate; the sums' items over the threshold are shown, not gated.
+void AddGate(const TraceDiffResult& r, const VerdictResult* verdict, Report& report) {
   const GateResult& g = r.gate;
   if (!g.enabled) return;
   Section& s = report.AddSection("diff_gate", "Gate (--fail-if-slower)", -1);
+  if (verdict != nullptr) {
+    const char* result = verdict->decision == VerdictDecision::kSlower      ? "FAIL"
+                         : verdict->decision == VerdictDecision::kNotSlower ? "pass"
+                                                                            : "CANNOT TELL";
+    s.AddFact("result", "Result", std::string(result));
+    s.AddFact("decided_by", "Decided by", std::string("median step time (verdict)"));
+    s.AddFact("threshold_pct", "Fails when growth exceeds", g.threshold_pct, Unit::kPercent);
+    s.AddFact("sum_items_over", "Items over the threshold on sums (not gated)",
+              static_cast<int64_t>(g.failures.size()), Unit::kCount);
+    return;
+  }
   s.AddFact("result", "Result", std::string(g.failed ? "FAIL" : "pass"));
+  s.AddFact("decided_by", "Decided by", std::string("sums (no verdict: see the verdict section)"));
   s.AddFact("threshold_pct", "Fails when growth exceeds", g.threshold_pct, Unit::kPercent);
   s.AddFact("min_share_pct", "Kernels gated from baseline share", g.min_share_pct, Unit::kPercent);
   s.AddFact("gated_kernels", "Kernels gated", g.gated_kernels, Unit::kCount);
@@ -255,14 +274,21 @@ void AddIterations(const TraceDiffResult& r, int top_n, Report& report) {
 }  // namespace
 
 void AddDiffSections(const TraceDiffResult& diff, int top_n, Report& report) {
-  AddSummary(diff, report);
-  AddGate(diff, report);
+  AddDiffSections(diff, nullptr, top_n, report);
+}
+
+void AddDiffSections(const TraceDiffResult& diff, const VerdictResult* verdict, int top_n,
+                     Report& report, int candidate_input) {
+  if (verdict != nullptr) AddVerdictSection(*verdict, top_n, report);
+  const bool by_verdict = verdict != nullptr && SetGateFromVerdict(*verdict, report);
+  AddSummary(diff, candidate_input, report);
+  AddGate(diff, by_verdict ? verdict : nullptr, report);
   AddKernels(diff, top_n, report);
   AddCategories(diff, report);
   AddRanges(diff, top_n, report);
   AddIterations(diff, top_n, report);
   const GateResult& gate = diff.gate;
-  if (!gate.failed) return;
+  if (by_verdict || !gate.failed) return;
   // CI logs show stderr even when the report goes to a file: the CLI names what failed there too.
   std::string items;
   constexpr size_t kNamed = 8;  // the report lists them all
@@ -280,33 +306,53 @@ void AddDiffSections(const TraceDiffResult& diff, int top_n, Report& report) {
 
 namespace {
 
-// `sightline diff` as a multi-trace analysis: both sides stay loaded (a pair), then one diff.
+// `sightline diff` as a multi-trace analysis: the first run of each side stays loaded (a pair) for
+// the tables; every run gives its per-iteration figures for the verdict.
 class DiffAnalysis : public MultiTraceAnalysis {
  public:
-  explicit DiffAnalysis(const AnalyzeOptions& options) : top_n_(options.top_n) {
+  explicit DiffAnalysis(const AnalyzeOptions& options)
+      : top_n_(options.top_n), baseline_runs_(options.diff_baseline_runs) {
     options_.min_share_pct = options.diff_min_share_pct;
     options_.fail_if_slower_pct = options.diff_fail_if_slower_pct;
+    verdict_options_.threshold_pct = options.diff_fail_if_slower_pct;
   }
 
-  Status Add(const std::shared_ptr<AnalysisContext>& context, const TraceSetMember&) override {
-    sides_.push_back(context);
+  Status Add(const std::shared_ptr<AnalysisContext>& context,
+             const TraceSetMember& member) override {
+    const bool baseline = seen_ < baseline_runs_;
+    ++seen_;
+    ASSIGN_OR_RETURN(RunSamples run, CollectRunSamples(*context));
+    (baseline ? before_ : after_).push_back(std::move(run));
+    std::shared_ptr<AnalysisContext>& first = baseline ? first_before_ : first_after_;
+    if (first == nullptr) {
+      first = context;
+      if (!baseline) candidate_input_ = member.input;
+    }
     return Status::Ok();
   }
 
   Status Finish(const TraceSet&, Report& report) override {
-    if (sides_.size() != 2) {
+    if (first_before_ == nullptr || first_after_ == nullptr) {
       return InvalidArgumentError(fmt::format(
-          "diff compares two traces (a baseline and a candidate), got {}", sides_.size()));
+          "diff compares a baseline and a candidate (one or more runs each), got {} trace(s)",
+          seen_));
     }
-    ASSIGN_OR_RETURN(TraceDiffResult diff, ComputeTraceDiff(*sides_[0], *sides_[1], options_));
-    AddDiffSections(diff, top_n_, report);
+    ASSIGN_OR_RETURN(TraceDiffResult diff,
+                     ComputeTraceDiff(*first_before_, *first_after_, options_));
+    const VerdictResult verdict = ComputeVerdict(before_, after_, verdict_options_);
+    AddDiffSections(diff, &verdict, top_n_, report, candidate_input_);
     return Status::Ok();
   }
 
  private:
   TraceDiffOptions options_;
+  VerdictOptions verdict_options_;
   int top_n_;
-  std::vector<std::shared_ptr<AnalysisContext>> sides_;
+  int baseline_runs_;
+  int seen_ = 0;
+  int candidate_input_ = 1;
+  std::shared_ptr<AnalysisContext> first_before_, first_after_;
+  std::vector<RunSamples> before_, after_;
 };
 
 }  // namespace

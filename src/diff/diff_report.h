@@ -6,6 +6,7 @@
 
 #include "analyses/analysis.h"
 #include "diff/trace_diff.h"
+#include "diff/verdict.h"
 #include "model/trace.h"
 #include "report/report.h"
 
@@ -15,9 +16,15 @@ namespace sightline {
 // whose input 0 is the baseline and input 1 the candidate, and sets Report::gate. Long tables keep
 // `top_n` rows.
 void AddDiffSections(const TraceDiffResult& diff, int top_n, Report& report);
+// With a verdict (diff/verdict.h): its section comes first, and when it is available and has a
+// threshold, it decides the gate (slower, not slower, cannot tell) instead of the sums.
+// `candidate_input`: the report input of the candidate's (first) run.
+void AddDiffSections(const TraceDiffResult& diff, const VerdictResult* verdict, int top_n,
+                     Report& report, int candidate_input = 1);
 
-// Registry entry "diff" (a TraceSet of kind kDiff: baseline, then candidate): the diff report's
-// sections; with a threshold, the CI gate's verdict in Report::gate.
+// Registry entry "diff" (a TraceSet of kind kDiff: AnalyzeOptions::diff_baseline_runs baseline
+// runs, then the candidate's): the verdict over all runs, the tables of the first run of each
+// side; with a threshold, the CI gate's answer in Report::gate.
 std::unique_ptr<MultiTraceAnalysis> CreateDiffAnalysis(const AnalyzeOptions& options);
 
 }  // namespace sightline

@@ -89,6 +89,8 @@ enum class DiagCode : uint16_t {
   kRecorderGpuMetricsLost,
   kRecorderGpuMetricsAligned,
   kRecorderGpuMetricsNotAligned,
+  kRecorderGraphKernelsWithoutCapture,
+  kRecorderSampledGraphTrace,
   // PyTorch memory snapshot importer.
   kTorchSnapshotEntryUnusable,
   kTorchSnapshotNoTime,

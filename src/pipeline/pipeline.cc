@@ -1,6 +1,7 @@
 #include "pipeline/pipeline.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <glob.h>
 
 #include <algorithm>
@@ -14,6 +15,10 @@
 #include "analyses/findings/findings.h"
 #include "analyses/iteration_log_summary.h"
 #include "base/file_io.h"
+#include "diff/baseline_file.h"
+#include "diff/step_samples.h"
+#include "diff/verdict.h"
+#include "diff/verdict_report.h"
 #include "importers/importer.h"
 #include "importers/inputs.h"
 #include "kernel/ncu_report.h"
@@ -477,6 +482,146 @@ StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candi
   set.members[0].label = "baseline";
   set.members[1].label = "candidate";
   return RunTraceSet(std::move(set), {baseline, candidate}, options);
+}
+
+namespace {
+
+// The traces of one side: directories expanded (their trace files, by name), every input a trace.
+StatusOr<std::vector<std::string>> TracesOfSide(const std::vector<std::string>& paths,
+                                                const char* side) {
+  ASSIGN_OR_RETURN(ExpandedInputs in, ExpandInputs(paths));
+  std::vector<std::string> out;
+  for (const RecognisedInput& r : in.inputs) {
+    if (r.reader->kind != InputKind::kTrace) {
+      return InvalidArgumentError(
+          fmt::format("{} is {} ({}); with several runs per side every {} run must be a trace",
+                      r.path, InputKindName(r.reader->kind), r.reader->name, side));
+    }
+    out.push_back(r.path);
+  }
+  if (out.empty()) {
+    return InvalidArgumentError(fmt::format(
+        "no trace among the {} inputs ({}); give trace files or directories holding them", side,
+        fmt::join(paths, ", ")));
+  }
+  return out;
+}
+
+bool AnyDirectory(const std::vector<std::string>& paths) {
+  std::error_code ec;
+  for (const std::string& p : paths) {
+    if (std::filesystem::is_directory(p, ec)) return true;
+  }
+  return false;
+}
+
+std::string RunLabel(const char* side, size_t i, size_t n) {
+  return n == 1 ? std::string(side) : fmt::format("{} run {}", side, i + 1);
+}
+
+}  // namespace
+
+StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
+                          const std::vector<std::string>& candidate,
+                          const AnalyzeOptions& options) {
+  // A saved baseline given in a trace's place: say how to use it.
+  for (const std::vector<std::string>* side : {&baseline, &candidate}) {
+    for (const std::string& path : *side) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec)) continue;  // pipes: the door refuses them
+      StatusOr<std::string> head = ReadFilePrefix(path, 256);
+      if (head.ok() && LooksLikeBaseline(*head)) {
+        return InvalidArgumentError(fmt::format(
+            "{} is a saved baseline, not a trace; compare traces against it with `sightline diff "
+            "--baseline {} TRACE...`",
+            path, path));
+      }
+    }
+  }
+  if (baseline.empty() || candidate.empty()) {
+    return InvalidArgumentError(
+        "diff needs a baseline and a candidate: `sightline diff BASELINE CANDIDATE`, or several "
+        "runs per side: `sightline diff A1 A2 -- B1 B2`");
+  }
+  if (baseline.size() == 1 && candidate.size() == 1 && !AnyDirectory(baseline) &&
+      !AnyDirectory(candidate)) {
+    return DiffFiles(baseline[0], candidate[0], options);
+  }
+  ASSIGN_OR_RETURN(std::vector<std::string> b, TracesOfSide(baseline, "baseline"));
+  ASSIGN_OR_RETURN(std::vector<std::string> a, TracesOfSide(candidate, "candidate"));
+  AnalyzeOptions o = options;
+  o.diff_baseline_runs = static_cast<int>(b.size());
+  TraceSet set;
+  set.kind = TraceSetKind::kDiff;
+  std::vector<std::string> files;
+  for (size_t i = 0; i < b.size(); ++i) {
+    set.members.emplace_back().label = RunLabel("baseline", i, b.size());
+    files.push_back(b[i]);
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    set.members.emplace_back().label = RunLabel("candidate", i, a.size());
+    files.push_back(a[i]);
+  }
+  return RunTraceSet(std::move(set), files, o);
+}
+
+StatusOr<SavedBaseline> CollectBaseline(const std::vector<std::string>& paths,
+                                        const AnalyzeOptions& options,
+                                        std::vector<std::string>* files) {
+  ASSIGN_OR_RETURN(std::vector<std::string> traces, TracesOfSide(paths, "baseline"));
+  SavedBaseline saved;
+  saved.tool_version = SIGHTLINE_VERSION;
+  saved.iterations_regex = options.iterations_regex;
+  for (const std::string& path : traces) {
+    ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(path, options));
+    ASSIGN_OR_RETURN(RunSamples run, CollectRunSamples(*context));
+    if (run.iterations() == 0) {
+      return InvalidInputError(fmt::format(
+          "{}: no iterations found, and a baseline keeps per-iteration figures; name the "
+          "iteration ranges with --iterations REGEX (docs/analyses/iterations.md)",
+          path));
+    }
+    saved.runs.push_back(std::move(run));
+  }
+  if (files != nullptr) *files = std::move(traces);
+  return saved;
+}
+
+StatusOr<Report> DiffAgainstBaseline(const std::string& baseline_file,
+                                     const std::vector<std::string>& candidate,
+                                     const AnalyzeOptions& options) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(baseline_file));
+  ASSIGN_OR_RETURN(SavedBaseline saved, ParseBaseline(text, baseline_file));
+  AnalyzeOptions o = options;
+  if (o.iterations_regex.empty()) o.iterations_regex = saved.iterations_regex;
+  ASSIGN_OR_RETURN(std::vector<std::string> traces, TracesOfSide(candidate, "candidate"));
+  Report report;
+  report.tool_version = SIGHTLINE_VERSION;
+  ReportInput& in = report.inputs.emplace_back();
+  in.label = "baseline";
+  in.path = baseline_file;
+  in.format = kBaselineFormat;
+  in.format_version = std::to_string(kBaselineFormatVersion);
+  in.producer = "sightline " + saved.tool_version;
+  std::vector<RunSamples> after;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(traces[i], o));
+    AddReportInput(*context, RunLabel("candidate", i, traces.size()), report);
+    ASSIGN_OR_RETURN(RunSamples run, CollectRunSamples(*context));
+    if (run.iterations() == 0) {
+      return InvalidInputError(fmt::format(
+          "{}: no iterations found, so it cannot be compared with the saved baseline {} "
+          "(per-iteration figures of '{}'); name the iteration ranges with --iterations REGEX",
+          traces[i], baseline_file, saved.runs[0].pattern));
+    }
+    after.push_back(std::move(run));
+  }
+  VerdictOptions vo;
+  vo.threshold_pct = options.diff_fail_if_slower_pct;
+  const VerdictResult verdict = ComputeVerdict(saved.runs, after, vo);
+  AddVerdictSection(verdict, options.top_n, report);
+  SetGateFromVerdict(verdict, report);
+  return report;
 }
 
 }  // namespace sightline

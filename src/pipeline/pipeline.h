@@ -10,6 +10,7 @@
 
 #include "analyses/analysis.h"
 #include "base/status.h"
+#include "diff/baseline_file.h"
 #include "model/trace.h"
 #include "report/report.h"
 
@@ -65,6 +66,26 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
 // verdict is in Report::gate (docs/analyses/diff.md).
 StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candidate,
                            const AnalyzeOptions& options);
+
+// `sightline diff` with one or more runs per side (`diff A1 A2 -- B1 B2`, or a directory per
+// side): one input per side is DiffFiles; several must all be traces, and the verdict resamples
+// runs, then iterations (docs/analyses/diff.md, "Verdict").
+StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
+                          const std::vector<std::string>& candidate, const AnalyzeOptions& options);
+
+// `sightline baseline save NAME TRACES...`: each trace's per-iteration figures (every trace must
+// have iterations), ready for SerializeBaseline (diff/baseline_file.h); `files` gets the traces
+// read, after directories are expanded.
+StatusOr<SavedBaseline> CollectBaseline(const std::vector<std::string>& paths,
+                                        const AnalyzeOptions& options,
+                                        std::vector<std::string>* files = nullptr);
+
+// `sightline diff --baseline FILE TRACES...`: the verdict of the traces (the candidate's runs)
+// against a saved baseline; the report is the verdict section. Without --iterations the saved
+// baseline's regex is used.
+StatusOr<Report> DiffAgainstBaseline(const std::string& baseline_file,
+                                     const std::vector<std::string>& candidate,
+                                     const AnalyzeOptions& options);
 
 // Adds the context's trace to `report` as a new input; returns its input index.
 int AddReportInput(const AnalysisContext& context, const std::string& label, Report& report);

@@ -197,11 +197,13 @@ struct InputFile {
   std::string use;     // "joined to each trace's iterations by counter", "skipped: ..."
 };
 
-// A CI gate's verdict (`sightline diff --fail-if-slower`): the CLI exits 1 when it failed and
-// repeats `message` on stderr. Reporters show the gate through its report section.
+// A CI gate's verdict (`sightline diff --fail-if-slower`): the CLI exits 1 when it failed, 4 when
+// the data cannot tell (the interval straddles the threshold), and repeats `message` on stderr.
+// Reporters show the gate through its report section.
 struct GateVerdict {
   bool failed = false;
-  std::string message;  // what failed, one line
+  bool undecided = false;  // neither failed nor passed: more iterations or runs would tell
+  std::string message;     // what failed or why it cannot tell, one line
 };
 
 // How a multi-rank report was made when the ranks were spread over MPI processes

@@ -7,6 +7,7 @@
 
 #include "base/file_io.h"
 #include "importers/serving_results/request_log.h"
+#include "serving/serving_intervals.h"
 
 namespace sightline {
 
@@ -17,6 +18,7 @@ struct Row {
   double before = 0, after = 0;
   bool latency = true;  // larger is worse; false: throughput, smaller is worse
   bool gated = false;
+  ChangeInterval interval;  // of the change; NaN without per-request samples
 };
 
 Value Num(double v) { return std::isfinite(v) ? Value(v) : Value(); }
@@ -26,15 +28,18 @@ Value Num(double v) { return std::isfinite(v) ? Value(v) : Value(); }
 void AddServingDiff(const ServingMetrics& b, const ServingMetrics& a,
                     std::optional<double> fail_if_slower_pct, Report& report) {
   std::vector<Row> rows;
-  auto latency = [&rows](const char* name, const LatencyStats& x, const LatencyStats& y) {
-    rows.push_back({fmt::format("{} p50", name), x.p50_ns, y.p50_ns});
-    rows.push_back({fmt::format("{} p90", name), x.p90_ns, y.p90_ns});
-    rows.push_back({fmt::format("{} p99", name), x.p99_ns, y.p99_ns, true, true});
+  auto latency = [&](const char* name, const LatencyStats& x, const LatencyStats& y,
+                     const ServingSamples::Metric& sx, const ServingSamples::Metric& sy) {
+    const std::vector<ChangeInterval> iv =
+        PercentileChangeIntervals(b.samples, sx, a.samples, sy, {50, 90, 99});
+    rows.push_back({fmt::format("{} p50", name), x.p50_ns, y.p50_ns, true, false, iv[0]});
+    rows.push_back({fmt::format("{} p90", name), x.p90_ns, y.p90_ns, true, false, iv[1]});
+    rows.push_back({fmt::format("{} p99", name), x.p99_ns, y.p99_ns, true, true, iv[2]});
   };
-  latency("TTFT", b.ttft, a.ttft);
-  latency("TPOT", b.tpot, a.tpot);
-  latency("ITL", b.itl, a.itl);
-  latency("E2EL", b.e2el, a.e2el);
+  latency("TTFT", b.ttft, a.ttft, b.samples.ttft, a.samples.ttft);
+  latency("TPOT", b.tpot, a.tpot, b.samples.tpot, a.samples.tpot);
+  latency("ITL", b.itl, a.itl, b.samples.itl, a.samples.itl);
+  latency("E2EL", b.e2el, a.e2el, b.samples.e2el, a.samples.e2el);
   rows.back().gated = false;  // E2EL follows TTFT, TPOT and the output length
   Section& s = report.AddSection("serving_diff", "Serving: candidate against baseline", -1);
   s.AddFact("completed_before", "Completed (baseline)", b.completed, Unit::kCount);
@@ -44,13 +49,18 @@ void AddServingDiff(const ServingMetrics& b, const ServingMetrics& a,
                          {"before_ns", "Before", Unit::kDurationNs},
                          {"after_ns", "After", Unit::kDurationNs},
                          {"change_pct", "Change", Unit::kPercent},
+                         {"change_low_pct", "Low", Unit::kPercent},
+                         {"change_high_pct", "High", Unit::kPercent},
                          {"gated", "Gated", Unit::kText}});
   auto change = [](double before, double after) {
     return before > 0 ? (after / before - 1) * 100 : std::nan("");
   };
   for (const Row& r : rows) {
-    t.rows.push_back({r.metric, Num(r.before), Num(r.after), Num(change(r.before, r.after)),
-                      std::string(r.gated ? "yes" : "")});
+    const double c = change(r.before, r.after);
+    const bool interval = std::isfinite(c) && std::isfinite(r.interval.lo);
+    t.rows.push_back({r.metric, Num(r.before), Num(r.after), Num(c),
+                      interval ? Num(r.interval.lo) : Value(),
+                      interval ? Num(r.interval.hi) : Value(), std::string(r.gated ? "yes" : "")});
   }
   Table& th = s.AddTable("throughput", "Throughput (per second)",
                          {{"metric", "Metric", Unit::kText},
@@ -58,13 +68,15 @@ void AddServingDiff(const ServingMetrics& b, const ServingMetrics& a,
                           {"after", "After", Unit::kNumber},
                           {"change_pct", "Change", Unit::kPercent},
                           {"gated", "Gated", Unit::kText}});
-  const Row output{"output tokens/s", b.output_throughput, a.output_throughput, false, true};
-  const Row requests{"requests/s", b.request_throughput, a.request_throughput, false, false};
+  const Row output{"output tokens/s", b.output_throughput, a.output_throughput, false, true, {}};
+  const Row requests{"requests/s", b.request_throughput, a.request_throughput, false, false, {}};
   for (const Row& r : {output, requests}) {
     th.rows.push_back({r.metric, Num(r.before), Num(r.after), Num(change(r.before, r.after)),
                        std::string(r.gated ? "yes" : "")});
   }
-  t.note = "the gate (--fail-if-slower PCT) reads the rows marked gated";
+  t.note =
+      "Low, High: 95% interval of the change (requests resampled, fixed seed); the gate "
+      "(--fail-if-slower PCT) reads the change of the rows marked gated";
   if (!fail_if_slower_pct) return;
   const double limit = *fail_if_slower_pct;
   Section& g = report.AddSection("serving_gate", "Gate (--fail-if-slower)", -1);

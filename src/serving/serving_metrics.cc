@@ -129,6 +129,7 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
   m.requests = static_cast<int64_t>(results.requests.size());
   m.slo_set = options.slo.any();
   Samples x;
+  std::vector<std::pair<double, uint32_t>> kept_ttft, kept_tpot, kept_itl, kept_e2el;
   for (const RequestRecord& q : results.requests) {
     if (!q.success) {
       ++m.failed;
@@ -149,6 +150,16 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
           results.path, q.id.empty() ? std::to_string(&q - results.requests.data()) : q.id,
           q.input_tokens, q.output_tokens));
     }
+    // The same values as below, each with its request, for the diff's intervals.
+    const uint32_t owner = m.samples.requests++;
+    kept_ttft.push_back({q.ttft_s * kNsPerSecond, owner});
+    kept_e2el.push_back({q.latency_s * kNsPerSecond, owner});
+    if (q.output_tokens > 1) {
+      kept_tpot.push_back(
+          {(q.latency_s - q.ttft_s) / static_cast<double>(q.output_tokens - 1) * kNsPerSecond,
+           owner});
+    }
+    for (double g : q.itl_s) kept_itl.push_back({g * kNsPerSecond, owner});
     x.ttft.push_back(q.ttft_s * kNsPerSecond);
     if (q.queue_s >= 0) x.queue.push_back(q.queue_s * kNsPerSecond);
     m.preemptions += q.preemptions;
@@ -171,6 +182,19 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
   }
   for (std::vector<double>* v : {&x.ttft, &x.tpot, &x.itl, &x.e2el})
     std::sort(v->begin(), v->end());
+  auto keep = [](std::vector<std::pair<double, uint32_t>>& v, ServingSamples::Metric& out) {
+    std::sort(v.begin(), v.end());
+    out.sorted_ns.reserve(v.size());
+    out.request.reserve(v.size());
+    for (const auto& [value, owner] : v) {
+      out.sorted_ns.push_back(value);
+      out.request.push_back(owner);
+    }
+  };
+  keep(kept_ttft, m.samples.ttft);
+  keep(kept_tpot, m.samples.tpot);
+  keep(kept_itl, m.samples.itl);
+  keep(kept_e2el, m.samples.e2el);
   m.ttft = ComputeLatencyStats(x.ttft);
   m.tpot = ComputeLatencyStats(x.tpot);
   m.itl = ComputeLatencyStats(x.itl);

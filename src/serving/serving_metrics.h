@@ -71,6 +71,19 @@ struct SteadyState {
   double output_throughput = 0;  // tokens emitted inside it / its length, per second
 };
 
+// Each completed request's latencies, kept for resampling whole requests (the diff's intervals,
+// serving/serving_intervals.h). Per metric: the values sorted, and the request each came from
+// (its index among the completed requests); a request gives one TTFT and E2EL, one TPOT when it
+// has more than one output token, and all its ITL gaps.
+struct ServingSamples {
+  struct Metric {
+    std::vector<double> sorted_ns;
+    std::vector<uint32_t> request;
+  };
+  uint32_t requests = 0;  // completed
+  Metric ttft, tpot, itl, e2el;
+};
+
 struct ServingMetrics {
   int64_t requests = 0, completed = 0, failed = 0;
   // Requests whose figures cannot be right (E2E latency below TTFT): counted, in no other figure.
@@ -89,6 +102,7 @@ struct ServingMetrics {
   int64_t mismatches = 0;
   PrefillInterference prefill;
   SteadyState steady;
+  ServingSamples samples;
 };
 
 // Finding "prefill_interference" (docs/analyses/findings.md) when prefills make the ITL tail; none

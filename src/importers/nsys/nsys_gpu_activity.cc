@@ -52,14 +52,14 @@ StatusOr<NsysSelect> SelectNsysKernels(SqliteDb& db) {
   return BuildNsysSelect(db, kNsysKernelTable, kColumns);
 }
 
-StatusOr<std::shared_ptr<const NsysGraphNodes>> ReadNsysGraphNodes(SqliteDb& db) {
-  auto nodes = std::make_shared<NsysGraphNodes>();
-  if (!db.HasTable("CUDA_GRAPH_NODE_EVENTS")) return std::shared_ptr<const NsysGraphNodes>(nodes);
+StatusOr<std::shared_ptr<const GraphNodeIndex>> ReadNsysGraphNodes(SqliteDb& db) {
+  auto nodes = std::make_shared<GraphNodeIndex>();
+  if (!db.HasTable("CUDA_GRAPH_NODE_EVENTS")) return std::shared_ptr<const GraphNodeIndex>(nodes);
   ASSIGN_OR_RETURN(std::vector<std::string> columns, db.Columns("CUDA_GRAPH_NODE_EVENTS"));
   auto has = [&](std::string_view c) {
     return std::find(columns.begin(), columns.end(), c) != columns.end();
   };
-  if (!has("start") || !has("graphNodeId")) return std::shared_ptr<const NsysGraphNodes>(nodes);
+  if (!has("start") || !has("graphNodeId")) return std::shared_ptr<const GraphNodeIndex>(nodes);
   ASSIGN_OR_RETURN(
       SqliteStatement stmt,
       db.Prepare(fmt::format("SELECT graphNodeId, start, {}, {} FROM CUDA_GRAPH_NODE_EVENTS",
@@ -67,17 +67,14 @@ StatusOr<std::shared_ptr<const NsysGraphNodes>> ReadNsysGraphNodes(SqliteDb& db)
                              has("originalGraphNodeId") ? "originalGraphNodeId" : "NULL")));
   while (stmt.Step()) {
     if (stmt.IsNull(0) || stmt.IsNull(1)) continue;
-    NsysGraphNode n;
-    n.start_ns = stmt.Int64(1);
-    n.global_tid = stmt.IsNull(2) ? -1 : stmt.Int64(2);
-    n.original = stmt.IsNull(3) ? 0 : stmt.Int64(3);
     // nsys records an instantiated node twice: created (no original), then cloned (with the
-    // original); the first row gives the time, a later one the link to the captured node.
-    auto [it, inserted] = nodes->emplace(stmt.Int64(0), n);
-    if (!inserted && it->second.original == 0) it->second.original = n.original;
+    // original); GraphNodeIndex keeps the first row's time and the later row's link.
+    const int64_t global_tid = stmt.IsNull(2) ? -1 : stmt.Int64(2);
+    nodes->Add(stmt.Int64(0), stmt.Int64(1), global_tid < 0 ? -1 : NsysPidOf(global_tid),
+               global_tid < 0 ? -1 : NsysTidOf(global_tid), stmt.IsNull(3) ? 0 : stmt.Int64(3));
   }
   RETURN_IF_ERROR(stmt.status());
-  return std::shared_ptr<const NsysGraphNodes>(nodes);
+  return std::shared_ptr<const GraphNodeIndex>(nodes);
 }
 
 void AddNsysKernelRows(NsysContext& ctx, const NsysChunk& chunk) {
@@ -104,26 +101,13 @@ void AddNsysKernelRows(NsysContext& ctx, const NsysChunk& chunk) {
     row.static_smem_bytes = static_cast<int32_t>(v[15]);
     row.dynamic_smem_bytes = static_cast<int32_t>(v[16]);
     row.graph_node = v[17];
-    row.capture_node = 0;
-    row.capture_ns = -1;
-    row.capture_pid = row.capture_tid = -1;
-    if (row.graph_node != 0 && ctx.graph_nodes) {
-      // Up the clones to the node the capture created; a cycle (a damaged export) stops at 16.
-      int64_t id = row.graph_node;
-      auto it = ctx.graph_nodes->find(id);
-      for (int hop = 0; it != ctx.graph_nodes->end() && it->second.original != 0 && hop < 16;
-           ++hop) {
-        auto up = ctx.graph_nodes->find(it->second.original);
-        if (up == ctx.graph_nodes->end()) break;
-        id = it->second.original;
-        it = up;
-      }
-      if (it != ctx.graph_nodes->end() && it->second.global_tid >= 0) {
-        row.capture_node = id;
-        row.capture_ns = it->second.start_ns;
-        row.capture_pid = NsysPidOf(it->second.global_tid);
-        row.capture_tid = NsysTidOf(it->second.global_tid);
-      }
+    // Where the node was captured (model/graph_nodes.h); kernels outside graphs keep -1.
+    if (ctx.graph_nodes) {
+      ctx.graph_nodes->FillCapture(row);
+    } else {
+      row.capture_node = 0;
+      row.capture_ns = -1;
+      row.capture_pid = row.capture_tid = -1;
     }
     ctx.builder.AddKernel(row);
   }

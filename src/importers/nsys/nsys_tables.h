@@ -23,6 +23,7 @@
 #include "importers/nsys/nsys_schema.h"
 #include "importers/nsys/nsys_strings.h"
 #include "importers/nsys/sqlite_db.h"
+#include "model/graph_nodes.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
@@ -92,15 +93,8 @@ struct NsysHostBuffers;  // nsys_host.cc
 
 // Graph nodes as nsys records them with --cuda-graph-trace=node (CUDA_GRAPH_NODE_EVENTS, "Graph
 // Node Creation"): per node, when and on which thread it was created, and the node it was cloned
-// from when a graph was instantiated (0 when none). A kernel's graphNodeId is an instantiated
-// node; following originalGraphNodeId leads to the node created by the capture.
-struct NsysGraphNode {
-  TimeNs start_ns = 0;
-  int64_t global_tid = -1;
-  int64_t original = 0;
-};
-using NsysGraphNodes = std::unordered_map<int64_t, NsysGraphNode>;
-StatusOr<std::shared_ptr<const NsysGraphNodes>> ReadNsysGraphNodes(SqliteDb& db);
+// from when a graph was instantiated (originalGraphNodeId). The join is model/graph_nodes.h's.
+StatusOr<std::shared_ptr<const GraphNodeIndex>> ReadNsysGraphNodes(SqliteDb& db);
 
 struct NsysContext {
   SqliteDb& db;
@@ -112,7 +106,7 @@ struct NsysContext {
   std::map<std::pair<int32_t, int64_t>, StringId> nvtx_domains;  // (pid, domainId) -> name
   NsysGilNames gil = {};
   std::shared_ptr<NsysHostBuffers> host;  // OS calls and scheduling rows until the scan ends
-  std::shared_ptr<const NsysGraphNodes> graph_nodes;  // read before the kernels; may be empty
+  std::shared_ptr<const GraphNodeIndex> graph_nodes;  // read before the kernels; may be empty
 };
 
 // CUPTI_ACTIVITY_KIND_KERNEL -> kernels.

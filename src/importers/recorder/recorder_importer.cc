@@ -8,12 +8,14 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "importers/recorder/gpu_metrics_align.h"
+#include "model/graph_nodes.h"
 #include "model/trace_builder.h"
 #include "sightline/recorder_format.h"
 
@@ -127,11 +129,16 @@ class RecorderMapper {
         row.registers_per_thread = k.registers_per_thread;
         row.static_smem_bytes = k.static_smem_bytes;
         row.dynamic_smem_bytes = k.dynamic_smem_bytes;
-        // The node is known; where it was captured is not recorded yet (issue 29).
         row.graph_node = static_cast<int64_t>(k.graph_node_id);
-        b_.AddKernel(row);
         busy_[k.device].push_back({k.start_ns, k.end_ns});
-        if (k.graph_id != 0) ++graph_kernels_;
+        if (k.graph_id != 0) node_traced_launches_.insert(k.correlation);
+        if (row.graph_node != 0) {
+          // Where its node was captured is known once every graph node record is read (they
+          // may come after the kernels): added in Finish().
+          graph_node_kernels_.push_back(row);
+          return;
+        }
+        b_.AddKernel(row);
         return;
       }
       case RecordType::kGraph: {
@@ -150,6 +157,7 @@ class RecorderMapper {
         b_.AddKernel(row);
         busy_[g.device].push_back({g.start_ns, g.end_ns});
         ++whole_graphs_;
+        whole_graph_launches_.insert(g.correlation);
         return;
       }
       case RecordType::kMemcpy: {
@@ -334,6 +342,23 @@ class RecorderMapper {
         ++pool_records_;
         return;
       }
+      case RecordType::kGraphNode: {
+        const auto n = recfmt::DecodeBody<recfmt::GraphNodeBody>(body);
+        if (n.node_id == 0) {
+          ++malformed_;
+          return;
+        }
+        if (n.event != static_cast<uint32_t>(recfmt::GraphNodeEvent::kCreated) &&
+            n.event != static_cast<uint32_t>(recfmt::GraphNodeEvent::kCloned)) {
+          ++unknown_types_;  // an event a later writer added
+          return;
+        }
+        // Ids and threads are cast as the kernels' and the API calls' and ranges' are, so that
+        // they compare equal; a thread id past int32 reads as unknown (negative).
+        graph_nodes_.Add(static_cast<int64_t>(n.node_id), n.time_ns, static_cast<int32_t>(n.pid),
+                         static_cast<int32_t>(n.tid), static_cast<int64_t>(n.original_node_id));
+        return;
+      }
       case RecordType::kSync:
         ++sync_records_;
         return;
@@ -394,7 +419,34 @@ class RecorderMapper {
     }
   }
 
+  // Graph kernels with the capture of their node (model/graph_nodes.h), counting those whose
+  // node has no creation record.
+  void AddGraphNodeKernels() {
+    int64_t without = 0;
+    std::unordered_set<int64_t> missing_nodes;
+    for (KernelRow& row : graph_node_kernels_) {
+      if (!graph_nodes_.FillCapture(row)) {
+        ++without;
+        missing_nodes.insert(row.graph_node);
+      }
+      b_.AddKernel(row);
+    }
+    if (without > 0) {
+      b_.diagnostics().Add(
+          DiagCode::kRecorderGraphKernelsWithoutCapture, without,
+          fmt::format("{} of {} graph kernels, {} distinct nodes; the file has {} node records{}",
+                      without, graph_node_kernels_.size(), missing_nodes.size(),
+                      graph_nodes_.size(),
+                      drops_.graph_node_dropped_records > 0
+                          ? fmt::format(", {} were dropped while recording",
+                                        drops_.graph_node_dropped_records)
+                          : std::string()));
+    }
+    graph_node_kernels_.clear();
+  }
+
   void Finish(const std::string& path, const recfmt::ReadSummary& summary) {
+    AddGraphNodeKernels();
     AddMetricSamples();
     TraceSource& src = b_.source();
     src.path = path;
@@ -438,6 +490,15 @@ class RecorderMapper {
     }
     if (missing_strings_ > 0) d.Add(DiagCode::kRecorderMissingStrings, missing_strings_);
     NoteWholeGraphRuns(d, whole_graphs_);
+    if (process_.graph_trace_sample > 0) {
+      // Which replays were traced node by node is told by the records themselves: a launch whose
+      // kernels are in the file (graph id set) was; one with a whole-graph record was not.
+      d.Add(DiagCode::kRecorderSampledGraphTrace,
+            static_cast<int64_t>(node_traced_launches_.size()),
+            fmt::format("sampled:{}: {} graph launches traced node by node, {} as whole graphs",
+                        process_.graph_trace_sample, node_traced_launches_.size(),
+                        whole_graph_launches_.size()));
+    }
     if (sync_records_ > 0) d.Add(DiagCode::kRecorderSyncRecords, sync_records_);
     for (const std::string& m : not_sampled_) d.Add(DiagCode::kRecorderGpuMetricsNotSampled, 1, m);
     for (const auto& [device, status] : metrics_status_) {
@@ -503,10 +564,16 @@ class RecorderMapper {
   recfmt::DropsBody drops_{};
   recfmt::EndBody end_{};
   bool have_end_ = false;
-  int64_t sync_records_ = 0, windows_ = 0, graph_kernels_ = 0, missing_strings_ = 0;
+  int64_t sync_records_ = 0, windows_ = 0, missing_strings_ = 0;
   uint64_t malformed_ = 0, unknown_types_ = 0;
   int64_t whole_graphs_ = 0;
+  // Correlation ids of graph launches traced node by node (their kernels carry a graph id) and as
+  // whole graphs.
+  std::unordered_set<uint32_t> node_traced_launches_, whole_graph_launches_;
   int64_t pool_records_ = 0;
+  // Graph kernels wait for the node records (which may follow them) to learn their capture.
+  GraphNodeIndex graph_nodes_;
+  std::vector<KernelRow> graph_node_kernels_;
   // GPU metrics: per device, the sampled metrics by index; what was not sampled; the last status.
   static constexpr uint32_t kMaxMetricsPerDevice = 4096;
   std::map<uint32_t, std::vector<StringId>> metric_names_;

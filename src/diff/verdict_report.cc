@@ -1,0 +1,140 @@
+#include "diff/verdict_report.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace sightline {
+namespace {
+
+Value Num(double v) { return std::isfinite(v) ? Value(v) : Value(); }
+Value Ns(double ns) {
+  return std::isfinite(ns) ? Value(static_cast<int64_t>(std::llround(ns))) : Value();
+}
+
+void AddPartTable(Section& s, const char* key, const char* title, const char* first,
+                  const std::vector<VerdictPart>& items, int top_n, std::string note) {
+  if (items.empty()) return;
+  Table& t = s.AddTable(key, title,
+                        {{"part", first, Unit::kText},
+                         {"before_ns", "Before", Unit::kDurationNs},
+                         {"after_ns", "After", Unit::kDurationNs},
+                         {"delta_ns", "Delta", Unit::kDurationNs},
+                         {"points", "Points", Unit::kNumber},
+                         {"points_low", "Low", Unit::kNumber},
+                         {"points_high", "High", Unit::kNumber},
+                         {"change_pct", "Change", Unit::kPercent},
+                         {"status", "Status", Unit::kText},
+                         {"kind", "Kind", Unit::kText, true},
+                         {"range", "Range", Unit::kText, true},
+                         {"what", "What", Unit::kText, true},
+                         {"change_low_pct", "Change low", Unit::kPercent, true},
+                         {"change_high_pct", "Change high", Unit::kPercent, true}});
+  for (const VerdictPart& p : items) {
+    std::string status = p.appeared                 ? "appeared"
+                         : p.vanished               ? "vanished"
+                         : p.points.excludes_zero() ? (p.points.value > 0 ? "grew" : "shrank")
+                                                    : "within noise";
+    t.rows.push_back({p.label, Ns(p.before_ns), Ns(p.after_ns), Ns(p.delta_ns()),
+                      Num(p.points.value), Num(p.points.lo), Num(p.points.hi),
+                      Num(p.change_pct.value), std::move(status), p.kind, p.range, p.what,
+                      Num(p.change_pct.lo), Num(p.change_pct.hi)});
+  }
+  if (top_n > 0 && items.size() > static_cast<size_t>(top_n)) {
+    t.rows.resize(static_cast<size_t>(top_n));
+    t.total_rows = static_cast<int64_t>(items.size());
+  }
+  t.note = std::move(note);
+}
+
+}  // namespace
+
+void AddVerdictSection(const VerdictResult& v, int top_n, Report& report) {
+  Section& s = report.AddSection("diff_verdict", "Verdict: step time, how sure, and why", -1);
+  if (!v.available) {
+    s.AddFact("available", "Verdict", std::string("none"));
+    s.notes.push_back("no verdict: " + v.unavailable_reason +
+                      "; the comparison below is of sums, without an interval");
+    return;
+  }
+  s.AddFact("summary", "In one sentence", v.sentence);
+  for (const std::string& n : v.notes) s.notes.push_back(n);
+  if (v.decision != VerdictDecision::kNoGate) {
+    s.AddFact("decision", "Decision", std::string(VerdictDecisionName(v.decision)));
+    s.AddFact("threshold_pct", "Threshold (--fail-if-slower)", v.threshold_pct, Unit::kPercent);
+    s.AddFact("decided_by", "  read from", v.decided_by);
+    s.AddFact("decision_reason", "  because", v.decision_reason);
+    if (v.iterations_to_decide.has_value()) {
+      s.AddFact("iterations_to_decide", "Iterations per side that would likely decide",
+                *v.iterations_to_decide, Unit::kCount);
+    }
+    if (v.runs_to_decide.has_value()) {
+      s.AddFact("runs_to_decide", "Runs per side that would likely decide", *v.runs_to_decide,
+                Unit::kCount);
+    }
+  }
+  s.AddFact("runs_before", "Runs, baseline", v.runs_before, Unit::kCount);
+  s.AddFact("runs_after", "Runs, candidate", v.runs_after, Unit::kCount);
+  s.AddFact("iterations_before", "Iterations, baseline", v.iterations_before, Unit::kCount);
+  s.AddFact("iterations_after", "Iterations, candidate", v.iterations_after, Unit::kCount);
+  s.AddFact("confidence_pct", "Interval confidence", v.confidence * 100, Unit::kPercent);
+  s.AddFact("resamples", "Bootstrap resamples", static_cast<int64_t>(v.resamples), Unit::kCount);
+  s.AddFact("seed", "Seed", static_cast<int64_t>(v.seed), Unit::kCount);
+
+  Table& t = s.AddTable("step_time", "Step time and GPU time per iteration",
+                        {{"metric", "Metric", Unit::kText},
+                         {"before_ns", "Before", Unit::kDurationNs},
+                         {"after_ns", "After", Unit::kDurationNs},
+                         {"change_pct", "Change", Unit::kPercent},
+                         {"change_low_pct", "Low", Unit::kPercent},
+                         {"change_high_pct", "High", Unit::kPercent},
+                         {"points", "Points", Unit::kNumber},
+                         {"points_low", "Points low", Unit::kNumber},
+                         {"points_high", "Points high", Unit::kNumber}});
+  t.rows.push_back({std::string("step time, median"), Ns(v.median_before_ns), Ns(v.median_after_ns),
+                    Num(v.median_change_pct.value), Num(v.median_change_pct.lo),
+                    Num(v.median_change_pct.hi), Value(), Value(), Value()});
+  t.rows.push_back({std::string("step time, mean"), Ns(v.mean_before_ns), Ns(v.mean_after_ns),
+                    Num(v.mean_change_pct.value), Num(v.mean_change_pct.lo),
+                    Num(v.mean_change_pct.hi), Num(v.mean_change_pct.value),
+                    Num(v.mean_change_pct.lo), Num(v.mean_change_pct.hi)});
+  t.rows.push_back({std::string("GPU time launched, median"), Ns(v.launched_median_before_ns),
+                    Ns(v.launched_median_after_ns), Num(v.launched_change_pct.value),
+                    Num(v.launched_change_pct.lo), Num(v.launched_change_pct.hi), Value(), Value(),
+                    Value()});
+  for (const VerdictPart* p : {&v.gpu_busy, &v.gpu_idle}) {
+    t.rows.push_back({p->label + ", mean", Ns(p->before_ns), Ns(p->after_ns),
+                      Num(p->change_pct.value), Num(p->change_pct.lo), Num(p->change_pct.hi),
+                      Num(p->points.value), Num(p->points.lo), Num(p->points.hi)});
+  }
+  t.note = fmt::format(
+      "{:.0f}% bootstrap intervals; points: change / the baseline's mean step time x 100.",
+      v.confidence * 100);
+
+  AddPartTable(s, "parts", "Where the change in mean step time went (parts add up to it)", "Part",
+               v.parts, top_n,
+               "Mean per iteration; GPU parts: work on the GPU, split evenly among what ran at "
+               "once.");
+  AddPartTable(s, "ranges", "GPU work by range below the iteration", "Range", v.ranges, top_n,
+               "(step): launched in the iteration outside a range; (outside): elsewhere.");
+  AddPartTable(s, "categories", "GPU work by category", "Category", v.categories, top_n,
+               "Kernel categories and memory-operation kinds.");
+}
+
+bool SetGateFromVerdict(const VerdictResult& v, Report& report) {
+  if (!v.available || v.decision == VerdictDecision::kNoGate) return false;
+  report.gate.failed = v.decision == VerdictDecision::kSlower;
+  report.gate.undecided = v.decision == VerdictDecision::kCannotTell;
+  std::string message = v.sentence;
+  if (v.decision != VerdictDecision::kNotSlower) message += " (" + v.decision_reason + ")";
+  if (v.iterations_to_decide.has_value()) {
+    message += v.runs_to_decide.has_value()
+                   ? fmt::format("; about {} runs per side would likely decide", *v.runs_to_decide)
+                   : fmt::format("; about {} iterations per side would likely decide",
+                                 *v.iterations_to_decide);
+  }
+  report.gate.message = std::move(message);
+  return true;
+}
+
+}  // namespace sightline

@@ -1,0 +1,107 @@
+// Tests for the intervals of the serving diff (serving/serving_intervals.h): the resampled
+// percentile matches np.percentile when every request is drawn once, a planted +20% TTFT is
+// inside its interval and 0 is not, and the same run against itself has 0 inside.
+#include "serving/serving_intervals.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "base/stats.h"
+#include "reporters/reporter.h"
+#include "serving/serving_diff.h"
+#include "serving/serving_metrics.h"
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+// `n` requests with TTFT ~ ttft_ms (10% noise), 16 output tokens, ITL gaps ~ 20 ms.
+RequestResults Requests(int n, double ttft_ms, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  RequestResults r;
+  r.path = "run.json";
+  r.duration_s = 100;
+  for (int i = 0; i < n; ++i) {
+    RequestRecord q;
+    q.success = true;
+    q.start_s = i * 0.1;
+    q.ttft_s = ttft_ms * (1 + 0.1 * z(rng)) / 1e3;
+    q.output_tokens = 16;
+    for (int g = 0; g < 15; ++g) q.itl_s.push_back(0.020 * (1 + 0.1 * z(rng)));
+    double sum = q.ttft_s;
+    for (double g : q.itl_s) sum += g;
+    q.latency_s = sum;
+    r.requests.push_back(q);
+  }
+  return r;
+}
+
+ServingMetrics Metrics(const RequestResults& r) {
+  StatusOr<ServingMetrics> m = ComputeServingMetrics(r, {});
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(m).value() : ServingMetrics{};
+}
+
+TEST(ServingIntervals, SamplesKeepEveryRequestsValues) {
+  const ServingMetrics m = Metrics(Requests(50, 100, 1));
+  EXPECT_EQ(m.samples.requests, 50u);
+  ASSERT_EQ(m.samples.ttft.sorted_ns.size(), 50u);
+  EXPECT_EQ(m.samples.itl.sorted_ns.size(), 50u * 15);
+  EXPECT_TRUE(std::is_sorted(m.samples.itl.sorted_ns.begin(), m.samples.itl.sorted_ns.end()));
+  // The samples are the figures the statistics come from.
+  EXPECT_DOUBLE_EQ(PercentileOfSorted(m.samples.ttft.sorted_ns, 99), m.ttft.p99_ns);
+  EXPECT_DOUBLE_EQ(PercentileOfSorted(m.samples.itl.sorted_ns, 50), m.itl.p50_ns);
+}
+
+TEST(ServingIntervals, PlantedTtftGrowthIsInsideItsIntervalAndZeroIsNot) {
+  const ServingMetrics b = Metrics(Requests(300, 100, 2)), a = Metrics(Requests(300, 120, 3));
+  const std::vector<ChangeInterval> ttft =
+      PercentileChangeIntervals(b.samples, b.samples.ttft, a.samples, a.samples.ttft, {50, 99});
+  ASSERT_EQ(ttft.size(), 2u);
+  EXPECT_GT(ttft[0].lo, 10);
+  EXPECT_LT(ttft[0].lo, 20);
+  EXPECT_GT(ttft[0].hi, 20);
+  EXPECT_LT(ttft[0].hi, 30);
+  const double p50 = (a.ttft.p50_ns / b.ttft.p50_ns - 1) * 100;
+  EXPECT_LT(ttft[0].lo, p50);
+  EXPECT_GT(ttft[0].hi, p50);
+  EXPECT_LT(ttft[0].hi - ttft[0].lo, ttft[1].hi - ttft[1].lo);  // the tail is less sure
+  // ITL did not change: its interval holds 0.
+  const std::vector<ChangeInterval> itl =
+      PercentileChangeIntervals(b.samples, b.samples.itl, a.samples, a.samples.itl, {50, 90, 99});
+  for (const ChangeInterval& c : itl) {
+    EXPECT_LT(c.lo, 0);
+    EXPECT_GT(c.hi, 0);
+  }
+}
+
+TEST(ServingIntervals, NoSamplesNoInterval) {
+  ServingMetrics b, a;
+  b.ttft.p50_ns = 1;
+  const std::vector<ChangeInterval> iv =
+      PercentileChangeIntervals(b.samples, b.samples.ttft, a.samples, a.samples.ttft, {50});
+  EXPECT_TRUE(std::isnan(iv[0].lo));
+  Report report;
+  report.inputs.resize(2);
+  AddServingDiff(b, a, std::nullopt, report);
+  const std::string json = RenderJsonReport(report);
+  EXPECT_NE(json.find("\"change_low_pct\": null"), std::string::npos);
+}
+
+TEST(ServingIntervals, CliShowsTheIntervals) {
+  const std::string sample =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/serving_loop_h100.requests.jsonl";
+  testing::CliResult r =
+      testing::RunSightline("diff --format json '" + sample + "' '" + sample + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t row = r.out.find("\"metric\": \"TTFT p50\"");
+  ASSERT_NE(row, std::string::npos);
+  const std::string tail = r.out.substr(row, 400);
+  EXPECT_NE(tail.find("\"change_low_pct\": -"), std::string::npos) << tail;
+  EXPECT_EQ(tail.find("\"change_high_pct\": -"), std::string::npos) << tail;
+}
+
+}  // namespace
+}  // namespace sightline
