@@ -54,6 +54,18 @@ const std::vector<FindingRule>& FindingRules() {
   return kRules;
 }
 
+LoopAfterWarmup::LoopAfterWarmup(AnalysisContext& context) : context_(context) {
+  for (const LoopWindow& w : context.Windows()) {
+    first_iteration_ = std::min(first_iteration_, w.iteration);
+  }
+}
+
+int64_t LoopAfterWarmup::Find(int32_t pid, TimeNs t) const {
+  const int64_t w = context_.FindWindow(pid, t);
+  if (w < 0 || context_.Windows()[w].iteration == first_iteration_) return -1;
+  return w;
+}
+
 std::string Percent(double part, double whole) {
   return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "n/a";
 }

@@ -68,6 +68,22 @@ inline constexpr DurationNs kMaxLaunchGapNs = 1'000'000;
 
 // Helpers the rules share.
 std::string Percent(double part, double whole);  // "42.1%"
+
+// The loop windows after the first iteration (warm-up: compilation, allocation, graph capture),
+// for rules about work that should not recur in the loop (alloc_in_loop, graph_recapture).
+class LoopAfterWarmup {
+ public:
+  explicit LoopAfterWarmup(AnalysisContext& context);
+  // The window holding time t of process pid (AnalysisContext::FindWindow); -1 when none or
+  // when it is the first iteration.
+  int64_t Find(int32_t pid, TimeNs t) const;
+  // Iterations after the first.
+  int64_t iterations() const { return static_cast<int64_t>(context_.Windows().size()) - 1; }
+
+ private:
+  AnalysisContext& context_;
+  int64_t first_iteration_ = INT64_MAX;
+};
 // Ranks findings: largest estimated saving first; ties keep their order.
 void SortFindings(std::vector<Finding>& findings);
 

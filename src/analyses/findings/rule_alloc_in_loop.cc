@@ -29,13 +29,7 @@ Status RuleAllocInLoop(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
   if (c.MainSet() == nullptr || c.Windows().size() < 2) return Status::Ok();
   const std::vector<LoopWindow>& windows = c.Windows();
-  int64_t first_iteration = INT64_MAX;
-  for (const LoopWindow& w : windows) first_iteration = std::min(first_iteration, w.iteration);
-  auto in_loop = [&](int32_t pid, TimeNs t) -> int64_t {
-    const int64_t w = c.FindWindow(pid, t);
-    if (w < 0 || windows[w].iteration == first_iteration) return -1;
-    return w;
-  };
+  const LoopAfterWarmup loop(c);
   const ApiCallTable& a = trace.api_calls;
   int64_t calls = 0;
   DurationNs call_ns = 0;
@@ -44,7 +38,7 @@ Status RuleAllocInLoop(AnalysisContext& c, std::vector<Finding>& out) {
   Finding f;
   for (size_t r = 0; r < a.size(); ++r) {
     if (a.api_class[r] != ApiClass::kAlloc || !IsAllocOrFree(trace.str(a.name[r]))) continue;
-    const int64_t w = in_loop(a.pid[r], a.start_ns[r]);
+    const int64_t w = loop.Find(a.pid[r], a.start_ns[r]);
     if (w < 0) continue;
     ++calls;
     call_ns += a.dur_ns(r);
@@ -62,7 +56,7 @@ Status RuleAllocInLoop(AnalysisContext& c, std::vector<Finding>& out) {
     const int64_t before = it->second;
     it->second = m.total_reserved[i];
     if (first || m.total_reserved[i] <= before) continue;
-    const int64_t w = in_loop(m.pid[i], m.time_ns[i]);
+    const int64_t w = loop.Find(m.pid[i], m.time_ns[i]);
     if (w < 0) continue;
     ++growths;
     grown_bytes += m.total_reserved[i] - before;
@@ -77,7 +71,7 @@ Status RuleAllocInLoop(AnalysisContext& c, std::vector<Finding>& out) {
     listed += fmt::format("{}{} x{}", listed.empty() ? "" : ", ", name, count);
   }
   f.id = "alloc_in_loop";
-  const int64_t n = static_cast<int64_t>(windows.size()) - 1;
+  const int64_t n = loop.iterations();
   const double share = static_cast<double>(hit_windows.size()) / static_cast<double>(n);
   f.severity = share >= 0.5 ? Severity::kMedium : Severity::kLow;
   f.title = fmt::format(

@@ -38,13 +38,7 @@ Status RuleGraphRecapture(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
   if (c.MainSet() == nullptr || c.Windows().size() < 2) return Status::Ok();
   const std::vector<LoopWindow>& windows = c.Windows();
-  int64_t first_iteration = INT64_MAX;
-  for (const LoopWindow& w : windows) first_iteration = std::min(first_iteration, w.iteration);
-  auto in_loop = [&](int32_t pid, TimeNs t) -> int64_t {
-    const int64_t w = c.FindWindow(pid, t);
-    if (w < 0 || windows[w].iteration == first_iteration) return -1;
-    return w;
-  };
+  const LoopAfterWarmup loop(c);
   const ApiCallTable& a = trace.api_calls;
   int64_t captures = 0, instantiations = 0;
   DurationNs host_ns = 0;
@@ -66,7 +60,7 @@ Status RuleGraphRecapture(AnalysisContext& c, std::vector<Finding>& out) {
       open_capture[thread] = static_cast<int32_t>(r);
       continue;
     }
-    const int64_t w = in_loop(a.pid[r], a.start_ns[r]);
+    const int64_t w = loop.Find(a.pid[r], a.start_ns[r]);
     if (kind == GraphCall::kEndCapture) {
       auto begin = open_capture.find(thread);
       if (begin == open_capture.end()) continue;  // the capture began outside the trace
@@ -93,7 +87,7 @@ Status RuleGraphRecapture(AnalysisContext& c, std::vector<Finding>& out) {
   if (captures == 0 && instantiations == 0) return Status::Ok();
   std::sort(hit_windows.begin(), hit_windows.end());
   hit_windows.erase(std::unique(hit_windows.begin(), hit_windows.end()), hit_windows.end());
-  const int64_t n = static_cast<int64_t>(windows.size()) - 1;
+  const int64_t n = loop.iterations();
   f.id = "graph_recapture";
   f.severity =
       2 * static_cast<int64_t>(hit_windows.size()) >= n ? Severity::kHigh : Severity::kMedium;
