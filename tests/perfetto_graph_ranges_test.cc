@@ -4,6 +4,8 @@
 // 12 times. Per replay the program captures 18 attention, 15 mlp and 13 head kernels and 2 in
 // "capture" alone (279 in all). The export is parsed back (simdjson) and checked against those
 // numbers and against the kernel events it holds.
+#include "exporters/perfetto_graph_ranges.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -119,13 +121,16 @@ int64_t StreamOf(const Export& ex, const RangeSlice& s) {
   return std::stoll(n.substr(7, n.size() - 7 - suffix.size()));
 }
 
-// Slices on one track nest: sorted by start (longer first), each ends within the one around it.
+// Slices on one track nest: sorted by start (longer first, then outer first), each ends within
+// the one around it and continues its path.
 void ExpectNested(const Export& ex) {
   std::map<std::pair<int64_t, int64_t>, std::vector<const RangeSlice*>> by_track;
   for (const RangeSlice& s : ex.slices) by_track[{s.pid, s.tid}].push_back(&s);
   for (auto& [track, slices] : by_track) {
     std::sort(slices.begin(), slices.end(), [](const RangeSlice* a, const RangeSlice* b) {
-      return a->ts != b->ts ? a->ts < b->ts : a->dur > b->dur;
+      if (a->ts != b->ts) return a->ts < b->ts;
+      if (a->dur != b->dur) return a->dur > b->dur;
+      return a->path.size() < b->path.size();  // same span: the outer one first
     });
     std::vector<const RangeSlice*> stack;
     for (const RangeSlice* s : slices) {
@@ -308,6 +313,35 @@ TEST(PerfettoGraphRanges, OverlappingKernelsStillNest) {
     }
   }
   EXPECT_EQ(graph_events, 2);
+}
+
+// Hostile nesting: 1,000 ranges open at the capture point. The path keeps the innermost
+// kMaxPathDepth of them; the track shows the outermost kMaxGraphRangeLevels of that path.
+TEST(PerfettoGraphRanges, DeepNestingIsBounded) {
+  testing::TraceFixture f;
+  f.Device(0);
+  constexpr int kDepth = 1000;
+  for (int i = 0; i < kDepth; ++i) f.Range(fmt::format("r{}", i), i, 100'000 - i);
+  f.Kernel("k", 200'000, 200'100, {}, 9);
+  Trace trace = f.Build();
+  trace.kernels.graph_node[0] = 1;
+  trace.kernels.capture_node[0] = 1;
+  trace.kernels.capture_ns[0] = 50'000;
+  trace.kernels.capture_pid[0] = 100;
+  trace.kernels.capture_tid[0] = 100;
+  const Export ex = Parse(ExportPerfettoJson(trace));
+  ASSERT_TRUE(ex.ok);
+  ASSERT_EQ(ex.kernels.size(), 1u);
+  const std::string& path = ex.kernels[0].ranges;
+  EXPECT_EQ(std::count(path.begin(), path.end(), '>'), kMaxPathDepth - 1);
+  EXPECT_TRUE(path.ends_with("r999"));
+  EXPECT_TRUE(path.starts_with(fmt::format("r{} > ", kDepth - kMaxPathDepth)));
+  ASSERT_EQ(ex.slices.size(), static_cast<size_t>(kMaxGraphRangeLevels));
+  for (const RangeSlice& s : ex.slices) {
+    EXPECT_TRUE(path.starts_with(s.path)) << s.path;
+    EXPECT_EQ(s.kernels, 1);
+  }
+  ExpectNested(ex);
 }
 
 }  // namespace
