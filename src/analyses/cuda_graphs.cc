@@ -5,24 +5,15 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include "analyses/analysis_context.h"
 #include "analyses/graph_alignment.h"
+#include "analyses/graph_kernel_paths.h"
 #include "analyses/launch_projection.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
 namespace {
-
-bool HostRange(RangeKind k) {
-  return k == RangeKind::kNvtxPushPop || k == RangeKind::kNvtxStartEnd ||
-         k == RangeKind::kUserAnnotation;
-}
-
-int64_t ThreadKey(int32_t pid, int32_t tid) {
-  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
-}
 
 // The same step run eagerly: for each capture path ("capture > layer_0 > attention"), the ranges
 // of the same names below another outermost range ("eager_step_7 > layer_0 > attention"), and
@@ -50,11 +41,11 @@ void AddEagerCounterparts(const Trace& trace, const std::set<int32_t>& capture_r
   constexpr int kMaxDepth = 64;  // deeper paths are not matched (nesting work stays linear)
   std::vector<std::string_view> names;
   for (size_t i = 0; i < r.size(); ++i) {
-    if (!HostRange(r.kind[i]) || r.depth[i] == 0 || r.depth[i] > kMaxDepth) continue;
+    if (!IsCaptureRangeKind(r.kind[i]) || r.depth[i] == 0 || r.depth[i] > kMaxDepth) continue;
     names.clear();
     int32_t root = kNoRow;
     for (int32_t row = static_cast<int32_t>(i); row != kNoRow; row = r.parent[row]) {
-      if (!HostRange(r.kind[row])) continue;
+      if (!IsCaptureRangeKind(r.kind[row])) continue;
       names.push_back(trace.str(r.name[row]));
       root = row;
     }
@@ -110,55 +101,8 @@ int64_t CountGraphLaunches(const Trace& trace) {
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
   CudaGraphsResult out;
   const KernelTable& k = trace.kernels;
-  const RangeTable& r = trace.ranges;
-  // The ranges of each thread, in start order (the table's order).
-  std::unordered_map<int64_t, std::vector<int32_t>> by_thread;
-  for (size_t i = 0; i < r.size(); ++i) {
-    if (HostRange(r.kind[i]))
-      by_thread[ThreadKey(r.pid[i], r.tid[i])].push_back(static_cast<int32_t>(i));
-  }
-  // The path of host ranges open on (pid, tid) at t, outermost first; memoized per point (one
-  // per node, however many replays). With `run` (an aligned kernel's eager counterpart), the
-  // ranges holding the whole eager run are left out: they are the step, not the kernel's place.
-  std::map<std::tuple<int32_t, int32_t, TimeNs, int32_t>, std::string> paths;
-  std::set<int32_t> capture_roots;  // outermost ranges open at some capture
-  const std::vector<uint8_t> graph = GraphKernelRows(trace);
-  const GraphAlignment alignment = AlignGraphKernels(trace, graph);
-  auto path_at = [&](int32_t pid, int32_t tid, TimeNs t, int32_t run) -> const std::string& {
-    auto [it, inserted] = paths.try_emplace({pid, tid, t, run});
-    if (!inserted) return it->second;
-    auto th = by_thread.find(ThreadKey(pid, tid));
-    if (th == by_thread.end()) return it->second;
-    const std::vector<int32_t>& rows = th->second;
-    // The last range that starts at or before t; the ranges open at t are it or its ancestors.
-    auto at = std::upper_bound(rows.begin(), rows.end(), t,
-                               [&](TimeNs v, int32_t row) { return v < r.start_ns[row]; });
-    std::vector<std::string_view> names;
-    int32_t row = at == rows.begin() ? kNoRow : *(at - 1);
-    int32_t root = kNoRow;
-    // Walk up: a range that ended before t is not open; its parent may be. Bounded by the depth.
-    while (row != kNoRow) {
-      const bool whole_run = run >= 0 &&
-                             r.start_ns[row] <= alignment.eager_runs[run].first_launch_ns &&
-                             r.end_ns[row] > alignment.eager_runs[run].last_launch_ns;
-      if (r.end_ns[row] > t && HostRange(r.kind[row]) && !whole_run) {
-        names.push_back(trace.str(r.name[row]));
-        root = row;
-      }
-      row = r.parent[row];
-    }
-    if (root != kNoRow && run < 0) capture_roots.insert(root);
-    // A sibling that started later than an ended range may hold t while the last-starting range
-    // does not: the walk above covers the ancestors of the last range that started; ranges open
-    // at t that started earlier are among them when ranges nest (the usual case).
-    std::string p;
-    for (auto n = names.rbegin(); n != names.rend(); ++n) {
-      if (!p.empty()) p += " > ";
-      p += *n;
-    }
-    it->second = std::move(p);
-    return it->second;
-  };
+  const GraphKernelPaths gp = ComputeGraphKernelPaths(trace);
+  const GraphAlignment& alignment = gp.alignment;
   struct Acc {
     std::map<int64_t, int> nodes;  // original node (aligned: its eager counterpart) -> seen
     int64_t kernels = 0;
@@ -169,31 +113,27 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
   out.replays_to_align = alignment.replays;
   out.replays_aligned = alignment.replays_matched;
   out.sequences_cut = alignment.sequences_cut;
-  const ApiCallTable& api = trace.api_calls;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (!graph[i]) continue;
+    if (!gp.graph[i]) continue;
     ++out.graph_kernels;
     const DurationNs d = k.dur_ns(i);
     out.graph_gpu_ns += d;
-    const std::string* path = nullptr;
     int64_t node = k.capture_node[i];
-    const bool aligned = k.capture_ns[i] < 0;
-    if (!aligned) {
+    if (gp.source[i] == PathSource::kCapture) {
       ++out.with_capture;
-      path = &path_at(k.capture_pid[i], k.capture_tid[i], k.capture_ns[i], -1);
-    } else if (!alignment.counterpart.empty() && alignment.counterpart[i] != kNoRow) {
+    } else if (gp.source[i] == PathSource::kAligned) {
       ++out.aligned;
-      const int32_t call = k.launch_call[alignment.counterpart[i]];
-      path = &path_at(api.pid[call], api.tid[call], api.start_ns[call], alignment.eager_run[i]);
       node = -1 - static_cast<int64_t>(alignment.counterpart[i]);  // apart from real node ids
     } else {
       continue;
     }
-    if (!path->empty()) {
+    const std::string& path = gp.paths[gp.path[i]];
+    if (!path.empty()) {
       ++out.in_ranges;
       out.in_ranges_gpu_ns += d;
     }
-    Acc& acc = by_path[{aligned, path->empty() ? std::string("(no range open)") : *path}];
+    Acc& acc = by_path[{gp.source[i] == PathSource::kAligned,
+                        path.empty() ? std::string("(no range open)") : path}];
     acc.nodes[node] = 1;
     ++acc.kernels;
     acc.gpu_ns += d;
@@ -210,7 +150,8 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
     row.per_replay_ns =
         row.replays > 0 ? static_cast<DurationNs>(static_cast<double>(a.gpu_ns) / row.replays) : 0;
   }
-  AddEagerCounterparts(trace, capture_roots, out);
+  AddEagerCounterparts(trace, std::set<int32_t>(gp.capture_roots.begin(), gp.capture_roots.end()),
+                       out);
   std::stable_sort(
       out.rows.begin(), out.rows.end(),
       [](const CaptureRangeRow& a, const CaptureRangeRow& b) { return a.gpu_ns > b.gpu_ns; });

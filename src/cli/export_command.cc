@@ -77,10 +77,12 @@ int RunExport(const ExportArgs& args) {
       stderr, "%s",
       fmt::format("sightline: wrote {}: {} kernels, {} memory operations, {} API calls, "
                   "{} ranges, {} launch flows, {} iterations, {} findings ({} marked "
-                  "spans), {} GIL and {} GC slices, {} memory points, {} metric samples\n",
+                  "spans), {} GIL and {} GC slices, {} memory points, {} metric samples, {} graph "
+                  "range slices\n",
                   args.output, counts.kernels, counts.memops, counts.api_calls, counts.ranges,
                   counts.flows, counts.iterations, counts.findings, counts.finding_spans,
-                  counts.gil_slices, counts.gc_slices, counts.memory_points, counts.metric_samples)
+                  counts.gil_slices, counts.gc_slices, counts.memory_points, counts.metric_samples,
+                  counts.graph_range_slices)
           .c_str());
   return kExitOk;
 }

@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <set>
 #include <utility>
 
+#include "analyses/graph_kernel_paths.h"
 #include "analyses/memory.h"
 #include "base/json_writer.h"
 #include "base/time_units.h"
+#include "exporters/perfetto_graph_ranges.h"
 
 namespace sightline {
 namespace {
@@ -248,6 +251,60 @@ Status WriteCounterTracks(const Trace& trace, AnalysisContext* context, EventWri
   return Status::Ok();
 }
 
+// CUDA graph kernels' ranges: per stream with attributed graph kernels a track "Stream S: graph
+// ranges" right below the stream's own, with a slice per range and replay
+// (perfetto_graph_ranges.h).
+void WriteGraphRanges(const Trace& trace, const GraphKernelPaths& gp,
+                      const std::set<std::pair<int32_t, int32_t>>& streams, EventWriter& w,
+                      PerfettoExportCounts& c) {
+  std::map<std::pair<int32_t, int32_t>, int64_t> ordinal;  // (device, stream) -> index in device
+  int32_t last = 0;
+  for (const auto& [d, st] : streams) {
+    ordinal[{d, st}] = ordinal.empty() || d != last ? 0 : ordinal.rbegin()->second + 1;
+    last = d;
+  }
+  bool sorted = false;
+  int32_t sorted_device = 0;
+  std::string path;
+  ForEachGraphRangeSlice(
+      trace, gp,
+      [&](int32_t track, int32_t device, int32_t stream) {
+        const int64_t pid = kGpuPidBase + device;
+        const int64_t tid = kGraphRangesTidBase + track;
+        w.Metadata("thread_name", pid, tid, fmt::format("Stream {}: graph ranges", stream));
+        // The device's stream tracks in stream order (once per device), each followed by its
+        // graph ranges.
+        if (!sorted || device != sorted_device) {
+          for (auto it = ordinal.lower_bound({device, INT32_MIN});
+               it != ordinal.end() && it->first.first == device; ++it) {
+            w.ThreadSortIndex(pid, it->first.second, 2 * it->second);
+          }
+          sorted = true;
+          sorted_device = device;
+        }
+        w.ThreadSortIndex(pid, tid, 2 * ordinal[{device, stream}] + 1);
+      },
+      [&](const GraphRangeSlice& s) {
+        const std::vector<StringId>& names = gp.components[s.path];
+        path.clear();
+        for (int32_t d = 0; d <= s.depth; ++d) {
+          if (d > 0) path += " > ";
+          path += trace.str(names[d]);
+        }
+        w.Begin('X', kGpuPidBase + s.device, kGraphRangesTidBase + s.track, s.start_ns);
+        w.Name(trace.str(names[s.depth]));
+        w.Field("cat", "graph_range");
+        w.Dur(s.end_ns - s.start_ns);
+        std::string& o = w.out();
+        o += ",\"args\":{\"path\":";
+        JsonWriter::AppendEscaped(o, path);
+        fmt::format_to(std::back_inserter(o), ",\"kernels\":{},\"attributed_by\":\"{}\"{}}}",
+                       s.kernels, PathSourceName(s.source), s.clipped ? ",\"clipped\":true" : "");
+        w.End();
+        ++c.graph_range_slices;
+      });
+}
+
 }  // namespace
 
 Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& options,
@@ -304,6 +361,8 @@ Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& option
     ++c.flows;
   };
 
+  // Graph kernels carry the ranges of their capture (or eager counterpart) as args.
+  const GraphKernelPaths gp = ComputeGraphKernelPaths(trace);
   const KernelTable& k = trace.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
     const int64_t pid = kGpuPidBase + k.device[i];
@@ -315,13 +374,23 @@ Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& option
     o += ",\"args\":{\"name\":";
     JsonWriter::AppendEscaped(o, trace.str(k.name[i]));
     fmt::format_to(std::back_inserter(o),
-                   ",\"grid\":\"{},{},{}\",\"block\":\"{},{},{}\",\"correlation\":{}}}",
-                   k.grid[i].x, k.grid[i].y, k.grid[i].z, k.block[i].x, k.block[i].y, k.block[i].z,
+                   ",\"grid\":\"{},{},{}\",\"block\":\"{},{},{}\",\"correlation\":{}", k.grid[i].x,
+                   k.grid[i].y, k.grid[i].z, k.block[i].x, k.block[i].y, k.block[i].z,
                    k.correlation[i]);
+    if (!gp.source.empty() && gp.graph[i]) {
+      fmt::format_to(std::back_inserter(o), ",\"graph_node\":{},\"attributed_by\":\"{}\"",
+                     k.graph_node[i], PathSourceName(gp.source[i]));
+      if (gp.path[i] >= 0 && !gp.paths[gp.path[i]].empty()) {
+        o += ",\"capture_ranges\":";
+        JsonWriter::AppendEscaped(o, gp.paths[gp.path[i]]);
+      }
+    }
+    o += '}';
     w.End();
     ++c.kernels;
     flow(k.launch_call[i], pid, k.stream[i], k.start_ns[i]);
   }
+  WriteGraphRanges(trace, gp, streams, w, c);
   const MemOpTable& m = trace.memops;
   for (size_t i = 0; i < m.size(); ++i) {
     const int64_t pid = kGpuPidBase + m.device[i];

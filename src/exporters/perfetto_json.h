@@ -6,7 +6,10 @@
 // CPU ops); flow arrows from each launching API call to its kernel or memory operation; iteration
 // markers (a track per iteration set, in its process and in every GPU process it used) and
 // findings (a process with a track per finding, a slice per place it points at); counter tracks
-// in each GPU's process for its memory (allocated, reserved) and its sampled GPU metrics.
+// in each GPU's process for its memory (allocated, reserved) and its sampled GPU metrics. CUDA
+// graph kernels carry the host ranges of their capture (or eager counterpart) in their args, and
+// each stream that ran them gets a "Stream S: graph ranges" track with a slice per range and
+// replay (perfetto_graph_ranges.h).
 // Timestamps are microseconds (3 decimals, i.e. ns precision) from the trace's first event.
 // The output goes out in chunks, so a trace of 10^7 kernels never sits in memory as one string.
 #pragma once
@@ -33,7 +36,8 @@ struct PerfettoExportCounts {  // what was written, for tests and the CLI's summ
   int64_t gil_slices = 0;     // "Holding GIL" / "Waiting for GIL" slices on the GIL tracks
   int64_t gc_slices = 0;      // collections on the GC tracks
   int64_t memory_points = 0;  // points on the GPU memory counter tracks
-  int64_t metric_samples = 0;  // GPU metric samples on their counter tracks
+  int64_t metric_samples = 0;      // GPU metric samples on their counter tracks
+  int64_t graph_range_slices = 0;  // slices on the "Stream S: graph ranges" tracks
 };
 
 struct PerfettoExportOptions {
@@ -55,6 +59,9 @@ inline constexpr int64_t kIterationTidBase = 2'000'000'000;
 // track of a process is thread kGcTid.
 inline constexpr int64_t kGilTidBase = 2'100'000'000;
 inline constexpr int64_t kGcTid = 2'099'999'999;
+// The graph range track of a stream is thread kGraphRangesTidBase + the index of the stream among
+// those with attributed graph kernels, in the GPU's process.
+inline constexpr int64_t kGraphRangesTidBase = 2'200'000'000;
 
 // Receives the export in consecutive chunks (about 1 MiB each); an error stops the export.
 using ChunkSink = std::function<Status(std::string_view chunk)>;
