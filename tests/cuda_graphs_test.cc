@@ -21,6 +21,7 @@
 #include "analyses/graph_alignment.h"
 #include "analyses/nvtx_projection.h"
 #include "base/input_data.h"
+#include "diff/step_samples.h"
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
 #include "sightline/recorder_format.h"
@@ -566,6 +567,35 @@ TEST(CudaGraphs, RecorderNodeRecordsAttributeReplayedKernelsToTheirCaptureRanges
   const NvtxRangeGroup* old_attention = group(*old, *o, "attention", 2);
   ASSERT_NE(old_attention, nullptr);
   EXPECT_EQ(old_attention->work.kernel_count, 12 * 8 * 18);  // the eager steps' only
+}
+
+// The verdict's per-iteration parts (diff/step_samples.h) over the graph steps: the replayed
+// kernels count in the layer that captured them (`layer_N`), below the capture's own range, not
+// all in the graph launch's step; only the kernels captured outside every layer stay in (step).
+TEST(CudaGraphs, StepPartsOfGraphStepsAreByTheLayerThatCaptured) {
+  StatusOr<Trace> t = ImportTrace(kData + "nsys/graph_decode_node_h100.sqlite.gz");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  AnalyzeOptions options;
+  options.iterations_regex = "graph_step_(\\d+)";
+  StatusOr<RunSamples> run = CollectRunSamples(*testing::Ctx(*t, options));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_EQ(run->iterations(), 12u);
+  double layer_gemm_ns = 0;
+  for (size_t p = 0; p < run->parts.size(); ++p) {
+    const StepPart& part = run->parts[p];
+    if (part.kind != StepPart::Kind::kGpu) continue;
+    EXPECT_NE(part.range, "capture") << part.Label();
+    // The graph's GEMMs and attention kernels were all captured inside a layer; the step's own
+    // eager work (input copies, sampling) stays in (step).
+    if (part.range == kStepRange) {
+      EXPECT_NE(part.what, "GEMM") << part.Label();
+      EXPECT_NE(part.what, "attention") << part.Label();
+    }
+    if (part.range == "layer_N" && part.what == "GEMM") {
+      for (double v : run->part_ns[p]) layer_gemm_ns += v;
+    }
+  }
+  EXPECT_GT(layer_gemm_ns, 0);
 }
 
 TEST(CudaGraphs, WholeGraphTracingAndProfilerTracesSayWhatIsMissing) {

@@ -7,6 +7,8 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
+#include "analyses/cuda_graphs.h"
+#include "analyses/graph_kernel_paths.h"
 #include "analyses/iterations.h"
 #include "analyses/kernel_category.h"
 #include "analyses/launch_projection.h"
@@ -88,6 +90,54 @@ Status RunSamples::Validate(const std::string& where) const {
 }
 
 namespace {
+
+int64_t ThreadKey(int32_t pid, int32_t tid) {
+  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
+}
+
+// Replayed graph kernels launched in an iteration count in the range that says what they are,
+// not in the graph launch's (issue 29): the outermost range of their path (graph_kernel_paths.h)
+// below the capture's own, where the capture's own is a range around every capture point of its
+// thread, as the iteration's range is around an eager step's launches; for a kernel aligned with
+// an eager counterpart the path is already below the eager step's range.
+template <typename Intern>
+void LabelGraphKernels(const Trace& trace, Intern& intern, int32_t outside,
+                       std::vector<int32_t>& range_of) {
+  const KernelTable& k = trace.kernels;
+  if (std::none_of(k.graph_node.begin(), k.graph_node.end(), [](int64_t n) { return n != 0; }) &&
+      CountGraphLaunches(trace) == 0) {
+    return;
+  }
+  const GraphKernelPaths paths = ComputeGraphKernelPaths(trace);
+  std::unordered_map<int64_t, std::pair<TimeNs, TimeNs>> captures;  // thread -> first, last
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (paths.source[i] != PathSource::kCapture) continue;
+    auto [it, inserted] = captures.try_emplace(ThreadKey(k.capture_pid[i], k.capture_tid[i]),
+                                               k.capture_ns[i], k.capture_ns[i]);
+    it->second.first = std::min(it->second.first, k.capture_ns[i]);
+    it->second.second = std::max(it->second.second, k.capture_ns[i]);
+  }
+  const RangeTable& r = trace.ranges;
+  std::unordered_map<int64_t, StringId> wrapper;  // thread -> name of the range around all
+  for (int32_t row : paths.capture_roots) {
+    auto c = captures.find(ThreadKey(r.pid[row], r.tid[row]));
+    if (c != captures.end() && r.start_ns[row] <= c->second.first &&
+        r.end_ns[row] > c->second.second) {
+      wrapper.try_emplace(c->first, r.name[row]);
+    }
+  }
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (paths.source[i] == PathSource::kNone || range_of[i] == outside) continue;
+    const std::vector<StringId>& names = paths.components[paths.path[i]];
+    size_t skip = 0;
+    if (paths.source[i] == PathSource::kCapture && !names.empty()) {
+      auto w = wrapper.find(ThreadKey(k.capture_pid[i], k.capture_tid[i]));
+      if (w != wrapper.end() && names[0] == w->second) skip = 1;
+    }
+    if (names.size() <= skip) continue;
+    range_of[i] = intern(DigitRunsToN(trace.str(names[skip])));
+  }
+}
 
 // One GPU work item on the iteration set's devices.
 struct Work {
@@ -261,6 +311,8 @@ StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
       }
     }
   }
+
+  LabelGraphKernels(trace, intern, outside, range_of);
 
   // GPU work on the set's devices, by start.
   std::vector<int32_t> devices = set.devices;
