@@ -2,6 +2,7 @@
 // SIGTERM), and a write that fails (to a file or to standard output) is an error with its own exit
 // code (docs/reliability.md, "Outputs").
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,6 +143,24 @@ TEST(OutputSafety, FailuresAreOutputErrorsAndLeaveNothing) {
     ASSERT_TRUE(w->Append("partial").ok());
   }  // destroyed without Commit
   EXPECT_EQ(OtherFiles(dir, {}), 0);
+}
+
+// An output gets the mode a plain open would give it (0666 less the umask), not the temporary's
+// 0600; one that replaces a file keeps that file's mode.
+TEST(OutputSafety, OutputsHaveTheUsualModeOrTheReplacedFilesMode) {
+  const std::string dir = testing::MakeTempDir();
+  const mode_t old = ::umask(027);
+  Status s = WriteFileAtomically(dir + "/new.json", "x");
+  ::umask(old);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  struct stat st {};
+  ASSERT_EQ(::stat((dir + "/new.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  ASSERT_EQ(::chmod((dir + "/new.json").c_str(), 0604), 0);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/new.json", "y").ok());
+  ASSERT_EQ(::stat((dir + "/new.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0604u);
+  EXPECT_EQ(Slurp(dir + "/new.json"), "y");
 }
 
 // Two writers of one path at once: each has its own temporary, and the path ends up whole.

@@ -284,6 +284,27 @@ void SyncDirectoryOf(const std::string& path) {
   }
 }
 
+// The mode a new output gets: what open(2) would give it (0666 less the umask, read from
+// /proc/self/status without changing it, since other threads may be creating files); an output
+// that replaces a file keeps that file's mode.
+mode_t OutputMode(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
+  mode_t umask_bits = 022;
+  if (std::FILE* status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, status) != nullptr) {
+      unsigned int value = 0;
+      if (std::sscanf(line, "Umask: %o", &value) == 1) {
+        umask_bits = static_cast<mode_t>(value & 0777);
+        break;
+      }
+    }
+    std::fclose(status);
+  }
+  return 0666 & ~umask_bits;
+}
+
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {
@@ -309,6 +330,9 @@ StatusOr<AtomicFileWriter> AtomicFileWriter::Open(const std::string& path) {
                     std::strerror(err)));
   }
   const int slot = TrackTemp(tmp);
+  // mkstemps creates the file 0600; give it the mode a plain open would (best effort: a failure
+  // leaves the output private, not lost).
+  (void)::fchmod(fd, OutputMode(path));
   std::FILE* f = ::fdopen(fd, "wb");
   if (f == nullptr) {
     const int err = errno;
