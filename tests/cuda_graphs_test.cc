@@ -496,7 +496,7 @@ TEST(CudaGraphs, RecorderNodeRecordsAttributeReplayedKernelsToTheirCaptureRanges
   ASSERT_EQ(conv.node_records(), 850);
   StatusOr<Trace> t = ImportRecorderBytes(bytes, "graph_decode.slrec");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 0);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kGraphKernelsWithoutCapture), 0);
 
   const CudaGraphsResult g = ComputeCudaGraphs(*t);
   EXPECT_EQ(g.graph_kernels, 12 * 279);
@@ -558,7 +558,7 @@ TEST(CudaGraphs, RecorderNodeRecordsAttributeReplayedKernelsToTheirCaptureRanges
       }());
   StatusOr<Trace> old = ImportRecorderBytes(without, "old.slrec");
   ASSERT_TRUE(old.ok()) << old.status().ToString();
-  EXPECT_EQ(old->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 12 * 279);
+  EXPECT_EQ(old->diagnostics.Count(DiagCode::kGraphKernelsWithoutCapture), 12 * 279);
   const CudaGraphsResult og = ComputeCudaGraphs(*old);
   EXPECT_EQ(og.graph_kernels, 12 * 279);
   EXPECT_EQ(og.with_capture, 0);
@@ -596,6 +596,31 @@ TEST(CudaGraphs, StepPartsOfGraphStepsAreByTheLayerThatCaptured) {
     }
   }
   EXPECT_GT(layer_gemm_ns, 0);
+}
+
+// The export of a capture before the recording began: the same H100 export with its node
+// creation rows deleted. The importer counts the graph kernels left without a capture
+// (graph_kernels_without_capture), and the cuda_graphs section matches all of them with the eager
+// step instead, layer by layer.
+TEST(CudaGraphs, AnExportWithoutNodeRowsIsCountedAndAligned) {
+  const std::string plain = PlainCopy(kData + "nsys/graph_decode_node_h100.sqlite.gz", "nonodes");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(plain.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM CUDA_GRAPH_NODE_EVENTS", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  StatusOr<Trace> t = ImportTrace(plain);
+  std::filesystem::remove(plain);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kGraphKernelsWithoutCapture), 12 * 279);
+  const CudaGraphsResult g = ComputeCudaGraphs(*t);
+  EXPECT_EQ(g.with_capture, 0);
+  EXPECT_EQ(g.aligned, 12 * 279);
+  const CaptureRangeRow* attention = Row(g, "layer_3 > attention");
+  ASSERT_NE(attention, nullptr);
+  EXPECT_TRUE(attention->aligned);
+  EXPECT_EQ(attention->nodes, 18);
+  EXPECT_DOUBLE_EQ(attention->replays, 12.0);
 }
 
 TEST(CudaGraphs, WholeGraphTracingAndProfilerTracesSayWhatIsMissing) {

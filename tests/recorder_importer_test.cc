@@ -297,7 +297,7 @@ TEST(RecorderImporter, GraphNodeRecordsGiveGraphKernelsTheirCapture) {
   EXPECT_EQ(k.capture_tid[2], -1);
   EXPECT_TRUE(k.capture_node[3] == 601 || k.capture_node[3] == 602);
   for (size_t i = 0; i < 4; ++i) EXPECT_NE(k.launch_call[i], kNoRow) << i;
-  const Diagnostic* missing = FindDiag(*t, DiagCode::kRecorderGraphKernelsWithoutCapture);
+  const Diagnostic* missing = FindDiag(*t, DiagCode::kGraphKernelsWithoutCapture);
   ASSERT_NE(missing, nullptr);
   EXPECT_EQ(missing->count, 1);
   EXPECT_NE(missing->detail.find("1 of 4 graph kernels"), std::string::npos) << missing->detail;
@@ -352,7 +352,7 @@ TEST(RecorderImporter, SampledGraphTraceSaysWhichLaunchesWereNodeTraced) {
             std::string::npos)
       << d->detail;
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kWholeGraphRuns), 2);
-  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 0);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kGraphKernelsWithoutCapture), 0);
 }
 
 // String ids come from the file: one far beyond the strings seen (0xb5000001 sized a 48 GB table
@@ -702,7 +702,7 @@ TEST(RecorderImporter, RealH100Recording) {
   EXPECT_TRUE(t->diagnostics.items().empty() ||
               t->diagnostics.Count(DiagCode::kRecorderDroppedRecords) == 0);
   // Recorded before graph node records were written: its graph kernels have no capture.
-  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderGraphKernelsWithoutCapture), 400);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kGraphKernelsWithoutCapture), 400);
 }
 
 }  // namespace

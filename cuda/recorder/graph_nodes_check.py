@@ -106,7 +106,7 @@ def capture_facts(case, sections, report):
           nv.get("graph_kernels", 0) > 0 and nv.get("kernels_by_capture") == nv.get(
               "graph_kernels"),
           f"{nv.get('kernels_by_capture')} of {nv.get('graph_kernels')}")
-    missing = diag_count(report, "recorder_graph_kernels_without_capture")
+    missing = diag_count(report, "graph_kernels_without_capture")
     check(case, "no graph kernel without a node record (diagnostic)", missing == 0, f"{missing}")
     return cg.get("tables", {}).get("by_capture_range", {}).get("rows", []), f
 

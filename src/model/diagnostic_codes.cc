@@ -209,9 +209,12 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kRecorderGpuMetricsNotAligned, "recorder_gpu_metrics_not_aligned", kWarning,
      "GPU metric samples placed by the host's real-time clock, unchecked (too few changes of GR "
      "Active to compare them with the kernels)"},
-    {kRecorderGraphKernelsWithoutCapture, "recorder_graph_kernels_without_capture", kWarning,
-     "CUDA graph kernels whose node has no creation record: they are not credited to the NVTX "
-     "ranges open when their graph was captured"},
+    {kGraphKernelsWithoutCapture, "graph_kernels_without_capture", kWarning,
+     "CUDA graph kernels (traced per node) whose node has no creation record (nsys "
+     "CUDA_GRAPH_NODE_EVENTS, the recorder's graph_node records): the graph was captured before "
+     "the recording began, or the records were lost; they are not credited to the NVTX ranges "
+     "open at their capture (the cuda_graphs section matches them with an eager run instead, "
+     "where the trace has one)"},
     {kRecorderSampledGraphTrace, "recorder_sampled_graph_trace", kInfo,
      "CUDA graphs traced by sample (--cuda-graph-trace sampled:N): some replays have their "
      "kernels, the others are whole-graph rows; per-replay figures rest on the sampled ones"},

@@ -89,7 +89,7 @@ enum class DiagCode : uint16_t {
   kRecorderGpuMetricsLost,
   kRecorderGpuMetricsAligned,
   kRecorderGpuMetricsNotAligned,
-  kRecorderGraphKernelsWithoutCapture,
+  kGraphKernelsWithoutCapture,
   kRecorderSampledGraphTrace,
   // PyTorch memory snapshot importer.
   kTorchSnapshotEntryUnusable,

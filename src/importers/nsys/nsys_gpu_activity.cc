@@ -103,7 +103,7 @@ void AddNsysKernelRows(NsysContext& ctx, const NsysChunk& chunk) {
     row.graph_node = v[17];
     // Where the node was captured (model/graph_nodes.h); kernels outside graphs keep -1.
     if (ctx.graph_nodes) {
-      ctx.graph_nodes->FillCapture(row);
+      if (!ctx.graph_nodes->FillCapture(row)) ++ctx.counts.graph_kernels_without_capture;
     } else {
       row.capture_node = 0;
       row.capture_ns = -1;

@@ -161,6 +161,8 @@ void AddDropDiagnostics(const NsysContext& ctx, const NsysStrings& strings, Diag
   d.Add(DiagCode::kNvtxEventIgnored, c.nvtx_other);
   d.Add(DiagCode::kNsysUnknownStringId, strings.unknown_ids());
   d.Add(DiagCode::kNsysGilRanges, c.gil_ranges);
+  d.Add(DiagCode::kGraphKernelsWithoutCapture, c.graph_kernels_without_capture,
+        "their nodes have no row in CUDA_GRAPH_NODE_EVENTS");
   for (const auto& [table, rows] : c.wrong_type_rows) {
     d.Add(DiagCode::kNsysValueWrongType, rows, table);
   }

@@ -65,6 +65,8 @@ struct NsysCounts {
   int64_t nvtx_marks = 0;
   int64_t nvtx_other = 0;  // categories, thread names, payload-only events, ...
   int64_t gil_ranges = 0;  // "GIL Trace" ranges read into the GIL table (info)
+  // Graph kernels whose node has no row in CUDA_GRAPH_NODE_EVENTS (the table present).
+  int64_t graph_kernels_without_capture = 0;
   // Rows with a value of the wrong type in an integer column (text where a timestamp belongs),
   // dropped; by table.
   std::map<std::string, int64_t> wrong_type_rows;

@@ -433,7 +433,7 @@ class RecorderMapper {
     }
     if (without > 0) {
       b_.diagnostics().Add(
-          DiagCode::kRecorderGraphKernelsWithoutCapture, without,
+          DiagCode::kGraphKernelsWithoutCapture, without,
           fmt::format("{} of {} graph kernels, {} distinct nodes; the file has {} node records{}",
                       without, graph_node_kernels_.size(), missing_nodes.size(),
                       graph_nodes_.size(),
