@@ -596,6 +596,13 @@ TEST(CudaGraphs, StepPartsOfGraphStepsAreByTheLayerThatCaptured) {
     }
   }
   EXPECT_GT(layer_gemm_ns, 0);
+
+  // Graph-mode tracing: graph launches, but whole-graph rows, no graph kernels to label.
+  StatusOr<Trace> whole = ImportTrace(kData + "nsys/graph_decode_graph_h100.sqlite.gz");
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  StatusOr<RunSamples> whole_run = CollectRunSamples(*testing::Ctx(*whole, options));
+  ASSERT_TRUE(whole_run.ok()) << whole_run.status().ToString();
+  EXPECT_EQ(whole_run->iterations(), 12u);
 }
 
 // The export of a capture before the recording began: the same H100 export with its node

@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
-#include "analyses/cuda_graphs.h"
 #include "analyses/graph_kernel_paths.h"
 #include "analyses/iterations.h"
 #include "analyses/kernel_category.h"
@@ -104,11 +103,8 @@ template <typename Intern>
 void LabelGraphKernels(const Trace& trace, Intern& intern, int32_t outside,
                        std::vector<int32_t>& range_of) {
   const KernelTable& k = trace.kernels;
-  if (std::none_of(k.graph_node.begin(), k.graph_node.end(), [](int64_t n) { return n != 0; }) &&
-      CountGraphLaunches(trace) == 0) {
-    return;
-  }
   const GraphKernelPaths paths = ComputeGraphKernelPaths(trace);
+  if (paths.source.empty()) return;  // no graph kernel (whole-graph rows are runs, not kernels)
   std::unordered_map<int64_t, std::pair<TimeNs, TimeNs>> captures;  // thread -> first, last
   for (size_t i = 0; i < k.size(); ++i) {
     if (paths.source[i] != PathSource::kCapture) continue;
