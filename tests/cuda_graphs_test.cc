@@ -358,6 +358,76 @@ TEST(CudaGraphs, WithoutCapturePointsReplaysAreMatchedWithTheEagerStep) {
   EXPECT_EQ(compared, 17);  // 8 x (attention, mlp) and head
 }
 
+// Issue 29: the NVTX projection takes aligned points through the same mechanism as capture points.
+// With the capture points of the shipped export removed, every layer_i, attention, mlp and head
+// row has the kernels, GPU time and span of the row with them: the replayed kernels move from the
+// capture's layer_i > attention to the matched eager step's, and the eager step's own range
+// (which holds the whole matched run) does not take them. The facts say which method placed how
+// many: all 3,348 by capture; without capture points the same less the 12 x 2 kernels captured
+// outside every inner range (their eager counterparts lie in the eager step's own range only).
+TEST(CudaGraphs, NvtxProjectionFromAlignedPointsEqualsCapturePoints) {
+  StatusOr<Trace> t = ImportTrace(kData + "nsys/graph_decode_node_h100.sqlite.gz");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  StatusOr<NvtxProjectionResult> by_capture = ComputeNvtxProjection(*testing::Ctx(*t), {});
+  ASSERT_TRUE(by_capture.ok()) << by_capture.status().ToString();
+  Trace stripped = std::move(*t);
+  KernelTable& k = stripped.kernels;
+  std::fill(k.capture_node.begin(), k.capture_node.end(), 0);
+  std::fill(k.capture_ns.begin(), k.capture_ns.end(), -1);
+  std::fill(k.capture_pid.begin(), k.capture_pid.end(), -1);
+  std::fill(k.capture_tid.begin(), k.capture_tid.end(), -1);
+  StatusOr<NvtxProjectionResult> aligned = ComputeNvtxProjection(*testing::Ctx(stripped), {});
+  ASSERT_TRUE(aligned.ok()) << aligned.status().ToString();
+
+  EXPECT_EQ(by_capture->graph_kernels, 12 * 279);
+  EXPECT_EQ(by_capture->kernels_by_capture, 12 * 279);
+  EXPECT_EQ(by_capture->kernels_by_alignment, 0);
+  EXPECT_EQ(aligned->graph_kernels, 12 * 279);
+  EXPECT_EQ(aligned->kernels_with_capture, 0);
+  EXPECT_EQ(aligned->kernels_aligned, 12 * 279);
+  EXPECT_EQ(aligned->kernels_by_capture, 0);
+  // 279 = 8 x (18 + 15) + 13 in head + 2 captured outside every inner range.
+  EXPECT_EQ(aligned->kernels_by_alignment, 12 * (279 - 2));
+  EXPECT_EQ(aligned->graph_kernels_unattributed(), 12 * 2);
+  EXPECT_EQ(aligned->kernels_in_ranges, aligned->kernels);  // each kernel counted once
+
+  auto find = [&](const NvtxProjectionResult& r, const Trace& trace, const std::string& name,
+                  int depth) -> const NvtxRangeGroup* {
+    for (const NvtxRangeGroup& g : r.groups) {
+      if (trace.str(g.name) == name && g.depth == depth) return &g;
+    }
+    return nullptr;
+  };
+  const Trace& tc = stripped;  // the same strings and ranges in both
+  int compared = 0;
+  for (const NvtxRangeGroup& c : by_capture->groups) {
+    const std::string name(tc.str(c.name));
+    const bool layer = name.starts_with("layer_");
+    if (!layer && name != "attention" && name != "mlp" && name != "head") continue;
+    const NvtxRangeGroup* a = find(*aligned, tc, name, c.depth);
+    ASSERT_NE(a, nullptr) << name;
+    EXPECT_EQ(a->count, c.count) << name;
+    EXPECT_EQ(a->work.kernel_count, c.work.kernel_count) << name;
+    EXPECT_EQ(a->work.kernel_time_ns, c.work.kernel_time_ns) << name;
+    EXPECT_EQ(a->gpu_span_total_ns, c.gpu_span_total_ns) << name;
+    EXPECT_EQ(a->path, c.path) << name;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 8 + 2 + 1);  // layer_0..7, attention, mlp (one row each per depth), head
+  // Each attention holds the eager steps' kernels and, per replay, the same again.
+  const NvtxRangeGroup* attention = find(*aligned, tc, "attention", 2);
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(attention->work.kernel_count, 2 * 12 * 8 * 18);
+  // The eager steps keep their own kernels only: 279 each, the aligned replays not among them.
+  int eager_steps = 0;
+  for (const NvtxRangeGroup& g : aligned->groups) {
+    if (!tc.str(g.name).starts_with("eager_step_")) continue;
+    ++eager_steps;
+    EXPECT_EQ(g.work.kernel_count, 279) << tc.str(g.name);
+  }
+  EXPECT_EQ(eager_steps, 12);
+}
+
 // The PyTorch profiler's trace of the same program: no capture points and no NVTX ranges (only
 // operators), so the replays are matched with an eager step (each of 279 kernels with a distinct
 // eager kernel of the same name, in the same order) but no range can be named.
@@ -486,7 +556,8 @@ TEST(CudaGraphs, RecaptureInsideTheLoopIsAFinding) {
 // Issue 29, the recorder: a .slrec holding the same graph replay and its graph node records gives
 // the NVTX projection and the cuda_graphs table the program's truth, as the nsys export does; the
 // node records come after every kernel in the file. Without them, the same kernels are reported as
-// lacking a capture and no range is credited through one.
+// lacking a capture and no range is credited through one: they reach the layers by alignment with
+// the eager step instead.
 TEST(CudaGraphs, RecorderNodeRecordsAttributeReplayedKernelsToTheirCaptureRanges) {
   const std::string plain = PlainCopy(kData + "nsys/graph_decode_node_h100.sqlite.gz", "slrec");
   SlrecFromExport conv(plain);
@@ -564,9 +635,13 @@ TEST(CudaGraphs, RecorderNodeRecordsAttributeReplayedKernelsToTheirCaptureRanges
   EXPECT_EQ(og.with_capture, 0);
   StatusOr<NvtxProjectionResult> o = ComputeNvtxProjection(*testing::Ctx(*old), {});
   ASSERT_TRUE(o.ok());
+  // No capture point: the replays are aligned with the eager step instead, and the projection
+  // takes the same ranges through their eager counterparts.
+  EXPECT_EQ(o->kernels_by_capture, 0);
+  EXPECT_EQ(o->kernels_by_alignment, 12 * (279 - 2));
   const NvtxRangeGroup* old_attention = group(*old, *o, "attention", 2);
   ASSERT_NE(old_attention, nullptr);
-  EXPECT_EQ(old_attention->work.kernel_count, 12 * 8 * 18);  // the eager steps' only
+  EXPECT_EQ(old_attention->work.kernel_count, 2 * 12 * 8 * 18);
 }
 
 // The verdict's per-iteration parts (diff/step_samples.h) over the graph steps: the replayed

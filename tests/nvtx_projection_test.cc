@@ -320,5 +320,124 @@ TEST(LaunchProjection, SweepMatchesBruteForce) {
   EXPECT_GT(with_work, static_cast<int64_t>(rows.size() / 2));
 }
 
+// The sweep with second points against a brute-force projection: random nested and crossing
+// ranges on two threads, a quarter of the kernels with a capture point (any thread, any time), a
+// quarter with an aligned point (an eager counterpart's launch, in one of a few eager runs). A
+// range holds a kernel when it holds its launch, its capture, or its aligned point without
+// holding the whole eager run; once however many points it holds; the span is the launches'.
+TEST(LaunchProjection, SecondPointsMatchBruteForce) {
+  std::mt19937 rng(11);
+  TraceFixture f;
+  const HostThread threads[2] = {{100, 100}, {100, 101}};
+  TimeNs now = 0;
+  for (const HostThread& th : threads) {
+    now = 0;
+    std::vector<std::pair<TimeNs, int>> open;
+    for (int step = 0; step < 1500; ++step) {
+      now += 1 + static_cast<TimeNs>(rng() % 5);
+      const int action = static_cast<int>(rng() % 4);
+      if (action == 0 && open.size() < 6) {
+        open.push_back({now, static_cast<int>(rng() % 4)});
+      } else if (action == 1 && !open.empty()) {
+        f.Range("r" + std::to_string(open.back().second), open.back().first, now,
+                RangeKind::kNvtxPushPop, th);
+        open.pop_back();
+      } else {
+        const TimeNs g = now * 3 + static_cast<TimeNs>(rng() % 50);
+        f.Launch("k", now, now + 1, g, g + 1 + static_cast<TimeNs>(rng() % 20), {}, th);
+      }
+      if (rng() % 50 == 0) {
+        f.Range("x", now, now + static_cast<TimeNs>(rng() % 40), RangeKind::kNvtxStartEnd, th);
+      }
+    }
+    while (!open.empty()) {
+      f.Range("r" + std::to_string(open.back().second), open.back().first, now + 1,
+              RangeKind::kNvtxPushPop, th);
+      open.pop_back();
+    }
+  }
+  Trace t = f.Build();
+  KernelTable& k = t.kernels;
+  const ApiCallTable& api = t.api_calls;
+  const size_t n = k.size();
+  GraphAlignment alignment;
+  alignment.counterpart.assign(n, kNoRow);
+  alignment.eager_run.assign(n, -1);
+  for (int run = 0; run < 6; ++run) {
+    const TimeNs a = static_cast<TimeNs>(rng() % static_cast<uint64_t>(now));
+    alignment.eager_runs.push_back({100, 100, a, a + static_cast<TimeNs>(rng() % 400)});
+  }
+  std::vector<size_t> plain;
+  for (size_t i = 0; i < n; ++i) {
+    if (rng() % 2 == 0) plain.push_back(i);
+  }
+  std::vector<uint8_t> is_plain(n, 0);
+  for (size_t i : plain) is_plain[i] = 1;
+  int captured = 0, aligned = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (is_plain[i]) continue;
+    if (rng() % 2 == 0) {
+      const HostThread& th = threads[rng() % 2];
+      k.graph_node[i] = 1000 + static_cast<int64_t>(i);
+      k.capture_node[i] = 1 + static_cast<int64_t>(i);
+      k.capture_ns[i] = static_cast<TimeNs>(rng() % static_cast<uint64_t>(now));
+      k.capture_pid[i] = th.pid;
+      k.capture_tid[i] = th.tid;
+      ++captured;
+    } else {
+      alignment.counterpart[i] = static_cast<int32_t>(plain[rng() % plain.size()]);
+      alignment.eager_run[i] = static_cast<int32_t>(rng() % alignment.eager_runs.size());
+      ++aligned;
+    }
+  }
+  std::vector<int32_t> rows;
+  for (size_t i = 0; i < t.ranges.size(); ++i) rows.push_back(static_cast<int32_t>(i));
+  const LaunchIndex index(t, LaunchPoints::kLaunchAndCapture, &alignment);
+  EXPECT_EQ(index.captured_kernels(), captured);
+  EXPECT_EQ(index.aligned_kernels(), aligned);
+  const RangeProjection p = ProjectRanges(t, index, rows);
+  ASSERT_EQ(p.work.size(), rows.size());
+  int64_t by_alignment = 0, cut = 0;
+  std::vector<uint8_t> held_aligned(n, 0);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int32_t row = rows[i];
+    const TimeNs rs = t.ranges.start_ns[row], re = t.ranges.end_ns[row];
+    const int32_t pid = t.ranges.pid[row], tid = t.ranges.tid[row];
+    auto holds = [&](int32_t p2, int32_t t2, TimeNs at) {
+      return p2 == pid && t2 == tid && rs <= at && at < re;
+    };
+    LaunchedWork expect;
+    for (size_t j = 0; j < n; ++j) {
+      const int32_t call = k.launch_call[j];
+      const bool launch = holds(api.pid[call], api.tid[call], api.start_ns[call]);
+      bool second = false;
+      if (k.capture_node[j] != 0) {
+        second = holds(k.capture_pid[j], k.capture_tid[j], k.capture_ns[j]);
+      } else if (alignment.counterpart[j] != kNoRow) {
+        const int32_t ec = k.launch_call[alignment.counterpart[j]];
+        const GraphAlignment::EagerRun& run = alignment.eager_runs[alignment.eager_run[j]];
+        const bool at = holds(api.pid[ec], api.tid[ec], api.start_ns[ec]);
+        const bool step = rs <= run.first_launch_ns && re > run.last_launch_ns;
+        second = at && !step;
+        cut += at && step;
+        if (second) held_aligned[j] = 1;
+      }
+      if (!launch && !second) continue;
+      ++expect.kernel_count;
+      expect.kernel_time_ns += k.dur_ns(j);
+      if (launch) {
+        expect.first_start_ns = std::min(expect.first_start_ns, k.start_ns[j]);
+        expect.last_end_ns = std::max(expect.last_end_ns, k.end_ns[j]);
+      }
+    }
+    ASSERT_EQ(p.work[i].kernel_count, expect.kernel_count) << "range row " << row;
+    ASSERT_EQ(p.work[i].kernel_time_ns, expect.kernel_time_ns) << "range row " << row;
+    ASSERT_EQ(p.work[i].span_ns(), expect.span_ns()) << "range row " << row;
+  }
+  for (uint8_t h : held_aligned) by_alignment += h;
+  EXPECT_GT(cut, 0);  // some aligned points lie in ranges holding their whole eager run
+  EXPECT_GT(by_alignment, 0);
+}
+
 }  // namespace
 }  // namespace sightline

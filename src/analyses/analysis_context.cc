@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analyses/gpu_metrics.h"
+#include "analyses/graph_kernel_paths.h"
 #include "analyses/idle_gaps.h"
 #include "analyses/memory.h"
 #include "analyses/metric_samples.h"
@@ -178,6 +179,24 @@ bool AnalysisContext::HasCommunication() {
 const LaunchIndex& AnalysisContext::Launches() {
   std::call_once(launches_once_, [this] { launches_ = std::make_unique<LaunchIndex>(*trace_); });
   return *launches_;
+}
+
+const LaunchIndex& AnalysisContext::LaunchesWithCapture() {
+  std::call_once(capture_launches_once_, [this] {
+    const std::vector<uint8_t>& graph = GraphPaths().graph;
+    // Without graph kernels there is no second point: the launch index is the same.
+    if (std::find(graph.begin(), graph.end(), 1) == graph.end()) return;
+    capture_launches_ = std::make_unique<LaunchIndex>(*trace_, LaunchPoints::kLaunchAndCapture,
+                                                      &GraphPaths().alignment);
+  });
+  return capture_launches_ ? *capture_launches_ : Launches();
+}
+
+const GraphKernelPaths& AnalysisContext::GraphPaths() {
+  std::call_once(graph_paths_once_, [this] {
+    graph_paths_ = std::make_unique<GraphKernelPaths>(ComputeGraphKernelPaths(*trace_));
+  });
+  return *graph_paths_;
 }
 
 const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {

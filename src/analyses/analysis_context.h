@@ -30,6 +30,7 @@ struct ThreadsResult;     // analyses/threads.h
 struct GpuMetricsResult;  // analyses/gpu_metrics.h
 struct MemoryResult;      // analyses/memory.h
 class MetricSamples;      // analyses/metric_samples.h
+struct GraphKernelPaths;  // analyses/graph_kernel_paths.h
 
 // A stretch of the loop the finding rules look at: one iteration of the main iteration set, or,
 // when the trace has no iterations, each device's whole active span (pid = -1: every process).
@@ -112,6 +113,12 @@ class AnalysisContext {
   // --- host -----------------------------------------------------------------------------------
   // GPU work grouped by launching thread (the NVTX -> GPU projection's index).
   const LaunchIndex& Launches();
+  // The same with each replayed graph kernel's second point: its capture, else its eager
+  // counterpart's launch (LaunchPoints::kLaunchAndCapture with GraphPaths().alignment). What
+  // attributes work to the ranges that say what it is (NVTX projection, GPU metrics per range).
+  const LaunchIndex& LaunchesWithCapture();
+  // Per graph kernel, its capture-time (or aligned) range path and how it was attributed.
+  const GraphKernelPaths& GraphPaths();
   // The merged intervals of one process's host-blocking calls (IsBlockingCall); empty if none.
   const std::vector<Interval>& BlockingCalls(int32_t pid);
   // The merged garbage-collection ranges of one process (names: options().gc_range_names; by time,
@@ -195,8 +202,9 @@ class AnalysisContext {
   bool has_comm_ = false;
   std::vector<CommSplit> comm_;  // by device slot
 
-  std::once_flag launches_once_;
-  std::unique_ptr<LaunchIndex> launches_;
+  std::once_flag launches_once_, capture_launches_once_, graph_paths_once_;
+  std::unique_ptr<LaunchIndex> launches_, capture_launches_;
+  std::unique_ptr<GraphKernelPaths> graph_paths_;
   std::once_flag blocking_once_;
   std::vector<std::pair<int32_t, std::vector<Interval>>> blocking_;  // by pid
   std::once_flag launching_once_;

@@ -99,9 +99,12 @@ int64_t CountGraphLaunches(const Trace& trace) {
 }
 
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
+  return ComputeCudaGraphs(trace, ComputeGraphKernelPaths(trace));
+}
+
+CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& gp) {
   CudaGraphsResult out;
   const KernelTable& k = trace.kernels;
-  const GraphKernelPaths gp = ComputeGraphKernelPaths(trace);
   const GraphAlignment& alignment = gp.alignment;
   struct Acc {
     std::map<int64_t, int> nodes;  // original node (aligned: its eager counterpart) -> seen
@@ -160,7 +163,7 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
 
 Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report) {
   const Trace& trace = context.trace();
-  const CudaGraphsResult g = ComputeCudaGraphs(trace);
+  const CudaGraphsResult g = ComputeCudaGraphs(trace, context.GraphPaths());
   const int64_t whole = trace.diagnostics.Count(DiagCode::kWholeGraphRuns);
   if (g.graph_kernels == 0 && whole == 0) return Status::Ok();
   if (g.graph_kernels == 0) {

@@ -19,6 +19,8 @@
 
 namespace sightline {
 
+struct GraphKernelPaths;  // analyses/graph_kernel_paths.h
+
 struct CaptureRangeRow {
   // "capture > layer_3 > attention"; "(no range)" when none was open. Aligned rows: the ranges
   // around the eager counterparts inside the eager run ("layer_3 > attention").
@@ -51,6 +53,8 @@ struct CudaGraphsResult {
 };
 
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace);
+// The same with the paths computed by the caller (AnalysisContext::GraphPaths()).
+CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& paths);
 
 // cudaGraphLaunch / cuGraphLaunch calls, one per launch (a runtime call and the driver call inside
 // it share a correlation id).

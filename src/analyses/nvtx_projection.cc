@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
+#include "analyses/graph_kernel_paths.h"
 
 namespace sightline {
 namespace {
@@ -61,14 +62,17 @@ StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
     if (Considered(r.kind[i], options)) res.rows.push_back(static_cast<int32_t>(i));
   }
   res.ranges = static_cast<int64_t>(res.rows.size());
-  // Replayed graph kernels count also in the ranges open at their capture (launch_projection.h).
-  const LaunchIndex index(trace, LaunchPoints::kLaunchAndCapture);
+  // Replayed graph kernels count also in the ranges open at their capture, or around their
+  // eager counterpart (launch_projection.h).
+  const LaunchIndex& index = context.LaunchesWithCapture();
   res.kernels_with_capture = index.captured_kernels();
-  for (int64_t node : trace.kernels.graph_node) res.graph_kernels += node != 0;
+  res.kernels_aligned = index.aligned_kernels();
+  for (uint8_t g : context.GraphPaths().graph) res.graph_kernels += g;
   res.projection = ProjectRanges(trace, index, res.rows);
   res.kernels = static_cast<int64_t>(trace.kernels.size());
   res.kernels_in_ranges = res.projection.kernels_inside;
   res.kernels_by_capture = res.projection.kernels_by_capture;
+  res.kernels_by_alignment = res.projection.kernels_by_alignment;
   res.unlinked_kernels = index.unlinked_kernels();
   res.unlinked_memops = index.unlinked_memops();
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
@@ -158,23 +162,53 @@ Status RunNvtxProjectionSection(AnalysisContext& context, int input, Report& rep
     return Status::Ok();
   }
   if (r.graph_kernels > 0) {
+    const auto share = [&](int64_t part) {
+      return Pct(static_cast<double>(part), static_cast<double>(r.graph_kernels));
+    };
     s.AddFact("graph_kernels", "Kernels replayed from CUDA graphs", r.graph_kernels, Unit::kCount);
     s.AddFact("graph_kernels_with_capture", "Of them, with their node's capture known",
               r.kernels_with_capture, Unit::kCount);
+    s.AddFact("graph_kernels_aligned", "Of them, without one but aligned with an eager run",
+              r.kernels_aligned, Unit::kCount);
     s.AddFact("kernels_by_capture", "Replayed kernels inside a range at their capture",
               r.kernels_by_capture, Unit::kCount);
-    s.AddFact("kernels_by_capture_pct", "Share of replayed kernels",
-              Pct(static_cast<double>(r.kernels_by_capture), static_cast<double>(r.graph_kernels)),
+    s.AddFact("kernels_by_capture_pct", "Share of replayed kernels", share(r.kernels_by_capture),
               Unit::kPercent);
-    s.notes.push_back(
-        r.kernels_with_capture > 0
-            ? "a kernel replayed from a CUDA graph counts in the ranges open where it was launched "
-              "(the replay) and in the ranges open on the capturing thread when its node was "
-              "captured (the layer that captured it); a range around both counts it once"
-            : "the CUDA graph kernels here count only in the ranges around their replay: the trace "
-              "does not say where their nodes were captured. Record with `sightline record`, or "
-              "nsys --cuda-graph-trace=node with the capture inside the recorded window, to see "
-              "them in the ranges that captured them (docs/analyses/cuda_graphs.md)");
+    s.AddFact("kernels_by_alignment", "Replayed kernels inside a range at their eager counterpart",
+              r.kernels_by_alignment, Unit::kCount);
+    s.AddFact("kernels_by_alignment_pct", "Share of replayed kernels",
+              share(r.kernels_by_alignment), Unit::kPercent);
+    s.AddFact("graph_kernels_unattributed_pct",
+              "Share of replayed kernels in no range by either (at their launch only)",
+              share(r.graph_kernels_unattributed()), Unit::kPercent);
+    if (r.kernels_with_capture + r.kernels_aligned == 0) {
+      s.notes.push_back(
+          "the CUDA graph kernels here count only in the ranges around their replay: the trace "
+          "does not say where their nodes were captured, and no eager run of the same step was "
+          "matched. Record with `sightline record`, or nsys --cuda-graph-trace=node with the "
+          "capture inside the recorded window, to see them in the ranges that captured them "
+          "(docs/analyses/cuda_graphs.md)");
+    } else {
+      std::string how;
+      if (r.kernels_with_capture > 0) {
+        how =
+            "in the ranges open on the capturing thread when its node was captured (the layer "
+            "that captured it)";
+      }
+      if (r.kernels_aligned > 0) {
+        if (!how.empty()) how += " or, without a capture point, ";
+        how +=
+            "in the ranges around its eager counterpart, the same kernel of the same step run "
+            "eagerly, less the eager step's own ranges";
+      }
+      s.notes.push_back(fmt::format(
+          "a kernel replayed from a CUDA graph counts in the ranges open where it was launched "
+          "(the replay) and {}; a range around both counts it once. Of {} replayed kernels, {} "
+          "({:.1f}%) are placed by capture, {} ({:.1f}%) by alignment, {} ({:.1f}%) by neither",
+          how, r.graph_kernels, r.kernels_by_capture, share(r.kernels_by_capture),
+          r.kernels_by_alignment, share(r.kernels_by_alignment), r.graph_kernels_unattributed(),
+          share(r.graph_kernels_unattributed())));
+    }
   }
   if (r.unlinked_kernels > 0) {
     DurationNs kernel_time = 0;

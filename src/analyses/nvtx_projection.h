@@ -52,9 +52,18 @@ struct NvtxProjectionResult {
   int64_t unlinked_kernels = 0;   // no launch_call: cannot be projected
   DurationNs unlinked_kernel_time_ns = 0;
   int64_t unlinked_memops = 0;
-  int64_t graph_kernels = 0;         // kernels replayed from CUDA graphs (graph_node set)
-  int64_t kernels_with_capture = 0;  // of them, with their node's capture thread and time
+  // Kernels replayed from CUDA graphs (GraphKernelRows: a graph node, or launched by a graph
+  // launch), and how each came to a range that says what it is (docs/metrics.md, "Replayed graph
+  // kernels"):
+  int64_t graph_kernels = 0;
+  int64_t kernels_with_capture = 0;  // with their node's capture thread and time
+  int64_t kernels_aligned = 0;       // without one, matched with an eager kernel instead
   int64_t kernels_by_capture = 0;    // of kernels_in_ranges, held by a range at their capture
+  int64_t kernels_by_alignment = 0;  // ... at their eager counterpart (below the eager step)
+  // Graph kernels held by neither way: counted only at their launch (graph_step_N).
+  int64_t graph_kernels_unattributed() const {
+    return graph_kernels - kernels_by_capture - kernels_by_alignment;
+  }
 };
 
 StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
