@@ -405,6 +405,75 @@ TEST(GpuMetrics, PerIterationOverlapWeighted) {
   EXPECT_EQ(r->ranges[0].span_ns, 300);
 }
 
+// Issue 29: a range that captured graph kernels has the metrics of their replays, one GPU span
+// per replay (not one across the loop); the range around the capture only holds the rest, and
+// the section says how many graph kernels were placed by capture.
+TEST(GpuMetrics, PerRangeCountsGraphKernelsWhereCaptured) {
+  TraceFixture f;
+  f.Device(0);
+  f.Range("capture", 0, 100);
+  f.Range("attention", 10, 50);
+  f.Range("graph_step_0", 1'000, 1'100);
+  f.Range("graph_step_1", 2'000, 2'100);
+  f.Api("cudaGraphLaunch", 1'010, 1'020, ApiKind::kRuntime, {}, 77);
+  f.Kernel("attn", 1'100, 1'300, {}, 77);
+  f.Kernel("gemm", 1'300, 1'500, {}, 77);
+  f.Api("cudaGraphLaunch", 2'010, 2'020, ApiKind::kRuntime, {}, 78);
+  f.Kernel("attn", 2'100, 2'300, {}, 78);
+  f.Kernel("gemm", 2'300, 2'500, {}, 78);
+  const StringId sm = f.Intern("SMs Active [Throughput %]");
+  // Every 100 ns: 10% during the first replay's attention, 90% everywhere else.
+  for (int i = 0; i < 30; ++i) {
+    f.builder().AddCounter(i * 100, 0, sm, (i == 11 || i == 12) ? 10.0 : 90.0);
+  }
+  Trace t = f.Build();
+  ASSERT_EQ(t.kernels.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {  // rows by start: attn, gemm, attn, gemm
+    const bool attn = t.str(t.kernels.name[i]) == "attn";
+    t.kernels.graph_node[i] = 100 + static_cast<int64_t>(i);
+    t.kernels.capture_node[i] = attn ? 1 : 2;
+    t.kernels.capture_ns[i] = attn ? 20 : 60;
+    t.kernels.capture_pid[i] = 100;
+    t.kernels.capture_tid[i] = 100;
+  }
+  auto ctx = Ctx(t);
+  StatusOr<IntervalMetricsResult> r = ComputeIntervalMetrics(*ctx, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->graph_kernels, 4);
+  EXPECT_EQ(r->graph_kernels_by_capture, 4);
+  EXPECT_EQ(r->graph_kernels_by_alignment, 0);
+  auto row = [&](const std::string& label) -> const IntervalMetricsRow* {
+    for (const IntervalMetricsRow& x : r->ranges) {
+      if (x.label == label) return &x;
+    }
+    return nullptr;
+  };
+  const IntervalMetricsRow* attention = row("attention");
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(attention->instances, 1);
+  EXPECT_EQ(attention->span_ns, 400);  // [1100, 1300) and [2100, 2300), not [1100, 2300)
+  EXPECT_DOUBLE_EQ(attention->figures[0].mean, (200 * 10.0 + 200 * 90.0) / 400);
+  const IntervalMetricsRow* capture = row("capture");
+  ASSERT_NE(capture, nullptr);
+  EXPECT_EQ(capture->span_ns, 800);  // both replays, whole
+  // The graph steps are the iterations: each has its own replay, by its launch.
+  ASSERT_EQ(r->iterations.size(), 2u);
+  EXPECT_EQ(r->iterations[0].label, "graph_step_0");
+  EXPECT_EQ(r->iterations[0].span_ns, 400);
+
+  Report report;
+  Section& s = report.AddSection("gpu_metrics", "GPU metrics", 0);
+  ASSERT_TRUE(AddIntervalMetricTables(*ctx, s).ok());
+  bool stated = false;
+  for (const Fact& fact : s.facts) {
+    if (fact.key == "per_range_graph_by_capture_pct") {
+      stated = true;
+      EXPECT_DOUBLE_EQ(std::get<double>(fact.value), 100.0);
+    }
+  }
+  EXPECT_TRUE(stated);
+}
+
 TEST(GpuMetrics, MemoryBoundPhaseAndIdleSmsDuringComm) {
   TraceFixture f;
   f.Device(0);

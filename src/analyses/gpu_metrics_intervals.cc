@@ -7,8 +7,11 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <span>
+#include <utility>
 
 #include "analyses/analysis_context.h"
+#include "analyses/graph_kernel_paths.h"
 #include "analyses/launch_projection.h"
 #include "analyses/range_at.h"
 
@@ -80,16 +83,36 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
     }
     return false;
   };
-  const LaunchIndex& launches = context.Launches();
-  // The GPU spans, per device, of the work launched from (pid, tid) inside [a, b).
-  auto spans = [&](int32_t pid, int32_t tid, TimeNs a, TimeNs b) {
-    std::map<int32_t, LaunchedWork> by_device;
+  const LaunchIndex& launches = context.LaunchesWithCapture();
+  const KernelTable& k = trace.kernels;
+  // Per graph kernel held by a range at its second point: that point's kind (counted once).
+  std::vector<PointKind> held(
+      launches.captured_kernels() + launches.aligned_kernels() > 0 ? k.size() : 0,
+      PointKind::kLaunch);
+  // The GPU spans, per device, of the work launched from (pid, tid) inside [a, b). With
+  // `second`, also the graph kernels the range holds at their capture or eager counterpart: a
+  // span per device and replay (the graph launch that ran them), as the replays lie apart on the
+  // timeline, never one span across them.
+  auto spans = [&](int32_t pid, int32_t tid, TimeNs a, TimeNs b, bool second) {
+    std::map<std::pair<int32_t, int32_t>, LaunchedWork> by_device;  // (device, replay or -1)
     const int32_t thread = launches.ThreadOf(pid, tid);
     if (thread < 0) return by_device;
-    for (uint32_t w : launches.LaunchedIn(thread, a, b)) {
-      const int32_t device = launches.IsKernel(w) ? trace.kernels.device[w]
-                                                  : trace.memops.device[launches.MemOpRow(w)];
-      launches.Accumulate(w, by_device[device]);
+    const std::span<const uint32_t> work = launches.ThreadWork(thread);
+    const std::span<const PointKind> kinds = launches.ThreadPointKinds(thread);
+    const auto [lo, hi] = launches.EntriesIn(thread, a, b);
+    for (size_t e = lo; e < hi; ++e) {
+      const uint32_t w = work[e];
+      if (kinds[e] == PointKind::kLaunch) {
+        const int32_t device =
+            launches.IsKernel(w) ? k.device[w] : trace.memops.device[launches.MemOpRow(w)];
+        launches.Accumulate(w, by_device[{device, -1}]);
+        continue;
+      }
+      if (!second || !launches.PointCounts(w, kinds[e], a, b)) continue;
+      const int32_t replay =
+          k.launch_call[w] != kNoRow ? k.launch_call[w] : -2 - static_cast<int32_t>(w);
+      launches.Accumulate(w, by_device[{k.device[w], replay}]);
+      held[w] = kinds[e];
     }
     return by_device;
   };
@@ -99,7 +122,10 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
   if (const IterationSet* set = context.MainSet()) {
     for (const Iteration& it : set->iterations) {
       iteration_rows.insert(it.range_row);
-      for (const auto& [device, work] : spans(set->pid, set->tid, it.start_ns, it.end_ns)) {
+      // The iteration's own launches: a capture inside it is not its work.
+      for (const auto& [key, work] :
+           spans(set->pid, set->tid, it.start_ns, it.end_ns, /*second=*/false)) {
+        const int32_t device = key.first;
         if (work.empty() || !has_samples(device)) continue;
         IntervalMetricsRow& row = res.iterations.emplace_back();
         row.label = std::string(trace.str(it.name));
@@ -122,12 +148,20 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
     if (r.kind[i] == RangeKind::kCpuOp || r.kind[i] == RangeKind::kPythonFunction) continue;
     if (iteration_rows.count(static_cast<int32_t>(i)) > 0) continue;
     if (IsAutogradOpRange(trace.str(r.name[i]))) continue;  // ops (nsys autograd-nvtx), not ranges
-    for (const auto& [device, work] : spans(r.pid[i], r.tid[i], r.start_ns[i], r.end_ns[i])) {
+    int32_t last_device = INT32_MIN;
+    for (const auto& [key, work] :
+         spans(r.pid[i], r.tid[i], r.start_ns[i], r.end_ns[i], /*second=*/true)) {
       if (work.empty()) continue;
-      Group& g = groups[{device, r.name[i].value}];
-      ++g.instances;
+      Group& g = groups[{key.first, r.name[i].value}];
+      if (key.first != last_device) ++g.instances;  // the keys are by device first
+      last_device = key.first;
       g.spans.push_back({work.first_start_ns, work.last_end_ns});
     }
+  }
+  for (uint8_t graph : context.GraphPaths().graph) res.graph_kernels += graph;
+  for (PointKind h : held) {
+    res.graph_kernels_by_capture += h == PointKind::kCapture;
+    res.graph_kernels_by_alignment += h == PointKind::kAligned;
   }
   std::map<int32_t, std::vector<IntervalMetricsRow>> by_device;
   for (auto& [key, g] : groups) {
@@ -210,6 +244,23 @@ Status AddIntervalMetricTables(AnalysisContext& context, Section& s) {
                           columns("range", "range", true));
     for (const IntervalMetricsRow& x : r.ranges) t.rows.push_back(row_of(x, true));
     t.note = note + " Ranges of one name are merged (the union of their spans).";
+    if (r.graph_kernels > 0) {
+      const double all = static_cast<double>(r.graph_kernels);
+      const int64_t neither =
+          r.graph_kernels - r.graph_kernels_by_capture - r.graph_kernels_by_alignment;
+      s.AddFact("per_range_graph_kernels", "Graph kernels (per-range metrics)", r.graph_kernels,
+                Unit::kCount);
+      s.AddFact("per_range_graph_by_capture_pct", "... in a range by their capture",
+                100.0 * static_cast<double>(r.graph_kernels_by_capture) / all, Unit::kPercent);
+      s.AddFact("per_range_graph_by_alignment_pct", "... by their eager counterpart",
+                100.0 * static_cast<double>(r.graph_kernels_by_alignment) / all, Unit::kPercent);
+      t.note += fmt::format(
+          " A replayed CUDA graph kernel counts also in the ranges open when it was captured, "
+          "or around its eager counterpart (not the eager step's own range), over its own "
+          "replay's GPU span: of {} graph kernels, {} by capture, {} by alignment, {} only "
+          "around their graph launch.",
+          r.graph_kernels, r.graph_kernels_by_capture, r.graph_kernels_by_alignment, neither);
+    }
   }
   return Status::Ok();
 }

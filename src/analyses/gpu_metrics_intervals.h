@@ -1,8 +1,10 @@
 // The sampled GPU metrics per iteration and per NVTX range / annotation: for each, the
 // overlap-weighted mean, p50 and p90 of GR Active, SMs Active, SM Issue, Tensor Active, DRAM read
 // and write, PCIe and NVLink (those the trace has) over the GPU time of the work it launched, with
-// how many samples each figure rests on (none: no figure). Part of the gpu_metrics section. Input:
-// one AnalysisContext. docs/analyses/gpu_metrics.md, "Per iteration and per range".
+// how many samples each figure rests on (none: no figure). Replayed CUDA graph kernels count in
+// the ranges of their capture (or eager counterpart), one GPU span per replay, as in the NVTX
+// projection. Part of the gpu_metrics section. Input: one AnalysisContext.
+// docs/analyses/gpu_metrics.md, "Per iteration and per range".
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,10 @@ struct IntervalMetricsRow {
 struct IntervalMetricsResult {
   std::vector<StringId> metrics;  // the metrics shown, in a fixed order
   std::vector<IntervalMetricsRow> iterations, ranges;
+  // Replayed graph kernels and how many the ranges hold at their capture or their eager
+  // counterpart (each kernel once, whichever ranges hold it); the others count only in the
+  // ranges around their graph launch.
+  int64_t graph_kernels = 0, graph_kernels_by_capture = 0, graph_kernels_by_alignment = 0;
 };
 
 // The metrics shown per interval, those present in the trace, in the issue's order.
