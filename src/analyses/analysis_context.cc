@@ -7,6 +7,7 @@
 
 #include "analyses/gpu_metrics.h"
 #include "analyses/graph_kernel_paths.h"
+#include "analyses/graph_replays.h"
 #include "analyses/idle_gaps.h"
 #include "analyses/memory.h"
 #include "analyses/metric_samples.h"
@@ -197,6 +198,13 @@ const GraphKernelPaths& AnalysisContext::GraphPaths() {
     graph_paths_ = std::make_unique<GraphKernelPaths>(ComputeGraphKernelPaths(*trace_));
   });
   return *graph_paths_;
+}
+
+const GraphReplays& AnalysisContext::Replays() {
+  std::call_once(replays_once_, [this] {
+    replays_ = std::make_unique<GraphReplays>(ComputeGraphReplays(*trace_, GraphPaths().graph));
+  });
+  return *replays_;
 }
 
 const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {

@@ -31,6 +31,7 @@ struct GpuMetricsResult;  // analyses/gpu_metrics.h
 struct MemoryResult;      // analyses/memory.h
 class MetricSamples;      // analyses/metric_samples.h
 struct GraphKernelPaths;  // analyses/graph_kernel_paths.h
+struct GraphReplays;      // analyses/graph_replays.h
 
 // A stretch of the loop the finding rules look at: one iteration of the main iteration set, or,
 // when the trace has no iterations, each device's whole active span (pid = -1: every process).
@@ -119,6 +120,8 @@ class AnalysisContext {
   const LaunchIndex& LaunchesWithCapture();
   // Per graph kernel, its capture-time (or aligned) range path and how it was attributed.
   const GraphKernelPaths& GraphPaths();
+  // The CUDA graph replays in launch order, the distinct graphs they replay, the captures.
+  const GraphReplays& Replays();
   // The merged intervals of one process's host-blocking calls (IsBlockingCall); empty if none.
   const std::vector<Interval>& BlockingCalls(int32_t pid);
   // The merged garbage-collection ranges of one process (names: options().gc_range_names; by time,
@@ -205,6 +208,8 @@ class AnalysisContext {
   std::once_flag launches_once_, capture_launches_once_, graph_paths_once_;
   std::unique_ptr<LaunchIndex> launches_, capture_launches_;
   std::unique_ptr<GraphKernelPaths> graph_paths_;
+  std::once_flag replays_once_;
+  std::unique_ptr<GraphReplays> replays_;
   std::once_flag blocking_once_;
   std::vector<std::pair<int32_t, std::vector<Interval>>> blocking_;  // by pid
   std::once_flag launching_once_;
