@@ -53,6 +53,9 @@ Status RuleHostBoundPipeline(AnalysisContext& context, std::vector<Finding>& out
 Status RuleSmUnderfilled(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleAllocInLoop(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleGraphRecapture(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleGraphLaunchGaps(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleGraphVariants(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleGraphPadding(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryFragmentation(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryNearCapacity(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryBoundPhase(AnalysisContext& context, std::vector<Finding>& out);

@@ -8,7 +8,10 @@
 
 #include "analyses/cuda_graphs.h"
 #include "analyses/findings/findings.h"
+#include "analyses/graph_kernel_paths.h"
+#include "analyses/graph_replays.h"
 #include "base/stats.h"
+#include "model/trace_builder.h"
 
 namespace sightline {
 namespace {
@@ -70,6 +73,26 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
     if (w >= 0) stats[w].launch_api_ns += api.dur_ns(r);
   }
 
+  // Kernels replayed from CUDA graphs in each window: a window whose work is mostly graph
+  // replays is launch-bound between replays, not between kernels (graph_launch_gaps says so);
+  // "capture it in a graph" does not apply to it.
+  std::vector<int64_t> graph_kernels(c.Windows().size(), 0);
+  for (const GraphReplay& g : c.Replays().replays) {
+    if (g.launch_ns < 0) continue;
+    const int64_t w = c.FindWindow(g.pid, g.launch_ns);
+    if (w >= 0 && c.Windows()[w].it != nullptr) graph_kernels[w] += g.kernels;
+  }
+  const std::vector<uint8_t>& graph = c.GraphPaths().graph;
+  for (size_t w = 0; w < c.Windows().size(); ++w) {
+    if (c.Windows()[w].it != nullptr) continue;
+    for (size_t i = 0; i < k.size(); ++i) {
+      if (k.device[i] == c.Windows()[w].device &&
+          (graph[i] || IsWholeGraphName(trace.str(k.name[i])))) {
+        ++graph_kernels[w];
+      }
+    }
+  }
+
   // Gaps between the window's kernels that no blocking call covers: what graphs would recover,
   // less the small gap a graph still leaves between kernels.
   DurationNs wall = 0, busy = 0, recoverable = 0, launch_api = 0, kernel_time = 0;
@@ -83,6 +106,7 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
     kernel_time += s.kernel_time_ns;
     launch_api += s.launch_api_ns;
     if (s.kernels < kMinKernelsPerWindow || span_end[w] <= span_begin[w]) continue;
+    if (2 * graph_kernels[w] >= s.kernels) continue;  // already replayed from graphs
     if (s.kernel_time_ns > kMaxMeanKernelNs * s.kernels) continue;
     if (s.busy_ns > kMaxBusyFraction * (win.end_ns - win.start_ns)) continue;
     const std::vector<Interval>& blocking = c.BlockingCalls(win.pid);
