@@ -216,6 +216,43 @@ TEST(HtmlReporter, MemoryChartWithPeak) {
   EXPECT_EQ(Count(page, "<circle class=\"mark\""), 1u);
 }
 
+// Issue 29: the GPU time of a graph step per range that captured its kernels, drawn from the
+// cuda_graphs section's categorical series (labels) as one labelled bar per range in the order the
+// program captured them, the capture's own range left out of the labels; the same route draws any
+// series with labels, whatever its section.
+TEST(HtmlReporter, GraphStepTimePerCaptureRange) {
+  StatusOr<Report> report = AnalyzeFiles(
+      {std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/nsys/graph_decode_node_h100.sqlite.gz"},
+      AnalyzeOptions{});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const std::string page = RenderHtmlReport(*report);
+  EXPECT_EQ(CheckWellFormed(page), "");
+  EXPECT_NE(page.find("GPU time per replay, by the ranges the kernels were captured in"),
+            std::string::npos);
+  const size_t first = page.find(">layer_0 &gt; attention</text>");
+  const size_t second = page.find(">layer_0 &gt; mlp</text>");
+  const size_t last = page.find(">head</text>");
+  ASSERT_NE(first, std::string::npos);
+  ASSERT_NE(second, std::string::npos);
+  ASSERT_NE(last, std::string::npos);
+  EXPECT_LT(first, second);  // program order, not by size
+  EXPECT_LT(second, last);
+  EXPECT_NE(page.find("layer_0 &gt; attention: 46.49 us"), std::string::npos);  // the bar's title
+
+  Report r;
+  Section& s = r.AddSection("any", "Any", -1);
+  Series& se = s.series.emplace_back();
+  se.key = "bars";
+  se.title = "Some bars";
+  se.y_unit = Unit::kDurationNs;
+  se.x = {0, 1};
+  se.y = {2'000, 1'000};
+  se.labels = {"first", "second"};
+  const std::string bars = RenderHtmlReport(r);
+  EXPECT_EQ(Count(bars, "<rect class=\"bar\""), 2u);
+  EXPECT_LT(bars.find(">first</text>"), bars.find(">second</text>"));
+}
+
 std::string GpuMetricsSamplePath() {
   return std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/gpu_memory_h200.nsys.sqlite";
 }

@@ -39,6 +39,11 @@ TEST(ReportCodec, SectionAndFindingRoundTrip) {
   x.x = {1, 2};
   x.y = {3.5, 4.25};
   x.marks.push_back({1, 3.5, "peak"});
+  Series& bars = s.series.emplace_back();  // categories
+  bars.key = "per_replay_by_range";
+  bars.x = {0, 1};
+  bars.y = {46'490, 31'000};
+  bars.labels = {"layer_0 > attention", "layer_0 > mlp"};
   Series& over = s.series.emplace_back();  // several lines with bands, a gap (NaN)
   over.key = "gpu_metrics_compute_device_0";
   over.style = SeriesStyle::kOverTime;
@@ -78,12 +83,13 @@ TEST(ReportCodec, SectionAndFindingRoundTrip) {
   EXPECT_EQ(s2.timelines[0].lanes[0].spans[0].end_ns, 20);
   EXPECT_TRUE(s2.tables[0].columns[0].optional);
   EXPECT_EQ(f2.spans.size(), 1u);
-  ASSERT_EQ(s2.series[1].lines.size(), 2u);
-  EXPECT_EQ(s2.series[1].style, SeriesStyle::kOverTime);
-  EXPECT_EQ(s2.series[1].lines[0].band_max[0], 75.0);
-  EXPECT_TRUE(std::isnan(s2.series[1].lines[0].y[1]));
-  EXPECT_EQ(s2.series[1].lines[1].label, "SM Issue");
-  EXPECT_TRUE(s2.series[1].lines[1].band_max.empty());
+  ASSERT_EQ(s2.series[2].lines.size(), 2u);
+  EXPECT_EQ(s2.series[2].style, SeriesStyle::kOverTime);
+  EXPECT_EQ(s2.series[2].lines[0].band_max[0], 75.0);
+  EXPECT_TRUE(std::isnan(s2.series[2].lines[0].y[1]));
+  EXPECT_EQ(s2.series[2].lines[1].label, "SM Issue");
+  EXPECT_TRUE(s2.series[2].lines[1].band_max.empty());
+  EXPECT_EQ(s2.series[1].labels, bars.labels);
 
   // Cut short anywhere: refused, no crash.
   for (size_t n : {size_t{0}, size_t{3}, w.bytes().size() / 2, w.bytes().size() - 1}) {

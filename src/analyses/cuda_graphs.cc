@@ -84,6 +84,44 @@ void AddEagerCounterparts(const Trace& trace, const std::set<int32_t>& capture_r
   }
 }
 
+// The chart of a graph step: GPU time per replay of each range path, in the order the program
+// captured (or ran eagerly) them, so that layer_0 > attention, layer_0 > mlp, layer_1 > ... read
+// down the page. At most kMaxBars, the largest by GPU time; the outermost range is left out of
+// the labels when every row has it (the capture's own range).
+void AddPerReplayChart(const CudaGraphsResult& g, Section& s) {
+  constexpr size_t kMaxBars = 64;
+  std::vector<const CaptureRangeRow*> rows;
+  for (const CaptureRangeRow& row : g.rows) {  // largest first
+    if (rows.size() == kMaxBars) break;
+    if (row.replays > 0) rows.push_back(&row);
+  }
+  if (rows.size() < 2) return;
+  std::stable_sort(
+      rows.begin(), rows.end(),
+      [](const CaptureRangeRow* a, const CaptureRangeRow* b) { return a->first_ns < b->first_ns; });
+  const std::string root = rows.front()->path.substr(0, rows.front()->path.find(" > "));
+  bool common = true;
+  for (const CaptureRangeRow* row : rows) {
+    common = common && row->path.starts_with(root) &&
+             (row->path.size() == root.size() || row->path.compare(root.size(), 3, " > ") == 0);
+  }
+  Series& se = s.series.emplace_back();
+  se.key = "per_replay_by_range";
+  se.title = "GPU time per replay, by the ranges the kernels were captured in";
+  se.y_unit = Unit::kDurationNs;
+  for (const CaptureRangeRow* row : rows) {
+    std::string label = row->path;
+    if (common) {
+      label =
+          label.size() > root.size() ? label.substr(root.size() + 3) : root + " (no inner range)";
+    }
+    if (label.size() > 30) label = "..." + label.substr(label.size() - 27);  // the innermost
+    se.x.push_back(static_cast<double>(se.x.size()));
+    se.y.push_back(static_cast<double>(row->per_replay_ns));
+    se.labels.push_back(std::move(label));
+  }
+}
+
 }  // namespace
 
 int64_t CountGraphLaunches(const Trace& trace) {
@@ -110,6 +148,7 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
     std::map<int64_t, int> nodes;  // original node (aligned: its eager counterpart) -> seen
     int64_t kernels = 0;
     DurationNs gpu_ns = 0;
+    TimeNs first_ns = INT64_MAX;
   };
   std::map<std::pair<bool, std::string>, Acc> by_path;  // (aligned, path)
   out.graph_launches = CountGraphLaunches(trace);
@@ -122,11 +161,14 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
     const DurationNs d = k.dur_ns(i);
     out.graph_gpu_ns += d;
     int64_t node = k.capture_node[i];
+    TimeNs point = k.capture_ns[i];
     if (gp.source[i] == PathSource::kCapture) {
       ++out.with_capture;
     } else if (gp.source[i] == PathSource::kAligned) {
       ++out.aligned;
       node = -1 - static_cast<int64_t>(alignment.counterpart[i]);  // apart from real node ids
+      const int32_t call = k.launch_call[alignment.counterpart[i]];
+      point = call != kNoRow ? trace.api_calls.start_ns[call] : INT64_MAX;
     } else {
       continue;
     }
@@ -140,11 +182,13 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
     acc.nodes[node] = 1;
     ++acc.kernels;
     acc.gpu_ns += d;
+    acc.first_ns = std::min(acc.first_ns, point);
   }
   for (auto& [key, a] : by_path) {
     CaptureRangeRow& row = out.rows.emplace_back();
     row.aligned = key.first;
     row.path = key.second;
+    row.first_ns = a.first_ns;
     row.nodes = static_cast<int64_t>(a.nodes.size());
     row.kernels = a.kernels;
     row.gpu_ns = a.gpu_ns;
@@ -254,6 +298,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
                       eager ? Value(row.eager_per_instance_ns) : Value(),
                       row.aligned ? "aligned" : "capture", row.path});
   }
+  AddPerReplayChart(g, s);
   t.note = fmt::format(
       "Each kernel of a replay is counted in the innermost host ranges (NVTX, PyTorch "
       "annotations) that were open on the capturing thread when its graph node was created (By: "

@@ -31,6 +31,9 @@ struct CaptureRangeRow {
   DurationNs gpu_ns = 0;         // summed kernel durations, all replays
   double replays = 0;            // kernels / nodes
   DurationNs per_replay_ns = 0;  // gpu_ns / replays
+  // The earliest capture point of its kernels (aligned rows: their eager counterparts' earliest
+  // launch): orders the rows as the program ran them (layer_0 before layer_1).
+  TimeNs first_ns = INT64_MAX;
   // The same ranges run eagerly (names below another outermost range): runs, and per run the
   // kernels launched inside and their GPU time. 0 runs: no eager counterpart in the trace.
   int64_t eager_instances = 0;

@@ -74,6 +74,9 @@ struct Series {
   // y_label / y2_label name the two lines.
   std::vector<double> y2;
   std::string y_label, y2_label;
+  // Categories: when not empty, one label per point of y (x holds their positions 0, 1, ...):
+  // the series is a bar per label, in this order (e.g. GPU time per range of a graph step).
+  std::vector<std::string> labels;
   // Points called out on the chart (e.g. the peak).
   struct Mark {
     double x = 0, y = 0;

@@ -141,6 +141,7 @@ void EncodeSection(const Section& s, ByteWriter& w) {
     PutDoubles(x.y2, w);
     w.PutString(x.y_label);
     w.PutString(x.y2_label);
+    PutStrings(x.labels, w);
     w.Put<uint64_t>(x.marks.size());
     for (const Series::Mark& m : x.marks) {
       w.Put(m.x);
@@ -232,6 +233,7 @@ Section DecodeSection(ByteReader& r) {
     x.y2 = GetDoubles(r);
     x.y_label = r.GetString();
     x.y2_label = r.GetString();
+    x.labels = GetStrings(r);
     x.marks.resize(r.GetCount(24));
     for (Series::Mark& m : x.marks) {
       m.x = r.Get<double>();

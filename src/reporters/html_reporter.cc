@@ -254,6 +254,14 @@ void RenderCharts(std::string& out, const Report& report, const Section& s) {
           "they span more than a decade); dashed: p50, p90, p99.</p>";
       continue;
     }
+    if (!se.labels.empty()) {  // categories: a labelled bar each, in the series' order
+      std::vector<html::Bar> bars;
+      for (size_t i = 0; i < std::min(se.labels.size(), se.y.size()); ++i) {
+        bars.push_back({se.labels[i], se.y[i]});
+      }
+      out += html::BarChartSvg(bars, se.y_unit);
+      continue;
+    }
     if (!se.lines.empty()) {  // several lines, e.g. the sampled GPU metrics of one kind
       const std::vector<html::Marker> markers = se.style == SeriesStyle::kOverTime
                                                     ? IterationMarkers(report, s.input)

@@ -183,6 +183,11 @@ std::string RenderJsonReport(const Report& report) {
         for (double y : se.y) w.Double(y);
         w.EndArray();
         if (!se.y_label.empty()) w.Key("y_label").String(se.y_label);
+        if (!se.labels.empty()) {
+          w.Key("labels").BeginArray();
+          for (const std::string& label : se.labels) w.String(label);
+          w.EndArray();
+        }
         if (!se.y2.empty()) {
           w.Key("y2_label").String(se.y2_label);
           w.Key("y2").BeginArray();
