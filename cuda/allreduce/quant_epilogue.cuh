@@ -45,22 +45,24 @@ __device__ inline int64_t SwizzledScaleOffset(int64_t row, int64_t block, int64_
          (row % 128 / 32) * 4 + block % 4;
 }
 
+// The 16-byte vector v of dtype T as floats (exact).
+template <typename T>
+__device__ inline void Widen(const uint4& v, float (&f)[VecTraits<T>::kN]) {
+#pragma unroll
+  for (int e = 0; e < VecTraits<T>::kN; ++e) f[e] = 0.f;
+  VecTraits<T>::Add(f, v);
+}
+
 // Quantizes one row. v[j] holds the row's normalized vector idx = g.lane + j * g.tpr in dtype T
 // (for idx < hvec). Every thread of the block calls it (uniform control flow: GroupMax and the
-// shuffles between the threads of an NVFP4 block).
+// shuffles between the threads of an NVFP4 block). Vectors are widened one at a time, which keeps
+// the fused kernels within their registers.
 template <typename T, Quant Q>
 __device__ inline void QuantizeRow(const uint4 (&v)[kRowMaxVecPerThread], bool active, int64_t row,
                                    const RowGroup& g, int64_t hvec, int64_t hidden,
                                    const QuantArgs& q) {
   constexpr int kN = VecTraits<T>::kN;
-  float f[kRowMaxVecPerThread][kN];
-#pragma unroll
-  for (int j = 0; j < kRowMaxVecPerThread; ++j) {
-#pragma unroll
-    for (int e = 0; e < kN; ++e) f[j][e] = 0.f;
-    const int64_t idx = g.lane + static_cast<int64_t>(j) * g.tpr;
-    if (active && idx < hvec) VecTraits<T>::Add(f[j], v[j]);  // exact: T -> float
-  }
+  auto valid = [&](int j) { return active && g.lane + static_cast<int64_t>(j) * g.tpr < hvec; };
   if constexpr (Q == Quant::kFp8 || Q == Quant::kFp8PerToken) {
     float inv;
     if constexpr (Q == Quant::kFp8) {
@@ -69,8 +71,11 @@ __device__ inline void QuantizeRow(const uint4 (&v)[kRowMaxVecPerThread], bool a
       float m = 0.f;
 #pragma unroll
       for (int j = 0; j < kRowMaxVecPerThread; ++j) {
+        if (!valid(j)) continue;
+        float f[kN];
+        Widen<T>(v[j], f);
 #pragma unroll
-        for (int e = 0; e < kN; ++e) m = fmaxf(m, fabsf(f[j][e]));
+        for (int e = 0; e < kN; ++e) m = fmaxf(m, fabsf(f[e]));
       }
       const float amax = fmaxf(kPerTokenMinAmax, GroupMax(m, g));
       inv = __fdiv_rn(kE4M3Max, amax);
@@ -78,12 +83,14 @@ __device__ inline void QuantizeRow(const uint4 (&v)[kRowMaxVecPerThread], bool a
     }
 #pragma unroll
     for (int j = 0; j < kRowMaxVecPerThread; ++j) {
+      if (!valid(j)) continue;
       const int64_t idx = g.lane + static_cast<int64_t>(j) * g.tpr;
-      if (!active || idx >= hvec) continue;
+      float f[kN];
+      Widen<T>(v[j], f);
       uint32_t w[kN / 4];
 #pragma unroll
       for (int i = 0; i < kN / 4; ++i) {
-        const float* x = f[j] + 4 * i;
+        const float* x = f + 4 * i;
         w[i] = E4M3PairBits(__fmul_rn(x[0], inv), __fmul_rn(x[1], inv)) |
                E4M3PairBits(__fmul_rn(x[2], inv), __fmul_rn(x[3], inv)) << 16;
       }
@@ -101,21 +108,27 @@ __device__ inline void QuantizeRow(const uint4 (&v)[kRowMaxVecPerThread], bool a
 #pragma unroll
     for (int j = 0; j < kRowMaxVecPerThread; ++j) {
       const int64_t idx = g.lane + static_cast<int64_t>(j) * g.tpr;
-      const bool valid = active && idx < hvec;
+      float f[kN];
+      if (valid(j)) {
+        Widen<T>(v[j], f);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kN; ++e) f[e] = 0.f;
+      }
       float m = 0.f;
 #pragma unroll
-      for (int e = 0; e < kN; ++e) m = fmaxf(m, fabsf(f[j][e]));
+      for (int e = 0; e < kN; ++e) m = fmaxf(m, fabsf(f[e]));
       // The block's other vectors sit in the neighbouring lanes (tpr is a multiple of
       // kVecPerBlock, and hvec too, so a block is whole or absent).
       m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
       if constexpr (kVecPerBlock == 4) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-      if (!valid) continue;
+      if (!valid(j)) continue;
       const uint32_t sf = E4M3Bits(__fmul_rn(gs, __fmul_rn(m, kRcp6)));
       const float stored = E4M3Value(sf);
       const float out_scale = stored != 0.f ? __frcp_rn(__fmul_rn(stored, rcp_gs)) : 0.f;
       uint32_t packed = 0;
 #pragma unroll
-      for (int e = 0; e < kN; ++e) packed |= E2M1Code(__fmul_rn(f[j][e], out_scale)) << (4 * e);
+      for (int e = 0; e < kN; ++e) packed |= E2M1Code(__fmul_rn(f[e], out_scale)) << (4 * e);
       uint8_t* dst = static_cast<uint8_t*>(q.values) + (row * hidden + idx * kN) / 2;
       if constexpr (kN == 8) {
         *reinterpret_cast<uint32_t*>(dst) = packed;
