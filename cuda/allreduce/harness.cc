@@ -206,7 +206,8 @@ void Enqueue(Run& r, const Config& c, int k, bool norm_out = false) {
   }
 }
 
-void FatalMismatch(const Config& c, const char* when, int rank, int k, const CheckResult& x);
+std::string MismatchMessage(const Config& c, const char* when, int rank, int k,
+                            const CheckResult& x);
 
 // The quantizing fusions (docs/allreduce.md, "Quantizing epilogues", how they are checked): the
 // timed calls wrote values and scales into pair k. Each pair is then computed again by a check
@@ -277,27 +278,42 @@ void VerifyQuant(Run& r, const Config& c, uint32_t seed, const char* when) {
     }
   }
   Sync(r, "verify");
+  // This rank's findings first; then every rank learns whether any rank failed, so that all stop.
   const float scale_in = q == Quant::kNvfp4 ? kNvfp4GlobalScale : kFp8TensorScale;
-  for (int k = 0; k < 2; ++k) {
-    if (res[4 + k].mismatches != 0) FatalMismatch(c, when, r.rank, k, res[4 + k]);
-    if (res[k].hash != res[2 + k].hash) {
-      Fatal("quantized output " + std::to_string(k) + " of the timed calls differs from the " +
-            "check call's " + std::string(when) + " for " + Describe(c) + " (rank " +
-            std::to_string(r.rank) + ")");
-    }
-    const std::string diff = CompareQuantRows(c.dtype, q, c.tokens, c.hidden, scale_in, host[k]);
-    if (!diff.empty()) {
-      Fatal("quantized output " + std::to_string(k) + " differs from the CPU reference " +
-            std::string(when) + " for " + Describe(c) + ": rank " + std::to_string(r.rank) + ", " +
-            diff);
+  std::string error;
+  for (int k = 0; k < 2 && error.empty(); ++k) {
+    if (res[4 + k].mismatches != 0) {
+      error = MismatchMessage(c, when, r.rank, k, res[4 + k]);
+    } else if (res[k].hash != res[2 + k].hash) {
+      error = "quantized output " + std::to_string(k) + " of the timed calls differs from the " +
+              "check call's " + std::string(when) + " for " + Describe(c) + " (rank " +
+              std::to_string(r.rank) + ")";
+    } else {
+      const std::string diff = CompareQuantRows(c.dtype, q, c.tokens, c.hidden, scale_in, host[k]);
+      if (!diff.empty()) {
+        error = "quantized output " + std::to_string(k) + " differs from the CPU reference " +
+                std::string(when) + " for " + Describe(c) + ": rank " + std::to_string(r.rank) +
+                ", " + diff;
+      }
     }
   }
+  struct Verdict {
+    CheckResult res[kNumChecks];
+    int32_t failed;
+  } mine{};
+  std::memcpy(mine.res, res, sizeof(res));
+  mine.failed = error.empty() ? 0 : 1;
   std::vector<char> all;
-  AllGather(r, res, sizeof(res), &all);
-  const CheckResult* rs = reinterpret_cast<const CheckResult*>(all.data());
+  AllGather(r, &mine, sizeof(mine), &all);
+  const Verdict* vs = reinterpret_cast<const Verdict*>(all.data());
+  if (!error.empty()) Fatal(error);
   for (int p = 0; p < r.world; ++p) {
+    if (vs[p].failed) {
+      Fatal("rank " + std::to_string(p) + " found a wrong result " + std::string(when) + " for " +
+            Describe(c) + " (its message says which)");
+    }
     for (int i = 2; i < kNumChecks; ++i) {
-      if (rs[p * kNumChecks + i].hash != rs[i].hash) {
+      if (vs[p].res[i].hash != vs[0].res[i].hash) {
         Fatal("ranks disagree " + std::string(when) + " for " + Describe(c) + ": rank " +
               std::to_string(p) + "'s " + (i < 4 ? "quantized output " : "output ") +
               std::to_string(i % 2) + " differs in its bits from rank 0's");
@@ -306,12 +322,13 @@ void VerifyQuant(Run& r, const Config& c, uint32_t seed, const char* when) {
   }
 }
 
-void FatalMismatch(const Config& c, const char* when, int rank, int k, const CheckResult& x) {
-  Fatal("wrong result " + std::string(when) + " for " + Describe(c) + ": rank " +
-        std::to_string(rank) + " output " + std::to_string(k) + " has " +
-        std::to_string(x.mismatches) + " bad elements, e.g. element " +
-        std::to_string(x.first_bad) + " = " + std::to_string(x.got) + ", expected " +
-        std::to_string(x.want));
+std::string MismatchMessage(const Config& c, const char* when, int rank, int k,
+                            const CheckResult& x) {
+  return "wrong result " + std::string(when) + " for " + Describe(c) + ": rank " +
+         std::to_string(rank) + " output " + std::to_string(k) + " has " +
+         std::to_string(x.mismatches) + " bad elements, e.g. element " +
+         std::to_string(x.first_bad) + " = " + std::to_string(x.got) + ", expected " +
+         std::to_string(x.want);
 }
 
 // Checks out[0] (seed) and out[1] (seed + 1) on every rank and compares the ranks' output hashes.
@@ -338,7 +355,7 @@ void Verify(Run& r, const Config& c, uint32_t seed, const char* when) {
   for (int p = 0; p < r.world; ++p) {
     for (int k = 0; k < 2; ++k) {
       const CheckResult& x = rs[p * 2 + k];
-      if (x.mismatches != 0) FatalMismatch(c, when, p, k, x);
+      if (x.mismatches != 0) Fatal(MismatchMessage(c, when, p, k, x));
       if (x.hash != rs[k].hash) {
         Fatal("ranks disagree " + std::string(when) + " for " + Describe(c) + ": rank " +
               std::to_string(p) + "'s output " + std::to_string(k) +
