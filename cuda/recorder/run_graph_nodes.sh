@@ -31,5 +31,6 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   python3 cuda/recorder/graph_nodes_check.py
 } 2>&1 | tee "$OUT/log.txt"
 # The device returns a few files only: the recordings, reports and logs go back as one archive.
-(cd "$OUT" && tar czf files.tgz --exclude=log.txt --exclude=files.tgz . && find . -type f \
-  ! -name log.txt ! -name files.tgz ! -name graph_nodes_check.json -delete)
+tar czf /tmp/graph_nodes_files.tgz -C "$OUT" --exclude=log.txt --exclude=files.tgz . &&
+  find "$OUT" -type f ! -name log.txt ! -name graph_nodes_check.json -delete &&
+  mv /tmp/graph_nodes_files.tgz "$OUT/files.tgz"
