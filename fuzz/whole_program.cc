@@ -9,10 +9,10 @@
 #include "allreduce/sweep_plot.h"
 #include "analyses/analysis_context.h"
 #include "analyses/iteration_log_summary.h"
+#include "analyses/serving/serving_metrics.h"
 #include "kernel/ncu_report.h"
 #include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
-#include "serving/serving_metrics.h"
 #include "trt/trt_analysis.h"
 #include "trt/trt_report.h"
 

@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analyses/serving/queueing.h"
+#include "analyses/serving/serving_metrics.h"
 #include "base/file_io.h"
 #include "importers/serving_results/request_log.h"
 #include "importers/serving_results/request_results.h"
-#include "serving/queueing.h"
-#include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

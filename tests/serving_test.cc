@@ -9,12 +9,12 @@
 #include <limits>
 #include <map>
 
+#include "analyses/serving/serving_diff.h"
+#include "analyses/serving/serving_metrics.h"
 #include "base/file_io.h"
 #include "importers/inputs.h"
 #include "importers/serving_results/request_log.h"
 #include "reporters/reporter.h"
-#include "serving/serving_diff.h"
-#include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

@@ -36,7 +36,8 @@ struct AnalyzeOptions {
   // --iteration-log: joined to each trace's iterations (analyses/iteration_log_join.h); may be
   // null.
   std::shared_ptr<const IterationLog> iteration_log;
-  // --requests: a serving benchmark's per-request results (serving/serving_metrics.h); may be null.
+  // --requests: a serving benchmark's per-request results (analyses/serving/serving_metrics.h); may
+  // be null.
   std::shared_ptr<const RequestResults> requests;
   SloOptions slo;
   // Names of the host ranges that mark garbage collections (any domain, any kind; --gc-ranges):

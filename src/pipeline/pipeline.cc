@@ -14,6 +14,7 @@
 #include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "analyses/iteration_log_summary.h"
+#include "analyses/serving/serving_diff.h"
 #include "base/file_io.h"
 #include "diff/baseline_file.h"
 #include "diff/step_samples.h"
@@ -24,7 +25,6 @@
 #include "kernel/ncu_report.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
-#include "serving/serving_diff.h"
 #include "trt/trt_diff.h"
 #include "trt/trt_report.h"
 

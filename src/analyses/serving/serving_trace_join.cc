@@ -1,4 +1,4 @@
-#include "serving/serving_trace_join.h"
+#include "analyses/serving/serving_trace_join.h"
 
 #include <fmt/format.h>
 

@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
+#include "analyses/serving/serving_metrics.h"
 #include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/serving_metrics.h"
 
 namespace sightline {
 

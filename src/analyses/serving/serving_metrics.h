@@ -72,9 +72,9 @@ struct SteadyState {
 };
 
 // Each completed request's latencies, kept for resampling whole requests (the diff's intervals,
-// serving/serving_intervals.h). Per metric: the values sorted, and the request each came from
-// (its index among the completed requests); a request gives one TTFT and E2EL, one TPOT when it
-// has more than one output token, and all its ITL gaps.
+// analyses/serving/serving_intervals.h). Per metric: the values sorted, and the request each came
+// from (its index among the completed requests); a request gives one TTFT and E2EL, one TPOT when
+// it has more than one output token, and all its ITL gaps.
 struct ServingSamples {
   struct Metric {
     std::vector<double> sorted_ns;
@@ -116,7 +116,8 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
 void AddServingSection(const RequestResults& results, const ServingMetrics& metrics,
                        Report& report);
 
-// Registry entry "serving" (pipeline/registry.cc; serving/serving_analysis.cc): with `analyze
+// Registry entry "serving" (pipeline/registry.cc; analyses/serving/serving_analysis.cc): with
+// `analyze
 // --requests FILE`, the section, its findings and, with a request log and a trace, the join.
 std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options);
 

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "analyses/analysis_context.h"
+#include "analyses/serving/serving_metrics.h"
 #include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/serving_metrics.h"
 
 namespace sightline {
 

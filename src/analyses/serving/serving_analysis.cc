@@ -1,15 +1,15 @@
-// The registry entry "serving" (serving/serving_metrics.h): `analyze --requests FILE [TRACE...]`
-// reads the results once, adds the serving section and its findings, and joins a request log's
-// token gaps to the first trace's iterations.
+// The registry entry "serving" (analyses/serving/serving_metrics.h): `analyze --requests FILE
+// [TRACE...]` reads the results once, adds the serving section and its findings, and joins a
+// request log's token gaps to the first trace's iterations.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
 
+#include "analyses/serving/queueing.h"
+#include "analyses/serving/serving_metrics.h"
+#include "analyses/serving/serving_trace_join.h"
 #include "importers/serving_results/request_results.h"
-#include "serving/queueing.h"
-#include "serving/serving_metrics.h"
-#include "serving/serving_trace_join.h"
 
 namespace sightline {
 namespace {

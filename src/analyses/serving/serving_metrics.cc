@@ -1,4 +1,4 @@
-#include "serving/serving_metrics.h"
+#include "analyses/serving/serving_metrics.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 #include <map>
 
 #include "analyses/findings/findings.h"
+#include "analyses/serving/serving_charts.h"
 #include "base/stats.h"
 #include "base/time_units.h"
-#include "serving/serving_charts.h"
 
 namespace sightline {
 namespace {

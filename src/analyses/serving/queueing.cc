@@ -1,4 +1,4 @@
-#include "serving/queueing.h"
+#include "analyses/serving/queueing.h"
 
 #include <fmt/format.h>
 
