@@ -105,10 +105,6 @@ struct ServingMetrics {
   ServingSamples samples;
 };
 
-// Finding "prefill_interference" (docs/analyses/findings.md) when prefills make the ITL tail; none
-// otherwise.
-void AddServingFindings(const ServingMetrics& metrics, Report& report);
-
 StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
                                                const ServingMetricsOptions& options);
 
@@ -117,8 +113,8 @@ void AddServingSection(const RequestResults& results, const ServingMetrics& metr
                        Report& report);
 
 // Registry entry "serving" (pipeline/registry.cc; analyses/serving/serving_analysis.cc): with
-// `analyze
-// --requests FILE`, the section, its findings and, with a request log and a trace, the join.
+// `analyze --requests FILE`, the section and, with a request log and a trace, the join; it leaves
+// the metrics, the TTFT tail's queueing and the join for the rules on serving results.
 std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options);
 
 }  // namespace sightline
