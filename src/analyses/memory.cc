@@ -62,6 +62,11 @@ bool StateOnly(const MemoryEventTable& m, size_t i) {
 
 }  // namespace
 
+StatusOr<const MemoryResult*> CachedMemory(AnalysisContext& context) {
+  return context.results().Get<MemoryResult>(
+      [&context] { return ComputeMemory(context, MemoryOptions{}); });
+}
+
 StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptions& options) {
   const Trace& trace = context.trace();
   const MemoryEventTable& m = trace.memory_events;
