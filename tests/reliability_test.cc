@@ -120,6 +120,12 @@ TEST(Reliability, FarInstantsAndCaptureTimesAndHugeCopiesAreDroppedAndCounted) {
     m.bytes = 4096;
     b.AddMemoryEvent(m);
   }
+  {  // an allocation of 8.5e18 bytes (the second run's input: memory.cc's totals overflowed)
+    TraceBuilder::MemoryEventRow m;
+    m.time_ns = 600;
+    m.bytes = 8'457'583'078'829'796'584;
+    b.AddMemoryEvent(m);
+  }
   b.AddCounter(std::numeric_limits<TimeNs>::max(), 0, b.Intern("SM Active"), 1.0);
   for (int64_t bytes : {int64_t{1} << 20, std::numeric_limits<int64_t>::max(), int64_t{-5}}) {
     MemOpRow m;
@@ -140,7 +146,7 @@ TEST(Reliability, FarInstantsAndCaptureTimesAndHugeCopiesAreDroppedAndCounted) {
   EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdTimestamp), 5);
   ASSERT_EQ(t.memops.size(), 1u);
   EXPECT_EQ(t.memops.size_bytes[0], 1 << 20);
-  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdSize), 2);
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdSize), 3);  // 2 copies, 1 allocation
 }
 
 TEST(Reliability, LongButPossibleDurationsAreKept) {

@@ -45,7 +45,8 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "dropped, since spans, durations and their sums would overflow (a capture time that far "
      "off becomes unknown)"},
     {kAbsurdSize, "absurd_size", kWarning,
-     "memory copies or sets of more than 2^50 bytes (1 PiB) or of a negative size; dropped"},
+     "memory copies or sets, allocations, frees or allocator totals of more than 2^50 bytes (1 "
+     "PiB), or copies of a negative size; dropped"},
     {kValueNotFinite, "value_not_finite", kWarning,
      "sampled values that are NaN or infinite; dropped, not averaged"},
     {kStringCut, "string_cut", kWarning,

@@ -805,6 +805,13 @@ void TraceBuilder::ComputeSpan() {
 }
 
 void TraceBuilder::AddMemoryEvent(const MemoryEventRow& row) {
+  // As for copies (AddMemOp): no allocation, and no allocator's total, is a petabyte.
+  constexpr int64_t kMaxBytes = int64_t{1} << 50;
+  if (row.bytes < -kMaxBytes || row.bytes > kMaxBytes || row.total_allocated > kMaxBytes ||
+      row.total_reserved > kMaxBytes || row.pool_size > kMaxBytes) {
+    trace_.diagnostics.Add(DiagCode::kAbsurdSize);
+    return;
+  }
   MemoryEventTable& m = trace_.memory_events;
   m.time_ns.push_back(row.time_ns);
   m.device.push_back(row.device);
