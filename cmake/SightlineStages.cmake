@@ -2,8 +2,13 @@
 # only the stages below it, and a check that refuses an include of a stage a stage does not depend
 # on ("upward" or sideways), at configure time, at every build, and as a ctest.
 #
-#   sightline_add_stage(NAME analyses DEPS base model report kernel LIBS fmt::fmt simdjson::simdjson)
+#   sightline_add_stage(NAME analyses DEPS base model report kernel LIBS fmt::fmt simdjson::simdjson
+#                       ROOMS "facts: analysis_context.* intervals.*" analyses "findings: findings/*")
 #     -> library sightline_analyses from src/analyses/**.cc (globbed: a new file needs no edit here)
+#   ROOMS (optional) splits a stage into rooms, bottom-up, the same way: a file may include the
+#   stage's files of its own room and of the rooms before it. "name: glob..." takes the files the
+#   globs match (relative to the stage's folder, `*` any characters, `/` included); the room given
+#   without globs takes the rest.
 #   sightline_finish_stages()   after the last stage: writes the allowed-include map, checks it
 #
 # Includes are written from src/ ("analyses/overview.h"), so every stage compiles with src/ on its
@@ -13,7 +18,7 @@ set(SIGHTLINE_STAGES "" CACHE INTERNAL "")
 set(SIGHTLINE_LAYERING_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/CheckLayering.cmake)
 
 function(sightline_add_stage)
-  cmake_parse_arguments(ARG "" "NAME" "DEPS;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "DEPS;LIBS;ROOMS" ${ARGN})
   set(dir ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_NAME})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cc)
   set(target sightline_${ARG_NAME})
@@ -38,6 +43,17 @@ function(sightline_add_stage)
   list(REMOVE_DUPLICATES allowed)
   set(SIGHTLINE_ALLOWED_${ARG_NAME} ${allowed} CACHE INTERNAL "")
   set(SIGHTLINE_STAGES ${SIGHTLINE_STAGES} ${ARG_NAME} CACHE INTERNAL "")
+  set(rooms "")
+  foreach(room IN LISTS ARG_ROOMS)
+    string(REGEX MATCH "^([a-z_]+)(:(.*))?$" matched "${room}")
+    if(NOT matched)
+      message(FATAL_ERROR "stage ${ARG_NAME}: room '${room}' is not \"name\" or \"name: glob...\"")
+    endif()
+    list(APPEND rooms ${CMAKE_MATCH_1})
+    separate_arguments(globs UNIX_COMMAND "${CMAKE_MATCH_3}")
+    set(SIGHTLINE_ROOM_${ARG_NAME}_${CMAKE_MATCH_1} "${globs}" CACHE INTERNAL "")
+  endforeach()
+  set(SIGHTLINE_ROOMS_${ARG_NAME} "${rooms}" CACHE INTERNAL "")
   if(TARGET sightline_layering)
     add_dependencies(${target} sightline_layering)
   endif()
@@ -49,6 +65,12 @@ function(sightline_finish_stages)
   string(APPEND content "set(STAGES ${SIGHTLINE_STAGES})\n")
   foreach(stage IN LISTS SIGHTLINE_STAGES)
     string(APPEND content "set(ALLOWED_${stage} ${SIGHTLINE_ALLOWED_${stage}})\n")
+    if(SIGHTLINE_ROOMS_${stage})
+      string(APPEND content "set(ROOMS_${stage} ${SIGHTLINE_ROOMS_${stage}})\n")
+      foreach(room IN LISTS SIGHTLINE_ROOMS_${stage})
+        string(APPEND content "set(ROOM_${stage}_${room} ${SIGHTLINE_ROOM_${stage}_${room}})\n")
+      endforeach()
+    endif()
   endforeach()
   file(WRITE ${map} "${content}")
   # At configure time ...

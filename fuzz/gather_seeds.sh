@@ -8,10 +8,11 @@
 #   DIR/fuzz_recorder/          the sightline-recorder files; DIR/fuzz_kineto_json/ the kineto-json ones
 #   DIR/fuzz_gpu_metrics_config/  fuzz/seeds/gpu_metrics_config (YAML no reader takes on its own)
 # Seeds are decompressed and cut down: nsys exports to their first 8 rows per table (StringIds
-# included: names whose ids are gone become unknown-string diagnostics) in 512-byte pages; other
-# files over 64 KiB to their first 64 KiB (text at a line's end). The inputs that once crashed a
-# reader (tests/data/fuzz_regressions/<reader or target>/) join that corpus. Nothing here is
-# committed; run it again after adding test data.
+# included: names whose ids are gone become unknown-string diagnostics) in 512-byte pages;
+# recordings to whole records in valid chunks (shrink_slrec: the first 24 KiB, then a few records
+# of each type); other files over 64 KiB to their first 64 KiB (text at a line's end). The inputs
+# that once crashed a reader (tests/data/fuzz_regressions/<reader or target>/) join that corpus.
+# Nothing here is committed; run it again after adding test data.
 #   fuzz/gather_seeds.sh [DIR] [FUZZ_READER_BINARY]   (default build-asan/fuzz/fuzz_reader)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +37,7 @@ find tests/data examples fuzz/seeds -type f -size -64M ! -path 'tests/data/fuzz_
   xargs -0 env SIGHTLINE_FUZZ_CLASSIFY=1 "$reader_bin" 2>/dev/null > "$out/classified.tsv"
 
 python3 - "$out" <<'PY'
-import gzip, os, shutil, sqlite3, subprocess, sys
+import gzip, os, shutil, sqlite3, struct, subprocess, sys, zlib
 out = sys.argv[1]
 LIMIT = 64 * 1024
 
@@ -67,6 +68,47 @@ def shrink_sqlite(data, dst):
     db.execute('VACUUM')
     db.close()
 
+def shrink_slrec(data):
+    """A recording cut to whole records in valid chunks: the records up to 24 KiB, then up to 12 of
+    each record type from the rest (kernels, ranges, graph nodes, memory: the types a plain cut
+    would lose), in their order, repacked into chunks of at most 4 KiB with their counts and CRCs.
+    A plain cut at 64 KiB left a chunk whose size does not fit: the reader imported nothing."""
+    hdr = struct.unpack_from('<II', data, 8)[1] if len(data) >= 16 else len(data)
+    records, pos = [], hdr
+    while pos + 16 <= len(data):
+        _, size, _, _ = struct.unpack_from('<IIII', data, pos)
+        end = min(pos + 16 + size, len(data))
+        r = pos + 16
+        while r + 8 <= end:
+            rtype, body = struct.unpack_from('<HxxI', data, r)
+            nxt = r + 8 + body + (8 - (8 + body) % 8) % 8
+            if nxt > end:
+                break
+            records.append((rtype, data[r:nxt]))
+            r = nxt
+        pos = end
+    kept, size, per_type = [], 0, {}
+    for rtype, raw in records:
+        if size < 24 * 1024:
+            kept.append(raw)
+            size += len(raw)
+        elif per_type.get(rtype, 0) < 12 and len(raw) <= 1024:
+            per_type[rtype] = per_type.get(rtype, 0) + 1
+            kept.append(raw)
+    out, chunk, count = bytearray(data[:hdr]), bytearray(), 0
+    def flush():
+        out.extend(struct.pack('<IIII', 0x4b4e4843, len(chunk), count, zlib.crc32(chunk)))
+        out.extend(chunk)
+    for raw in kept:
+        if chunk and len(chunk) + len(raw) > 4096:
+            flush()
+            chunk, count = bytearray(), 0
+        chunk.extend(raw)
+        count += 1
+    if chunk:
+        flush()
+    return bytes(out)
+
 def cut(data):
     if len(data) <= LIMIT:
         return data
@@ -90,6 +132,9 @@ for line in open(os.path.join(out, 'classified.tsv'), encoding='utf-8', errors='
     data = plain(path)
     if reader == 'nsys-sqlite':
         shrink_sqlite(data, dst)
+    elif reader == 'sightline-recorder':
+        with open(dst, 'wb') as f:
+            f.write(shrink_slrec(data))
     else:
         with open(dst, 'wb') as f:
             f.write(cut(data))

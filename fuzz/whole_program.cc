@@ -8,11 +8,13 @@
 #include "allreduce/lut_tune.h"
 #include "allreduce/sweep_plot.h"
 #include "analyses/analysis_context.h"
+#include "analyses/findings/findings.h"
 #include "analyses/iteration_log_summary.h"
+#include "analyses/results_cache.h"
+#include "analyses/serving/serving_metrics.h"
 #include "kernel/ncu_report.h"
 #include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
-#include "serving/serving_metrics.h"
 #include "trt/trt_analysis.h"
 #include "trt/trt_report.h"
 
@@ -41,7 +43,11 @@ void RunWholeProgram(InputDocumentValue& document) {
   } else if (TrtEngine* engine = std::get_if<TrtEngine>(&document)) {
     StatusOr<TrtEngineAnalysis> analysis = AnalyzeTrtEngine(*engine);
     if (!analysis.ok()) return;
-    AddTrtEngineReport(*engine, *analysis, TrtReportOptions{}, report);
+    const int input = AddTrtEngineReport(*engine, *analysis, TrtReportOptions{}, report);
+    ResultsCache results;
+    results.Put(TrtEngineResult{engine, &*analysis});
+    StatusOr<std::vector<Finding>> findings = ComputeFindings(results);
+    if (findings.ok()) AddFindings(std::move(*findings), input, report);
   } else if (NcuExport* ncu = std::get_if<NcuExport>(&document)) {
     std::vector<NcuExport> exports;
     exports.push_back(std::move(*ncu));

@@ -164,13 +164,13 @@ TEST(AllReduceCli, PlotWritesWellFormedLabelledSvgs) {
   const std::string out = dir + "/plots/nested";
   testing::CliResult r = RunSightline("allreduce plot '" + dir + "/sweep.csv' -o '" + out + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Per grid (2 fusions): best + 3 time + 3 slower + 4 ratio maps (best custom / NCCL and the 3
-  // pairs); the size sweep: time + busbw; the index.
+  // Per grid (2 fusions): best + 3 time + 3 slower + 4 ratio and 4 difference maps (best custom
+  // against NCCL and the 3 pairs); the size sweep: time + busbw; the index.
   std::vector<std::string> svgs;
   for (const auto& e : std::filesystem::directory_iterator(out)) {
     if (e.path().extension() == ".svg") svgs.push_back(e.path().string());
   }
-  EXPECT_EQ(svgs.size(), 2u * 11 + 2);
+  EXPECT_EQ(svgs.size(), 2u * 15 + 2);
   for (const std::string& f : svgs) {
     std::string why;
     EXPECT_TRUE(WellFormed(Slurp(f), &why)) << f << ": " << why;
@@ -238,9 +238,65 @@ TEST(AllReduceCli, PlotDrawsStrategyDifferenceMaps) {
   const std::string index = Slurp(out + "/index.html");
   EXPECT_NE(index.find("Strategy differences"), std::string::npos);
   EXPECT_NE(index.find("w2_bf16_none_graph_ratio_lamport_oneshot.svg"), std::string::npos);
+  // The same comparisons as differences in µs: Lamport - NCCL = -3 and -4, one-shot - NCCL = -1
+  // and -2, Lamport - one-shot = -2 in both cells.
+  const std::string diff = Slurp(p + "_diff_custom_nccl.svg");
+  EXPECT_NE(diff.find("Best custom kernel - NCCL: time difference"), std::string::npos) << diff;
+  EXPECT_NE(diff.find(">-3.00<"), std::string::npos) << diff;
+  EXPECT_NE(diff.find(">-4.00<"), std::string::npos) << diff;
+  EXPECT_NE(diff.find(">Lamport<"), std::string::npos);
+  const std::string diff_pair = Slurp(p + "_diff_lamport_oneshot.svg");
+  EXPECT_NE(diff_pair.find(">-2.00<"), std::string::npos) << diff_pair;
+  EXPECT_NE(Slurp(p + "_diff_oneshot_nccl.svg").find(">-1.00<"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(p + "_diff_twoshot_nccl.svg"));
+  EXPECT_TRUE(WellFormed(diff, &why)) << why;
+  EXPECT_TRUE(WellFormed(diff_pair, &why)) << why;
+  EXPECT_NE(index.find("time difference per cell"), std::string::npos);
+  EXPECT_NE(index.find("w2_bf16_none_graph_diff_lamport_oneshot.svg"), std::string::npos);
   const std::string best = Slurp(p + "_best.svg");
   EXPECT_NE(best.find("Lamport"), std::string::npos);
   EXPECT_EQ(best.find("two-shot"), std::string::npos);  // the legend lists measured ones only
+  std::filesystem::remove_all(dir);
+}
+
+// The quantizing fusions go through tune and plot like the others: their own tables (and
+// enumerators in the header), their own maps, named after the CSV's fusion column.
+TEST(AllReduceCli, QuantizingFusionsAreTunedAndPlotted) {
+  const std::string dir = testing::MakeTempDir();
+  std::string csv = std::string(kSweepCsvHeader) + "\n";
+  for (const char* fusion :
+       {"residual_rmsnorm_fp8", "residual_rmsnorm_fp8_per_token", "residual_rmsnorm_nvfp4"}) {
+    for (int hidden : {4096, 8192}) {
+      for (int tokens : {1, 16, 1024}) {
+        const int64_t size = int64_t{2} * hidden * tokens;
+        csv += fmt::format("2,bf16,{},{},{},nccl,{},graph,{},1,1\n", size, tokens, hidden, fusion,
+                           12 + size / 3000.0);
+        csv += fmt::format("2,bf16,{},{},{},oneshot,{},graph,{},1,1\n", size, tokens, hidden,
+                           fusion, 6 + size / 1500.0);
+        csv += fmt::format("2,bf16,{},{},{},twoshot,{},graph,{},1,1\n", size, tokens, hidden,
+                           fusion, 9 + size / 2500.0);
+      }
+    }
+  }
+  std::ofstream(dir + "/q.csv") << csv;
+  testing::CliResult r = RunSightline("allreduce tune '" + dir + "/q.csv' -o '" + dir + "/lut.h'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("residual_rmsnorm_fp8_per_token"), std::string::npos) << r.out;
+  const std::string lut = Slurp(dir + "/lut.h");
+  EXPECT_NE(lut.find("kResidualRmsNormFp8PerToken"), std::string::npos);
+  EXPECT_NE(lut.find("{2, Fusion::kResidualRmsNormNvfp4, "), std::string::npos) << lut;
+  EXPECT_NE(lut.find("// World size 2, fusion residual_rmsnorm_fp8."), std::string::npos);
+  const std::string out = dir + "/plots";
+  r = RunSightline("allreduce plot '" + dir + "/q.csv' -o '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"w2_bf16_residual_rmsnorm_fp8_graph_best.svg",
+                        "w2_bf16_residual_rmsnorm_fp8_per_token_graph_time_twoshot.svg",
+                        "w2_bf16_residual_rmsnorm_nvfp4_graph_diff_custom_nccl.svg",
+                        "w2_bf16_residual_rmsnorm_nvfp4_graph_diff_twoshot_oneshot.svg"}) {
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+  }
+  const std::string best = Slurp(out + "/w2_bf16_residual_rmsnorm_nvfp4_graph_best.svg");
+  EXPECT_NE(best.find("fusion residual_rmsnorm_nvfp4"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

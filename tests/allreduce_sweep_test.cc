@@ -35,6 +35,31 @@ TEST(SweepCsv, ReadsGridAndSizeRows) {
   EXPECT_EQ(g.where, "s.csv:5");
 }
 
+// Every fusion's CSV spelling reads back to itself; a quantizing fusion is a fused row (it needs
+// tokens and hidden size) and gets its own grid.
+TEST(SweepCsv, ReadsEveryFusionName) {
+  std::string csv = kHeader;
+  for (ArFusion f : kArFusions) {
+    csv += "2,bf16,8192,4,1024,oneshot," + std::string(ArFusionName(f)) + ",graph,7.25,1.1,1.1\n";
+  }
+  StatusOr<std::vector<SweepRow>> rows = ParseSweepCsv(csv, "f.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), std::size(kArFusions));
+  for (size_t i = 0; i < rows->size(); ++i) EXPECT_EQ((*rows)[i].fusion, kArFusions[i]);
+  EXPECT_EQ(ArFusionName(ArFusion::kResidualRmsNormFp8), "residual_rmsnorm_fp8");
+  EXPECT_EQ(ArFusionName(ArFusion::kResidualRmsNormFp8PerToken), "residual_rmsnorm_fp8_per_token");
+  EXPECT_EQ(ArFusionName(ArFusion::kResidualRmsNormNvfp4), "residual_rmsnorm_nvfp4");
+  EXPECT_EQ(BuildSweepGrids(*rows).size(), std::size(kArFusions));
+  const StatusOr<std::vector<SweepRow>> bad =
+      ParseSweepCsv(kHeader + "2,bf16,2048,0,0,nccl,residual_rmsnorm_nvfp4,eager,3,1,1\n", "b.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("fused row needs"), std::string::npos);
+  const StatusOr<std::vector<SweepRow>> unknown = ParseSweepCsv(
+      kHeader + "2,bf16,8192,4,1024,nccl,residual_rmsnorm_int8,eager,3,1,1\n", "u.csv");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("residual_rmsnorm_nvfp4"), std::string::npos);
+}
+
 // The committed Lamport sweep of run D (docs/allreduce.md): every row reads, the strategy
 // keeps its spelling through ArStrategyName, and the size sweep puts the Lamport times in their
 // own column (a reader that folded lamport into another strategy would fail here).

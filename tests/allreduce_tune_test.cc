@@ -187,5 +187,53 @@ TEST(AllReduceTune, GeneratedHeaderCompilesAndSelects) {
   std::filesystem::remove_all(dir);
 }
 
+// The quantizing fusions get their own tables, enumerators and static_asserts in the header, and
+// the summary's fusion column widens to their names.
+TEST(AllReduceTune, QuantizingFusionsGetTheirOwnTables) {
+  if (!HaveCompiler()) GTEST_SKIP() << "no system C++ compiler (c++) to compile the header";
+  std::string csv = std::string(kSweepCsvHeader) + "\n";
+  const ArFusion fusions[] = {ArFusion::kResidualRmsNormFp8, ArFusion::kResidualRmsNormFp8PerToken,
+                              ArFusion::kResidualRmsNormNvfp4};
+  for (int f = 0; f < 3; ++f) {
+    for (size_t h = 0; h < kHidden.size(); ++h) {
+      for (size_t t = 0; t < kTokens.size(); ++t) {
+        const ArStrategy best = Designed(h, t, f + 1);
+        for (ArStrategy s : kArStrategies) {
+          csv += fmt::format("2,bf16,{},{},{},{},{},graph,{},1,1\n", kTokens[t] * kHidden[h] * 2,
+                             kTokens[t], kHidden[h], ArStrategyName(s), ArFusionName(fusions[f]),
+                             s == best ? 10.0 : 13.0);
+        }
+      }
+    }
+  }
+  StatusOr<std::vector<SweepRow>> rows = ParseSweepCsv(csv, "q.csv");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  StatusOr<TuneResult> r = TuneAllReduce(*rows, TuneOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->tables.size(), 3u);
+  for (int f = 0; f < 3; ++f) EXPECT_EQ(r->tables[f].fusion, fusions[f]);
+  const std::string summary = RenderTuneSummary(*r);
+  EXPECT_NE(summary.find("    2  residual_rmsnorm_fp8_per_token  128..8192"), std::string::npos)
+      << summary;
+  const std::string dir = testing::MakeTempDir();
+  std::ofstream(dir + "/lut.h") << GenerateLutHeader(*r, {"q.csv"});
+  std::string checks;
+  const char* names[] = {"kResidualRmsNormFp8", "kResidualRmsNormFp8PerToken",
+                         "kResidualRmsNormNvfp4"};
+  for (int f = 0; f < 3; ++f) {
+    for (size_t h = 0; h < kHidden.size(); ++h) {
+      for (size_t t = 0; t < kTokens.size(); ++t) {
+        checks += Assert(2, names[f], kHidden[h], kTokens[t], Designed(h, t, f + 1));
+      }
+    }
+  }
+  checks += Assert(2, "kResidualRmsNorm", 128, 1, ArStrategy::kNccl);  // no table: NCCL
+  const std::string program = "#include \"lut.h\"\nusing namespace sightline::allreduce;\n" +
+                              checks + "int main() { return 0; }\n";
+  std::string errors;
+  EXPECT_TRUE(Compiles(dir, program, &errors)) << errors;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sightline

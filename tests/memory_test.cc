@@ -365,7 +365,7 @@ TEST(Memory, PoolsMakeReservedAndAreListed) {
   event(70, 0, 0, 0xa000, 0);  // trimmed to 0
   Trace t = f.Build();
   auto ctx = Ctx(t);
-  StatusOr<const MemoryResult*> r = ctx->Memory();
+  StatusOr<const MemoryResult*> r = CachedMemory(*ctx);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ((*r)->devices.size(), 1u);
   const DeviceMemory& d = (*r)->devices[0];
@@ -412,7 +412,7 @@ TEST(Memory, NoPoolsNoReservedFromCudaCalls) {
   f.builder().AddMemoryEvent(r);
   Trace t = f.Build();
   auto ctx = Ctx(t);
-  StatusOr<const MemoryResult*> res = ctx->Memory();
+  StatusOr<const MemoryResult*> res = CachedMemory(*ctx);
   ASSERT_TRUE(res.ok());
   const DeviceMemory& d = (*res)->devices.at(0);
   EXPECT_EQ(d.max_reserved_bytes, -1);
@@ -452,8 +452,8 @@ TEST(Memory, H200MemoryAppMatchesTheProgramAndNsys) {
   ASSERT_TRUE(nsys.ok()) << nsys.status().message();
   auto rc = Ctx(*rec);
   auto nc = Ctx(*nsys);
-  StatusOr<const MemoryResult*> rr = rc->Memory();
-  StatusOr<const MemoryResult*> nr = nc->Memory();
+  StatusOr<const MemoryResult*> rr = CachedMemory(*rc);
+  StatusOr<const MemoryResult*> nr = CachedMemory(*nc);
   ASSERT_TRUE(rr.ok() && nr.ok());
   const DeviceMemory& r = OnlyDevice(**rr);
   const DeviceMemory& n = OnlyDevice(**nr);

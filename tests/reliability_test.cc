@@ -100,6 +100,55 @@ TEST(Reliability, TimestampsBeyond2To62AreDropped) {
   EXPECT_FALSE(__builtin_sub_overflow(t.end_ns(), t.begin_ns(), &span));
 }
 
+// Found by fuzz_recorder from seeds cut to whole records (session 15): memory events near
+// INT64_MIN reached the memory section's `time - origin`, and copies of INT64_MAX bytes its sums.
+TEST(Reliability, FarInstantsAndCaptureTimesAndHugeCopiesAreDroppedAndCounted) {
+  constexpr TimeNs kDay = 86'400 * kSecond;
+  TraceBuilder b;
+  const StringId k = b.Intern("k");
+  for (int i = 0; i < 10; ++i) {
+    KernelRow row;
+    row.start_ns = i * 1000;
+    row.end_ns = row.start_ns + 100;
+    row.name = k;
+    row.capture_ns = i == 0 ? std::numeric_limits<TimeNs>::min() + 1 : i == 1 ? 60 * kDay : 5;
+    b.AddKernel(row);
+  }
+  for (TimeNs t : {TimeNs{500}, std::numeric_limits<TimeNs>::min() + 7, 70 * kDay}) {
+    TraceBuilder::MemoryEventRow m;
+    m.time_ns = t;
+    m.bytes = 4096;
+    b.AddMemoryEvent(m);
+  }
+  {  // an allocation of 8.5e18 bytes (the second run's input: memory.cc's totals overflowed)
+    TraceBuilder::MemoryEventRow m;
+    m.time_ns = 600;
+    m.bytes = 8'457'583'078'829'796'584;
+    b.AddMemoryEvent(m);
+  }
+  b.AddCounter(std::numeric_limits<TimeNs>::max(), 0, b.Intern("SM Active"), 1.0);
+  for (int64_t bytes : {int64_t{1} << 20, std::numeric_limits<int64_t>::max(), int64_t{-5}}) {
+    MemOpRow m;
+    m.start_ns = 200;
+    m.end_ns = 300;
+    m.size_bytes = bytes;
+    b.AddMemOp(m);
+  }
+  const Trace t = b.Finish();
+  ASSERT_EQ(t.memory_events.size(), 1u);
+  EXPECT_EQ(t.memory_events.time_ns[0], 500);
+  EXPECT_EQ(t.counters.size(), 0u);
+  ASSERT_EQ(t.kernels.size(), 10u);  // kept, their capture times unknown
+  int unknown = 0;
+  for (TimeNs c : t.kernels.capture_ns) unknown += c == -1;
+  EXPECT_EQ(unknown, 2);
+  // 2 memory events, 1 counter sample, 2 capture times.
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdTimestamp), 5);
+  ASSERT_EQ(t.memops.size(), 1u);
+  EXPECT_EQ(t.memops.size_bytes[0], 1 << 20);
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdSize), 3);  // 2 copies, 1 allocation
+}
+
 TEST(Reliability, LongButPossibleDurationsAreKept) {
   // A few events over a short span: a two-minute-long range still fits (the one-minute slack is
   // what keeps a sparse trace's real events).

@@ -10,11 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analyses/findings/findings.h"
+#include "analyses/serving/queueing.h"
+#include "analyses/serving/serving_metrics.h"
 #include "base/file_io.h"
 #include "importers/serving_results/request_log.h"
 #include "importers/serving_results/request_results.h"
-#include "serving/queueing.h"
-#include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {
@@ -402,20 +403,20 @@ TEST(Queueing, WaitingForASlotMakesTheTtftTail) {
   EXPECT_NEAR(t.tail_ttft_ns, 88e6, 1);
   EXPECT_NEAR(t.median_queue_ns, 1e6, 1);
   EXPECT_NEAR(t.excess_ns, 78e6, 1);
-  Report report;
-  AddQueueingFinding(t, report);
-  ASSERT_EQ(report.findings.size(), 1u);
-  EXPECT_EQ(report.findings[0].id, "ttft_queueing");
-  EXPECT_EQ(report.findings[0].severity, Severity::kHigh);
+  std::vector<Finding> findings;
+  ASSERT_TRUE(RuleTtftQueueing(t, findings).ok());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "ttft_queueing");
+  EXPECT_EQ(findings[0].severity, Severity::kHigh);
 
   // Short waits: the tail is prefill work, not queueing; no finding.
   r = ParseRequestLog(QueueingLog(2), "q.jsonl");
   ASSERT_TRUE(r.ok());
   m = ComputeServingMetrics(*r, {});
   ASSERT_TRUE(m.ok());
-  Report quiet;
-  AddQueueingFinding(ComputeQueueingTail(*r, *m), quiet);
-  EXPECT_TRUE(quiet.findings.empty());
+  std::vector<Finding> quiet;
+  ASSERT_TRUE(RuleTtftQueueing(ComputeQueueingTail(*r, *m), quiet).ok());
+  EXPECT_TRUE(quiet.empty());
 }
 
 }  // namespace

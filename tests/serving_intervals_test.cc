@@ -1,16 +1,16 @@
-// Tests for the intervals of the serving diff (serving/serving_intervals.h): the resampled
+// Tests for the intervals of the serving diff (analyses/serving/serving_intervals.h): the resampled
 // percentile matches np.percentile when every request is drawn once, a planted +20% TTFT is
 // inside its interval and 0 is not, and the same run against itself has 0 inside.
-#include "serving/serving_intervals.h"
+#include "analyses/serving/serving_intervals.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "analyses/serving/serving_diff.h"
+#include "analyses/serving/serving_metrics.h"
 #include "base/stats.h"
 #include "reporters/reporter.h"
-#include "serving/serving_diff.h"
-#include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

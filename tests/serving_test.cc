@@ -9,12 +9,13 @@
 #include <limits>
 #include <map>
 
+#include "analyses/findings/findings.h"
+#include "analyses/serving/serving_diff.h"
+#include "analyses/serving/serving_metrics.h"
 #include "base/file_io.h"
 #include "importers/inputs.h"
 #include "importers/serving_results/request_log.h"
 #include "reporters/reporter.h"
-#include "serving/serving_diff.h"
-#include "serving/serving_metrics.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {
@@ -387,11 +388,11 @@ TEST(PrefillInterference, GapsAcrossAPrefillMakeTheItlTail) {
   EXPECT_DOUBLE_EQ(pi.without.p99_ns, 20e6);
   EXPECT_EQ(pi.tail_gaps, pi.tail_gaps_with_prefill);
   EXPECT_DOUBLE_EQ(pi.excess_ns, 40 * 60e6);
-  Report report;
-  AddServingFindings(*m, report);
-  ASSERT_EQ(report.findings.size(), 1u);
-  EXPECT_EQ(report.findings[0].id, "prefill_interference");
-  EXPECT_EQ(report.findings[0].estimated_savings_ns, 2'400'000'000);
+  std::vector<Finding> findings;
+  ASSERT_TRUE(RulePrefillInterference(*m, findings).ok());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "prefill_interference");
+  EXPECT_EQ(findings[0].estimated_savings_ns, 2'400'000'000);
 }
 
 TEST(PrefillInterference, QuietWhenPrefillsDoNotStall) {
@@ -403,9 +404,9 @@ TEST(PrefillInterference, QuietWhenPrefillsDoNotStall) {
   }
   StatusOr<ServingMetrics> m = ComputeServingMetrics(*r, {});
   ASSERT_TRUE(m.ok());
-  Report report;
-  AddServingFindings(*m, report);
-  EXPECT_TRUE(report.findings.empty());
+  std::vector<Finding> findings;
+  ASSERT_TRUE(RulePrefillInterference(*m, findings).ok());
+  EXPECT_TRUE(findings.empty());
 }
 
 // The shipped serving-loop sample (examples/samples/README.md): recorded on an H100 with prefills
@@ -427,12 +428,12 @@ TEST(ServingSample, PrefillsAndStallsOfTheShippedLoop) {
   EXPECT_GT(m->prefill.prefill_cost_ns, 0.5 * m->prefill.typical_ns);
   EXPECT_GE(m->prefill.stalls, 20);
   EXPECT_GT(m->prefill.stall_ns, 1e9);
-  Report report;
-  AddServingFindings(*m, report);
-  ASSERT_EQ(report.findings.size(), 1u);
-  EXPECT_EQ(report.findings[0].id, "prefill_interference");
+  std::vector<Finding> findings;
+  ASSERT_TRUE(RulePrefillInterference(*m, findings).ok());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "prefill_interference");
   // Credited at most the median prefill cost per gap: well below the stalls' total.
-  EXPECT_LT(report.findings[0].estimated_savings_ns, 0.2e9);
+  EXPECT_LT(findings[0].estimated_savings_ns, 0.2e9);
 }
 
 TEST(ServingCli, RequestsAloneAndErrors) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analyses/findings/findings.h"
 #include "base/file_io.h"
 #include "importers/trt_engine/trt_engine.h"
 #include "pipeline/pipeline.h"
@@ -174,10 +175,10 @@ TEST(TrtReport, SectionsAndTheReformatFinding) {
   for (TrtInference& x : e.timing->inferences) x.end_enq_ms = x.start_enq_ms + 2 * x.compute_ms;
   e.metadata.reset();
   TrtEngineAnalysis a = *AnalyzeTrtEngine(e);
-  Report host;
-  AddTrtEngineReport(e, a, TrtReportOptions{}, host);
+  std::vector<Finding> host;
+  ASSERT_TRUE(RuleTrtHostBound(TrtEngineResult{&e, &a}, host).ok());
   bool found = false;
-  for (const Finding& f : host.findings) {
+  for (const Finding& f : host) {
     if (f.id != "trt_host_bound") continue;
     found = true;
     EXPECT_EQ(f.severity, Severity::kHigh);
@@ -187,10 +188,10 @@ TEST(TrtReport, SectionsAndTheReformatFinding) {
   // Copies as long as compute: the transfers finding.
   for (TrtInference& x : e.timing->inferences) x.h2d_ms = x.compute_ms;
   a = *AnalyzeTrtEngine(e);
-  Report copies;
-  AddTrtEngineReport(e, a, TrtReportOptions{}, copies);
+  std::vector<Finding> copies;
+  ASSERT_TRUE(RuleTrtDataTransfers(TrtEngineResult{&e, &a}, copies).ok());
   found = false;
-  for (const Finding& f : copies.findings) {
+  for (const Finding& f : copies) {
     if (f.id == "trt_data_transfers") {
       found = true;
       EXPECT_NE(f.recommendation.find("--noDataTransfers"), std::string::npos);

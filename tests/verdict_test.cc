@@ -285,9 +285,19 @@ TEST(Verdict, NotesRunsLeftOutAndDifferentIterationNames) {
   const VerdictResult v = Verdict({SamplesOf({}), Samples(flat)}, {renamed}, 5.0);
   ASSERT_TRUE(v.available);
   EXPECT_EQ(v.runs_before, 1);
-  ASSERT_EQ(v.notes.size(), 2u);
+  ASSERT_EQ(v.notes.size(), 3u);
   EXPECT_NE(v.notes[0].find("1 run(s) of the baseline left out"), std::string::npos) << v.notes[0];
   EXPECT_NE(v.notes[1].find("step N, ProfilerStep#N"), std::string::npos) << v.notes[1];
+  // One run on each side is left: the interval cannot hold the spread between runs.
+  EXPECT_NE(v.notes[2].find("one run on a side"), std::string::npos) << v.notes[2];
+}
+
+TEST(Verdict, SeveralRunsPerSideNeedNoOneRunNote) {
+  const VerdictResult v = Verdict({SamplesOf({}), SamplesOf({.seed = 2})},
+                                  {SamplesOf({.seed = 3}), SamplesOf({.seed = 4})}, 5.0);
+  ASSERT_TRUE(v.available);
+  for (const std::string& n : v.notes)
+    EXPECT_EQ(n.find("one run on a side"), std::string::npos) << n;
 }
 
 TEST(Verdict, SameInputsSameInterval) {

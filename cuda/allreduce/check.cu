@@ -35,7 +35,15 @@ __device__ inline float XSum(int64_t i, int world, uint32_t seed) {
 __device__ inline float ResidualValue(int64_t i) {
   return static_cast<float>(static_cast<int>(Mix(i + 0x5bd1e995ull) % 7u) - 3);
 }
-__device__ inline float GammaValue(int64_t h) { return 0.5f + 0.25f * static_cast<float>(h % 4); }
+// Narrow: 0.5 .. 1.25. Wide (the quantizing fusions): (1 + (h % 4) / 4) x 2^e with e stepping by 5
+// (mod 20) every 16 elements over -14 .. 5, so that one NVFP4 block shares an exponent and the
+// blocks of a row span the formats' range; exact in bf16 and fp16 (2^-14 is fp16's smallest
+// normal).
+__device__ inline float GammaValue(int64_t h, bool wide) {
+  const float m = static_cast<float>(h % 4);
+  if (!wide) return 0.5f + 0.25f * m;
+  return ldexpf(1.0f + 0.25f * m, static_cast<int>((h / 16 * 5) % 20) - 14);
+}
 
 template <typename T>
 __device__ inline T FromFloat(float f) {
@@ -69,12 +77,13 @@ __global__ void FillInputKernel(T* x, int64_t count, int rank, uint32_t seed) {
 }
 
 template <typename T>
-__global__ void FillResidualGammaKernel(T* residual, T* gamma, int64_t tokens, int64_t hidden) {
+__global__ void FillResidualGammaKernel(T* residual, T* gamma, int64_t tokens, int64_t hidden,
+                                        bool wide) {
   const int64_t n = tokens * hidden;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     residual[i] = FromFloat<T>(ResidualValue(i));
-    if (i < hidden) gamma[i] = FromFloat<T>(GammaValue(i));
+    if (i < hidden) gamma[i] = FromFloat<T>(GammaValue(i, wide));
   }
 }
 
@@ -113,8 +122,8 @@ __global__ void CheckSumKernel(const T* out, int64_t count, int world, uint32_t 
 
 template <typename T>
 __global__ void CheckFusedKernel(const T* out, const T* residual_out, int64_t tokens,
-                                 int64_t hidden, float eps, int world, uint32_t seed, float rtol,
-                                 CheckResult* r) {
+                                 int64_t hidden, float eps, bool wide, int world, uint32_t seed,
+                                 float rtol, CheckResult* r) {
   for (int64_t row = blockIdx.x; row < tokens; row += gridDim.x) {
     float ss = 0.f;
     unsigned long long h = 0;
@@ -130,13 +139,24 @@ __global__ void CheckFusedKernel(const T* out, const T* residual_out, int64_t to
     for (int64_t k = threadIdx.x; k < hidden; k += blockDim.x) {
       const int64_t i = row * hidden + k;
       const float res = ToFloat(FromFloat<T>(XSum(i, world, seed) + ResidualValue(i)));
-      const float want = ToFloat(FromFloat<T>(res * scale * GammaValue(k)));
+      const float want = ToFloat(FromFloat<T>(res * scale * GammaValue(k, wide)));
       const float got = ToFloat(out[i]);
       if (!(fabsf(got - want) <= rtol * fabsf(want) + 1e-6f)) Report(r, i, got, want);
       h += HashTerm(i, Bits(out[i]));
     }
     AddHash(r, h);
   }
+}
+
+__global__ void HashWordsKernel(const uint32_t* words, int64_t n, CheckResult* r) {
+  unsigned long long h = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t first = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  for (int64_t base = 0; base < n; base += stride) {
+    const int64_t i = base + first;
+    if (i < n) h += HashTerm(i, words[i]);
+  }
+  AddHash(r, h);
 }
 
 int GridFor(int64_t n, int threads) {
@@ -164,21 +184,21 @@ cudaError_t LaunchFillInput(Dtype d, void* x, int64_t count, int rank, uint32_t 
 }
 
 cudaError_t LaunchFillResidualGamma(Dtype d, void* residual, void* gamma, int64_t tokens,
-                                    int64_t hidden, cudaStream_t stream) {
+                                    int64_t hidden, bool wide_gamma, cudaStream_t stream) {
   const int g = GridFor(tokens * hidden, 256);
   switch (d) {
     case Dtype::kBf16:
       FillResidualGammaKernel<<<g, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(residual),
                                                      static_cast<__nv_bfloat16*>(gamma), tokens,
-                                                     hidden);
+                                                     hidden, wide_gamma);
       break;
     case Dtype::kFp16:
-      FillResidualGammaKernel<<<g, 256, 0, stream>>>(static_cast<__half*>(residual),
-                                                     static_cast<__half*>(gamma), tokens, hidden);
+      FillResidualGammaKernel<<<g, 256, 0, stream>>>(
+          static_cast<__half*>(residual), static_cast<__half*>(gamma), tokens, hidden, wide_gamma);
       break;
     case Dtype::kFp32:
-      FillResidualGammaKernel<<<g, 256, 0, stream>>>(static_cast<float*>(residual),
-                                                     static_cast<float*>(gamma), tokens, hidden);
+      FillResidualGammaKernel<<<g, 256, 0, stream>>>(
+          static_cast<float*>(residual), static_cast<float*>(gamma), tokens, hidden, wide_gamma);
       break;
   }
   return cudaGetLastError();
@@ -204,27 +224,35 @@ cudaError_t LaunchCheckSum(Dtype d, const void* out, int64_t count, int world, u
   return cudaGetLastError();
 }
 
-cudaError_t LaunchCheckFused(Dtype d, const FusedArgs& a, int world, uint32_t seed,
+cudaError_t LaunchCheckFused(Dtype d, const FusedArgs& a, bool wide_gamma, int world, uint32_t seed,
                              CheckResult* result, cudaStream_t stream) {
   const int g = static_cast<int>(a.tokens < 4096 ? a.tokens : 4096);
   switch (d) {
     case Dtype::kBf16:
       CheckFusedKernel<<<g, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(a.out),
                                               static_cast<const __nv_bfloat16*>(a.residual_out),
-                                              a.tokens, a.hidden, a.eps, world, seed, 1.f / 64,
-                                              result);
+                                              a.tokens, a.hidden, a.eps, wide_gamma, world, seed,
+                                              1.f / 64, result);
       break;
     case Dtype::kFp16:
-      CheckFusedKernel<<<g, 256, 0, stream>>>(static_cast<const __half*>(a.out),
-                                              static_cast<const __half*>(a.residual_out), a.tokens,
-                                              a.hidden, a.eps, world, seed, 1.f / 512, result);
+      CheckFusedKernel<<<g, 256, 0, stream>>>(
+          static_cast<const __half*>(a.out), static_cast<const __half*>(a.residual_out), a.tokens,
+          a.hidden, a.eps, wide_gamma, world, seed, 1.f / 512, result);
       break;
     case Dtype::kFp32:
-      CheckFusedKernel<<<g, 256, 0, stream>>>(static_cast<const float*>(a.out),
-                                              static_cast<const float*>(a.residual_out), a.tokens,
-                                              a.hidden, a.eps, world, seed, 1e-5f, result);
+      CheckFusedKernel<<<g, 256, 0, stream>>>(
+          static_cast<const float*>(a.out), static_cast<const float*>(a.residual_out), a.tokens,
+          a.hidden, a.eps, wide_gamma, world, seed, 1e-5f, result);
       break;
   }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchHashBytes(const void* data, int64_t bytes, CheckResult* result,
+                            cudaStream_t stream) {
+  const int64_t n = bytes / 4;
+  HashWordsKernel<<<GridFor(n, 256), 256, 0, stream>>>(static_cast<const uint32_t*>(data), n,
+                                                       result);
   return cudaGetLastError();
 }
 

@@ -16,11 +16,22 @@
 #include "bootstrap.h"
 #include "kernels.h"
 #include "options.h"
+#include "quant_check.h"
 #include "sightline/gpu_check.h"
 #include "watchdog.h"
 
 namespace sightline::allreduce {
 namespace {
+
+// The scales the quantizing fusions are given (docs/allreduce.md, "Quantizing epilogues"): with the
+// wide gamma of the test data (check.cu) the largest normalized values saturate and the smallest
+// become E4M3 subnormals or zero, and the NVFP4 block scales range from saturated to zero.
+constexpr float kFp8TensorScale = 0.25f;  // values = E4M3(x * 4)
+constexpr float kNvfp4GlobalScale = 16.0f;
+// What the quantized outputs hold before a call (0xff: an E4M3 NaN and a float NaN, which no
+// finite input produces), so that bytes a kernel did not write show.
+constexpr int kQuantFill = 0xff;
+constexpr int kNumChecks = 6;  // CheckResult slots in Run::check
 
 // Bus bandwidth as nccl-tests defines it for all-reduce: the busiest link's share.
 double BusBandwidth(double algbw, int world) {
@@ -43,7 +54,11 @@ struct Run {
   void* sum = nullptr;
   void* residual = nullptr;
   void* gamma = nullptr;
-  CheckResult* check = nullptr;  // device, 2 entries
+  void* qvals[2] = {};           // quantized values of the quantizing fusions
+  void* qscales[2] = {};         // their per-token or block scales
+  float* qscale_in = nullptr;    // device: {kFp8TensorScale, kNvfp4GlobalScale}
+  int64_t qscale_cap = 0;        // bytes of each qscales buffer
+  CheckResult* check = nullptr;  // device, kNumChecks entries
   int lamport_dtype = -1;        // the dtype whose sentinel fills the Lamport region (-1: none)
   std::string csv;
 };
@@ -125,8 +140,8 @@ std::string SkipReason(const Run& r, const Config& c) {
     if (c.bytes() > r.opt.lamport_max_bytes) return "lamport above --lamport-max";
     return LamportLimit(r.comm, c.dtype, c.count);
   }
-  if (c.fusion == Fusion::kResidualRmsNorm) {
-    const std::string why = FusedLimit(r.comm, c.dtype, c.tokens, c.hidden);
+  if (c.fusion != Fusion::kNone) {
+    const std::string why = FusedLimit(r.comm, c.dtype, c.tokens, c.hidden, QuantOf(c.fusion));
     if (!why.empty()) return why;
     return "";
   }
@@ -135,7 +150,10 @@ std::string SkipReason(const Run& r, const Config& c) {
   return "";
 }
 
-FusedArgs FusedFor(const Run& r, const Config& c, int k) {
+// The fused call's arguments for input/output pair k. A quantizing fusion writes the normalized
+// row (`out`) only with norm_out, as the check calls do; the timed calls write the quantized
+// outputs and residual_out only, as TensorRT-LLM's RESIDUAL_RMS_NORM_QUANT_* patterns do.
+FusedArgs FusedFor(const Run& r, const Config& c, int k, bool norm_out = false) {
   FusedArgs a;
   a.x = r.in[k];
   a.residual = r.residual;
@@ -144,18 +162,25 @@ FusedArgs FusedFor(const Run& r, const Config& c, int k) {
   a.residual_out = r.resout[k];
   a.tokens = c.tokens;
   a.hidden = c.hidden;
+  a.quant = QuantOf(c.fusion);
+  if (a.quant != Quant::kNone) {
+    if (!norm_out) a.out = nullptr;
+    a.q.values = r.qvals[k];
+    a.q.scales = r.qscales[k];
+    a.q.scale_in = r.qscale_in + (a.quant == Quant::kNvfp4 ? 1 : 0);
+  }
   return a;
 }
 
 // Enqueues one call of the configuration on input/output pair k.
-void Enqueue(Run& r, const Config& c, int k) {
-  const bool fused = c.fusion == Fusion::kResidualRmsNorm;
+void Enqueue(Run& r, const Config& c, int k, bool norm_out = false) {
+  const bool fused = c.fusion != Fusion::kNone;
   switch (c.strategy) {
     case Strategy::kNccl:
       CHECK(ncclAllReduce(r.in[k], fused ? r.sum : r.out[k], c.count, NcclType(c.dtype), ncclSum,
                           r.nccl, r.stream));
       if (fused) {
-        FusedArgs a = FusedFor(r, c, k);
+        FusedArgs a = FusedFor(r, c, k, norm_out);
         a.x = r.sum;
         CHECK(LaunchResidualRmsNorm(c.dtype, a, r.stream));
       }
@@ -164,8 +189,8 @@ void Enqueue(Run& r, const Config& c, int k) {
     case Strategy::kTwoShot: {
       const bool two = c.strategy == Strategy::kTwoShot;
       if (fused) {
-        CHECK(LaunchFusedRmsNorm(r.comm, c.dtype, two, FusedFor(r, c, k), r.opt.max_blocks,
-                                 r.stream));
+        CHECK(LaunchFusedRmsNorm(r.comm, c.dtype, two, FusedFor(r, c, k, norm_out),
+                                 r.opt.max_blocks, r.stream));
       } else if (two) {
         CHECK(
             LaunchTwoShot(r.comm, c.dtype, r.in[k], r.out[k], c.count, r.opt.max_blocks, r.stream));
@@ -181,12 +206,142 @@ void Enqueue(Run& r, const Config& c, int k) {
   }
 }
 
+std::string MismatchMessage(const Config& c, const char* when, int rank, int k,
+                            const CheckResult& x);
+
+// The quantizing fusions (docs/allreduce.md, "Quantizing epilogues", how they are checked): the
+// timed calls wrote values and scales into pair k. Each pair is then computed again by a check
+// call that also writes the normalized row `out` (its buffers refilled first), and
+// - the check call's values and scales must equal the timed calls' bit for bit (hashes);
+// - residual_out must be exact and `out` within the tolerance of the formula (LaunchCheckFused);
+// - the values and scales must equal, bit for bit, the CPU reference's quantization of that `out`
+//   (all rows with --check-only, else --quant-check-rows of them; every swizzled pad byte);
+// - every rank must hold the same bits.
+void VerifyQuant(Run& r, const Config& c, uint32_t seed, const char* when) {
+  const Quant q = QuantOf(c.fusion);
+  const int64_t row_bytes = QuantRowBytes(q, c.hidden);
+  const int64_t vbytes = c.tokens * row_bytes;
+  const int64_t sbytes = QuantScaleBytes(q, c.tokens, c.hidden);
+  CheckResult* timed = r.check;        // [k]: hash of the timed calls' values and scales
+  CheckResult* checked = r.check + 2;  // [k]: the same for the check calls
+  CheckResult* formula = r.check + 4;  // [k]: LaunchCheckFused of the check calls
+  CHECK(cudaMemsetAsync(r.check, 0, kNumChecks * sizeof(CheckResult), r.stream));
+  auto hash_outputs = [&](int k, CheckResult* into) {
+    CHECK(LaunchHashBytes(r.qvals[k], vbytes, into, r.stream));
+    if (sbytes > 0) CHECK(LaunchHashBytes(r.qscales[k], sbytes, into, r.stream));
+  };
+  for (int k = 0; k < 2; ++k) hash_outputs(k, timed + k);
+  for (int k = 0; k < 2; ++k) {
+    CHECK(cudaMemsetAsync(r.qvals[k], kQuantFill, vbytes, r.stream));
+    if (sbytes > 0) CHECK(cudaMemsetAsync(r.qscales[k], kQuantFill, sbytes, r.stream));
+    CHECK(cudaMemsetAsync(r.out[k], 0xff, c.bytes(), r.stream));
+    CHECK(cudaMemsetAsync(r.resout[k], 0xff, c.bytes(), r.stream));
+  }
+  for (int k = 0; k < 2; ++k) Enqueue(r, c, k, /*norm_out=*/true);
+  for (int k = 0; k < 2; ++k) {
+    hash_outputs(k, checked + k);
+    CHECK(LaunchCheckFused(c.dtype, FusedFor(r, c, k, true), /*wide_gamma=*/true, r.world, seed + k,
+                           formula + k, r.stream));
+  }
+  CheckResult res[kNumChecks];
+  CHECK(cudaMemcpyAsync(res, r.check, sizeof(res), cudaMemcpyDeviceToHost, r.stream));
+  // The rows the CPU compares, copied while the checks run.
+  const std::vector<int64_t> rows =
+      QuantCheckRows(c.tokens, r.opt.check_only ? 0 : r.opt.quant_check_rows);
+  const int64_t eb = DtypeBytes(c.dtype);
+  const int64_t norm_row = c.hidden * eb;
+  QuantRowsOnHost host[2];
+  for (int k = 0; k < 2; ++k) {
+    QuantRowsOnHost& h = host[k];
+    h.rows = rows;
+    h.norm.resize(rows.size() * norm_row);
+    h.values.resize(rows.size() * row_bytes);
+    h.scales.resize(sbytes);
+    h.scale_fill = static_cast<uint8_t>(kQuantFill);
+    const char* norm = static_cast<const char*>(r.out[k]);
+    const char* vals = static_cast<const char*>(r.qvals[k]);
+    if (static_cast<int64_t>(rows.size()) == c.tokens) {
+      CHECK(cudaMemcpyAsync(h.norm.data(), norm, h.norm.size(), cudaMemcpyDeviceToHost, r.stream));
+      CHECK(cudaMemcpyAsync(h.values.data(), vals, h.values.size(), cudaMemcpyDeviceToHost,
+                            r.stream));
+    } else {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        CHECK(cudaMemcpyAsync(h.norm.data() + i * norm_row, norm + rows[i] * norm_row, norm_row,
+                              cudaMemcpyDeviceToHost, r.stream));
+        CHECK(cudaMemcpyAsync(h.values.data() + i * row_bytes, vals + rows[i] * row_bytes,
+                              row_bytes, cudaMemcpyDeviceToHost, r.stream));
+      }
+    }
+    if (sbytes > 0) {
+      CHECK(
+          cudaMemcpyAsync(h.scales.data(), r.qscales[k], sbytes, cudaMemcpyDeviceToHost, r.stream));
+    }
+  }
+  Sync(r, "verify");
+  // This rank's findings first; then every rank learns whether any rank failed, so that all stop.
+  const float scale_in = q == Quant::kNvfp4 ? kNvfp4GlobalScale : kFp8TensorScale;
+  std::string error;
+  for (int k = 0; k < 2 && error.empty(); ++k) {
+    if (res[4 + k].mismatches != 0) {
+      error = MismatchMessage(c, when, r.rank, k, res[4 + k]);
+    } else if (res[k].hash != res[2 + k].hash) {
+      error = "quantized output " + std::to_string(k) + " of the timed calls differs from the " +
+              "check call's " + std::string(when) + " for " + Describe(c) + " (rank " +
+              std::to_string(r.rank) + ")";
+    } else {
+      const std::string diff = CompareQuantRows(c.dtype, q, c.tokens, c.hidden, scale_in, host[k]);
+      if (!diff.empty()) {
+        error = "quantized output " + std::to_string(k) + " differs from the CPU reference " +
+                std::string(when) + " for " + Describe(c) + ": rank " + std::to_string(r.rank) +
+                ", " + diff;
+      }
+    }
+  }
+  struct Verdict {
+    CheckResult res[kNumChecks];
+    int32_t failed;
+  } mine{};
+  std::memcpy(mine.res, res, sizeof(res));
+  mine.failed = error.empty() ? 0 : 1;
+  std::vector<char> all;
+  AllGather(r, &mine, sizeof(mine), &all);
+  const Verdict* vs = reinterpret_cast<const Verdict*>(all.data());
+  if (!error.empty()) Fatal(error);
+  for (int p = 0; p < r.world; ++p) {
+    if (vs[p].failed) {
+      Fatal("rank " + std::to_string(p) + " found a wrong result " + std::string(when) + " for " +
+            Describe(c) + " (its message says which)");
+    }
+    for (int i = 2; i < kNumChecks; ++i) {
+      if (vs[p].res[i].hash != vs[0].res[i].hash) {
+        Fatal("ranks disagree " + std::string(when) + " for " + Describe(c) + ": rank " +
+              std::to_string(p) + "'s " + (i < 4 ? "quantized output " : "output ") +
+              std::to_string(i % 2) + " differs in its bits from rank 0's");
+      }
+    }
+  }
+}
+
+std::string MismatchMessage(const Config& c, const char* when, int rank, int k,
+                            const CheckResult& x) {
+  return "wrong result " + std::string(when) + " for " + Describe(c) + ": rank " +
+         std::to_string(rank) + " output " + std::to_string(k) + " has " +
+         std::to_string(x.mismatches) + " bad elements, e.g. element " +
+         std::to_string(x.first_bad) + " = " + std::to_string(x.got) + ", expected " +
+         std::to_string(x.want);
+}
+
 // Checks out[0] (seed) and out[1] (seed + 1) on every rank and compares the ranks' output hashes.
 void Verify(Run& r, const Config& c, uint32_t seed, const char* when) {
+  if (QuantOf(c.fusion) != Quant::kNone) {
+    VerifyQuant(r, c, seed, when);
+    return;
+  }
   CHECK(cudaMemsetAsync(r.check, 0, 2 * sizeof(CheckResult), r.stream));
   for (int k = 0; k < 2; ++k) {
     if (c.fusion == Fusion::kResidualRmsNorm) {
-      CHECK(LaunchCheckFused(c.dtype, FusedFor(r, c, k), r.world, seed + k, r.check + k, r.stream));
+      CHECK(LaunchCheckFused(c.dtype, FusedFor(r, c, k), /*wide_gamma=*/false, r.world, seed + k,
+                             r.check + k, r.stream));
     } else {
       CHECK(LaunchCheckSum(c.dtype, r.out[k], c.count, r.world, seed + k, r.check + k, r.stream));
     }
@@ -200,13 +355,7 @@ void Verify(Run& r, const Config& c, uint32_t seed, const char* when) {
   for (int p = 0; p < r.world; ++p) {
     for (int k = 0; k < 2; ++k) {
       const CheckResult& x = rs[p * 2 + k];
-      if (x.mismatches != 0) {
-        Fatal("wrong result " + std::string(when) + " for " + Describe(c) + ": rank " +
-              std::to_string(p) + " output " + std::to_string(k) + " has " +
-              std::to_string(x.mismatches) + " bad elements, e.g. element " +
-              std::to_string(x.first_bad) + " = " + std::to_string(x.got) + ", expected " +
-              std::to_string(x.want));
-      }
+      if (x.mismatches != 0) Fatal(MismatchMessage(c, when, p, k, x));
       if (x.hash != rs[k].hash) {
         Fatal("ranks disagree " + std::string(when) + " for " + Describe(c) + ": rank " +
               std::to_string(p) + "'s output " + std::to_string(k) +
@@ -241,7 +390,8 @@ void CompareWithNccl(Run& r, const Config& c, uint32_t seed) {
 // inputs; graph: one launch of the timing graph), verifies, then times. Returns the median time per
 // call in microseconds (0 when --check-only).
 double RunConfig(Run& r, const Config& c, uint32_t seed) {
-  const bool fused = c.fusion == Fusion::kResidualRmsNorm;
+  const bool fused = c.fusion != Fusion::kNone;
+  const Quant quant = QuantOf(c.fusion);
   if (c.strategy == Strategy::kLamport && r.lamport_dtype != static_cast<int>(c.dtype)) {
     // Every rank's kernels of earlier configurations have finished (Verify synchronised and met
     // the others); no rank may write into a peer's region before that peer has reset it.
@@ -255,9 +405,16 @@ double RunConfig(Run& r, const Config& c, uint32_t seed) {
     CHECK(LaunchFillInput(c.dtype, r.in[k], c.count, r.rank, seed + k, r.stream));
     CHECK(cudaMemsetAsync(r.out[k], 0xff, c.bytes(), r.stream));
     if (fused) CHECK(cudaMemsetAsync(r.resout[k], 0xff, c.bytes(), r.stream));
+    if (quant != Quant::kNone) {
+      CHECK(cudaMemsetAsync(r.qvals[k], kQuantFill, c.tokens * QuantRowBytes(quant, c.hidden),
+                            r.stream));
+      const int64_t sbytes = QuantScaleBytes(quant, c.tokens, c.hidden);
+      if (sbytes > 0) CHECK(cudaMemsetAsync(r.qscales[k], kQuantFill, sbytes, r.stream));
+    }
   }
   if (fused) {
-    CHECK(LaunchFillResidualGamma(c.dtype, r.residual, r.gamma, c.tokens, c.hidden, r.stream));
+    CHECK(LaunchFillResidualGamma(c.dtype, r.residual, r.gamma, c.tokens, c.hidden,
+                                  /*wide_gamma=*/quant != Quant::kNone, r.stream));
   }
   const int batch = std::max(2, r.opt.batch);
   cudaGraphExec_t exec = nullptr;
@@ -373,7 +530,7 @@ void MeasurePeerBandwidth(Run& r) {
   if (!r.boot->Barrier(&err)) Fatal(err);
 }
 
-void SetUp(Run& r, int64_t cap) {
+void SetUp(Run& r, int64_t cap, int64_t max_hidden, int64_t qscale_cap) {
   CHECK(cudaSetDevice(r.device));
   // Flag barriers need every block of a grid resident at once: each kernel fits one block per
   // multiprocessor (__launch_bounds__), so the grid may not exceed the multiprocessor count.
@@ -404,8 +561,18 @@ void SetUp(Run& r, int64_t cap) {
   }
   CHECK(cudaMalloc(&r.sum, bytes));
   CHECK(cudaMalloc(&r.residual, bytes));
-  CHECK(cudaMalloc(&r.gamma, 4 * std::max<int64_t>(r.opt.hidden_max, 16)));
-  CHECK(cudaMalloc(&r.check, 2 * sizeof(CheckResult)));
+  CHECK(cudaMalloc(&r.gamma, 4 * std::max<int64_t>(max_hidden, 16)));
+  r.qscale_cap = qscale_cap;
+  if (qscale_cap > 0) {
+    for (int k = 0; k < 2; ++k) {
+      CHECK(cudaMalloc(&r.qvals[k], bytes));
+      CHECK(cudaMalloc(&r.qscales[k], qscale_cap));
+    }
+    const float scales_in[2] = {kFp8TensorScale, kNvfp4GlobalScale};
+    CHECK(cudaMalloc(&r.qscale_in, sizeof(scales_in)));
+    CHECK(cudaMemcpy(r.qscale_in, scales_in, sizeof(scales_in), cudaMemcpyHostToDevice));
+  }
+  CHECK(cudaMalloc(&r.check, kNumChecks * sizeof(CheckResult)));
   CHECK(cudaDeviceSynchronize());
 
   // Exchange IPC handles and the NCCL id (all ranks zeroed their flags before this rendezvous).
@@ -517,7 +684,15 @@ int Main(int argc, char** argv) {
 
   const std::vector<Config> configs = MakeConfigs(opt);
   const int64_t cap = (MaxBytes(configs) + 255) / 256 * 256;
-  SetUp(r, cap);
+  int64_t qscale_cap = 0;  // 0: no quantizing fusion, no quantized buffers
+  int64_t max_hidden = 0;
+  for (const Config& c : configs) {
+    max_hidden = std::max(max_hidden, c.hidden);
+    const Quant q = QuantOf(c.fusion);
+    if (q != Quant::kNone)
+      qscale_cap = std::max<int64_t>({qscale_cap, 16, QuantScaleBytes(q, c.tokens, c.hidden)});
+  }
+  SetUp(r, cap, max_hidden, qscale_cap);
   if (r.rank == 0) {
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, r.device);

@@ -20,7 +20,21 @@ const char* StrategyName(Strategy s) {
   }
   return "?";
 }
-const char* FusionName(Fusion f) { return f == Fusion::kNone ? "none" : "residual_rmsnorm"; }
+const char* FusionName(Fusion f) {
+  switch (f) {
+    case Fusion::kNone:
+      return "none";
+    case Fusion::kResidualRmsNorm:
+      return "residual_rmsnorm";
+    case Fusion::kResidualRmsNormFp8:
+      return "residual_rmsnorm_fp8";
+    case Fusion::kResidualRmsNormFp8PerToken:
+      return "residual_rmsnorm_fp8_per_token";
+    case Fusion::kResidualRmsNormNvfp4:
+      return "residual_rmsnorm_nvfp4";
+  }
+  return "?";
+}
 const char* ModeName(Mode m) { return m == Mode::kEager ? "eager" : "graph"; }
 const char* PeerOrderName(PeerOrder o) {
   return o == PeerOrder::kSpread ? "spread" : o == PeerOrder::kRank ? "rank" : "fixed";
@@ -78,10 +92,16 @@ Sweeps (each configuration is verified before it is timed; a wrong result is an 
   --grid                   2-D sweep: hidden size x tokens, powers of two, bf16 by default
   --hidden LO:HI           hidden sizes of the 2-D sweep (default 128:8192)
   --tokens LO:HI           token counts of the 2-D sweep (default 1:16384)
+  --shapes TxH,...         2-D sweep over these cells only (tokens x hidden, e.g.
+                           1x4096,16x4096,128x8192); implies --grid
   --dtype LIST             bf16,fp16,fp32 (default bf16)
   --strategy LIST          nccl,oneshot,twoshot,lamport (default all four; lamport: the
                            barrier-free one-shot for small unfused messages, <= --lamport-max)
-  --fusion LIST            none,residual_rmsnorm (default none; the 2-D sweep: both)
+  --fusion LIST            none,residual_rmsnorm,residual_rmsnorm_fp8,
+                           residual_rmsnorm_fp8_per_token,residual_rmsnorm_nvfp4 (default none;
+                           the 2-D sweep: none,residual_rmsnorm). The last three also quantize
+                           the normalized row: FP8 E4M3 with a per-tensor scale, FP8 with
+                           per-token scales, NVFP4 (E2M1, E4M3 scale per 16, swizzled 128x4)
   --mode LIST              eager,graph (default both)
 Timing (CUDA events; time_us is the median over samples of a sample's time per call):
   --iters N                timed calls per configuration, at most (default 200)
@@ -95,6 +115,9 @@ Kernels and safety:
                            per GPU (default 1M)
   --timeout S              a peer that does not arrive within S s is an error (default 20)
   --check-only             verify every configuration, time nothing
+  --quant-check-rows N     rows of each quantized output compared bit for bit with the CPU
+                           reference when timing (default 256, spread evenly; 0: all;
+                           --check-only: all)
   --peer-bw                first measure the peer copy bandwidth (rank 0 reads, then writes
                            rank 1's memory; one large cudaMemcpy each way)
   --pull                   custom kernels read peers' buffers (default: they write into them)
@@ -157,6 +180,12 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
        : a == "-e"            ? o->max_bytes
        : a == "--lamport-max" ? o->lamport_max_bytes
                               : o->one_shot_max_bytes) = s;
+    } else if (a == "--quant-check-rows") {
+      if (!value(&v)) return "missing value after " + a;
+      char* end = nullptr;
+      const long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 0 || n > (1ll << 31)) return bad("expected a count");
+      o->quant_check_rows = n;
     } else if (a == "-f" || a == "--iters" || a == "--warmup" || a == "--batch" ||
                a == "--max-blocks") {
       if (!value(&v)) return "missing value after " + a;
@@ -192,6 +221,24 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
       } else {
         o->tokens_min = lo, o->tokens_max = hi;
       }
+    } else if (a == "--shapes") {
+      if (!value(&v)) return "missing value after " + a;
+      o->shapes.clear();
+      for (const std::string& cell : Split(v)) {
+        const size_t x = cell.find('x');
+        char* end = nullptr;
+        const long long t = std::strtoll(cell.c_str(), &end, 10);
+        const char* h_text = x == std::string::npos ? "" : cell.c_str() + x + 1;
+        char* h_end = nullptr;
+        const long long h = std::strtoll(h_text, &h_end, 10);
+        if (x == std::string::npos || end != cell.c_str() + x || *h_end != '\0' || t < 1 || h < 1 ||
+            t > (1ll << 24) || h > (1ll << 20) || h_end == h_text) {
+          return bad("expected cells TOKENSxHIDDEN, e.g. 1x4096,16x4096");
+        }
+        o->shapes.push_back({t, h});
+      }
+      if (o->shapes.empty()) return bad("expected cells TOKENSxHIDDEN, e.g. 1x4096,16x4096");
+      o->grid = true;
     } else if (a == "--dtype") {
       if (!value(&v)) return "missing value after " + a;
       o->dtypes.clear();
@@ -229,8 +276,16 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
           o->fusions.push_back(Fusion::kNone);
         else if (s == "residual_rmsnorm")
           o->fusions.push_back(Fusion::kResidualRmsNorm);
+        else if (s == "residual_rmsnorm_fp8")
+          o->fusions.push_back(Fusion::kResidualRmsNormFp8);
+        else if (s == "residual_rmsnorm_fp8_per_token")
+          o->fusions.push_back(Fusion::kResidualRmsNormFp8PerToken);
+        else if (s == "residual_rmsnorm_nvfp4")
+          o->fusions.push_back(Fusion::kResidualRmsNormNvfp4);
         else
-          return bad("fusions are none, residual_rmsnorm");
+          return bad(
+              "fusions are none, residual_rmsnorm, residual_rmsnorm_fp8, "
+              "residual_rmsnorm_fp8_per_token, residual_rmsnorm_nvfp4");
       }
     } else if (a == "--mode") {
       if (!value(&v)) return "missing value after " + a;
@@ -260,7 +315,8 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
   if (!o->grid) {
     for (Fusion f : o->fusions) {
       if (f != Fusion::kNone)
-        return "--fusion residual_rmsnorm needs rows: use it with --grid (hidden x tokens)";
+        return std::string("--fusion ") + FusionName(f) +
+               " needs rows: use it with --grid (hidden x tokens)";
     }
   }
   return "";
@@ -271,7 +327,9 @@ std::vector<Config> MakeConfigs(const Options& o) {
   for (Dtype d : o.dtypes) {
     const int eb = DtypeBytes(d);
     std::vector<std::pair<int64_t, int64_t>> shapes;  // (tokens, hidden); (0, bytes) for sizes
-    if (o.grid) {
+    if (!o.shapes.empty()) {
+      shapes = o.shapes;
+    } else if (o.grid) {
       for (int64_t h = o.hidden_min; h <= o.hidden_max; h *= 2)
         for (int64_t t = o.tokens_min; t <= o.tokens_max; t *= 2) shapes.push_back({t, h});
     } else {

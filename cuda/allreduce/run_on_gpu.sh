@@ -13,6 +13,14 @@
 # seconds: a stage that would start with less than MIN_STAGE_S (default 30; the 2-D sweep:
 # MIN_GRID_S) left is skipped, and every mpirun is cut off at the deadline). The 2-D sweep ends
 # with a table of the fastest strategy per cell (grid_summary.awk).
+# Stage "quant" (about 4 minutes on 2 GPUs with the build): the quantizing fusions
+# (residual_rmsnorm_fp8, residual_rmsnorm_fp8_per_token, residual_rmsnorm_nvfp4) checked bit for
+# bit against the CPU reference (bf16/fp16 over hidden 16..8192 x tokens 1..256, fp32 and --pull
+# on fewer shapes, uneven token counts), eager and CUDA graph, then timed at QUANT_SHAPES (default
+# 1x4096,16x4096,128x8192,1024x8192; bf16) beside residual_rmsnorm, into quant_wN.csv, ending with
+# a table: median us per call of NCCL + the unfused epilogue, fused one-shot and two-shot.
+# Stage "quantgrid": the three quantizing fusions over the 2-D grid (hidden 128..8192 x tokens
+# 1..16384, bf16, nccl/oneshot/twoshot, eager + graph) into grid_wN_quant.csv, for tune and plot.
 set -u -o pipefail
 out=${1:?usage: run_on_gpu.sh OUT_DIR}
 mkdir -p "$out"
@@ -70,6 +78,36 @@ if stage check; then
   # Odd shapes: sizes that do not split evenly over the ranks, many rows.
   mpi 150 --check-only --grid --dtype bf16 --hidden 1024:1024 --tokens 1024:8192 2>&1 |
     grep -v '^\[' | tee -a "$log" || { say "row check FAILED"; exit 1; }
+fi
+quant_fusions=residual_rmsnorm_fp8,residual_rmsnorm_fp8_per_token,residual_rmsnorm_nvfp4
+if stage quant; then
+  say "quant check: $np ranks, nccl/oneshot/twoshot x 3 quantizing fusions x bf16/fp16 x eager/graph," \
+    "hidden 16..8192 x tokens 1..256; every row's quantized bytes and scales against the CPU reference"
+  mpi 180 --check-only --grid --strategy nccl,oneshot,twoshot --fusion $quant_fusions \
+    --dtype bf16,fp16 --hidden 16:8192 --tokens 1:256 2>&1 | grep -v '^\[' | tee -a "$log" ||
+    { say "quant check FAILED"; exit 1; }
+  say "quant check: fp32 (hidden 16..1024 x tokens 1..64), the pull kernels (bf16), uneven token counts"
+  mpi 90 --check-only --grid --strategy nccl,oneshot,twoshot --fusion $quant_fusions \
+    --dtype fp32 --hidden 16:1024 --tokens 1:64 2>&1 | grep -v '^\[' | tee -a "$log" ||
+    { say "quant fp32 check FAILED"; exit 1; }
+  mpi 90 --check-only --pull --grid --strategy oneshot,twoshot --fusion $quant_fusions \
+    --dtype bf16 --hidden 64:4096 --tokens 1:128 2>&1 | grep -v '^\[' | tee -a "$log" ||
+    { say "quant pull check FAILED"; exit 1; }
+  mpi 90 --check-only --strategy nccl,oneshot,twoshot --fusion $quant_fusions --dtype bf16,fp16 \
+    --shapes 3x16,333x2048,1000x8192,4095x1024 2>&1 | grep -v '^\[' | tee -a "$log" ||
+    { say "quant shapes check FAILED"; exit 1; }
+  shapes=${QUANT_SHAPES:-1x4096,16x4096,128x8192,1024x8192}
+  say "quant timing: bf16, $shapes, residual_rmsnorm + the 3 quantizing fusions, nccl/oneshot/twoshot," \
+    "eager + graph (each verified before and after, 256 rows against the CPU reference)"
+  mpi 150 --shapes "$shapes" --strategy nccl,oneshot,twoshot --fusion residual_rmsnorm,$quant_fusions \
+    --budget-ms 25 -o "$out/quant_w$np.csv" 2>&1 | tee "$out/quant_w$np.log" | grep -E -v '^\[' |
+    tee -a "$log" || { say "quant timing FAILED"; tail -5 "$out/quant_w$np.log"; exit 1; }
+fi
+if stage quantgrid; then
+  say "2-D sweep of the quantizing fusions: hidden 128..8192 x tokens 1..16384, bf16, nccl/oneshot/twoshot, eager + graph"
+  mpi 420 --grid --strategy nccl,oneshot,twoshot --fusion $quant_fusions --budget-ms 15 \
+    -o "$out/grid_w${np}_quant.csv" 2>&1 | tee "$out/grid_w${np}_quant.log" | grep -E -v '^\[' |
+    tee -a "$log" || { say "quant 2-D sweep FAILED"; tail -5 "$out/grid_w${np}_quant.log"; exit 1; }
 fi
 if stage size; then
   say "size sweep: -b 1K -e 256M -f 2, ${SIZE_DTYPES:-bf16,fp16,fp32}, eager + graph"
@@ -154,6 +192,28 @@ if [ -f "$out/sizes_w${np}_lamport_1.csv" ]; then
                printf "%8d %-6s %13s %13s %13s %13s\n", list[i], mode, t[k ",nccl"], t[k ",oneshot"], t[k ",twoshot"], t[k ",lamport"]
              }
            }' $(ls "$out/sizes_w${np}_lamport_"[12].csv) | tee -a "$log"
+fi
+# The quantizing fusions' timing: per fusion, cell and mode, each strategy's median us per call
+# (nccl = ncclAllReduce + the same epilogue as a separate kernel) and the best fused kernel's time
+# over NCCL's.
+if [ -f "$out/quant_w$np.csv" ]; then
+  say "summary of quant_w$np.csv: bf16, $np GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), median us per call"
+  awk -F, 'FNR > 1 { k = $7 "," $4 "x" $5 "," $8; t[k "," $6] = $9
+                     if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
+           END {
+             printf "%-31s %-10s %-6s %9s %9s %9s %10s\n", "fusion", "tokens x h", "mode", "nccl+epi", "oneshot", "twoshot", "fused/nccl"
+             for (i = 1; i <= n; ++i) {
+               split(order[i], p, ","); k = order[i]
+               best = ""; if ((k ",oneshot") in t) best = t[k ",oneshot"]
+               if ((k ",twoshot") in t && (best == "" || t[k ",twoshot"] + 0 < best + 0)) best = t[k ",twoshot"]
+               r = (best != "" && (k ",nccl") in t) ? sprintf("%.2fx", best / t[k ",nccl"]) : "-"
+               printf "%-31s %-10s %-6s %9s %9s %9s %10s\n", p[1], p[2], p[3], t[k ",nccl"], t[k ",oneshot"], t[k ",twoshot"], r
+             }
+           }' "$out/quant_w$np.csv" | tee -a "$log"
+fi
+if [ -f "$out/grid_w${np}_quant.csv" ]; then
+  say "summary of grid_w${np}_quant.csv: bf16, fastest strategy per cell, $np GPUs"
+  awk -F, -f "$(dirname "$0")/grid_summary.awk" "$out/grid_w${np}_quant.csv" | tee -a "$log"
 fi
 # The 2-D sweep last: per fusion and mode, how many cells each strategy wins; then, unfused, the
 # winner of every cell (N nccl, 1 one-shot, 2 two-shot, L lamport) and its time in us.

@@ -44,7 +44,9 @@ DIAG = {"sl_no_runtime": "SIGHTLINE_RECORD_SKIP=runtime",
 # as whole graphs (sightline record --cuda-graph-trace graph; nsys --cuda-graph-trace=graph).
 # sl_metrics / nsys_metrics (NSYS_METRICS=1 adds the latter): GPU metrics sampled at 10 kHz besides
 # the trace (sightline record --gpu-metrics; nsys --gpu-metrics-devices=0, issue 16).
-SL_ARGS = {"sightline": "", "sl_graph": "--cuda-graph-trace graph", "sl_metrics": "--gpu-metrics"}
+# sl_sampled: every 16th graph launch node by node, the others whole (--cuda-graph-trace sampled:16).
+SL_ARGS = {"sightline": "", "sl_graph": "--cuda-graph-trace graph", "sl_metrics": "--gpu-metrics",
+           "sl_sampled": "--cuda-graph-trace sampled:16"}
 NSYS_ARGS = {"nsys": "--cuda-graph-trace=node", "nsys_graph": "--cuda-graph-trace=graph",
              "nsys_metrics": "--cuda-graph-trace=node --gpu-metrics-devices=0 "
                              "--gpu-metrics-frequency=10000"}

@@ -7,7 +7,8 @@
 # --cuda-graph in an iteration window, checked with `sightline analyze --format json`: per NVTX
 # range at capture, kernels per replay = the eager step's. Needs the CPU sightline binary and its
 # libraries in .device/recorder/{bin,lib} (as run_on_gpu.sh; SL to use another binary). The
-# recordings, reports and logs go to $OUT; a short table and PASS/FAIL lines are printed last.
+# recordings, reports and logs go to $OUT (as files.tgz); a short table and PASS/FAIL lines are
+# printed last.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/graph-nodes-out}
@@ -29,3 +30,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
   python3 cuda/recorder/graph_nodes_check.py
 } 2>&1 | tee "$OUT/log.txt"
+# The device returns a few files only: the recordings, reports and logs go back as one archive.
+tar czf /tmp/graph_nodes_files.tgz -C "$OUT" --exclude=log.txt --exclude=files.tgz . &&
+  find "$OUT" -type f ! -name log.txt ! -name graph_nodes_check.json -delete &&
+  mv /tmp/graph_nodes_files.tgz "$OUT/files.tgz"

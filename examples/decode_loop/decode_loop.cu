@@ -57,6 +57,7 @@ struct Options {
   int iterations = 300;
   int warmup = 20;  // first iterations left out of the statistics (still instrumented)
   int device = 0;
+  int plant_attention_ns = 0;  // extra time per Attention kernel (a planted regression)
   bool cuda_graph = false;
 };
 
@@ -75,6 +76,8 @@ void PrintUsage(FILE* out) {
       "  --warmup N       first iterations left out of the statistics (default 20)\n"
       "  --device N       CUDA device (default 0)\n"
       "  --cuda-graph     capture one iteration in a CUDA graph and replay it\n"
+      "  --plant-attention-ns N  every Attention kernel waits N ns more (a planted regression\n"
+      "                   of known size, for checking `sightline diff`'s verdict; default 0)\n"
       "  -h, --help       this text\n"
       "Environment (Sightline instrument library, docs/instrument.md):\n"
       "  SIGHTLINE_NVTX_LEVEL=0|1|2  ranges off / iterations / iterations and layers\n"
@@ -108,7 +111,8 @@ int ParseArgs(int argc, char** argv, Options* o) {
                {"--context", &o->context, 1},
                {"--iterations", &o->iterations, 1},
                {"--warmup", &o->warmup, 0},
-               {"--device", &o->device, 0}};
+               {"--device", &o->device, 0},
+               {"--plant-attention-ns", &o->plant_attention_ns, 0}};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -256,7 +260,7 @@ __global__ void Rotary(__half* qkv, const int* step, int hidden, int base) {
 // Toy decode attention: one block of kHeadDim threads per (head, sequence). Writes this step's k
 // and v into slot `*step % context` of the layer's cache, then attends over all `context` slots.
 __global__ void Attention(const __half* qkv, __half* k_cache, __half* v_cache, const int* step,
-                          __half* out, int hidden, int context) {
+                          __half* out, int hidden, int context, int plant_ns) {
   extern __shared__ float scores[];  // [context]
   __shared__ float scratch[32];
   const int head = blockIdx.x, b = blockIdx.y, d = threadIdx.x;
@@ -294,6 +298,16 @@ __global__ void Attention(const __half* qkv, __half* k_cache, __half* v_cache, c
            __half2float(v_cache[seq + static_cast<size_t>(t) * hidden + head * kHeadDim + d]);
   }
   out[static_cast<size_t>(b) * hidden + head * kHeadDim + d] = __float2half(acc / sum);
+  if (plant_ns > 0 && d == 0) {
+    // --plant-attention-ns: every block waits this long on the GPU's global timer. The blocks
+    // (heads x batch, 128 by default) fit in one wave on an H100, so the kernel takes about
+    // plant_ns longer.
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < static_cast<unsigned long long>(plant_ns));
+  }
 }
 
 // out[b,i] = silu(gu[b,i]) * gu[b,ffn+i].
@@ -454,7 +468,7 @@ void Forward(const Model& m) {
     Gemm(m, m.h, y.w_qkv, m.qkv, 3 * H, H);
     Rotary<<<B, 256, 0, m.stream>>>(m.qkv, m.step, H, C);
     Attention<<<dim3(heads, B), kHeadDim, C * sizeof(float), m.stream>>>(
-        m.qkv, y.k_cache, y.v_cache, m.step, m.attn, H, C);
+        m.qkv, y.k_cache, y.v_cache, m.step, m.attn, H, C, o.plant_attention_ns);
     Gemm(m, m.attn, y.w_o, m.proj, H, H);
     ResidualAdd<<<Blocks(static_cast<size_t>(B) * H, 256, 1024), 256, 0, m.stream>>>(
         m.x, m.proj, static_cast<size_t>(B) * H);
@@ -525,9 +539,9 @@ int main(int argc, char** argv) {
   const int gemms = 4 * o.layers + 1;
   std::printf(
       "decode_loop: device=%s batch=%d hidden=%d ffn=%d layers=%d vocab=%d context=%d "
-      "iterations=%d warmup=%d mode=%s nvtx_level=%d\n",
+      "iterations=%d warmup=%d mode=%s nvtx_level=%d plant_attention_ns=%d\n",
       prop.name, o.batch, o.hidden, o.ffn, o.layers, o.vocab, o.context, o.iterations, o.warmup,
-      o.cuda_graph ? "cuda_graph" : "eager", sightline_nvtx_level());
+      o.cuda_graph ? "cuda_graph" : "eager", sightline_nvtx_level(), o.plant_attention_ns);
   std::printf("custom_kernels_per_iteration=%d gemms_per_iteration=%d\n", custom_kernels, gemms);
 
   cudaGraphExec_t graph_exec = nullptr;

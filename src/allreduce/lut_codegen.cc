@@ -30,7 +30,19 @@ std::string_view CellToken(ArStrategy s) {
 }
 
 std::string_view FusionEnumerator(ArFusion f) {
-  return f == ArFusion::kNone ? "Fusion::kNone" : "Fusion::kResidualRmsNorm";
+  switch (f) {
+    case ArFusion::kNone:
+      return "Fusion::kNone";
+    case ArFusion::kResidualRmsNorm:
+      return "Fusion::kResidualRmsNorm";
+    case ArFusion::kResidualRmsNormFp8:
+      return "Fusion::kResidualRmsNormFp8";
+    case ArFusion::kResidualRmsNormFp8PerToken:
+      return "Fusion::kResidualRmsNormFp8PerToken";
+    case ArFusion::kResidualRmsNormNvfp4:
+      return "Fusion::kResidualRmsNormNvfp4";
+  }
+  return "Fusion::kNone";
 }
 
 std::string JoinInts(const std::vector<int64_t>& v) {
@@ -77,7 +89,13 @@ std::string GenerateLutHeader(const TuneResult& r, const std::vector<std::string
       "// clang-format off\n"
       "namespace sightline::allreduce {{\n\n"
       "enum class Strategy {{ kNccl, kOneShot, kTwoShot, kLamport }};\n"
-      "enum class Fusion {{ kNone, kResidualRmsNorm }};\n\n"
+      "enum class Fusion {{\n"
+      "  kNone,\n"
+      "  kResidualRmsNorm,\n"
+      "  kResidualRmsNormFp8,           // + FP8 E4M3, per-tensor scale\n"
+      "  kResidualRmsNormFp8PerToken,   // + FP8 E4M3, per-token scales\n"
+      "  kResidualRmsNormNvfp4,         // + NVFP4\n"
+      "}};\n\n"
       "namespace lut_detail {{\n\n"
       "struct Table {{\n"
       "  int world_size;\n"

@@ -380,7 +380,17 @@ std::string RenderTuneSummary(const TuneResult& r) {
   std::string out = fmt::format("All-reduce lookup tables: {}, {} mode, {} table(s)\n\n", r.dtype,
                                 ArModeName(r.mode), r.tables.size());
   const std::string close_head = fmt::format("close <{:g}%", r.noise_pct);
-  const char* kRow = "{:>5}  {:<16}  {:<28}  {:>5}  {:>16}  {:>15}  {:>11}  {:>15}  {:>17}\n";
+  // The fusion column fits the longest fusion name shown (16 without the quantizing fusions).
+  size_t fusion_width = 16;
+  for (const LutTable& t : r.tables) {
+    fusion_width = std::max(fusion_width, ArFusionName(t.fusion).size());
+  }
+  for (const ModelFitRow& f : r.fits) {
+    fusion_width = std::max(fusion_width, ArFusionName(f.key.fusion).size());
+  }
+  const std::string fusion_col = fmt::format("{{:<{}}}", fusion_width);
+  const std::string kRow =
+      "{:>5}  " + fusion_col + "  {:<28}  {:>5}  {:>16}  {:>15}  {:>11}  {:>15}  {:>17}\n";
   if (!r.tables.empty()) {
     Emit(out, fmt::runtime(kRow), "world", "fusion", "hidden x tokens", "cells", "NCCL/1sh/2sh/Lmp",
          "table worst/mean", close_head, "coarse worst/mean", "NCCL-only worst/mean");
@@ -434,7 +444,8 @@ std::string RenderTuneSummary(const TuneResult& r) {
   Emit(out, "\nCost model t = a + b * bytes ({}, {} mode; fitted in relative error):\n", r.dtype,
        ArModeName(r.mode));
   if (r.fits.empty()) out += "  no fit (a fit needs two sizes of one strategy)\n";
-  const char* kFit = "{:>5}  {:<16}  {:<8}  {:>6}  {:>11}  {:>8}  {:>10}  {:>15}\n";
+  const std::string kFit =
+      "{:>5}  " + fusion_col + "  {:<8}  {:>6}  {:>11}  {:>8}  {:>10}  {:>15}\n";
   if (!r.fits.empty()) {
     Emit(out, fmt::runtime(kFit), "world", "fusion", "strategy", "points", "bytes", "a (us)",
          "1/b (GB/s)", "err max/mean");
@@ -452,8 +463,9 @@ std::string RenderTuneSummary(const TuneResult& r) {
     out += "  *: the unconstrained fit had a negative term, set to 0\n";
   }
   if (!r.tables.empty()) {
-    const char* kModel = "\n{:>5}  {:<16}  {:>5}  {:>16}  {:>16}  {:>8}  {:>20}  {:>20}\n";
-    const char* kModelRow = "{:>5}  {:<16}  {:>5}  {:>16}  {:>16}  {:>8}  {:>20}  {:>20}\n";
+    const std::string kModelRow =
+        "{:>5}  " + fusion_col + "  {:>5}  {:>16}  {:>16}  {:>8}  {:>20}  {:>20}\n";
+    const std::string kModel = "\n" + kModelRow;
     Emit(out, fmt::runtime(kModel), "world", "fusion", "cells", "table worst/mean",
          "model worst/mean", "disagree", "held-out table w/m", "held-out model w/m");
     for (size_t i = 0; i < r.tables.size(); ++i) {

@@ -283,6 +283,59 @@ std::string RatioMap(const SweepGrid& g, const std::string& title, const std::st
   return svg::HeatmapSvg(m);
 }
 
+// The same comparison as a difference: numerator time minus denominator time per cell, in µs, on
+// a symmetric log(1 + |µs|) colour scale (blue: the numerator is faster), the colour of the
+// "strategy difference" heatmaps of TensorRT-LLM's all-reduce tools in absolute terms: how many
+// microseconds per call the choice is worth in each cell.
+std::string DiffMap(const SweepGrid& g, const std::string& title, const std::string& faster,
+                    const std::string& slower,
+                    const std::function<std::pair<double, std::string>(size_t, size_t)>& num,
+                    ArStrategy denominator) {
+  std::vector<double> diff(g.hidden.size() * g.tokens.size(),
+                           std::numeric_limits<double>::quiet_NaN());
+  std::vector<std::string> sub(diff.size());
+  double cap = 1.0;  // |µs| at the scale's ends: at least 1 µs either way
+  for (size_t h = 0; h < g.hidden.size(); ++h) {
+    for (size_t t = 0; t < g.tokens.size(); ++t) {
+      const auto [v, label] = num(h, t);
+      const double d = g.Time(denominator, h, t);
+      if (std::isnan(v) || std::isnan(d)) continue;
+      diff[h * g.tokens.size() + t] = v - d;
+      sub[h * g.tokens.size() + t] = label;
+      cap = std::max(cap, std::abs(v - d));
+    }
+  }
+  auto pos = [cap](double us) {  // in [-1, 1]
+    return std::copysign(std::log1p(std::abs(us)) / std::log1p(cap), us);
+  };
+  Heatmap m = GridFrame(g);
+  m.title = title;
+  m.subtitle = Subtitle(g.key) + fmt::format(" | < 0: {} faster, > 0: {} faster", faster, slower);
+  for (size_t r = 0; r < g.hidden.size(); ++r) {
+    const size_t h = HiddenIndex(g, r);
+    for (size_t t = 0; t < g.tokens.size(); ++t) {
+      const double d = diff[h * g.tokens.size() + t];
+      if (std::isnan(d)) continue;
+      HeatCell& c = m.cells[r * g.tokens.size() + t];
+      c.present = true;
+      c.fill = Diverging(pos(d));
+      c.text = (d > 0 ? "+" : d < 0 ? "-" : "") + svg::FormatCompact(std::abs(d));
+      c.sub = sub[h * g.tokens.size() + t];
+      c.tooltip = TimesTooltip(g, h, t);
+    }
+  }
+  m.bar.label = "time difference (µs)";
+  for (int i = 0; i <= 8; ++i) m.bar.stops.push_back(Diverging(i / 4.0 - 1.0));
+  for (double v : {-cap, -100.0, -10.0, -1.0, 0.0, 1.0, 10.0, 100.0, cap}) {
+    if (std::abs(v) > cap || (std::abs(v) >= cap / 2 && std::abs(v) != cap)) continue;
+    const double p = (pos(v) + 1) / 2;
+    if (!m.bar.ticks.empty() && p - m.bar.ticks.back().first < 0.06) continue;
+    m.bar.ticks.emplace_back(p,
+                             v == 0 ? "0" : (v > 0 ? "+" : "-") + svg::FormatCompact(std::abs(v)));
+  }
+  return svg::HeatmapSvg(m);
+}
+
 bool IsCustom(ArStrategy s) { return s != ArStrategy::kNccl; }
 
 std::string SizeChart(const SizeSweep& s, bool busbw) {
@@ -313,7 +366,8 @@ void Figure(std::string& html, const std::string& file, const std::string& capti
                  XmlEscape(file), XmlEscape(caption));
 }
 
-// The strategy-difference maps: the best custom kernel against NCCL, then every pair.
+// The strategy-difference maps: the best custom kernel against NCCL, then every pair; each as a
+// time ratio (_ratio_) and as a time difference in µs (_diff_).
 void AddRatioMaps(const SweepGrid& g, const std::string& p, std::vector<PlotFile>& files,
                   std::string& html) {
   std::vector<ArStrategy> present;
@@ -321,7 +375,14 @@ void AddRatioMaps(const SweepGrid& g, const std::string& p, std::vector<PlotFile
     if (AnyMeasured(g, s)) present.push_back(s);
   }
   if (present.size() < 2) return;
-  html += "<h3>Strategy differences (time ratio per cell)</h3>\n";
+  using Times = std::function<std::pair<double, std::string>(size_t, size_t)>;
+  struct Comparison {
+    std::string name;  // "custom_nccl", "twoshot_oneshot"
+    std::string a, b;  // labels
+    Times num;         // time of A (and a label)
+    ArStrategy denominator;
+  };
+  std::vector<Comparison> comparisons;
   const bool nccl = AnyMeasured(g, ArStrategy::kNccl);
   if (nccl && std::count_if(present.begin(), present.end(), IsCustom) > 0) {
     auto best_custom = [&g](size_t h, size_t t) {
@@ -333,10 +394,8 @@ void AddRatioMaps(const SweepGrid& g, const std::string& p, std::vector<PlotFile
       }
       return out;
     };
-    files.push_back(
-        {p + "_ratio_custom_nccl.svg", RatioMap(g, "Best custom kernel / NCCL: time ratio",
-                                                "custom", "NCCL", best_custom, ArStrategy::kNccl)});
-    Figure(html, files.back().name, "best custom kernel / NCCL");
+    comparisons.push_back(
+        {"custom_nccl", "Best custom kernel", "NCCL", best_custom, ArStrategy::kNccl});
   }
   for (size_t i = 0; i < present.size(); ++i) {
     for (size_t j = i + 1; j < present.size(); ++j) {
@@ -344,13 +403,27 @@ void AddRatioMaps(const SweepGrid& g, const std::string& p, std::vector<PlotFile
       auto time_a = [&g, a](size_t h, size_t t) {
         return std::pair<double, std::string>{g.Time(a, h, t), ""};
       };
-      files.push_back(
-          {fmt::format("{}_ratio_{}_{}.svg", p, ArStrategyName(a), ArStrategyName(b)),
-           RatioMap(g, fmt::format("{} / {}: time ratio", ArStrategyLabel(a), ArStrategyLabel(b)),
-                    std::string(ArStrategyLabel(a)), std::string(ArStrategyLabel(b)), time_a, b)});
-      Figure(html, files.back().name,
-             fmt::format("{} / {}", ArStrategyLabel(a), ArStrategyLabel(b)));
+      comparisons.push_back({fmt::format("{}_{}", ArStrategyName(a), ArStrategyName(b)),
+                             std::string(ArStrategyLabel(a)), std::string(ArStrategyLabel(b)),
+                             time_a, b});
     }
+  }
+  auto short_label = [](const std::string& l) {
+    return l == "Best custom kernel" ? std::string("custom") : l;
+  };
+  html += "<h3>Strategy differences (time ratio per cell)</h3>\n";
+  for (const Comparison& c : comparisons) {
+    files.push_back({fmt::format("{}_ratio_{}.svg", p, c.name),
+                     RatioMap(g, fmt::format("{} / {}: time ratio", c.a, c.b), short_label(c.a),
+                              c.b, c.num, c.denominator)});
+    Figure(html, files.back().name, fmt::format("{} / {}", c.a, c.b));
+  }
+  html += "<h3>Strategy differences (time difference per cell, µs)</h3>\n";
+  for (const Comparison& c : comparisons) {
+    files.push_back({fmt::format("{}_diff_{}.svg", p, c.name),
+                     DiffMap(g, fmt::format("{} - {}: time difference (µs)", c.a, c.b),
+                             short_label(c.a), c.b, c.num, c.denominator)});
+    Figure(html, files.back().name, fmt::format("{} - {} (µs)", c.a, c.b));
   }
 }
 

@@ -20,6 +20,7 @@ namespace sightline {
 struct IterationLog;    // analyses/iteration_log.h
 struct RequestResults;  // serving/request_results.h
 class AnalysisContext;  // analyses/analysis_context.h
+class ResultsCache;     // analyses/results_cache.h
 
 // --slo ttft=MS,tpot=MS,e2el=MS: a request is good when it meets every SLO given (serving metrics).
 struct SloOptions {
@@ -36,7 +37,8 @@ struct AnalyzeOptions {
   // --iteration-log: joined to each trace's iterations (analyses/iteration_log_join.h); may be
   // null.
   std::shared_ptr<const IterationLog> iteration_log;
-  // --requests: a serving benchmark's per-request results (serving/serving_metrics.h); may be null.
+  // --requests: a serving benchmark's per-request results (analyses/serving/serving_metrics.h); may
+  // be null.
   std::shared_ptr<const RequestResults> requests;
   SloOptions slo;
   // Names of the host ranges that mark garbage collections (any domain, any kind; --gc-ranges):
@@ -102,9 +104,10 @@ class MultiTraceAnalysis {
   virtual Status AddReduced(const std::string& /*blob*/, const TraceSetMember& /*member*/) {
     return UnimplementedError("this analysis keeps its members' traces; it cannot be reduced");
   }
-  // Appends sections (input -1) and findings to `report`; may add nothing when the set does not
-  // call for it (one input that is not a rank of several).
-  virtual Status Finish(const TraceSet& set, Report& report) = 0;
+  // Appends sections (input -1) to `report`, and leaves in `results` the whole results the finding
+  // rules read (analyses/findings/findings.h: the pipeline runs those rules after every Finish);
+  // may add nothing when the set does not call for it (one input that is not a rank of several).
+  virtual Status Finish(const TraceSet& set, Report& report, ResultsCache& results) = 0;
 };
 
 struct MultiTraceAnalysisEntry {

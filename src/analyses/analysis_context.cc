@@ -5,13 +5,9 @@
 #include <algorithm>
 #include <map>
 
-#include "analyses/gpu_metrics.h"
 #include "analyses/graph_kernel_paths.h"
 #include "analyses/graph_replays.h"
-#include "analyses/idle_gaps.h"
-#include "analyses/memory.h"
 #include "analyses/metric_samples.h"
-#include "analyses/threads.h"
 
 namespace sightline {
 namespace {
@@ -575,47 +571,9 @@ std::string AnalysisContext::WindowLabel(const LoopWindow& w) const {
   return fmt::format("{} ({})", plain, name);
 }
 
-StatusOr<const IdleGapsResult*> AnalysisContext::IdleGaps() {
-  std::call_once(idle_gaps_once_, [this] {
-    IdleGapsOptions o;
-    o.min_gap_ns = options_.min_gap_ns;
-    // Enough for every report's table of largest gaps, and for the rules.
-    o.keep_largest = std::max(o.keep_largest, static_cast<size_t>(std::max(options_.top_n, 0)));
-    idle_gaps_ = std::make_unique<StatusOr<IdleGapsResult>>(ComputeIdleGaps(*this, o));
-  });
-  if (!idle_gaps_->ok()) return idle_gaps_->status();
-  return &idle_gaps_->value();
-}
-
-StatusOr<const GpuMetricsResult*> AnalysisContext::GpuMetrics() {
-  std::call_once(gpu_metrics_once_, [this] {
-    GpuMetricsOptions o;
-    o.top_kernels = static_cast<size_t>(std::max(options_.top_n, 1));
-    gpu_metrics_ = std::make_unique<StatusOr<GpuMetricsResult>>(ComputeGpuMetrics(*this, o));
-  });
-  if (!gpu_metrics_->ok()) return gpu_metrics_->status();
-  return &gpu_metrics_->value();
-}
-
 const MetricSamples& AnalysisContext::Samples() {
   std::call_once(samples_once_, [this] { samples_ = std::make_unique<MetricSamples>(*trace_); });
   return *samples_;
-}
-
-StatusOr<const MemoryResult*> AnalysisContext::Memory() {
-  std::call_once(memory_once_, [this] {
-    memory_ = std::make_unique<StatusOr<MemoryResult>>(ComputeMemory(*this, MemoryOptions{}));
-  });
-  if (!memory_->ok()) return memory_->status();
-  return &memory_->value();
-}
-
-StatusOr<const ThreadsResult*> AnalysisContext::Threads() {
-  std::call_once(threads_once_, [this] {
-    threads_ = std::make_unique<StatusOr<ThreadsResult>>(ComputeThreads(*this, ThreadsOptions{}));
-  });
-  if (!threads_->ok()) return threads_->status();
-  return &threads_->value();
 }
 
 }  // namespace sightline

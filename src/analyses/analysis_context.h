@@ -19,16 +19,13 @@
 #include "analyses/iterations.h"
 #include "analyses/kernel_category.h"
 #include "analyses/launch_projection.h"
+#include "analyses/results_cache.h"
 #include "base/dense_ids.h"
 #include "base/status.h"
 #include "model/trace.h"
 
 namespace sightline {
 
-struct IdleGapsResult;    // analyses/idle_gaps.h
-struct ThreadsResult;     // analyses/threads.h
-struct GpuMetricsResult;  // analyses/gpu_metrics.h
-struct MemoryResult;      // analyses/memory.h
 class MetricSamples;      // analyses/metric_samples.h
 struct GraphKernelPaths;  // analyses/graph_kernel_paths.h
 struct GraphReplays;      // analyses/graph_replays.h
@@ -161,24 +158,14 @@ class AnalysisContext {
   // "iteration 12 (ProfilerStep#12)" or "whole trace".
   std::string WindowLabel(const LoopWindow& w) const;
 
-  // --- threads -------------------------------------------------------------------------------
-  // The host threads, the launching thread and the GIL (analyses/threads.h).
-  StatusOr<const ThreadsResult*> Threads();
-
-  // --- GPU metrics ---------------------------------------------------------------------------
-  // The sampled GPU metrics (analyses/gpu_metrics.h), per kernel for the options().top_n longest.
-  StatusOr<const GpuMetricsResult*> GpuMetrics();
-  // The samples as step functions per (device, metric), for figures over intervals.
+  // --- sampled metrics -----------------------------------------------------------------------
+  // The GPU metric samples as step functions per (device, metric), for figures over intervals.
   const MetricSamples& Samples();
 
-  // --- GPU memory ----------------------------------------------------------------------------
-  // The memory timeline, peak and what held it (analyses/memory.h).
-  StatusOr<const MemoryResult*> Memory();
-
-  // --- idle gaps ------------------------------------------------------------------------------
-  // The idle gaps with options().min_gap_ns (analyses/idle_gaps.h); at least the options().top_n
-  // largest gaps are kept with their details.
-  StatusOr<const IdleGapsResult*> IdleGaps();
+  // --- whole results ---------------------------------------------------------------------------
+  // The analyses' results that other analyses and the rules read (idle gaps, threads, GPU metrics,
+  // memory), each computed once per trace through its analysis's Cached...(context) accessor.
+  ResultsCache& results() { return results_; }
 
  private:
   void EnsureBusy();
@@ -232,12 +219,9 @@ class AnalysisContext {
   std::vector<LoopWindow> windows_;
   std::atomic<size_t> window_hint_{0};  // FindWindow: the last answer (any thread's)
 
-  std::once_flag idle_gaps_once_, threads_once_, gpu_metrics_once_, memory_once_, samples_once_;
-  std::unique_ptr<StatusOr<IdleGapsResult>> idle_gaps_;
-  std::unique_ptr<StatusOr<ThreadsResult>> threads_;
-  std::unique_ptr<StatusOr<GpuMetricsResult>> gpu_metrics_;
-  std::unique_ptr<StatusOr<MemoryResult>> memory_;
+  std::once_flag samples_once_;
   std::unique_ptr<MetricSamples> samples_;
+  ResultsCache results_;
 };
 
 // A call that blocks the host until the GPU work it waits for is done: synchronize calls and

@@ -15,6 +15,14 @@
 
 namespace sightline {
 
+StatusOr<const GpuMetricsResult*> CachedGpuMetrics(AnalysisContext& context) {
+  return context.results().Get<GpuMetricsResult>([&context] {
+    GpuMetricsOptions o;
+    o.top_kernels = static_cast<size_t>(std::max(context.options().top_n, 1));
+    return ComputeGpuMetrics(context, o);
+  });
+}
+
 StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
                                              const GpuMetricsOptions& options) {
   const Trace& trace = context.trace();
@@ -142,7 +150,7 @@ StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
 
 Status RunGpuMetricsSection(AnalysisContext& context, int input, Report& report) {
   if (context.trace().counters.size() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(const GpuMetricsResult* result, context.GpuMetrics());
+  ASSIGN_OR_RETURN(const GpuMetricsResult* result, CachedGpuMetrics(context));
   const GpuMetricsResult& r = *result;
   const Trace& trace = context.trace();
   Section& s = report.AddSection("gpu_metrics", "GPU metrics (sampled)", input);

@@ -49,6 +49,9 @@ struct GpuMetricsResult {
 
 StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
                                              const GpuMetricsOptions& options);
+// The GPU metrics with the context's options (per kernel for the top_n longest), computed once per
+// trace: what the section and the rules read.
+StatusOr<const GpuMetricsResult*> CachedGpuMetrics(AnalysisContext& context);
 
 // Registry entry: the "gpu_metrics" section, when the trace has samples.
 Status RunGpuMetricsSection(AnalysisContext& context, int input, Report& report);

@@ -225,6 +225,17 @@ int GapBucketOf(DurationNs gap_ns) {
   return 4;
 }
 
+StatusOr<const IdleGapsResult*> CachedIdleGaps(AnalysisContext& context) {
+  return context.results().Get<IdleGapsResult>([&context] {
+    IdleGapsOptions o;
+    o.min_gap_ns = context.options().min_gap_ns;
+    // Enough for every report's table of largest gaps, and for the rules.
+    o.keep_largest =
+        std::max(o.keep_largest, static_cast<size_t>(std::max(context.options().top_n, 0)));
+    return ComputeIdleGaps(context, o);
+  });
+}
+
 StatusOr<IdleGapsResult> ComputeIdleGaps(AnalysisContext& context, const IdleGapsOptions& options) {
   const Trace& trace = context.trace();
   if (options.min_gap_ns < 0) return InvalidArgumentError("min_gap_ns must not be negative");

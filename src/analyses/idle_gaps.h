@@ -92,6 +92,9 @@ struct IdleGapsResult {
 };
 
 StatusOr<IdleGapsResult> ComputeIdleGaps(AnalysisContext& context, const IdleGapsOptions& options);
+// The idle gaps with the context's options (AnalyzeOptions::min_gap_ns; at least the top_n largest
+// gaps kept with their details), computed once per trace: what the section and the rules read.
+StatusOr<const IdleGapsResult*> CachedIdleGaps(AnalysisContext& context);
 
 // Registry entry: the "idle_gaps" section.
 Status RunIdleGapsSection(AnalysisContext& context, int input, Report& report);

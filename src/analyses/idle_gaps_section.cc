@@ -28,7 +28,7 @@ double Pct(DurationNs part, DurationNs whole) {
 Status RunIdleGapsSection(AnalysisContext& context, int input, Report& report) {
   const Trace& trace = context.trace();
   const AnalyzeOptions& options = context.options();
-  ASSIGN_OR_RETURN(const IdleGapsResult* result, context.IdleGaps());
+  ASSIGN_OR_RETURN(const IdleGapsResult* result, CachedIdleGaps(context));
   const IdleGapsResult& r = *result;
   const size_t shown = std::min(r.gaps.size(), static_cast<size_t>(std::max(options.top_n, 0)));
 

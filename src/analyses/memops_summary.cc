@@ -46,7 +46,8 @@ StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(AnalysisContext& context,
       ComputeGroupStats(m.size(), num_paths, path_group, duration);
   std::vector<int64_t> path_bytes(num_paths, 0);
   for (size_t i = 0; i < m.size(); ++i) {
-    if (included(i)) path_bytes[path_group(i)] += m.size_bytes[i];
+    if (included(i))
+      path_bytes[path_group(i)] = SaturatingAdd(path_bytes[path_group(i)], m.size_bytes[i]);
   }
 
   MemOpsSummaryResult result;
@@ -59,7 +60,7 @@ StatusOr<MemOpsSummaryResult> ComputeMemOpsSummary(AnalysisContext& context,
     row.bandwidth_gbps = Bandwidth(row.size.total, row.time.total);
     result.count += row.time.count;
     result.total_ns = SaturatingAdd(result.total_ns, row.time.total);
-    result.total_bytes += row.size.total;
+    result.total_bytes = SaturatingAdd(result.total_bytes, row.size.total);
   }
   for (MemOpKindRow& row : result.kinds) {
     row.time_pct = result.total_ns > 0 ? 100.0 * row.time.total / result.total_ns : 0;

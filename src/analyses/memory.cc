@@ -9,6 +9,7 @@
 #include "analyses/analysis_context.h"
 #include "analyses/range_at.h"
 #include "base/file_io.h"
+#include "base/saturating.h"
 
 namespace sightline {
 namespace {
@@ -21,7 +22,7 @@ std::vector<AllocationGroup> Group(const std::vector<std::pair<std::string, int6
     AllocationGroup& g = groups[name];
     g.name = name;
     ++g.allocations;
-    g.bytes += bytes;
+    g.bytes = SaturatingAdd(g.bytes, bytes);
   }
   std::vector<AllocationGroup> out;
   for (auto& [name, g] : groups) out.push_back(std::move(g));
@@ -61,6 +62,11 @@ bool StateOnly(const MemoryEventTable& m, size_t i) {
 }
 
 }  // namespace
+
+StatusOr<const MemoryResult*> CachedMemory(AnalysisContext& context) {
+  return context.results().Get<MemoryResult>(
+      [&context] { return ComputeMemory(context, MemoryOptions{}); });
+}
 
 StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptions& options) {
   const Trace& trace = context.trace();
@@ -108,7 +114,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     if (host(i)) {
       if (m.bytes[i] >= 0) {
         ++res.host_allocations;
-        res.host_bytes += m.bytes[i];
+        res.host_bytes = SaturatingAdd(res.host_bytes, m.bytes[i]);
       }
       continue;
     }
@@ -126,13 +132,15 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       // the allocator's reserved memory changed; no allocation
     } else if (m.bytes[i] >= 0) {
       ++d.allocations;
-      d.allocated_bytes += m.bytes[i];
-      s.current += m.bytes[i];
+      d.allocated_bytes = SaturatingAdd(d.allocated_bytes, m.bytes[i]);
+      s.current = SaturatingAdd(s.current, m.bytes[i]);
       s.live[m.address[i]] = i;
       if (m.pool[i] != 0) {
         MemoryPool& p = s.pools[m.pool[i]];
         ++p.allocations;
-        p.max_used_bytes = std::max(p.max_used_bytes, s.pool_used[m.pool[i]] += m.bytes[i]);
+        int64_t& used = s.pool_used[m.pool[i]];
+        used = SaturatingAdd(used, m.bytes[i]);
+        p.max_used_bytes = std::max(p.max_used_bytes, used);
       }
     } else {
       ++d.frees;
@@ -141,8 +149,11 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
         ++d.unmatched_frees;  // allocated before the capture
       } else {
         const size_t from = it->second;
-        s.current -= m.bytes[from];
-        if (m.pool[from] != 0) s.pool_used[m.pool[from]] -= m.bytes[from];
+        s.current = SaturatingAdd(s.current, -m.bytes[from]);
+        if (m.pool[from] != 0) {
+          int64_t& used = s.pool_used[m.pool[from]];
+          used = SaturatingAdd(used, -m.bytes[from]);
+        }
         s.live.erase(it);
       }
     }
@@ -226,7 +237,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     bool any_op = false, any_range = false, any_site = false, any_source = false;
     for (size_t k = 0; k < rows.size(); ++k) {
       const size_t row = rows[k];
-      d.at_peak_bytes += m.bytes[row];
+      d.at_peak_bytes = SaturatingAdd(d.at_peak_bytes, m.bytes[row]);
       const int32_t call = call_of(row);
       int32_t pid = m.pid[row], tid = m.tid[row];
       if (tid < 0 && call != kNoRow) tid = trace.api_calls.tid[call];

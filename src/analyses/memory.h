@@ -103,6 +103,9 @@ struct MemoryResult {
 };
 
 StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptions& options);
+// The memory analysis with the default options, computed once per trace: what the section, the
+// rules and the Perfetto export read.
+StatusOr<const MemoryResult*> CachedMemory(AnalysisContext& context);
 
 // Registry entry: the "memory" section, when the trace has memory events.
 Status RunMemorySection(AnalysisContext& context, int input, Report& report);

@@ -30,7 +30,7 @@ void AddGroupTable(Section& s, const DeviceMemory& d, const std::vector<Allocati
 
 Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
   if (context.trace().memory_events.size() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(const MemoryResult* result, context.Memory());
+  ASSIGN_OR_RETURN(const MemoryResult* result, CachedMemory(context));
   const MemoryResult& r = *result;
   const Trace& trace = context.trace();
   const TimeNs origin = trace.begin_ns();

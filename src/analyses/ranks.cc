@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
-#include "analyses/findings/findings.h"
 #include "analyses/intervals.h"
+#include "analyses/results_cache.h"
 #include "base/stats.h"
 
 namespace sightline {
@@ -761,10 +761,10 @@ void AddRanksSection(const RanksResult& result, Report& report) {
 namespace {
 
 // Ranks as a multi-trace analysis: a compact profile per member while its trace is loaded, then
-// the side-by-side section and the straggler finding.
+// the side-by-side section, and the ranks result for the straggler rule.
 class RanksAnalysis : public MultiTraceAnalysis {
  public:
-  explicit RanksAnalysis(const AnalyzeOptions& options) : findings_(options.findings) {
+  explicit RanksAnalysis(const AnalyzeOptions& options) {
     options_.ranks_per_host = options.ranks_per_host;
   }
 
@@ -787,7 +787,7 @@ class RanksAnalysis : public MultiTraceAnalysis {
     return Status::Ok();
   }
 
-  Status Finish(const TraceSet& set, Report& report) override {
+  Status Finish(const TraceSet& set, Report& report, ResultsCache& results) override {
     // Several inputs are the ranks of one job; one input gets the per-rank view when it says it is
     // one rank of several.
     if (profiles_.size() < 2 && !(profiles_.size() == 1 && profiles_[0].world_size > 1)) {
@@ -795,16 +795,11 @@ class RanksAnalysis : public MultiTraceAnalysis {
     }
     ASSIGN_OR_RETURN(RanksResult ranks, ComputeRanks(profiles_, paths_, options_));
     AddRanksSection(ranks, report);
-    if (!findings_) return Status::Ok();
-    std::vector<Finding> findings;
-    RETURN_IF_ERROR(RuleStraggler(ranks, findings).WithPrefix("finding rule straggler"));
-    for (Finding& f : findings) report.findings.push_back(std::move(f));
-    SortFindings(report.findings);
+    results.Put(std::move(ranks));  // for the straggler rule; it points into profiles_
     return Status::Ok();
   }
 
  private:
-  bool findings_;
   RanksOptions options_;
   std::vector<RankProfile> profiles_;
   std::vector<std::string> paths_;

@@ -163,7 +163,8 @@ StatusOr<RanksResult> ComputeRanks(const std::vector<RankProfile>& profiles,
 // Section "ranks" (input -1): one row per rank, the matched collectives with the most skew, notes.
 void AddRanksSection(const RanksResult& result, Report& report);
 
-// Registry entry "ranks" (a TraceSet of kind kRanks): the ranks section and the straggler finding.
+// Registry entry "ranks" (a TraceSet of kind kRanks): the ranks section, and the RanksResult the
+// straggler rule reads (analyses/findings/rule_straggler.cc).
 std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options);
 
 }  // namespace sightline

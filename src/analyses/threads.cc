@@ -280,6 +280,11 @@ std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, Ti
   return HotFrames(trace, trace.py_samples, pid, tid, std::vector<Interval>{{a, b}}, n);
 }
 
+StatusOr<const ThreadsResult*> CachedThreads(AnalysisContext& context) {
+  return context.results().Get<ThreadsResult>(
+      [&context] { return ComputeThreads(context, ThreadsOptions{}); });
+}
+
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions&) {
   const Trace& trace = context.trace();
   ThreadsResult res;
@@ -518,7 +523,7 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
 }
 
 Status RunThreadsSection(AnalysisContext& context, int input, Report& report) {
-  ASSIGN_OR_RETURN(const ThreadsResult* result, context.Threads());
+  ASSIGN_OR_RETURN(const ThreadsResult* result, CachedThreads(context));
   const ThreadsResult& r = *result;
   if (!r.has_gil && !r.has_gc && !r.has_os_calls && !r.has_samples && !r.has_off_cpu &&
       !r.has_py_functions && !r.has_cpu_samples) {

@@ -101,6 +101,9 @@ std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid,
                       const std::vector<Interval>& within, size_t n);
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions& options);
+// The threads with the default options, computed once per trace: what the section and the rules
+// read.
+StatusOr<const ThreadsResult*> CachedThreads(AnalysisContext& context);
 
 // Registry entry: the "threads" section, when the trace has GIL intervals or GC ranges (other
 // traces' threads are counted in the overview).

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "analyses/analysis.h"
+#include "analyses/serving/serving_metrics.h"
 #include "base/file_io.h"
 #include "base/progress_line.h"
 #include "cli/commands.h"
@@ -16,7 +17,6 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/rank_workers.h"
 #include "reporters/reporter.h"
-#include "serving/serving_metrics.h"
 
 namespace sightline::cli {
 namespace {

@@ -37,6 +37,7 @@ void AddBaselineCommand(CLI::App& app, CommandRunner& runner);
 // turns the first "--" after `diff` into this option (it takes the candidate's runs).
 inline constexpr char kDiffCandidateRunsOption[] = "--candidate-runs";
 void AddFormatsCommand(CLI::App& app, CommandRunner& runner);
+void AddFindingsCommand(CLI::App& app, CommandRunner& runner);
 void AddRedactCommand(CLI::App& app, CommandRunner& runner);
 
 // A validator for number options: the value must be finite. CLI11's NonNegativeNumber and Range

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   sightline::cli::AddDiffCommand(app, runner);
   sightline::cli::AddBaselineCommand(app, runner);
   sightline::cli::AddFormatsCommand(app, runner);
+  sightline::cli::AddFindingsCommand(app, runner);
   sightline::cli::AddRedactCommand(app, runner);
   // `diff A1 A2 -- B1 B2`: the first "--" after `diff` starts the candidate's runs (commands.h).
   std::vector<char*> args(argv, argv + argc);

@@ -331,7 +331,7 @@ class DiffAnalysis : public MultiTraceAnalysis {
     return Status::Ok();
   }
 
-  Status Finish(const TraceSet&, Report& report) override {
+  Status Finish(const TraceSet&, Report& report, ResultsCache&) override {
     if (first_before_ == nullptr || first_after_ == nullptr) {
       return InvalidArgumentError(fmt::format(
           "diff compares a baseline and a candidate (one or more runs each), got {} trace(s)",

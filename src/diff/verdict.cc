@@ -336,6 +336,13 @@ VerdictResult ComputeVerdict(const std::vector<RunSamples>& before,
   }
   r.iterations_before = b.iterations;
   r.iterations_after = a.iterations;
+  if (r.runs_before == 1 || r.runs_after == 1) {
+    r.notes.push_back(
+        "one run on a side: the interval holds the spread between that run's iterations, not "
+        "between runs, which is often larger (on an H100, unchanged runs of one program differed "
+        "by up to 1.8% with intervals 10 times narrower: docs/analyses/diff.md, \"Validation\"); "
+        "for a gate, give several runs per side or a threshold above the runs' spread");
+  }
   if (b.iterations == 0 || a.iterations == 0) {
     r.unavailable_reason = fmt::format(
         "iterations found: {} in the baseline, {} in the candidate (both need some; "

@@ -228,7 +228,7 @@ void WriteFindings(const Trace& trace, const std::vector<Finding>& findings, Eve
 Status WriteCounterTracks(const Trace& trace, AnalysisContext* context, EventWriter& w,
                           PerfettoExportCounts& c) {
   if (context != nullptr && trace.memory_events.size() > 0) {
-    ASSIGN_OR_RETURN(const MemoryResult* memory, context->Memory());
+    ASSIGN_OR_RETURN(const MemoryResult* memory, CachedMemory(*context));
     for (const DeviceMemory& d : memory->devices) {
       for (const MemoryPoint& p : d.timeline) {
         std::string& o = w.Begin('C', kGpuPidBase + d.device, 0, p.time_ns);

@@ -40,8 +40,13 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "events longer than the trace can hold (more than twice the span of all start times plus "
      "a minute: a corrupt end time); dropped"},
     {kAbsurdTimestamp, "absurd_timestamp", kWarning,
-     "events with a start or end beyond +-2^62 ns, or more than 2^49 ns (6.5 days) from the "
-     "trace's median start; dropped, since spans, durations and their sums would overflow"},
+     "events with a time beyond +-2^62 ns, or a start more than 2^49 ns (6.5 days) from the "
+     "trace's median start (ends, instants such as memory events and samples: 2^51 ns); "
+     "dropped, since spans, durations and their sums would overflow (a capture time that far "
+     "off becomes unknown)"},
+    {kAbsurdSize, "absurd_size", kWarning,
+     "memory copies or sets, allocations, frees or allocator totals of more than 2^50 bytes (1 "
+     "PiB), or copies of a negative size; dropped"},
     {kValueNotFinite, "value_not_finite", kWarning,
      "sampled values that are NaN or infinite; dropped, not averaged"},
     {kStringCut, "string_cut", kWarning,

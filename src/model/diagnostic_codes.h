@@ -27,6 +27,7 @@ enum class DiagCode : uint16_t {
   kWholeGraphRuns,
   kAbsurdDuration,
   kAbsurdTimestamp,
+  kAbsurdSize,
   kValueNotFinite,
   kStringCut,
   kGpuMetricsNotRead,

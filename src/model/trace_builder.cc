@@ -236,6 +236,16 @@ void ForEachIntervalTable(Trace& t, F&& f) {
   f(t.gil, "GIL intervals");
   f(t.os_calls, "OS calls");
   f(t.off_cpu, "off-CPU intervals");
+  f(t.collectives, "collectives");
+}
+
+// Calls f(table, name) for every table of instants (time_ns) the time filters go over.
+template <typename F>
+void ForEachPointTable(Trace& t, F&& f) {
+  f(t.memory_events, "memory events");
+  f(t.counters, "counter samples");
+  f(t.py_samples, "Python samples");
+  f(t.cpu_samples, "CPU samples");
 }
 
 }  // namespace
@@ -245,11 +255,27 @@ void ForEachIntervalTable(Trace& t, F&& f) {
 // DropAbsurdDurations passes 2^52 ns, and sums of thousands of them stay inside int64.
 void TraceBuilder::DropFarTimes() {
   constexpr TimeNs kMaxFromMedianNs = TimeNs{1} << 49;
-  constexpr size_t kSamples = 1 << 16;  // the median of an even sample of the start times
+  constexpr TimeNs kMaxAbsNs = TimeNs{1} << 62;  // as CheckDuration's
+  constexpr size_t kSamples = 1 << 16;           // the median of an even sample of the start times
+  int64_t dropped = 0;
+  // Instants (memory events, samples) are not checked as they are added: those beyond +-2^62
+  // go first, so that every difference below fits.
+  ForEachPointTable(trace_, [&](auto& table, std::string_view) {
+    std::vector<uint8_t> keep(table.time_ns.size(), 1);
+    for (size_t i = 0; i < keep.size(); ++i) {
+      keep[i] = table.time_ns[i] > -kMaxAbsNs && table.time_ns[i] < kMaxAbsNs;
+    }
+    dropped += static_cast<int64_t>(EraseRows(table, keep));
+  });
   size_t total = 0;
   ForEachIntervalTable(trace_,
                        [&](auto& table, std::string_view) { total += table.start_ns.size(); });
-  if (total == 0) return;
+  if (total == 0) {
+    if (dropped > 0) {
+      trace_.diagnostics.Add(DiagCode::kAbsurdTimestamp, dropped, "beyond +-2^62 ns");
+    }
+    return;
+  }
   const size_t step = std::max<size_t>(1, total / kSamples);
   std::vector<TimeNs> sample;
   size_t seen = 0;
@@ -261,7 +287,6 @@ void TraceBuilder::DropFarTimes() {
   std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(sample.size() / 2),
                    sample.end());
   const TimeNs median = sample[sample.size() / 2];
-  int64_t dropped = 0;
   ForEachIntervalTable(trace_, [&](auto& table, std::string_view) {
     std::vector<uint8_t> keep(table.start_ns.size(), 1);
     for (size_t i = 0; i < keep.size(); ++i) {
@@ -271,9 +296,27 @@ void TraceBuilder::DropFarTimes() {
     }
     dropped += static_cast<int64_t>(EraseRows(table, keep));
   });
+  ForEachPointTable(trace_, [&](auto& table, std::string_view) {
+    std::vector<uint8_t> keep(table.time_ns.size(), 1);
+    for (size_t i = 0; i < keep.size(); ++i) {
+      keep[i] = std::abs(table.time_ns[i] - median) <= 4 * kMaxFromMedianNs;
+    }
+    dropped += static_cast<int64_t>(EraseRows(table, keep));
+  });
+  // A capture time far off is unknown (-1), not a reason to drop the kernel.
+  KernelTable& k = trace_.kernels;
+  for (size_t i = 0; i < k.capture_ns.size(); ++i) {
+    if (k.capture_ns[i] == -1) continue;
+    if (k.capture_ns[i] <= -kMaxAbsNs || k.capture_ns[i] >= kMaxAbsNs ||
+        std::abs(k.capture_ns[i] - median) > 4 * kMaxFromMedianNs) {
+      k.capture_ns[i] = -1;
+      ++dropped;
+    }
+  }
   if (dropped > 0) {
     trace_.diagnostics.Add(DiagCode::kAbsurdTimestamp, dropped,
-                           "more than 2^49 ns (6.5 days) from the median start time");
+                           "beyond +-2^62 ns or far from the median start time (starts: 2^49 "
+                           "ns, 6.5 days; ends, instants and capture times: 2^51 ns)");
   }
 }
 
@@ -377,6 +420,12 @@ void TraceBuilder::AddKernel(const KernelRow& row) {
 
 void TraceBuilder::AddMemOp(const MemOpRow& row) {
   if (!CheckDuration(row.start_ns, row.end_ns)) return;
+  // No copy or set moves a petabyte; sums of real sizes then stay far inside int64.
+  constexpr int64_t kMaxBytes = int64_t{1} << 50;
+  if (row.size_bytes < -1 || row.size_bytes > kMaxBytes) {
+    trace_.diagnostics.Add(DiagCode::kAbsurdSize);
+    return;
+  }
   MemOpTable& m = trace_.memops;
   m.start_ns.push_back(row.start_ns);
   m.end_ns.push_back(row.end_ns);
@@ -756,6 +805,13 @@ void TraceBuilder::ComputeSpan() {
 }
 
 void TraceBuilder::AddMemoryEvent(const MemoryEventRow& row) {
+  // As for copies (AddMemOp): no allocation, and no allocator's total, is a petabyte.
+  constexpr int64_t kMaxBytes = int64_t{1} << 50;
+  if (row.bytes < -kMaxBytes || row.bytes > kMaxBytes || row.total_allocated > kMaxBytes ||
+      row.total_reserved > kMaxBytes || row.pool_size > kMaxBytes) {
+    trace_.diagnostics.Add(DiagCode::kAbsurdSize);
+    return;
+  }
   MemoryEventTable& m = trace_.memory_events;
   m.time_ns.push_back(row.time_ns);
   m.device.push_back(row.device);

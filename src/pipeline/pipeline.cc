@@ -8,12 +8,15 @@
 #include <atomic>
 #include <exception>
 #include <filesystem>
+#include <set>
 #include <system_error>
 #include <thread>
 
 #include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "analyses/iteration_log_summary.h"
+#include "analyses/results_cache.h"
+#include "analyses/serving/serving_diff.h"
 #include "base/file_io.h"
 #include "diff/baseline_file.h"
 #include "diff/step_samples.h"
@@ -24,7 +27,7 @@
 #include "kernel/ncu_report.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
-#include "serving/serving_diff.h"
+#include "trt/trt_analysis.h"
 #include "trt/trt_diff.h"
 #include "trt/trt_report.h"
 
@@ -103,6 +106,18 @@ Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& 
 
 namespace {
 
+// After the multi-trace analyses: the rules on the whole results they left in `results` (ranks,
+// serving), then every input's findings ranked together (the ranks' parts arrive each ranked on
+// its own).
+Status AddSetFindings(const ResultsCache& results, const AnalyzeOptions& options, Report& report) {
+  if (options.findings) {
+    ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(results));
+    AddFindings(std::move(findings), -1, report);
+  }
+  SortFindings(report.findings);
+  return Status::Ok();
+}
+
 StatusOr<std::shared_ptr<AnalysisContext>> Import(const std::string& path,
                                                   const AnalyzeOptions& options) {
   ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
@@ -142,12 +157,14 @@ StatusOr<Report> RunTraceSet(TraceSet set, const std::vector<std::string>& files
     }
   }
   const size_t per_input_sections = report.sections.size();
+  ResultsCache results;
   for (auto& [entry, analysis] : multi) {
-    RETURN_IF_ERROR(analysis->Finish(set, report).WithPrefix(entry->name));
+    RETURN_IF_ERROR(analysis->Finish(set, report, results).WithPrefix(entry->name));
   }
   std::rotate(report.sections.begin(),
               report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
               report.sections.end());
+  RETURN_IF_ERROR(AddSetFindings(results, options, report));
   return report;
 }
 
@@ -219,12 +236,14 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
   if (!workers->root()) return Report();
 
   const size_t per_input_sections = report.sections.size();
+  ResultsCache results;
   for (size_t i = 0; i < multi.size(); ++i) {
-    RETURN_IF_ERROR(multi[i]->Finish(set, report).WithPrefix(entries[i]->name));
+    RETURN_IF_ERROR(multi[i]->Finish(set, report, results).WithPrefix(entries[i]->name));
   }
   std::rotate(report.sections.begin(),
               report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
               report.sections.end());
+  RETURN_IF_ERROR(AddSetFindings(results, options, report));
   if (!sections && run.rank_sections == RunOptions::RankSections::kAuto) {
     for (Section& s : report.sections) {
       if (s.key != "ranks") continue;
@@ -253,6 +272,32 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
 }  // namespace
 
 namespace {
+
+// `sightline analyze FILE...` where every file is a TensorRT export: one engine per distinct
+// prefix, in the order given, each an input with its sections and the findings of the rules on
+// engines. Errors name the file and what to do.
+StatusOr<Report> AnalyzeTrtFiles(const std::vector<std::string>& paths,
+                                 const AnalyzeOptions& options) {
+  Report report;
+  report.tool_version = SIGHTLINE_VERSION;
+  TrtReportOptions o;
+  o.top_n = options.top_n;
+  std::set<std::string> seen;
+  for (const std::string& path : paths) {
+    std::string prefix = TrtEnginePrefix(path);
+    if (prefix.empty()) prefix = path;
+    if (!seen.insert(prefix).second) continue;  // a sibling of an engine already read
+    ASSIGN_OR_RETURN(TrtEngine engine, ReadTrtEngine(path));
+    ASSIGN_OR_RETURN(TrtEngineAnalysis analysis, AnalyzeTrtEngine(engine));
+    const int input = AddTrtEngineReport(engine, analysis, o, report);
+    if (!options.findings) continue;
+    ResultsCache results;
+    results.Put(TrtEngineResult{&engine, &analysis});
+    ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(results));
+    AddFindings(std::move(findings), input, report);
+  }
+  return report;
+}
 
 // The inputs of one `analyze`, sorted by what they are.
 struct SortedInputs {
@@ -360,10 +405,7 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
   if (others > 0 && !root) return Report();  // process 0 reads them
   if (!in.trt.empty()) {
     // TensorRT engine exports (trtexec, Trex) are not timelines: they have their own report.
-    TrtReportOptions o;
-    o.top_n = given.top_n;
-    o.findings = given.findings;
-    return AnalyzeTrtFiles(in.trt, o);
+    return AnalyzeTrtFiles(in.trt, given);
   }
   if (!in.ncu.empty() || !in.ncu_source.empty()) {
     std::vector<NcuExport> exports;

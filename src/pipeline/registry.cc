@@ -1,9 +1,9 @@
 // The registry of multi-trace analyses. It sits in the pipeline stage because the diff lives above
 // the analyses; single-trace analyses are registered in analyses/registry.cc.
 #include "analyses/ranks.h"
+#include "analyses/serving/serving_metrics.h"
 #include "diff/diff_report.h"
 #include "pipeline/pipeline.h"
-#include "serving/serving_metrics.h"
 
 namespace sightline {
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "base/stats.h"
+#include "base/time_units.h"
 
 namespace sightline {
 namespace {
@@ -370,5 +371,7 @@ StatusOr<TrtEngineAnalysis> AnalyzeTrtEngine(const TrtEngine& engine) {
   a.latency = ComputeLatency(engine);
   return a;
 }
+
+std::string FormatMs(double ms) { return FormatDuration(static_cast<DurationNs>(ms * kNsPerMs)); }
 
 }  // namespace sightline

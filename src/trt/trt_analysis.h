@@ -115,4 +115,14 @@ double TrtWarmupMs(const TrtEngine& engine, bool* from_metadata);
 
 StatusOr<TrtEngineAnalysis> AnalyzeTrtEngine(const TrtEngine& engine);
 
+// An engine and its analysis: what the finding rules on engines read
+// (analyses/findings/rule_trt_*.cc). Borrows both.
+struct TrtEngineResult {
+  const TrtEngine* engine = nullptr;
+  const TrtEngineAnalysis* analysis = nullptr;
+};
+
+// A time given in ms, as FormatDuration writes it ("1.25 ms").
+std::string FormatMs(double ms);
+
 }  // namespace sightline

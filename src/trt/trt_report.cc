@@ -30,7 +30,7 @@ std::string Option(const std::map<std::string, std::string>& m, const char* key)
   return it == m.end() ? std::string() : it->second;
 }
 
-std::string Ms(double ms) { return FormatDuration(static_cast<DurationNs>(ms * kNsPerMs)); }
+std::string Ms(double ms) { return FormatMs(ms); }
 
 void AddEngineSection(const TrtEngine& e, const TrtEngineAnalysis& a, int input, Report& report) {
   Section& s = report.AddSection("trt_engine", "TensorRT engine", input);
@@ -339,101 +339,10 @@ void AddLatencySection(const TrtEngine& e, const TrtEngineAnalysis& a, int input
   }
 }
 
-void AddFindings(const TrtEngine& e, const TrtEngineAnalysis& a, int input,
-                 const TrtReportOptions& options, Report& report) {
-  const TrtLatency& l = a.latency;
-  const std::string where = fmt::format("engine {}", e.name);
-  const bool graphs_on =
-      e.metadata && Option(e.metadata->inference_options, "CUDA Graph") == "Enabled";
-  if (l.known && l.compute.mean > 0 && l.enqueue.mean >= 0.8 * l.compute.mean) {
-    Finding f;
-    f.id = "trt_host_bound";
-    f.input = input;
-    f.severity = l.enqueue.mean >= l.compute.mean ? Severity::kHigh : Severity::kMedium;
-    f.title =
-        fmt::format("Host-bound inference: enqueuing takes {} (mean) against {} of GPU compute",
-                    Ms(l.enqueue.mean), Ms(l.compute.mean));
-    f.evidence.push_back(
-        {"enqueue_mean_ns", "Enqueue (mean)", l.enqueue.mean * kNsPerMs, Unit::kDurationNs});
-    f.evidence.push_back(
-        {"compute_mean_ns", "GPU compute (mean)", l.compute.mean * kNsPerMs, Unit::kDurationNs});
-    f.evidence.push_back({"gpu_busy_pct", "GPU computing", l.gpu_busy_pct, Unit::kPercent});
-    f.where = where;
-    f.recommendation =
-        graphs_on ? "CUDA graphs are on already: enqueue several inferences at once (trtexec "
-                    "--infStreams, a larger batch) or cut host work between inferences"
-                  : "Launch the engine as a CUDA graph (trtexec --useCudaGraph; in an application, "
-                    "capture enqueueV3 into a graph once and replay it), so one launch replaces "
-                    "the per-layer launches";
-    // Per inference, as trtexec reports latency; the inferences measured are in the evidence.
-    f.evidence.push_back({"inferences", "Inferences measured", l.compute.n, Unit::kCount});
-    f.estimated_savings_ns =
-        static_cast<int64_t>(std::max(0.0, l.enqueue.mean - l.compute.mean) * kNsPerMs);
-    report.findings.push_back(std::move(f));
-  }
-  if (l.known && l.compute.mean > 0 && l.h2d.mean + l.d2h.mean >= l.compute.mean) {
-    Finding f;
-    f.id = "trt_data_transfers";
-    f.input = input;
-    f.severity = Severity::kMedium;
-    f.title =
-        fmt::format("The latency measures copies: H2D {} + D2H {} (mean) against {} of GPU compute",
-                    Ms(l.h2d.mean), Ms(l.d2h.mean), Ms(l.compute.mean));
-    f.evidence.push_back({"h2d_mean_ns", "H2D (mean)", l.h2d.mean * kNsPerMs, Unit::kDurationNs});
-    f.evidence.push_back({"d2h_mean_ns", "D2H (mean)", l.d2h.mean * kNsPerMs, Unit::kDurationNs});
-    f.evidence.push_back(
-        {"compute_mean_ns", "GPU compute (mean)", l.compute.mean * kNsPerMs, Unit::kDurationNs});
-    f.where = where;
-    f.recommendation =
-        "Measure the engine alone with trtexec --noDataTransfers; in the application keep inputs "
-        "and outputs on the GPU between stages, or overlap the copies with compute (pinned "
-        "memory, a second stream)";
-    f.evidence.push_back({"inferences", "Inferences measured", l.compute.n, Unit::kCount});
-    f.estimated_savings_ns = static_cast<int64_t>((l.h2d.mean + l.d2h.mean) * kNsPerMs);
-    report.findings.push_back(std::move(f));
-  }
-  if (a.reformat_share_pct >= options.reformat_finding_pct) {
-    Finding f;
-    f.id = "trt_reformats";
-    f.input = input;
-    f.severity = a.reformat_share_pct >= 15 ? Severity::kHigh : Severity::kMedium;
-    f.title = fmt::format(
-        "Reformat layers take {:.1f}% of the engine's layer time ({} per run, {} "
-        "layers)",
-        a.reformat_share_pct, Ms(a.reformat_ms), a.reformat_layers);
-    f.evidence.push_back(
-        {"reformat_time_ns", "Reformat time per run", a.reformat_ms * kNsPerMs, Unit::kDurationNs});
-    f.evidence.push_back(
-        {"reformat_share_pct", "Share of layer time", a.reformat_share_pct, Unit::kPercent});
-    std::vector<std::string> top;
-    for (const TrtReformat& r : a.reformats) {
-      if (r.noop || top.size() >= 3) continue;
-      top.push_back(fmt::format("{} ({}, {}->{}, for {})", r.name, Ms(r.time_ms),
-                                r.from_precision.empty() ? "?" : r.from_precision,
-                                r.to_precision.empty() ? "?" : r.to_precision,
-                                Join(r.consumers, ", ")));
-    }
-    f.evidence.push_back({"largest", "Largest", Join(top, "; ")});
-    if (l.known) {
-      f.evidence.push_back({"inferences", "Inferences measured", l.compute.n, Unit::kCount});
-    }
-    f.where = where;
-    f.recommendation =
-        "Give the layers next to each conversion the same format and precision: bind inputs and "
-        "outputs in the format the first and last layers want (trtexec --inputIOFormats / "
-        "--outputIOFormats, e.g. fp16:chw; BuilderConfig allowed formats), place Q/DQ so that "
-        "INT8 regions do not alternate with FP16 ones (quantize the residual adds too), and "
-        "check that the layer forcing a conversion has an INT8 or FP16 tactic";
-    // Per inference: each one pays the reformats.
-    f.estimated_savings_ns = static_cast<int64_t>(a.reformat_ms * kNsPerMs);
-    report.findings.push_back(std::move(f));
-  }
-}
-
 }  // namespace
 
-void AddTrtEngineReport(const TrtEngine& e, const TrtEngineAnalysis& a,
-                        const TrtReportOptions& options, Report& report) {
+int AddTrtEngineReport(const TrtEngine& e, const TrtEngineAnalysis& a,
+                       const TrtReportOptions& options, Report& report) {
   const int input = static_cast<int>(report.inputs.size());
   ReportInput& in = report.inputs.emplace_back();
   in.label = e.name;
@@ -446,27 +355,7 @@ void AddTrtEngineReport(const TrtEngine& e, const TrtEngineAnalysis& a,
   if (!a.layers.empty()) AddLayersSection(e, a, input, options.top_n, report);
   if (e.graph) AddReformatSection(a, input, report);
   if (a.latency.known) AddLatencySection(e, a, input, report);
-  if (options.findings) AddFindings(e, a, input, options, report);
-  std::stable_sort(report.findings.begin(), report.findings.end(),
-                   [](const Finding& x, const Finding& y) {
-                     return x.estimated_savings_ns > y.estimated_savings_ns;
-                   });
-}
-
-StatusOr<Report> AnalyzeTrtFiles(const std::vector<std::string>& paths,
-                                 const TrtReportOptions& options) {
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  std::set<std::string> seen;
-  for (const std::string& path : paths) {
-    std::string prefix = TrtEnginePrefix(path);
-    if (prefix.empty()) prefix = path;
-    if (!seen.insert(prefix).second) continue;  // a sibling of an engine already read
-    ASSIGN_OR_RETURN(TrtEngine engine, ReadTrtEngine(path));
-    ASSIGN_OR_RETURN(TrtEngineAnalysis analysis, AnalyzeTrtEngine(engine));
-    AddTrtEngineReport(engine, analysis, options, report);
-  }
-  return report;
+  return input;
 }
 
 }  // namespace sightline

@@ -3,11 +3,35 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+
+#include "analyses/ranks.h"
+#include "analyses/serving/queueing.h"
+#include "analyses/serving/serving_metrics.h"
+#include "analyses/serving/serving_trace_join.h"
+#include "trt/trt_analysis.h"
 
 namespace sightline {
 
 const std::vector<FindingRule>& FindingRules() {
   static const std::vector<FindingRule> kRules = {
+      // {"id", "one-line summary", &RuleX}: the rule's parameter says what it reads.
+      // Rules on whole results of other inputs (run by the pipeline).
+      {"straggler", "across ranks, the others wait in collectives for one rank that arrives last",
+       &RuleStraggler},
+      {"prefill_interference", "prefills stall the decoding requests' token gaps (ITL tail)",
+       &RulePrefillInterference},
+      {"ttft_queueing", "the TTFT tail is time waiting to be scheduled (request log)",
+       &RuleTtftQueueing},
+      {"gc_in_token_gaps", "Python garbage collection in the serving trace makes the ITL tail",
+       &RuleGcInTokenGaps},
+      {"trt_host_bound", "enqueuing a TensorRT engine takes about as long as its GPU compute",
+       &RuleTrtHostBound},
+      {"trt_data_transfers", "the engine's measured latency is mostly host-device copies",
+       &RuleTrtDataTransfers},
+      {"trt_reformats", "reformat layers take a large share of the engine's layer time",
+       &RuleTrtReformats},
+      // Rules on one trace (run per input by the registry entry "findings").
       {"launch_bound", "GPU idle between many short kernels while the host launches them",
        &RuleLaunchBound},
       {"host_sync", "synchronize calls, blocking copies and pageable async copies in the loop",
@@ -82,6 +106,22 @@ void SortFindings(std::vector<Finding>& findings) {
   });
 }
 
+std::string_view FindingRuleInput(const FindingRule& rule) {
+  static constexpr std::array<std::string_view, 6> kInputs = {
+      "trace", "ranks", "requests", "requests", "requests+trace", "trt engine"};
+  static_assert(kInputs.size() == std::variant_size_v<decltype(FindingRule::run)>);
+  return kInputs[rule.run.index()];
+}
+
+namespace {
+
+Status RunRule(const FindingRule& rule, auto fn, auto& data, std::vector<Finding>& out) {
+  Status s = fn(data, out);
+  return s.ok() ? s : s.WithPrefix(fmt::format("finding rule {}", rule.id));
+}
+
+}  // namespace
+
 StatusOr<std::vector<Finding>> ComputeFindings(AnalysisContext& context) {
   std::vector<Finding> out;
   if (!context.trace().HasGpuWork()) return out;
@@ -93,22 +133,46 @@ StatusOr<std::vector<Finding>> ComputeFindings(AnalysisContext& context) {
   // The rules read the iterations through the context; a bad regex is reported here once.
   RETURN_IF_ERROR(context.Iterations().status());
   for (const FindingRule& rule : FindingRules()) {
-    Status s = rule.run(context, out);
-    if (!s.ok()) return s.WithPrefix(fmt::format("finding rule {}", rule.id));
+    if (auto* fn = std::get_if<FindingRuleFn<AnalysisContext>>(&rule.run)) {
+      RETURN_IF_ERROR(RunRule(rule, *fn, context, out));
+    }
   }
   SortFindings(out);
   return out;
 }
 
-Status RunFindings(AnalysisContext& context, int input, Report& report) {
-  if (!context.options().findings) return Status::Ok();
-  ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(context));
+StatusOr<std::vector<Finding>> ComputeFindings(const ResultsCache& results) {
+  std::vector<Finding> out;
+  for (const FindingRule& rule : FindingRules()) {
+    Status s = std::visit(
+        [&]<typename Data>(FindingRuleFn<Data> fn) -> Status {
+          if constexpr (std::is_const_v<Data>) {
+            if (const Data* data = results.Find<std::remove_const_t<Data>>()) {
+              return RunRule(rule, fn, *data, out);
+            }
+          }
+          return Status::Ok();  // a trace's rule (ComputeFindings(context)), or no such result
+        },
+        rule.run);
+    RETURN_IF_ERROR(s);
+  }
+  SortFindings(out);
+  return out;
+}
+
+void AddFindings(std::vector<Finding> findings, int input, Report& report) {
+  if (findings.empty()) return;
   for (Finding& f : findings) {
     f.input = input;
     report.findings.push_back(std::move(f));
   }
-  // Ranked over all inputs; equal savings keep input then rule order.
   SortFindings(report.findings);
+}
+
+Status RunFindings(AnalysisContext& context, int input, Report& report) {
+  if (!context.options().findings) return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(context));
+  AddFindings(std::move(findings), input, report);
   return Status::Ok();
 }
 

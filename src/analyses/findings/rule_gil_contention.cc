@@ -13,7 +13,7 @@ constexpr double kMinWaitShare = 0.05;  // of the loop's wall time
 }  // namespace
 
 Status RuleGilContention(AnalysisContext& c, std::vector<Finding>& out) {
-  ASSIGN_OR_RETURN(const ThreadsResult* r, c.Threads());
+  ASSIGN_OR_RETURN(const ThreadsResult* r, CachedThreads(c));
   if (!r->has_gil || r->main_tid < 0 || r->main_waited_ns <= 0) return Status::Ok();
   // The loop's wall time: its iterations, or the span of the trace's GPU work.
   DurationNs loop = 0;

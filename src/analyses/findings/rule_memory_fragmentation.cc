@@ -20,7 +20,7 @@ constexpr double kHighShareOfDevice = 0.80;       // reserved of the device's me
 
 Status RuleMemoryFragmentation(AnalysisContext& c, std::vector<Finding>& out) {
   if (c.trace().memory_events.size() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(const MemoryResult* r, c.Memory());
+  ASSIGN_OR_RETURN(const MemoryResult* r, CachedMemory(c));
   for (const DeviceMemory& d : r->devices) {
     if (!d.allocator_totals || d.reserved_at_peak_bytes < 0) continue;
     const int64_t unused = d.reserved_at_peak_bytes - d.peak_bytes;

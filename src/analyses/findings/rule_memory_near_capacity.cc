@@ -20,7 +20,7 @@ constexpr double kHighShare = 0.97;  // past this an OOM is one longer request a
 
 Status RuleMemoryNearCapacity(AnalysisContext& c, std::vector<Finding>& out) {
   if (c.trace().memory_events.size() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(const MemoryResult* r, c.Memory());
+  ASSIGN_OR_RETURN(const MemoryResult* r, CachedMemory(c));
   for (const DeviceMemory& d : r->devices) {
     if (d.total_bytes <= 0) continue;
     const int64_t held = std::max(d.peak_bytes, d.max_reserved_bytes);

@@ -20,7 +20,7 @@ constexpr double kMinShareOfBusy = 0.10;  // the kernels' time, of the device's 
 
 Status RuleSmUnderfilled(AnalysisContext& c, std::vector<Finding>& out) {
   if (c.trace().counters.size() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(const GpuMetricsResult* r, c.GpuMetrics());
+  ASSIGN_OR_RETURN(const GpuMetricsResult* r, CachedGpuMetrics(c));
   if (r->key_metrics.empty()) return Status::Ok();
   const Trace& trace = c.trace();
   const std::string_view metric = trace.str(r->key_metrics[0]);

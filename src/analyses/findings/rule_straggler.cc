@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analyses/findings/findings.h"
+#include "analyses/ranks.h"
 
 namespace sightline {
 namespace {

@@ -44,7 +44,19 @@ std::string_view ArStrategyLabel(ArStrategy s) {
 }
 
 std::string_view ArFusionName(ArFusion f) {
-  return f == ArFusion::kNone ? "none" : "residual_rmsnorm";
+  switch (f) {
+    case ArFusion::kNone:
+      return "none";
+    case ArFusion::kResidualRmsNorm:
+      return "residual_rmsnorm";
+    case ArFusion::kResidualRmsNormFp8:
+      return "residual_rmsnorm_fp8";
+    case ArFusion::kResidualRmsNormFp8PerToken:
+      return "residual_rmsnorm_fp8_per_token";
+    case ArFusion::kResidualRmsNormNvfp4:
+      return "residual_rmsnorm_nvfp4";
+  }
+  return "?";
 }
 
 std::string_view ArModeName(ArMode m) { return m == ArMode::kEager ? "eager" : "graph"; }
@@ -150,13 +162,18 @@ StatusOr<SweepRow> ParseRow(const std::vector<std::string_view>& fields, std::st
                                strategy));
   }
   const std::string_view fusion = p.Text(6);
-  if (fusion == "none") {
-    r.fusion = ArFusion::kNone;
-  } else if (fusion == "residual_rmsnorm") {
-    r.fusion = ArFusion::kResidualRmsNorm;
-  } else {
-    return p.Error(6,
-                   fmt::format("unknown fusion '{}' (expected none or residual_rmsnorm)", fusion));
+  known = false;
+  for (ArFusion f : kArFusions) {
+    if (fusion == ArFusionName(f)) {
+      r.fusion = f;
+      known = true;
+    }
+  }
+  if (!known) {
+    return p.Error(6, fmt::format("unknown fusion '{}' (expected none, residual_rmsnorm, "
+                                  "residual_rmsnorm_fp8, residual_rmsnorm_fp8_per_token or "
+                                  "residual_rmsnorm_nvfp4)",
+                                  fusion));
   }
   const std::string_view mode = p.Text(7);
   if (mode == "eager") {

@@ -15,15 +15,27 @@ namespace sightline {
 // sightline::allreduce::Strategy so that a program may include both.
 // kLamport: the barrier-free one-shot for small unfused messages (cuda/allreduce/lamport.cu).
 enum class ArStrategy { kNccl, kOneShot, kTwoShot, kLamport };
-enum class ArFusion { kNone, kResidualRmsNorm };
+// Fusions: none; residual add + RMSNorm; the same + FP8 E4M3 (per-tensor scale), + FP8 with
+// per-token scales, + NVFP4 (docs/allreduce.md, "Quantizing epilogues").
+enum class ArFusion {
+  kNone,
+  kResidualRmsNorm,
+  kResidualRmsNormFp8,
+  kResidualRmsNormFp8PerToken,
+  kResidualRmsNormNvfp4
+};
 enum class ArMode { kEager, kGraph };
 
 // In tie-break order: an exact tie goes to the earlier (simpler) strategy.
 inline constexpr ArStrategy kArStrategies[] = {ArStrategy::kNccl, ArStrategy::kOneShot,
                                                ArStrategy::kTwoShot, ArStrategy::kLamport};
 inline constexpr int kNumArStrategies = 4;
+inline constexpr ArFusion kArFusions[] = {
+    ArFusion::kNone, ArFusion::kResidualRmsNorm, ArFusion::kResidualRmsNormFp8,
+    ArFusion::kResidualRmsNormFp8PerToken, ArFusion::kResidualRmsNormNvfp4};
 
-// The CSV spellings: "nccl", "oneshot", "twoshot", "lamport"; "none", "residual_rmsnorm"; "eager",
+// The CSV spellings: "nccl", "oneshot", "twoshot", "lamport"; "none", "residual_rmsnorm",
+// "residual_rmsnorm_fp8", "residual_rmsnorm_fp8_per_token", "residual_rmsnorm_nvfp4"; "eager",
 // "graph".
 std::string_view ArStrategyName(ArStrategy s);
 std::string_view ArFusionName(ArFusion f);

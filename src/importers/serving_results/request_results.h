@@ -1,6 +1,6 @@
 // Per-request results of a serving run: the input of the serving metrics
-// (serving/serving_metrics.h). Not a timeline: requests join a trace later by time or iteration.
-// Read, recognised from content:
+// (analyses/serving/serving_metrics.h). Not a timeline: requests join a trace later by time or
+// iteration. Read, recognised from content:
 // - vLLM's `vllm bench serve --save-result --save-detailed` JSON (seconds on the client's clock:
 // TTFT
 //   starts when the client sends the request; docs/formats/vllm-bench-json.md);

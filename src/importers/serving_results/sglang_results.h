@@ -2,7 +2,7 @@
 // JSON lines, one object per benchmark run appended to the file, with the run's aggregates and,
 // with
 // --output-details, per-request lists (docs/formats/sglang-bench-serving.md). Feeds the serving
-// metrics (serving/serving_metrics.h) like the vLLM reader.
+// metrics (analyses/serving/serving_metrics.h) like the vLLM reader.
 #pragma once
 
 #include <string>

@@ -72,9 +72,9 @@ struct SteadyState {
 };
 
 // Each completed request's latencies, kept for resampling whole requests (the diff's intervals,
-// serving/serving_intervals.h). Per metric: the values sorted, and the request each came from
-// (its index among the completed requests); a request gives one TTFT and E2EL, one TPOT when it
-// has more than one output token, and all its ITL gaps.
+// analyses/serving/serving_intervals.h). Per metric: the values sorted, and the request each came
+// from (its index among the completed requests); a request gives one TTFT and E2EL, one TPOT when
+// it has more than one output token, and all its ITL gaps.
 struct ServingSamples {
   struct Metric {
     std::vector<double> sorted_ns;
@@ -105,10 +105,6 @@ struct ServingMetrics {
   ServingSamples samples;
 };
 
-// Finding "prefill_interference" (docs/analyses/findings.md) when prefills make the ITL tail; none
-// otherwise.
-void AddServingFindings(const ServingMetrics& metrics, Report& report);
-
 StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
                                                const ServingMetricsOptions& options);
 
@@ -116,8 +112,9 @@ StatusOr<ServingMetrics> ComputeServingMetrics(const RequestResults& results,
 void AddServingSection(const RequestResults& results, const ServingMetrics& metrics,
                        Report& report);
 
-// Registry entry "serving" (pipeline/registry.cc; serving/serving_analysis.cc): with `analyze
-// --requests FILE`, the section, its findings and, with a request log and a trace, the join.
+// Registry entry "serving" (pipeline/registry.cc; analyses/serving/serving_analysis.cc): with
+// `analyze --requests FILE`, the section and, with a request log and a trace, the join; it leaves
+// the metrics, the TTFT tail's queueing and the join for the rules on serving results.
 std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options);
 
 }  // namespace sightline

@@ -1,4 +1,4 @@
-#include "serving/serving_intervals.h"
+#include "analyses/serving/serving_intervals.h"
 
 #include <algorithm>
 #include <random>

@@ -1,13 +1,13 @@
-#include "serving/serving_diff.h"
+#include "analyses/serving/serving_diff.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <vector>
 
+#include "analyses/serving/serving_intervals.h"
 #include "base/file_io.h"
 #include "importers/serving_results/request_log.h"
-#include "serving/serving_intervals.h"
 
 namespace sightline {
 

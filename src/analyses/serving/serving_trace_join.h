@@ -2,17 +2,17 @@
 // iteration counter (the request log stamps each emitted chunk with the open iteration; the trace's
 // iteration ranges carry the counter in their names), places the log's clock on the trace's from
 // that, and measures what the trace shows inside each gap: garbage collection of the serving
-// process. Gaps at the ITL tail that held GC become the
-// finding "gc_in_token_gaps". Units: ns on the trace's clock.
+// process. Gaps at the ITL tail that held GC make the finding "gc_in_token_gaps" (its rule reads
+// this join). Units: ns on the trace's clock.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "analyses/analysis_context.h"
+#include "analyses/serving/serving_metrics.h"
 #include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/serving_metrics.h"
 
 namespace sightline {
 
@@ -51,8 +51,5 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
 
 // Table "itl_by_gc" and facts in the serving section; nothing when not joined but the note.
 void AddServingTraceJoin(const ServingTraceJoin& join, Section& section);
-
-// Finding "gc_in_token_gaps" when GC pauses make the ITL tail.
-void AddServingTraceFindings(const ServingTraceJoin& join, Report& report);
 
 }  // namespace sightline

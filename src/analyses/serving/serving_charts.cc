@@ -1,4 +1,4 @@
-#include "serving/serving_charts.h"
+#include "analyses/serving/serving_charts.h"
 
 #include <algorithm>
 #include <cmath>

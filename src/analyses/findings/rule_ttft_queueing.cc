@@ -1,42 +1,18 @@
-#include "serving/queueing.h"
-
+// Rule ttft_queueing: the requests at or above the TTFT p90 spent most of their TTFT waiting to be
+// scheduled (serving results that know queue time: a request log). docs/analyses/findings.md,
+// "ttft_queueing".
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <vector>
-
 #include "analyses/findings/findings.h"
-#include "base/stats.h"
+#include "analyses/serving/queueing.h"
 #include "base/time_units.h"
 
 namespace sightline {
 
-QueueingTail ComputeQueueingTail(const RequestResults& results, const ServingMetrics& m) {
-  QueueingTail t;
-  std::vector<double> queue;
-  for (const RequestRecord& q : results.requests) {
-    if (!q.success) continue;
-    if (q.queue_s < 0) return t;  // unknown for some: no claim
-    queue.push_back(q.queue_s * 1e9);
-  }
-  if (queue.size() < 2) return t;
-  t.known = true;
-  t.median_queue_ns = Median(queue);
-  for (const RequestRecord& q : results.requests) {
-    if (!q.success || q.ttft_s * 1e9 < m.ttft.p90_ns) continue;
-    ++t.tail_requests;
-    t.tail_ttft_ns += q.ttft_s * 1e9;
-    t.tail_queue_ns += q.queue_s * 1e9;
-    t.excess_ns += std::max(0.0, q.queue_s * 1e9 - t.median_queue_ns);
-    t.tail_preempted += q.preemptions > 0;
-  }
-  return t;
-}
-
-void AddQueueingFinding(const QueueingTail& t, Report& report) {
-  if (!t.known || t.tail_requests == 0 || t.tail_ttft_ns <= 0) return;
+Status RuleTtftQueueing(const QueueingTail& t, std::vector<Finding>& out) {
+  if (!t.known || t.tail_requests == 0 || t.tail_ttft_ns <= 0) return Status::Ok();
   const double share = t.tail_queue_ns / t.tail_ttft_ns;
-  if (share < 0.5 || t.excess_ns <= 0) return;
+  if (share < 0.5 || t.excess_ns <= 0) return Status::Ok();
   Finding f;
   f.id = "ttft_queueing";
   f.severity = share >= 0.75 ? Severity::kHigh : Severity::kMedium;
@@ -68,8 +44,8 @@ void AddQueueingFinding(const QueueingTail& t, Report& report) {
             "front of the server.";
   // Request time: what the tail requests waited beyond a typical wait.
   f.estimated_savings_ns = static_cast<int64_t>(t.excess_ns);
-  report.findings.push_back(std::move(f));
-  SortFindings(report.findings);
+  out.push_back(std::move(f));
+  return Status::Ok();
 }
 
 }  // namespace sightline

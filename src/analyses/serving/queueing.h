@@ -1,13 +1,14 @@
 // What makes the TTFT tail when the source knows queue time (the request log: received -> first
 // scheduled) and preemptions: the requests at or above the TTFT p90, how much of their TTFT they
-// spent waiting to be scheduled, and the finding "ttft_queueing" when waiting dominates.
+// spent waiting to be scheduled; the rule ttft_queueing reads it (a finding when waiting
+// dominates).
 #pragma once
 
 #include <cstdint>
 
+#include "analyses/serving/serving_metrics.h"
 #include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/serving_metrics.h"
 
 namespace sightline {
 
@@ -22,8 +23,5 @@ struct QueueingTail {
 };
 
 QueueingTail ComputeQueueingTail(const RequestResults& results, const ServingMetrics& metrics);
-
-// Finding "ttft_queueing" when queue time is at least half of the tail requests' TTFT.
-void AddQueueingFinding(const QueueingTail& tail, Report& report);
 
 }  // namespace sightline

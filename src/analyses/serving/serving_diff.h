@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "analyses/serving/serving_metrics.h"
 #include "base/status.h"
 #include "importers/serving_results/request_results.h"
 #include "report/report.h"
-#include "serving/serving_metrics.h"
 
 namespace sightline {
 

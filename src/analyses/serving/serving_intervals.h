@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "serving/serving_metrics.h"
+#include "analyses/serving/serving_metrics.h"
 
 namespace sightline {
 

@@ -1,15 +1,17 @@
-// The registry entry "serving" (serving/serving_metrics.h): `analyze --requests FILE [TRACE...]`
-// reads the results once, adds the serving section and its findings, and joins a request log's
-// token gaps to the first trace's iterations.
+// The registry entry "serving" (analyses/serving/serving_metrics.h): `analyze --requests FILE
+// [TRACE...]` reads the results once, adds the serving section, joins a request log's token gaps to
+// the first trace's iterations, and leaves the metrics, the TTFT tail's queueing and the join for
+// the rules on serving results (analyses/findings/rule_*.cc).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
 
+#include "analyses/results_cache.h"
+#include "analyses/serving/queueing.h"
+#include "analyses/serving/serving_metrics.h"
+#include "analyses/serving/serving_trace_join.h"
 #include "importers/serving_results/request_results.h"
-#include "serving/queueing.h"
-#include "serving/serving_metrics.h"
-#include "serving/serving_trace_join.h"
 
 namespace sightline {
 namespace {
@@ -39,7 +41,7 @@ void AddAggregateServingSection(const RequestResults& results, Report& report) {
 class ServingAnalysis : public MultiTraceAnalysis {
  public:
   explicit ServingAnalysis(const AnalyzeOptions& options)
-      : requests_(options.requests), slo_(options.slo), findings_(options.findings) {}
+      : requests_(options.requests), slo_(options.slo) {}
   Status Add(const std::shared_ptr<AnalysisContext>& context, const TraceSetMember&) override {
     if (!context_) context_ = context;  // the first trace: the serving process's
     return Status::Ok();
@@ -52,7 +54,7 @@ class ServingAnalysis : public MultiTraceAnalysis {
     return std::string();
   }
   Status AddReduced(const std::string&, const TraceSetMember&) override { return Status::Ok(); }
-  Status Finish(const TraceSet&, Report& report) override {
+  Status Finish(const TraceSet&, Report& report, ResultsCache& results) override {
     if (!requests_) return Status::Ok();
     if (!requests_->diagnostics.empty()) {  // records of the results file that were not used
       ReportInput& in = report.inputs.emplace_back();
@@ -68,22 +70,22 @@ class ServingAnalysis : public MultiTraceAnalysis {
     }
     ServingMetricsOptions o;
     o.slo = slo_;
-    ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(*requests_, o));
+    ASSIGN_OR_RETURN(const ServingMetrics* metrics, results.Get<ServingMetrics>([&] {
+      return ComputeServingMetrics(*requests_, o);
+    }));
+    const ServingMetrics& m = *metrics;
     AddServingSection(*requests_, m, report);
-    if (findings_) {
-      AddServingFindings(m, report);
-      AddQueueingFinding(ComputeQueueingTail(*requests_, m), report);
-    }
+    results.Put(ComputeQueueingTail(*requests_, m));
     // The request log's token gaps, joined to the trace's iterations: what ran inside them.
     const bool has_chunk_iterations =
         std::any_of(requests_->requests.begin(), requests_->requests.end(),
                     [](const RequestRecord& q) { return !q.chunk_iterations.empty(); });
     if (context_ && has_chunk_iterations) {
-      const ServingTraceJoin join = JoinTokenGapsToTrace(*context_, *requests_, m);
+      ServingTraceJoin join = JoinTokenGapsToTrace(*context_, *requests_, m);
       for (Section& s : report.sections) {
         if (s.key == "serving") AddServingTraceJoin(join, s);
       }
-      if (findings_) AddServingTraceFindings(join, report);
+      results.Put(std::move(join));
     }
     return Status::Ok();
   }
@@ -92,7 +94,6 @@ class ServingAnalysis : public MultiTraceAnalysis {
   std::shared_ptr<const RequestResults> requests_;
   std::shared_ptr<AnalysisContext> context_;
   SloOptions slo_;
-  bool findings_;
 };
 
 }  // namespace

@@ -1,0 +1,71 @@
+// Whole analysis results kept once, by type, for the analyses and finding rules that read another
+// analysis's result (DESIGN.md, "Facts and results"). The cache names no analysis: an analysis that
+// others read offers an accessor that asks the cache with its own compute function
+// (CachedIdleGaps(context) in idle_gaps.h), so the facts below the analyses include none of them.
+// One cache per trace (AnalysisContext::results()), and one the pipeline holds for a set of traces
+// or an engine, where the multi-input analyses leave the results their finding rules read.
+// Thread-safe: a result is computed once, by the first thread that asks, while the others wait.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <typeindex>
+#include <utility>
+
+#include "base/status.h"
+
+namespace sightline {
+
+class ResultsCache {
+ public:
+  // The result of type T: computed by `compute()` (returning StatusOr<T>) on the first call; the
+  // same result, or the same error, on every later call.
+  template <typename T, typename Compute>
+  StatusOr<const T*> Get(Compute&& compute) {
+    Slot& slot = SlotOf(typeid(T));
+    std::call_once(slot.once, [&] {
+      slot.value = std::make_shared<StatusOr<T>>(compute());
+      slot.ready.store(true, std::memory_order_release);
+    });
+    const StatusOr<T>& r = *static_cast<const StatusOr<T>*>(slot.value.get());
+    if (!r.ok()) return r.status();
+    return &r.value();
+  }
+
+  // Keeps `value` as the result of type T, unless there is one already.
+  template <typename T>
+  void Put(T value) {
+    (void)Get<T>([&] { return StatusOr<T>(std::move(value)); });
+  }
+
+  // The result of type T when one was computed (without error) or put; null otherwise. Never
+  // computes.
+  template <typename T>
+  const T* Find() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(typeid(T));
+    if (it == slots_.end() || !it->second->ready.load(std::memory_order_acquire)) return nullptr;
+    const StatusOr<T>& r = *static_cast<const StatusOr<T>*>(it->second->value.get());
+    return r.ok() ? &r.value() : nullptr;
+  }
+
+ private:
+  struct Slot {
+    std::once_flag once;
+    std::atomic<bool> ready{false};
+    std::shared_ptr<void> value;  // a StatusOr<T>
+  };
+  Slot& SlotOf(std::type_index type) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_ptr<Slot>& slot = slots_[type];
+    if (!slot) slot = std::make_unique<Slot>();
+    return *slot;  // slots never move: Get waits on its once_flag outside the lock
+  }
+
+  mutable std::mutex mu_;
+  std::map<std::type_index, std::unique_ptr<Slot>> slots_;
+};
+
+}  // namespace sightline

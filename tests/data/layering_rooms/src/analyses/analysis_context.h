@@ -1,0 +1,2 @@
+// Fixture (layering_refuses_upward_room): a fact.
+#pragma once
