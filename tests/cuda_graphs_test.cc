@@ -322,11 +322,7 @@ TEST(CudaGraphs, WithoutCapturePointsReplaysAreMatchedWithTheEagerStep) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   const CudaGraphsResult by_capture = ComputeCudaGraphs(*t);
   Trace stripped = std::move(*t);
-  KernelTable& k = stripped.kernels;
-  std::fill(k.capture_node.begin(), k.capture_node.end(), 0);
-  std::fill(k.capture_ns.begin(), k.capture_ns.end(), -1);
-  std::fill(k.capture_pid.begin(), k.capture_pid.end(), -1);
-  std::fill(k.capture_tid.begin(), k.capture_tid.end(), -1);
+  testing::RemoveCapturePoints(stripped);
   const GraphAlignment a = AlignGraphKernels(stripped);
   EXPECT_EQ(a.kernels, 12 * 279);
   EXPECT_EQ(a.kernels_matched, 12 * 279);
@@ -371,11 +367,7 @@ TEST(CudaGraphs, NvtxProjectionFromAlignedPointsEqualsCapturePoints) {
   StatusOr<NvtxProjectionResult> by_capture = ComputeNvtxProjection(*testing::Ctx(*t), {});
   ASSERT_TRUE(by_capture.ok()) << by_capture.status().ToString();
   Trace stripped = std::move(*t);
-  KernelTable& k = stripped.kernels;
-  std::fill(k.capture_node.begin(), k.capture_node.end(), 0);
-  std::fill(k.capture_ns.begin(), k.capture_ns.end(), -1);
-  std::fill(k.capture_pid.begin(), k.capture_pid.end(), -1);
-  std::fill(k.capture_tid.begin(), k.capture_tid.end(), -1);
+  testing::RemoveCapturePoints(stripped);
   StatusOr<NvtxProjectionResult> aligned = ComputeNvtxProjection(*testing::Ctx(stripped), {});
   ASSERT_TRUE(aligned.ok()) << aligned.status().ToString();
 

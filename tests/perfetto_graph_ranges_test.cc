@@ -258,11 +258,7 @@ TEST(PerfettoGraphRanges, WithoutCapturePointsSlicesComeFromAlignment) {
   StatusOr<Trace> t = ImportTrace(kGraphTrace);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   Trace stripped = std::move(*t);
-  KernelTable& k = stripped.kernels;
-  std::fill(k.capture_node.begin(), k.capture_node.end(), 0);
-  std::fill(k.capture_ns.begin(), k.capture_ns.end(), -1);
-  std::fill(k.capture_pid.begin(), k.capture_pid.end(), -1);
-  std::fill(k.capture_tid.begin(), k.capture_tid.end(), -1);
+  testing::RemoveCapturePoints(stripped);
   const Export ex = Parse(ExportPerfettoJson(stripped));
   ASSERT_TRUE(ex.ok);
   ExpectGraphDecodeLayout(ex, "aligned", "");

@@ -1,5 +1,6 @@
 #include "testing/trace_fixtures.h"
 
+#include <algorithm>
 #include <string>
 
 namespace sightline::testing {
@@ -135,6 +136,14 @@ TraceFixture& TraceFixture::Process(int32_t pid, std::string_view name) {
 TraceFixture& TraceFixture::Thread(int32_t pid, int32_t tid, std::string_view name) {
   builder_.AddThread({pid, tid, std::string(name)});
   return *this;
+}
+
+void RemoveCapturePoints(Trace& trace) {
+  KernelTable& k = trace.kernels;
+  std::fill(k.capture_node.begin(), k.capture_node.end(), 0);
+  std::fill(k.capture_ns.begin(), k.capture_ns.end(), -1);
+  std::fill(k.capture_pid.begin(), k.capture_pid.end(), -1);
+  std::fill(k.capture_tid.begin(), k.capture_tid.end(), -1);
 }
 
 }  // namespace sightline::testing

@@ -96,4 +96,8 @@ inline std::unique_ptr<AnalysisContext> Ctx(const Trace& trace, AnalyzeOptions o
   return std::make_unique<AnalysisContext>(trace, std::move(options));
 }
 
+// Forgets where each graph kernel was captured (node, time, thread), as a trace whose capture
+// happened before the recorded window, or a PyTorch profiler trace, would give.
+void RemoveCapturePoints(Trace& trace);
+
 }  // namespace sightline::testing
