@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -60,6 +61,27 @@ TEST(StatusOr, CarriesValueOrError) {
   EXPECT_EQ(*ok, 3);
   EXPECT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidInput);
+}
+
+// Student's t quantiles against the printed tables (two-sided 95%, 90%, 99%), symmetry, the normal
+// limit, a fractional df between its neighbours, and NaN outside the domain.
+TEST(Stats, StudentTQuantileMatchesTheTables) {
+  EXPECT_NEAR(StudentTQuantile(0.975, 1), 12.7062, 1e-4);
+  EXPECT_NEAR(StudentTQuantile(0.975, 2), 4.3027, 1e-4);
+  EXPECT_NEAR(StudentTQuantile(0.975, 4), 2.7764, 1e-4);
+  EXPECT_NEAR(StudentTQuantile(0.975, 10), 2.2281, 1e-4);
+  EXPECT_NEAR(StudentTQuantile(0.975, 30), 2.0423, 1e-4);
+  EXPECT_NEAR(StudentTQuantile(0.95, 3), 2.3534, 1e-4);
+  EXPECT_NEAR(StudentTQuantile(0.995, 5), 4.0321, 1e-4);
+  EXPECT_NEAR(StudentTQuantile(0.975, 1e7), 1.95996, 1e-4);
+  EXPECT_NEAR(StudentTQuantile(0.025, 4), -2.7764, 1e-4);
+  EXPECT_EQ(StudentTQuantile(0.5, 7), 0);
+  const double between = StudentTQuantile(0.975, 2.5);
+  EXPECT_LT(between, 4.3027);
+  EXPECT_GT(between, 3.1824);  // df 3
+  EXPECT_TRUE(std::isnan(StudentTQuantile(1.0, 3)));
+  EXPECT_TRUE(std::isnan(StudentTQuantile(0.975, 0)));
+  EXPECT_TRUE(std::isnan(StudentTQuantile(0.975, std::nan(""))));
 }
 
 }  // namespace

@@ -156,10 +156,28 @@ TEST_F(CliVerdict, SavedBaselineGivesTheSameVerdict) {
   EXPECT_FALSE(summary(direct.out).empty());
   EXPECT_EQ(summary(from_saved.out), summary(direct.out));
 
-  // The saved baseline in a trace's place: exit 2, and how to use it.
-  testing::CliResult misplaced = RunSightline("diff " + Q(saved) + " " + Q(b));
-  EXPECT_EQ(misplaced.exit_code, 2);
-  EXPECT_NE(misplaced.err.find("--baseline " + saved), std::string::npos) << misplaced.err;
+  // The saved baseline in a trace's place is the same diff.
+  testing::CliResult positional =
+      RunSightline("diff --fail-if-slower 5 --format json " + Q(saved) + " " + Q(b));
+  EXPECT_EQ(positional.exit_code, 1) << positional.err;
+  EXPECT_EQ(summary(positional.out), summary(direct.out));
+
+  // Two saved baselines compare without their traces: the candidate's runs saved too.
+  const std::string saved_b = dir_ + "/candidate.baseline.json";
+  ASSERT_EQ(RunSightline("baseline save " + Q(saved_b) + " " + Q(b)).exit_code, 0);
+  testing::CliResult both =
+      RunSightline("diff --fail-if-slower 5 --format json " + Q(saved) + " -- " + Q(saved_b));
+  EXPECT_EQ(both.exit_code, 1) << both.err;
+  EXPECT_EQ(summary(both.out), summary(direct.out));
+  EXPECT_NE(both.out.find("\"runs_before\": 2"), std::string::npos);
+  // A trace without iterations beside a saved baseline: exit 2, and what to do.
+  const std::string flat = Write("flat.json",
+                                 "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": "
+                                 "\"kernel\", \"name\": \"k\", \"pid\": 0, "
+                                 "\"tid\": 7, \"ts\": 1, \"dur\": 2}]}");
+  testing::CliResult no_iter = RunSightline("diff " + Q(saved) + " " + Q(flat));
+  EXPECT_EQ(no_iter.exit_code, 2) << no_iter.err;
+  EXPECT_NE(no_iter.err.find("--iterations"), std::string::npos) << no_iter.err;
 }
 
 TEST_F(CliVerdict, BadInputExitsTwoAndWritesNothing) {

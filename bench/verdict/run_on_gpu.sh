@@ -5,6 +5,7 @@
 # verdict_check.py: planted Attention slowdowns of 3, 5 and 10% of the step and unchanged runs,
 # each recorded RUNS times, compared with `sightline diff ... --fail-if-slower T`. Needs the CPU
 # sightline binary and its libraries in .device/recorder/{bin,lib} (SL_DIR to change).
+# MODE=false runs false_alarm.py instead: many unchanged runs, the verdict over many unchanged pairs.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/verdict-out}
@@ -20,6 +21,11 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   export SL=$PWD/$SL_DIR/bin/sightline
   export SIGHTLINE_RECORDER_LIB=/tmp/bv/recorder/libsightline_recorder.so
   export DL=/tmp/bv/decode_loop/decode_loop
-  python3 bench/verdict/verdict_check.py
+  if [ "${MODE:-planted}" = false ]; then
+    python3 bench/verdict/false_alarm.py
+  else
+    python3 bench/verdict/verdict_check.py
+  fi
 } 2>&1 | tee "$OUT/log.txt"
 (cd "$OUT" && tar czf diffs.tgz diffs && rm -rf diffs)
+if [ -d "$OUT/baselines" ]; then (cd "$OUT" && tar czf baselines.tgz baselines && rm -rf baselines); fi

@@ -7,7 +7,7 @@ a calibration run so that the step grows by 3%, 5% or 10% (N = pct x median step
 variant is recorded RUNS times with `sightline record` in an iteration window (warm-up left out),
 the variants interleaved run by run; two groups of unchanged runs (base_a, base_b) give the
 unchanged pairs. Then `sightline diff A1..An -- B1..Bn --fail-if-slower T --format json` per pair,
-and single-run pairs too. Checks: no "slower" between unchanged runs; the 10% plant is "slower" at
+and single-run pairs too. Checks: no "slower" between unchanged groups of runs; the 10% plant is "slower" at
 T=5 and attributed to Attention inside the layer ranges; the 3% plant is not "slower" at T=5.
 Environment: SL, DL, OUT, RUNS (default 3), ITER (default 200), WARMUP (default 20).
 Prints a table last; diff reports go to $OUT/diffs/.
@@ -107,10 +107,16 @@ for pct in (3, 5, 10):
                             pct / 2))
 
 by = {r["name"]: r for r in results}
-unchanged = [r for r in results if r["name"].startswith("unchanged")]
-check("no 'slower' between unchanged runs (T=2%)",
+# Several runs per side: the intervals hold the spread between runs, so no false "slower". One
+# run per side: they hold the iterations' spread only (the report says so), and unchanged single
+# pairs are "slower" at T=2% about 1 time in 24 (false_alarm.py); listed, not checked.
+unchanged = [r for r in results if r["name"] == "unchanged_runs"]
+check("no 'slower' between unchanged runs, 3 per side (T=2%)",
       all(r["decision"] != "slower" for r in unchanged),
       ", ".join(f"{r['name']}: {r['decision']}" for r in unchanged))
+singles = [r for r in results if r["name"].startswith("unchanged_single")]
+print("unchanged single-run pairs (not checked): "
+      + ", ".join(f"{r['name']}: {r['decision']}" for r in singles), flush=True)
 p10 = by.get("planted_10pct_T5", {})
 check("10% plant: slower at T=5%", p10.get("decision") == "slower", p10.get("summary", "")[:200])
 tp = p10.get("top_part", {})

@@ -77,3 +77,73 @@ double Median(std::vector<double> values) { return MedianOf(values); }
 double Median(std::vector<int64_t> values) { return MedianOf(values); }
 
 }  // namespace sightline
+
+namespace sightline {
+
+namespace {
+
+// The continued fraction of the regularized incomplete beta function I_x(a, b) (modified Lentz),
+// valid for x < (a + 1) / (a + b + 2).
+double BetaFraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  constexpr double kEps = 1e-15;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::abs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 500; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    d = std::abs(d) < kTiny ? 1 / kTiny : 1 / d;
+    c = 1 + aa / c;
+    if (std::abs(c) < kTiny) c = kTiny;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    d = std::abs(d) < kTiny ? 1 / kTiny : 1 / d;
+    c = 1 + aa / c;
+    if (std::abs(c) < kTiny) c = kTiny;
+    const double delta = d * c;
+    h *= delta;
+    if (std::abs(delta - 1) < kEps) break;
+  }
+  return h;
+}
+
+// I_x(a, b) for 0 <= x <= 1.
+double RegularizedBeta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * BetaFraction(a, b, x) / a;
+  return 1 - front * BetaFraction(b, a, 1 - x) / b;
+}
+
+// P(T <= t) for Student's t with df degrees of freedom.
+double StudentTCdf(double t, double df) {
+  const double tail = 0.5 * RegularizedBeta(df / 2, 0.5, df / (df + t * t));
+  return t >= 0 ? 1 - tail : tail;
+}
+
+}  // namespace
+
+double StudentTQuantile(double p, double df) {
+  if (!(p > 0 && p < 1) || !(df > 0) || !std::isfinite(df)) return std::nan("");
+  if (p == 0.5) return 0;
+  if (p < 0.5) return -StudentTQuantile(1 - p, df);
+  double lo = 0, hi = 1;
+  while (StudentTCdf(hi, df) < p) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 1e12) return hi;  // df far below 1 and p near 1: beyond any use
+  }
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (StudentTCdf(mid, df) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+}  // namespace sightline

@@ -32,3 +32,12 @@ double PercentileOfSorted(const std::vector<int64_t>& sorted, double p);
 double PercentileOfSorted(const std::vector<double>& sorted, double p);
 
 }  // namespace sightline
+
+namespace sightline {
+
+// The p-quantile (0 < p < 1) of Student's t distribution with `df` > 0 degrees of freedom (df may
+// be fractional, as Welch's approximation gives); NaN for arguments outside those ranges. Exact to
+// about 1e-10 (the regularized incomplete beta function by its continued fraction, then bisection).
+double StudentTQuantile(double p, double df);
+
+}  // namespace sightline

@@ -63,6 +63,9 @@ struct VerdictResult {
   int64_t iterations_before = 0, iterations_after = 0;
   int resamples = 0;
   double confidence = 0;
+  // Several runs in all (3 or more): every interval also holds the estimate ± Student's t over the
+  // runs' own figures (the spread between runs), not only the bootstrap's.
+  bool between_runs = false;
   uint64_t seed = 0;
 
   double median_before_ns = 0, median_after_ns = 0;

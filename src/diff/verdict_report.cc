@@ -108,8 +108,12 @@ void AddVerdictSection(const VerdictResult& v, int top_n, Report& report) {
                       Num(p->points.value), Num(p->points.lo), Num(p->points.hi)});
   }
   t.note = fmt::format(
-      "{:.0f}% bootstrap intervals; points: change / the baseline's mean step time x 100.",
-      v.confidence * 100);
+      "{:.0f}% bootstrap intervals{}; points: change / the baseline's mean step time x 100.",
+      v.confidence * 100,
+      v.between_runs ? fmt::format(", each widened to hold the spread between the {} + {} runs "
+                                   "(Student's t over each run's own figure)",
+                                   v.runs_before, v.runs_after)
+                     : "");
 
   AddPartTable(s, "parts", "Where the change in mean step time went (parts add up to it)", "Part",
                v.parts, top_n,

@@ -563,22 +563,27 @@ std::string RunLabel(const char* side, size_t i, size_t n) {
 
 }  // namespace
 
+namespace {
+
+bool IsSavedBaseline(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // pipes: the door refuses them
+  StatusOr<std::string> head = ReadFilePrefix(path, 256);
+  return head.ok() && LooksLikeBaseline(*head);
+}
+
+bool AnySavedBaseline(const std::vector<std::string>& paths) {
+  return std::any_of(paths.begin(), paths.end(), IsSavedBaseline);
+}
+
+}  // namespace
+
 StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
                           const std::vector<std::string>& candidate,
                           const AnalyzeOptions& options) {
-  // A saved baseline given in a trace's place: say how to use it.
-  for (const std::vector<std::string>* side : {&baseline, &candidate}) {
-    for (const std::string& path : *side) {
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(path, ec)) continue;  // pipes: the door refuses them
-      StatusOr<std::string> head = ReadFilePrefix(path, 256);
-      if (head.ok() && LooksLikeBaseline(*head)) {
-        return InvalidArgumentError(fmt::format(
-            "{} is a saved baseline, not a trace; compare traces against it with `sightline diff "
-            "--baseline {} TRACE...`",
-            path, path));
-      }
-    }
+  // Saved baselines among the inputs: the verdict alone, over their runs and the traces' runs.
+  if (AnySavedBaseline(baseline) || AnySavedBaseline(candidate)) {
+    return DiffSamples(baseline, candidate, options);
   }
   if (baseline.empty() || candidate.empty()) {
     return InvalidArgumentError(
@@ -632,35 +637,75 @@ StatusOr<SavedBaseline> CollectBaseline(const std::vector<std::string>& paths,
 StatusOr<Report> DiffAgainstBaseline(const std::string& baseline_file,
                                      const std::vector<std::string>& candidate,
                                      const AnalyzeOptions& options) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(baseline_file));
-  ASSIGN_OR_RETURN(SavedBaseline saved, ParseBaseline(text, baseline_file));
+  return DiffSamples({baseline_file}, candidate, options);
+}
+
+StatusOr<Report> DiffSamples(const std::vector<std::string>& baseline,
+                             const std::vector<std::string>& candidate,
+                             const AnalyzeOptions& options) {
+  if (baseline.empty() || candidate.empty()) {
+    return InvalidArgumentError(
+        "diff needs runs on both sides: `sightline diff A1 A2 -- B1 B2` (traces or saved "
+        "baselines), or `sightline diff --baseline FILE B1 ...`");
+  }
+  // The saved baselines first: their regex is the default for the traces.
+  std::vector<std::pair<std::string, SavedBaseline>> saved;
+  for (const std::vector<std::string>* side : {&baseline, &candidate}) {
+    for (const std::string& path : *side) {
+      if (!IsSavedBaseline(path)) continue;
+      ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+      ASSIGN_OR_RETURN(SavedBaseline b, ParseBaseline(text, path));
+      saved.emplace_back(path, std::move(b));
+    }
+  }
   AnalyzeOptions o = options;
-  if (o.iterations_regex.empty()) o.iterations_regex = saved.iterations_regex;
-  ASSIGN_OR_RETURN(std::vector<std::string> traces, TracesOfSide(candidate, "candidate"));
+  for (const auto& [path, b] : saved) {
+    if (o.iterations_regex.empty()) o.iterations_regex = b.iterations_regex;
+  }
   Report report;
   report.tool_version = SIGHTLINE_VERSION;
-  ReportInput& in = report.inputs.emplace_back();
-  in.label = "baseline";
-  in.path = baseline_file;
-  in.format = kBaselineFormat;
-  in.format_version = std::to_string(kBaselineFormatVersion);
-  in.producer = "sightline " + saved.tool_version;
-  std::vector<RunSamples> after;
-  for (size_t i = 0; i < traces.size(); ++i) {
-    ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(traces[i], o));
-    AddReportInput(*context, RunLabel("candidate", i, traces.size()), report);
-    ASSIGN_OR_RETURN(RunSamples run, CollectRunSamples(*context));
-    if (run.iterations() == 0) {
-      return InvalidInputError(fmt::format(
-          "{}: no iterations found, so it cannot be compared with the saved baseline {} "
-          "(per-iteration figures of '{}'); name the iteration ranges with --iterations REGEX",
-          traces[i], baseline_file, saved.runs[0].pattern));
+  // One side's runs: a saved baseline's runs, a trace's (or a directory's traces') samples.
+  auto collect = [&](const std::vector<std::string>& paths, const char* side,
+                     std::vector<RunSamples>& runs) -> Status {
+    std::vector<std::string> traces;
+    for (const std::string& path : paths) {
+      auto it =
+          std::find_if(saved.begin(), saved.end(), [&](const auto& s) { return s.first == path; });
+      if (it == saved.end()) {
+        traces.push_back(path);
+        continue;
+      }
+      ReportInput& in = report.inputs.emplace_back();
+      in.label = side;
+      in.path = path;
+      in.format = kBaselineFormat;
+      in.format_version = std::to_string(kBaselineFormatVersion);
+      in.producer = "sightline " + it->second.tool_version;
+      for (const RunSamples& run : it->second.runs) runs.push_back(run);
     }
-    after.push_back(std::move(run));
-  }
+    if (traces.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(std::vector<std::string> files, TracesOfSide(traces, side));
+    for (size_t i = 0; i < files.size(); ++i) {
+      ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(files[i], o));
+      AddReportInput(*context, RunLabel(side, i, files.size()), report);
+      ASSIGN_OR_RETURN(RunSamples run, CollectRunSamples(*context));
+      if (run.iterations() == 0) {
+        return InvalidInputError(fmt::format(
+            "{}: no iterations found, so it cannot be compared by iteration (with saved "
+            "baselines the diff is the verdict alone); name the iteration ranges with "
+            "--iterations REGEX",
+            files[i]));
+      }
+      runs.push_back(std::move(run));
+    }
+    return Status::Ok();
+  };
+  std::vector<RunSamples> before, after;
+  RETURN_IF_ERROR(collect(baseline, "baseline", before));
+  RETURN_IF_ERROR(collect(candidate, "candidate", after));
   VerdictOptions vo;
   vo.threshold_pct = options.diff_fail_if_slower_pct;
-  const VerdictResult verdict = ComputeVerdict(saved.runs, after, vo);
+  const VerdictResult verdict = ComputeVerdict(before, after, vo);
   AddVerdictSection(verdict, options.top_n, report);
   SetGateFromVerdict(verdict, report);
   return report;

@@ -69,7 +69,8 @@ StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candi
 
 // `sightline diff` with one or more runs per side (`diff A1 A2 -- B1 B2`, or a directory per
 // side): one input per side is DiffFiles; several must all be traces, and the verdict resamples
-// runs, then iterations (docs/analyses/diff.md, "Verdict").
+// runs, then iterations (docs/analyses/diff.md, "Verdict"). A saved baseline among the inputs
+// makes it DiffSamples.
 StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
                           const std::vector<std::string>& candidate, const AnalyzeOptions& options);
 
@@ -80,12 +81,18 @@ StatusOr<SavedBaseline> CollectBaseline(const std::vector<std::string>& paths,
                                         const AnalyzeOptions& options,
                                         std::vector<std::string>* files = nullptr);
 
-// `sightline diff --baseline FILE TRACES...`: the verdict of the traces (the candidate's runs)
-// against a saved baseline; the report is the verdict section. Without --iterations the saved
-// baseline's regex is used.
+// `sightline diff --baseline FILE TRACES...`: DiffSamples({FILE}, TRACES).
 StatusOr<Report> DiffAgainstBaseline(const std::string& baseline_file,
                                      const std::vector<std::string>& candidate,
                                      const AnalyzeOptions& options);
+
+// The verdict alone over each side's runs, where each input is a saved baseline (its runs), a
+// trace or a directory of traces (their per-iteration samples; each must have iterations): two
+// saved baselines compare without their traces. Without --iterations the first saved baseline's
+// regex is used for the traces.
+StatusOr<Report> DiffSamples(const std::vector<std::string>& baseline,
+                             const std::vector<std::string>& candidate,
+                             const AnalyzeOptions& options);
 
 // Adds the context's trace to `report` as a new input; returns its input index.
 int AddReportInput(const AnalysisContext& context, const std::string& label, Report& report);
