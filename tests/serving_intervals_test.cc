@@ -77,6 +77,36 @@ TEST(ServingIntervals, PlantedTtftGrowthIsInsideItsIntervalAndZeroIsNot) {
   }
 }
 
+// The gate reads the intervals: a TTFT 50% longer is worse at 10% (its whole interval above);
+// the same run against a reseeded one cannot tell at 0% (the intervals straddle it) and says how
+// many requests would decide; a threshold beyond the intervals passes.
+TEST(ServingIntervals, TheGateIsThreeWayOnTheIntervals) {
+  const ServingMetrics b = Metrics(Requests(400, 100, 1));
+  const ServingMetrics slower = Metrics(Requests(400, 150, 2));
+  Report worse;
+  worse.inputs.resize(2);
+  AddServingDiff(b, slower, 10.0, worse);
+  EXPECT_TRUE(worse.gate.failed);
+  EXPECT_FALSE(worse.gate.undecided);
+  EXPECT_NE(worse.gate.message.find("TTFT p99 +"), std::string::npos) << worse.gate.message;
+
+  const ServingMetrics same = Metrics(Requests(400, 100, 3));
+  Report unsure;
+  unsure.inputs.resize(2);
+  AddServingDiff(b, same, 0.0, unsure);
+  EXPECT_FALSE(unsure.gate.failed);
+  EXPECT_TRUE(unsure.gate.undecided) << unsure.gate.message;
+  EXPECT_NE(unsure.gate.message.find("cannot tell"), std::string::npos);
+  const std::string json = RenderJsonReport(unsure);
+  EXPECT_NE(json.find("\"result\": \"cannot tell\""), std::string::npos);
+
+  Report pass;
+  pass.inputs.resize(2);
+  AddServingDiff(b, same, 50.0, pass);
+  EXPECT_FALSE(pass.gate.failed);
+  EXPECT_FALSE(pass.gate.undecided) << pass.gate.message;
+}
+
 TEST(ServingIntervals, NoSamplesNoInterval) {
   ServingMetrics b, a;
   b.ttft.p50_ns = 1;

@@ -1,7 +1,9 @@
 #include "analyses/serving/serving_diff.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -76,29 +78,74 @@ void AddServingDiff(const ServingMetrics& b, const ServingMetrics& a,
   }
   t.note =
       "Low, High: 95% interval of the change (requests resampled, fixed seed); the gate "
-      "(--fail-if-slower PCT) reads the change of the rows marked gated";
+      "(--fail-if-slower PCT) reads the interval of the rows marked gated (the change where a "
+      "row has none)";
   if (!fail_if_slower_pct) return;
   const double limit = *fail_if_slower_pct;
   Section& g = report.AddSection("serving_gate", "Gate (--fail-if-slower)", -1);
   g.AddFact("threshold_pct", "Fails when a gated figure worsens by more than", limit,
             Unit::kPercent);
-  std::string failed;
+  // Each gated figure: worse beyond the threshold (its whole interval above it, or its change
+  // where it has no interval), straddling it (cannot tell), or at or below it.
+  std::vector<std::string> worse, straddling;
+  double factor = 0;  // how many times the requests would make every straddling interval clear
   auto check = [&](const Row& r) {
     if (!r.gated || !(r.before > 0)) return;
-    const double worse = r.latency ? change(r.before, r.after) : -change(r.before, r.after);
-    if (worse > limit) {
-      failed += fmt::format("{}{} {:+.1f}%", failed.empty() ? "" : "; ", r.metric,
-                            change(r.before, r.after));
+    const double c = change(r.before, r.after);
+    if (!std::isfinite(c)) return;
+    const bool interval = std::isfinite(r.interval.lo) && std::isfinite(r.interval.hi);
+    if (!interval) {
+      const double by = r.latency ? c : -c;
+      if (by > limit) worse.push_back(fmt::format("{} {:+.1f}%", r.metric, c));
+      return;
+    }
+    const std::string what =
+        fmt::format("{} {:+.1f}% [{:+.1f}, {:+.1f}]", r.metric, c, r.interval.lo, r.interval.hi);
+    if (r.interval.lo > limit) {
+      worse.push_back(what);
+    } else if (r.interval.hi > limit) {
+      straddling.push_back(what);
+      // The interval's half on the threshold's side shrinks as 1/sqrt(requests).
+      const double half = c >= limit ? c - r.interval.lo : r.interval.hi - c;
+      const double distance = std::abs(c - limit);
+      factor = distance > 1e-9 && half > 0 && factor >= 0
+                   ? std::max(factor, (half / distance) * (half / distance))
+                   : -1;
     }
   };
   for (const Row& r : rows) check(r);
   check(output);
-  g.AddFact("result", "Result", std::string(failed.empty() ? "pass" : "FAIL"));
-  if (failed.empty()) return;
-  g.notes.push_back("worse than allowed: " + failed);
-  report.gate.failed = true;
-  report.gate.message =
-      fmt::format("serving figures worse than allowed (+{:.1f}%): {}", limit, failed);
+  const char* result = !worse.empty() ? "FAIL" : !straddling.empty() ? "cannot tell" : "pass";
+  g.AddFact("result", "Result", std::string(result));
+  const int64_t completed = std::min(b.completed, a.completed);
+  constexpr double kMaxFactor = 1e6;
+  const bool can_say = straddling.empty() || (factor > 0 && factor <= kMaxFactor && completed > 0);
+  const int64_t to_decide =
+      can_say && !straddling.empty()
+          ? static_cast<int64_t>(std::ceil(static_cast<double>(completed) * factor))
+          : 0;
+  if (worse.empty() && straddling.empty()) return;
+  if (!worse.empty()) {
+    g.notes.push_back("worse than allowed: " + fmt::format("{}", fmt::join(worse, "; ")));
+    report.gate.failed = true;
+    report.gate.message = fmt::format("serving figures worse than allowed (+{:.1f}%): {}", limit,
+                                      fmt::join(worse, "; "));
+    return;
+  }
+  if (to_decide > 0) {
+    g.AddFact("requests_to_decide", "Requests per run that would likely decide", to_decide,
+              Unit::kCount);
+  }
+  std::string message =
+      fmt::format("cannot tell: the 95% interval{} of {} straddle{} the threshold (+{:.1f}%)",
+                  straddling.size() == 1 ? "" : "s", fmt::join(straddling, "; "),
+                  straddling.size() == 1 ? "s" : "", limit);
+  if (to_decide > 0) {
+    message += fmt::format("; about {} completed requests per run would likely decide", to_decide);
+  }
+  g.notes.push_back(message);
+  report.gate.undecided = true;
+  report.gate.message = std::move(message);
 }
 
 }  // namespace sightline
