@@ -107,6 +107,47 @@ TEST(ServingIntervals, TheGateIsThreeWayOnTheIntervals) {
   EXPECT_FALSE(pass.gate.undecided) << pass.gate.message;
 }
 
+// Several runs per side, each on a machine up to 25% faster or slower: one run against one can
+// call an unchanged program slower (the requests' spread alone), three against three cannot (the
+// intervals hold the spread between runs), and a TTFT twice as long in every run is still slower.
+TEST(ServingIntervals, SeveralRunsHoldTheSpreadBetweenRuns) {
+  const double factor[] = {0.8, 1.0, 1.25};
+  auto side = [&](uint64_t seed, double ttft_ms, const std::vector<int>& order) {
+    std::vector<RequestResults> runs;
+    for (int k : order) runs.push_back(Requests(200, ttft_ms * factor[k], seed + k));
+    return runs;
+  };
+  auto metrics = [](const std::vector<RequestResults>& runs) {
+    std::vector<ServingMetrics> out;
+    for (const RequestResults& r : runs) out.push_back(Metrics(r));
+    return out;
+  };
+  const std::vector<RequestResults> b = side(10, 100, {0, 1, 2}), a = side(20, 100, {2, 0, 1});
+  Report one;
+  one.inputs.resize(2);
+  AddServingDiff(Metrics(b[0]), Metrics(a[0]), 10.0, one);  // 0.8 against 1.25: +56%
+  EXPECT_TRUE(one.gate.failed) << one.gate.message;
+  EXPECT_NE(RenderJsonReport(one).find("one run on each side"), std::string::npos);
+
+  const ServingMetrics pb = Metrics(PoolServingRuns(b)), pa = Metrics(PoolServingRuns(a));
+  EXPECT_EQ(pb.completed, 600);
+  Report runs;
+  runs.inputs.resize(6);
+  AddServingDiffRuns(pb, metrics(b), pa, metrics(a), 10.0, runs);
+  EXPECT_FALSE(runs.gate.failed) << runs.gate.message;
+  const std::string json = RenderJsonReport(runs);
+  EXPECT_NE(json.find("\"runs_before\": 3"), std::string::npos);
+  EXPECT_EQ(json.find("one run on each side"), std::string::npos);
+  EXPECT_NE(json.find("spread between the 3 + 3 runs"), std::string::npos);
+
+  const std::vector<RequestResults> slow = side(30, 200, {1, 2, 0});
+  Report slower;
+  slower.inputs.resize(6);
+  AddServingDiffRuns(pb, metrics(b), Metrics(PoolServingRuns(slow)), metrics(slow), 10.0, slower);
+  EXPECT_TRUE(slower.gate.failed) << slower.gate.message;
+  EXPECT_NE(slower.gate.message.find("TTFT p99 +"), std::string::npos) << slower.gate.message;
+}
+
 TEST(ServingIntervals, NoSamplesNoInterval) {
   ServingMetrics b, a;
   b.ttft.p50_ns = 1;

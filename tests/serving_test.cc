@@ -525,6 +525,12 @@ TEST(ServingDiff, CliComparesTwoRunsAndRefusesAMix) {
   testing::CliResult loose =
       testing::RunSightline("diff '" + kSample + "' '" + kSample + "' --fail-if-slower 500");
   EXPECT_EQ(loose.exit_code, 0) << loose.err;
+  // Several runs per side (here the same two files on each side): the serving diff over runs.
+  testing::CliResult runs = testing::RunSightline("diff --format json '" + kSample + "' '" + log +
+                                                  "' -- '" + kSample + "' '" + log + "'");
+  EXPECT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_NE(runs.out.find("\"runs_before\": 2"), std::string::npos);
+  EXPECT_NE(runs.out.find("\"label\": \"candidate run 2\""), std::string::npos);
   auto kind = [](const std::string& path) {
     StatusOr<RecognisedInput> in = RecogniseInput(path);
     return in.ok() ? in->reader->kind : InputKind::kAllreduceSweep;

@@ -146,4 +146,46 @@ double StudentTQuantile(double p, double df) {
   return (lo + hi) / 2;
 }
 
+namespace {
+
+double MeanOfRuns(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+double VarianceOfRuns(const std::vector<double>& v) {
+  const double m = MeanOfRuns(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return s / static_cast<double>(v.size() - 1);
+}
+
+}  // namespace
+
+double BetweenRunsHalfWidth(const std::vector<double>& before, const std::vector<double>& after,
+                            double confidence) {
+  const double nan = std::nan("");
+  for (const std::vector<double>* v : {&before, &after}) {
+    for (double x : *v) {
+      if (!std::isfinite(x)) return nan;
+    }
+  }
+  const double nb = static_cast<double>(before.size()), na = static_cast<double>(after.size());
+  double se = nan, df = nan;
+  if (before.size() >= 2 && after.size() >= 2) {
+    const double vb = VarianceOfRuns(before) / nb, va = VarianceOfRuns(after) / na;
+    se = std::sqrt(vb + va);
+    const double denom = vb * vb / (nb - 1) + va * va / (na - 1);
+    df = denom > 0 ? (vb + va) * (vb + va) / denom : std::min(nb, na) - 1;
+  } else if (!before.empty() && !after.empty() && (before.size() >= 2 || after.size() >= 2)) {
+    const std::vector<double>& several = before.size() >= 2 ? before : after;
+    se = std::sqrt(VarianceOfRuns(several) * (1 / nb + 1 / na));
+    df = static_cast<double>(several.size()) - 1;
+  }
+  if (!std::isfinite(se)) return nan;
+  if (se == 0) return 0;
+  return StudentTQuantile(1 - (1 - confidence) / 2, df) * se;
+}
+
 }  // namespace sightline

@@ -40,4 +40,12 @@ namespace sightline {
 // about 1e-10 (the regularized incomplete beta function by its continued fraction, then bisection).
 double StudentTQuantile(double p, double df);
 
+// Half the `confidence` interval of mean(after) - mean(before) that the spread between runs gives,
+// each value one run's figure (docs/metrics.md, "Diff verdict", "Between runs"): Welch's t when
+// both sides have two runs or more; with one run on a side, that run is taken to spread as the
+// other side's runs do (Student's t with that side's runs - 1 degrees of freedom); NaN with one
+// run on each side (nothing to estimate it from) or a non-finite value; 0 when no run differs.
+double BetweenRunsHalfWidth(const std::vector<double>& before, const std::vector<double>& after,
+                            double confidence);
+
 }  // namespace sightline

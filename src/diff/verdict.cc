@@ -304,37 +304,6 @@ double MeanOf(const std::vector<double>& v) {
   return v.empty() ? kNan : s / static_cast<double>(v.size());
 }
 
-double SampleVariance(const std::vector<double>& v) {
-  if (v.size() < 2) return kNan;
-  const double m = MeanOf(v);
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  return s / static_cast<double>(v.size() - 1);
-}
-
-// Half the interval of mean(a) - mean(b) that the spread between runs gives, each value one run's
-// figure: Welch's t when both sides have two runs or more; with one run on a side, that run is
-// taken to spread as the other side's runs do (t with the other side's runs - 1 degrees of
-// freedom); NaN with one run on each side (nothing to estimate it from).
-double BetweenRunHalf(const std::vector<double>& b, const std::vector<double>& a,
-                      double confidence) {
-  const double nb = static_cast<double>(b.size()), na = static_cast<double>(a.size());
-  double se = kNan, df = kNan;
-  if (b.size() >= 2 && a.size() >= 2) {
-    const double vb = SampleVariance(b) / nb, va = SampleVariance(a) / na;
-    se = std::sqrt(vb + va);
-    const double denom = vb * vb / (nb - 1) + va * va / (na - 1);
-    df = denom > 0 ? (vb + va) * (vb + va) / denom : std::min(nb, na) - 1;
-  } else if (b.size() >= 2 || a.size() >= 2) {
-    const std::vector<double>& several = b.size() >= 2 ? b : a;
-    se = std::sqrt(SampleVariance(several) * (1 / nb + 1 / na));
-    df = static_cast<double>(several.size()) - 1;
-  }
-  if (!std::isfinite(se)) return kNan;
-  if (se == 0) return 0;
-  return StudentTQuantile(1 - (1 - confidence) / 2, df) * se;
-}
-
 // Widens `e` to hold value ± half (percent) as well: the union of the bootstrap interval and the
 // between-runs one. An estimate without an interval keeps none.
 void Widen(Estimate& e, double half) {
@@ -544,10 +513,10 @@ VerdictResult ComputeVerdict(const std::vector<RunSamples>& before,
     const PerRun pb = FiguresPerRun(b, num_parts), pa = FiguresPerRun(a, num_parts);
     const double c = options.confidence;
     Widen(r.median_change_pct,
-          PercentOf(BetweenRunHalf(pb.median, pa.median, c), MeanOf(pb.median)));
-    Widen(r.mean_change_pct, PercentOf(BetweenRunHalf(pb.mean, pa.mean, c), MeanOf(pb.mean)));
+          PercentOf(BetweenRunsHalfWidth(pb.median, pa.median, c), MeanOf(pb.median)));
+    Widen(r.mean_change_pct, PercentOf(BetweenRunsHalfWidth(pb.mean, pa.mean, c), MeanOf(pb.mean)));
     Widen(r.launched_change_pct,
-          PercentOf(BetweenRunHalf(pb.launched, pa.launched, c), MeanOf(pb.launched)));
+          PercentOf(BetweenRunsHalfWidth(pb.launched, pa.launched, c), MeanOf(pb.launched)));
     auto sums = [&](const PerRun& pr, const PartSeries& s) {
       std::vector<double> v;
       for (const std::vector<double>& m : pr.part_mean) v.push_back(s.Sum(m));
@@ -555,7 +524,7 @@ VerdictResult ComputeVerdict(const std::vector<RunSamples>& before,
     };
     for (PartSeries& s : series) {
       const std::vector<double> xb = sums(pb, s), xa = sums(pa, s);
-      const double half = BetweenRunHalf(xb, xa, c);
+      const double half = BetweenRunsHalfWidth(xb, xa, c);
       Widen(s.out.change_pct, PercentOf(half, MeanOf(xb)));
       Widen(s.out.points, PercentOf(half, r.mean_before_ns));
     }

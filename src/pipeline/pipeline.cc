@@ -578,6 +578,44 @@ bool AnySavedBaseline(const std::vector<std::string>& paths) {
 
 }  // namespace
 
+namespace {
+
+// Several serving results per side: each run's metrics and the runs pooled (AddServingDiffRuns).
+StatusOr<Report> DiffServingRuns(const std::vector<RecognisedInput>& baseline,
+                                 const std::vector<RecognisedInput>& candidate,
+                                 const AnalyzeOptions& options) {
+  Report report;
+  report.tool_version = SIGHTLINE_VERSION;
+  ServingMetricsOptions o;
+  o.slo = options.slo;
+  ServingMetrics pooled[2];
+  std::vector<ServingMetrics> runs[2];
+  int side = 0;
+  for (const std::vector<RecognisedInput>* inputs : {&baseline, &candidate}) {
+    std::vector<RequestResults> results;
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      const RecognisedInput& input = (*inputs)[i];
+      ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(input));
+      RequestResults& r = std::get<RequestResults>(d.value);
+      ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(r, o));
+      runs[side].push_back(std::move(m));
+      ReportInput& in = report.inputs.emplace_back();
+      in.label = RunLabel(side == 0 ? "baseline" : "candidate", i, inputs->size());
+      in.path = input.path;
+      in.format = r.format;
+      in.producer = r.producer;
+      results.push_back(std::move(r));
+    }
+    ASSIGN_OR_RETURN(pooled[side], ComputeServingMetrics(PoolServingRuns(std::move(results)), o));
+    ++side;
+  }
+  AddServingDiffRuns(pooled[0], runs[0], pooled[1], runs[1], options.diff_fail_if_slower_pct,
+                     report);
+  return report;
+}
+
+}  // namespace
+
 StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
                           const std::vector<std::string>& candidate,
                           const AnalyzeOptions& options) {
@@ -594,6 +632,16 @@ StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
       !AnyDirectory(candidate)) {
     return DiffFiles(baseline[0], candidate[0], options);
   }
+  // Serving results on both sides: the serving diff over runs.
+  ASSIGN_OR_RETURN(ExpandedInputs eb, ExpandInputs(baseline));
+  ASSIGN_OR_RETURN(ExpandedInputs ea, ExpandInputs(candidate));
+  auto all_serving = [](const ExpandedInputs& e) {
+    return !e.inputs.empty() &&
+           std::all_of(e.inputs.begin(), e.inputs.end(), [](const RecognisedInput& r) {
+             return r.reader->kind == InputKind::kServingResults;
+           });
+  };
+  if (all_serving(eb) && all_serving(ea)) return DiffServingRuns(eb.inputs, ea.inputs, options);
   ASSIGN_OR_RETURN(std::vector<std::string> b, TracesOfSide(baseline, "baseline"));
   ASSIGN_OR_RETURN(std::vector<std::string> a, TracesOfSide(candidate, "candidate"));
   AnalyzeOptions o = options;
