@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "report/report_schema.h"
+
 namespace sightline {
 
 Fact& Section::AddFact(std::string key, std::string label, Value value, Unit unit) {
@@ -17,15 +19,9 @@ Table& Section::AddTable(std::string key, std::string title, std::vector<Column>
 }
 
 const char* SeverityName(Severity s) {
-  switch (s) {
-    case Severity::kLow:
-      return "low";
-    case Severity::kMedium:
-      return "medium";
-    case Severity::kHigh:
-      return "high";
-  }
-  return "medium";
+  const auto names = EnumNames<Severity>::Names();
+  const auto i = static_cast<size_t>(s);
+  return i < names.size() ? names[i].data() : "medium";  // the names are literals
 }
 
 void Finding::AddSpan(TimeNs start_ns, TimeNs end_ns, int32_t device) {
