@@ -1,6 +1,7 @@
 #include "report/report.h"
 
 #include <algorithm>
+#include <map>
 
 #include "report/report_schema.h"
 
@@ -16,6 +17,33 @@ Table& Section::AddTable(std::string key, std::string title, std::vector<Column>
   t.title = std::move(title);
   t.columns = std::move(columns);
   return t;
+}
+
+Series& Section::AddBarChart(std::string key, std::string title, Unit unit,
+                             const std::vector<std::pair<std::string, double>>& bars) {
+  Series& c = charts.emplace_back();
+  c.key = std::move(key);
+  c.title = std::move(title);
+  c.y_unit = unit;
+  for (const auto& [label, value] : bars) {
+    c.x.push_back(static_cast<double>(c.labels.size()));
+    c.labels.push_back(label);
+    c.y.push_back(value);
+  }
+  return c;
+}
+
+std::vector<std::pair<std::string, double>> SumsLargestFirst(
+    const std::vector<std::pair<std::string, double>>& values) {
+  std::map<std::string, double> sums;
+  for (const auto& [label, value] : values) sums[label] += value;
+  std::vector<std::pair<std::string, double>> bars;
+  for (const auto& [label, sum] : sums) {
+    if (sum > 0) bars.emplace_back(label, sum);
+  }
+  std::stable_sort(bars.begin(), bars.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return bars;
 }
 
 const char* SeverityName(Severity s) {

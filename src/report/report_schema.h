@@ -169,6 +169,7 @@ void Describe(V& v, T& s) {
           {.json = InJson::kOmitEmpty,
            .doc = "several named lines over one x, drawn with a legend (instead of `y`)"});
   v.Field("marks", s.marks, {.json = InJson::kOmitEmpty, .doc = "points called out on the chart"});
+  v.Field("time_axis", s.time_axis, {.json = InJson::kNever});
 }
 
 template <class V, Is<GraphNode> T>
@@ -221,6 +222,12 @@ void Describe(V& v, T& t) {
   v.Field("note", t.note, {.json = InJson::kOmitEmpty});
 }
 
+template <class V, Is<TimeMark> T>
+void Describe(V& v, T& m) {
+  v.Field("x_ns", m.x_ns);
+  v.Field("label", m.label);
+}
+
 template <class V, Is<Section> T>
 void Describe(V& v, T& s) {
   v.Field("key", s.key, {.doc = "the analysis, e.g. `kernel_summary` (docs/analyses/)"});
@@ -237,6 +244,8 @@ void Describe(V& v, T& s) {
   v.Field("timelines", s.timelines,
           {.json = InJson::kOmitEmpty, .shape = JsonShape::kKeyedObjects});
   v.Field("notes", s.notes, {.json = InJson::kOmitEmpty});
+  v.Field("charts", s.charts, {.json = InJson::kNever});
+  v.Field("time_marks", s.time_marks, {.json = InJson::kNever});
 }
 
 template <class V, Is<FindingSpan> T>
