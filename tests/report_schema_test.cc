@@ -5,6 +5,7 @@
 #include "report/report_schema.h"
 
 #include <fmt/format.h>
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -106,6 +107,20 @@ TEST(ReportSchema, EveryMemberOfEveryStructIsDescribed) {
   // Line, Mark, Graph, GraphNode, GraphEdge, Timeline, TimelineLane, TimelineSpan, Finding,
   // FindingSpan, GateVerdict, TimeMark.
   EXPECT_EQ(walk.seen.size(), 22u);
+}
+
+// The check itself: a struct with a member its description leaves out is reported.
+struct HalfDescribed {
+  std::string a;
+  int64_t b = 0;
+};
+template <class V, Is<HalfDescribed> T>
+void Describe(V& v, T& x) {
+  v.Field("a", x.a);
+}
+
+TEST(ReportSchema, AMemberLeftOutIsReported) {
+  EXPECT_NONFATAL_FAILURE(EveryStruct().Visit<HalfDescribed>(), "a member not described");
 }
 
 // Sets every described field to a value of its own (no field keeps its default): strings, numbers
