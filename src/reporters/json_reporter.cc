@@ -171,7 +171,7 @@ void WriteList(JsonWriter& w, const T& list, const FieldOptions& o) {
     }
   }
   if constexpr (std::is_same_v<Element, std::vector<Value>>) {
-    if (o.shape == JsonShape::kRowObjects) {
+    if (o.shape == JsonShape::kRowObjects && o.row_keys != nullptr) {
       const std::vector<Column>& columns = *o.row_keys;
       w.BeginArray();
       for (const std::vector<Value>& row : items) {
