@@ -41,6 +41,7 @@ Report SampleReport() {
   u.title = "GPU 0 utilization over time";
   u.x_unit = Unit::kDurationNs;
   u.y_unit = Unit::kPercent;
+  u.time_axis = true;
   for (int i = 0; i < 10; ++i) {
     u.x.push_back(i * 100'000.0);
     u.y.push_back(i * 10.0);
@@ -57,6 +58,8 @@ Report SampleReport() {
                  {{"category", "Category", Unit::kText}, {"total_ns", "Total", Unit::kDurationNs}});
   c.rows.push_back({std::string("gemm"), int64_t{7000}});
   c.rows.push_back({std::string("attention"), int64_t{5000}});
+  k.AddBarChart("time_by_category", "Kernel time by category", Unit::kDurationNs,
+                {{"gemm", 7000}, {"attention", 5000}});
 
   Section& it = r.AddSection("iterations", "Iterations", 0);
   Table& itt = it.AddTable("iterations", "Iterations in order",
@@ -69,6 +72,7 @@ Report SampleReport() {
   w.y_unit = Unit::kDurationNs;
   for (int i = 0; i < 5; ++i) {
     itt.rows.push_back({int64_t{i}, int64_t{i * 200'000}, int64_t{150'000}});
+    it.time_marks.push_back({i * 200'000, "iteration " + std::to_string(i)});
     w.x.push_back(i);
     w.y.push_back(150'000 + i * 1000);
   }
@@ -80,6 +84,8 @@ Report SampleReport() {
                               {"idle_ns", "idle", Unit::kDurationNs}});
   causes.rows.push_back({int64_t{0}, std::string("launch_latency"), int64_t{3000}});
   causes.rows.push_back({int64_t{0}, std::string("sync"), int64_t{1000}});
+  g.AddBarChart("idle_by_cause", "Idle time by cause (all devices)", Unit::kDurationNs,
+                {{"launch_latency", 3000}, {"sync", 1000}});
 
   Finding& f = r.findings.emplace_back();
   f.id = "launch_bound";
@@ -138,6 +144,19 @@ size_t Count(const std::string& s, const std::string& what) {
 TEST(HtmlEscape, SpecialCharacters) {
   EXPECT_EQ(html::XmlEscape("void f<int>(a&b) \"x\" 'y'"),
             "void f&lt;int&gt;(a&amp;b) &quot;x&quot; &#39;y&#39;");
+}
+
+// The page draws what the sections give and names none: under other keys, the same charts, bars
+// and iteration marks.
+TEST(HtmlReporter, NamesNoSection) {
+  Report r = SampleReport();
+  const std::string page = RenderHtmlReport(r);
+  for (size_t i = 0; i < r.sections.size(); ++i) r.sections[i].key = "renamed_" + std::to_string(i);
+  const std::string renamed = RenderHtmlReport(r);
+  EXPECT_EQ(Count(renamed, "<svg "), 4u);
+  EXPECT_EQ(Count(renamed, "<rect class=\"bar\""), Count(page, "<rect class=\"bar\""));
+  EXPECT_EQ(Count(renamed, "class=\"marker\""), 5u);
+  EXPECT_NE(renamed.find("Idle time by cause (all devices)"), std::string::npos);
 }
 
 TEST(HtmlReporter, StructureChartsAndEscaping) {

@@ -104,6 +104,18 @@ Status RunIdleGapsSection(AnalysisContext& context, int input, Report& report) {
     }
   }
 
+  std::vector<std::pair<std::string, double>> by_cause;  // all devices
+  for (const DeviceIdle& d : r.devices) {
+    for (int c = 0; c < kNumIdleCauses; ++c) {
+      if (d.cause_count[c] == 0) continue;
+      by_cause.emplace_back(IdleCauseName(static_cast<IdleCause>(c)),
+                            static_cast<double>(d.cause_ns[c]));
+    }
+  }
+  if (auto bars = SumsLargestFirst(by_cause); !bars.empty()) {
+    s.AddBarChart("idle_by_cause", "Idle time by cause (all devices)", Unit::kDurationNs, bars);
+  }
+
   Table& hist = s.AddTable("histogram", "Gap lengths",
                            {{"device", "device", Unit::kNumber},
                             {"bucket", "length", Unit::kText},

@@ -125,7 +125,11 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
   int64_t total = 0;
   for (const IterationSet& set : r.sets) {
     for (const Iteration& it : set.iterations) {
-      if (total++ < top_n) all.rows.push_back(row_of(set, it));
+      if (total++ < top_n) {
+        all.rows.push_back(row_of(set, it));
+        s.time_marks.push_back(
+            {it.start_ns - trace.begin_ns(), "iteration " + std::to_string(it.index)});
+      }
     }
   }
   all.total_rows = total;

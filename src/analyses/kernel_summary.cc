@@ -118,6 +118,13 @@ Status RunKernelSummarySection(AnalysisContext& context, int input, Report& repo
                       row.instances, row.distinct_kernels});
   }
   c.note = "Categories come from kernel names (docs/analyses/kernel_categories.md).";
+  std::vector<std::pair<std::string, double>> by_category;
+  for (const KernelCategoryRow& row : r.categories) {
+    by_category.emplace_back(KernelCategoryName(row.category), static_cast<double>(row.total_ns));
+  }
+  if (auto bars = SumsLargestFirst(by_category); !bars.empty()) {
+    s.AddBarChart("time_by_category", "Kernel time by category", Unit::kDurationNs, bars);
+  }
   return Status::Ok();
 }
 

@@ -327,6 +327,7 @@ Status RunOverviewSection(AnalysisContext& context, int input, Report& report) {
       se.title = "GPU " + std::to_string(u.device) + " utilization over time";
       se.x_unit = Unit::kDurationNs;
       se.y_unit = Unit::kPercent;
+      se.time_axis = true;
       for (int b = 0; b < kUtilizationBuckets; ++b) {
         // In 128 bits: span x bucket overflows int64 for spans beyond about 10^17 ns.
         const TimeNs a =

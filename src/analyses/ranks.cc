@@ -645,6 +645,22 @@ void AddRanksSection(const RanksResult& result, Report& report) {
                       r.residual_ns});
     if (with_hosts) t.rows.back().emplace_back(result.hosts[r.host].name);
   }
+  // Ranks side by side: communication time and waiting per rank, in the table's order.
+  std::vector<std::pair<std::string, double>> comm_bars, wait_bars;
+  bool any_comm = false, any_wait = false;
+  for (const RankStats& r : result.ranks) {
+    const std::string label = "rank " + std::to_string(r.rank);
+    comm_bars.emplace_back(label, static_cast<double>(r.profile->comm_ns));
+    wait_bars.emplace_back(label, static_cast<double>(r.wait_ns));
+    any_comm |= r.profile->comm_ns > 0;
+    any_wait |= r.wait_ns > 0;
+  }
+  if (any_comm) {
+    s.AddBarChart("comm_per_rank", "Communication time per rank", Unit::kDurationNs, comm_bars);
+  }
+  if (any_wait) {
+    s.AddBarChart("wait_per_rank", "Waiting in collectives per rank", Unit::kDurationNs, wait_bars);
+  }
   t.note =
       "Comm: time a communication kernel runs (union per device); Wait: inside matched "
       "collectives, before the last rank arrived; Transfer: the rest; Last: collectives this rank "

@@ -61,6 +61,8 @@ class ByteReader {
     }
     return ok_ ? n : 0;
   }
+  // Marks the blob malformed (a value the reader cannot take, e.g. an unknown enum index).
+  void Fail() { ok_ = false; }
   bool ok() const { return ok_; }
   bool at_end() const { return pos_ == in_.size(); }
   // Ok when every read succeeded and the blob was read to its end.

@@ -1,6 +1,9 @@
 #include "report/report.h"
 
 #include <algorithm>
+#include <map>
+
+#include "report/report_schema.h"
 
 namespace sightline {
 
@@ -16,16 +19,37 @@ Table& Section::AddTable(std::string key, std::string title, std::vector<Column>
   return t;
 }
 
-const char* SeverityName(Severity s) {
-  switch (s) {
-    case Severity::kLow:
-      return "low";
-    case Severity::kMedium:
-      return "medium";
-    case Severity::kHigh:
-      return "high";
+Series& Section::AddBarChart(std::string key, std::string title, Unit unit,
+                             const std::vector<std::pair<std::string, double>>& bars) {
+  Series& c = charts.emplace_back();
+  c.key = std::move(key);
+  c.title = std::move(title);
+  c.y_unit = unit;
+  for (const auto& [label, value] : bars) {
+    c.x.push_back(static_cast<double>(c.labels.size()));
+    c.labels.push_back(label);
+    c.y.push_back(value);
   }
-  return "medium";
+  return c;
+}
+
+std::vector<std::pair<std::string, double>> SumsLargestFirst(
+    const std::vector<std::pair<std::string, double>>& values) {
+  std::map<std::string, double> sums;
+  for (const auto& [label, value] : values) sums[label] += value;
+  std::vector<std::pair<std::string, double>> bars;
+  for (const auto& [label, sum] : sums) {
+    if (sum > 0) bars.emplace_back(label, sum);
+  }
+  std::stable_sort(bars.begin(), bars.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return bars;
+}
+
+const char* SeverityName(Severity s) {
+  const auto names = EnumNames<Severity>::Names();
+  const auto i = static_cast<size_t>(s);
+  return i < names.size() ? names[i].data() : "medium";  // the names are literals
 }
 
 void Finding::AddSpan(TimeNs start_ns, TimeNs end_ns, int32_t device) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -92,6 +93,9 @@ struct Series {
     std::vector<double> y, band_max;
   };
   std::vector<Line> lines;
+  // x is time from the trace's begin, as kOverTime says, on a series that JSON keeps kAuto for
+  // (schema 2): drawn as steps under the input's time marks. Not in JSON.
+  bool time_axis = false;
 };
 
 // A directed acyclic graph (a TensorRT engine's layers): nodes in a topological order, edges
@@ -138,6 +142,13 @@ struct Timeline {
   std::string note;
 };
 
+// A point on an input's timeline (an iteration's start), in ns from the trace's begin: reporters
+// draw it on every chart over time of the same input, whichever section the chart is in.
+struct TimeMark {
+  TimeNs x_ns = 0;
+  std::string label;
+};
+
 struct Section {
   std::string key;    // analysis name, e.g. "kernel_summary"
   std::string title;  // "Kernels"
@@ -149,10 +160,22 @@ struct Section {
   std::deque<Graph> graphs;
   std::deque<Timeline> timelines;
   std::vector<std::string> notes;
+  // Charts of numbers the tables above already hold (kernel time by category): drawn before
+  // `series`, left out of JSON, where the tables carry the numbers.
+  std::deque<Series> charts;
+  // This input's time marks (see TimeMark); not in JSON, where a table holds them.
+  std::vector<TimeMark> time_marks;
 
   Fact& AddFact(std::string key, std::string label, Value value, Unit unit = Unit::kText);
   Table& AddTable(std::string key, std::string title, std::vector<Column> columns);
+  // A bar chart in `charts`: one bar per (label, value), in the order given.
+  Series& AddBarChart(std::string key, std::string title, Unit unit,
+                      const std::vector<std::pair<std::string, double>>& bars);
 };
+
+// Bars of values summed per label: labels with a positive sum, largest first (equal sums by label).
+std::vector<std::pair<std::string, double>> SumsLargestFirst(
+    const std::vector<std::pair<std::string, double>>& values);
 
 enum class Severity { kLow, kMedium, kHigh };
 const char* SeverityName(Severity s);

@@ -1,328 +1,185 @@
+// The codec is two visitors of the Report's description (report_schema.h): every Field in the
+// order described, Computed and JSON-only nesting skipped. Scalars as they are (doubles bit for
+// bit), strings and lists with a 64-bit count, enums as their index (checked on reading), a Value
+// as its alternative's index and then its payload.
 #include "report/report_codec.h"
+
+#include <type_traits>
+
+#include "report/report_schema.h"
 
 namespace sightline {
 namespace {
 
-void PutValue(const Value& v, ByteWriter& w) {
-  w.Put<uint8_t>(static_cast<uint8_t>(v.index()));
-  if (const auto* i = std::get_if<int64_t>(&v)) w.Put(*i);
-  if (const auto* d = std::get_if<double>(&v)) w.Put(*d);
-  if (const auto* s = std::get_if<std::string>(&v)) w.PutString(*s);
-}
+class Encoder {
+ public:
+  explicit Encoder(ByteWriter& w) : w_(w) {}
 
-Value GetValue(ByteReader& r) {
-  switch (r.Get<uint8_t>()) {
-    case 1:
-      return r.Get<int64_t>();
-    case 2:
-      return r.Get<double>();
-    case 3:
-      return r.GetString();
-    default:
-      return Value();
+  template <class T>
+  void Field(const char*, const T& x, const FieldOptions& = {}) {
+    Put(x);
   }
-}
-
-void PutFacts(const std::vector<Fact>& facts, ByteWriter& w) {
-  w.Put<uint64_t>(facts.size());
-  for (const Fact& f : facts) {
-    w.PutString(f.key);
-    w.PutString(f.label);
-    PutValue(f.value, w);
-    w.Put(f.unit);
+  template <class F>
+  void Computed(const char*, F&&, const FieldOptions& = {}) {}
+  template <class F>
+  void Object(const char*, F&& describe, const FieldOptions& = {}) {
+    describe(*this);
   }
-}
 
-std::vector<Fact> GetFacts(ByteReader& r) {
-  std::vector<Fact> facts(r.GetCount(8));
-  for (Fact& f : facts) {
-    f.key = r.GetString();
-    f.label = r.GetString();
-    f.value = GetValue(r);
-    f.unit = r.Get<Unit>();
+  template <class T>
+  void Put(const T& x) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      w_.PutString(x);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      w_.Put<uint8_t>(x);
+    } else if constexpr (std::is_enum_v<T>) {
+      w_.Put<uint32_t>(static_cast<uint32_t>(x));
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      w_.Put(x);
+    } else if constexpr (std::is_same_v<T, Value>) {
+      w_.Put<uint8_t>(static_cast<uint8_t>(x.index()));
+      if (const auto* i = std::get_if<int64_t>(&x)) w_.Put(*i);
+      if (const auto* d = std::get_if<double>(&x)) w_.Put(*d);
+      if (const auto* s = std::get_if<std::string>(&x)) w_.PutString(*s);
+    } else if constexpr (ListType<T>) {
+      const auto& items = ListTraits<T>::Items(x);
+      w_.Put<uint64_t>(items.size());
+      for (const auto& e : items) Put(e);
+    } else {
+      static_assert(Described<T>, "a report type without a Describe() (report_schema.h)");
+      Describe(*this, x);
+    }
   }
-  return facts;
+
+ private:
+  ByteWriter& w_;
+};
+
+// The fewest bytes one T takes encoded: a count read from a blob is refused when the rest of the
+// blob cannot hold that many (ByteReader::GetCount), so a corrupt count never allocates.
+class MinBytes {
+ public:
+  template <class T>
+  void Field(const char*, const T& x, const FieldOptions& = {}) {
+    n += Of(x);
+  }
+  template <class F>
+  void Computed(const char*, F&&, const FieldOptions& = {}) {}
+  template <class F>
+  void Object(const char*, F&& describe, const FieldOptions& = {}) {
+    describe(*this);
+  }
+
+  template <class T>
+  static size_t Of(const T& x) {
+    if constexpr (std::is_same_v<T, std::string> || ListType<T>) {
+      return sizeof(uint64_t);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return 1;
+    } else if constexpr (std::is_enum_v<T>) {
+      return sizeof(uint32_t);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      return sizeof(T);
+    } else if constexpr (std::is_same_v<T, Value>) {
+      return 1;
+    } else {
+      MinBytes m;
+      Describe(m, x);
+      return m.n;
+    }
+  }
+
+  size_t n = 0;
+};
+
+template <class T>
+size_t MinBytesOf() {
+  static const size_t n = MinBytes::Of(T{});
+  return n;
 }
 
-void PutStrings(const std::vector<std::string>& v, ByteWriter& w) {
-  w.Put<uint64_t>(v.size());
-  for (const std::string& s : v) w.PutString(s);
-}
+class Decoder {
+ public:
+  explicit Decoder(ByteReader& r) : r_(r) {}
 
-std::vector<std::string> GetStrings(ByteReader& r) {
-  std::vector<std::string> v(r.GetCount(8));
-  for (std::string& s : v) s = r.GetString();
-  return v;
-}
+  template <class T>
+  void Field(const char*, T& x, const FieldOptions& = {}) {
+    Get(x);
+  }
+  template <class F>
+  void Computed(const char*, F&&, const FieldOptions& = {}) {}
+  template <class F>
+  void Object(const char*, F&& describe, const FieldOptions& = {}) {
+    describe(*this);
+  }
 
-void PutDoubles(const std::vector<double>& v, ByteWriter& w) {
-  w.Put<uint64_t>(v.size());
-  for (double d : v) w.Put(d);
-}
+  template <class T>
+  void Get(T& x) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      x = r_.GetString();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      x = r_.Get<uint8_t>() != 0;
+    } else if constexpr (std::is_enum_v<T>) {
+      static_assert(NamedEnum<T>, "an enum without EnumNames (report_schema.h)");
+      const uint32_t i = r_.Get<uint32_t>();
+      if (i >= EnumNames<T>::Names().size()) r_.Fail();  // a value this build does not know
+      x = r_.ok() ? static_cast<T>(i) : T{};
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      x = r_.Get<T>();
+    } else if constexpr (std::is_same_v<T, Value>) {
+      switch (r_.Get<uint8_t>()) {
+        case 0:
+          x = Value();
+          break;
+        case 1:
+          x = r_.Get<int64_t>();
+          break;
+        case 2:
+          x = r_.Get<double>();
+          break;
+        case 3:
+          x = r_.GetString();
+          break;
+        default:
+          r_.Fail();
+          x = Value();
+      }
+    } else if constexpr (ListType<T>) {
+      using Element = typename ListTraits<T>::Element;
+      x = T();
+      const uint64_t n = r_.GetCount(MinBytesOf<Element>());
+      for (uint64_t i = 0; i < n && r_.ok(); ++i) {
+        Element e{};
+        Get(e);
+        if (r_.ok()) ListTraits<T>::Append(x, std::move(e));
+      }
+    } else {
+      static_assert(Described<T>, "a report type without a Describe() (report_schema.h)");
+      Describe(*this, x);
+    }
+  }
 
-std::vector<double> GetDoubles(ByteReader& r) {
-  std::vector<double> v(r.GetCount(sizeof(double)));
-  for (double& d : v) d = r.Get<double>();
-  return v;
+ private:
+  ByteReader& r_;
+};
+
+template <class T>
+T DecodeOne(ByteReader& r) {
+  T x{};
+  Decoder(r).Get(x);
+  return x;
 }
 
 }  // namespace
 
-void EncodeReportInput(const ReportInput& in, ByteWriter& w) {
-  w.PutString(in.label);
-  w.PutString(in.path);
-  w.PutString(in.format);
-  w.PutString(in.format_version);
-  w.PutString(in.producer);
-  w.Put(in.rank);
-  w.Put<uint64_t>(in.diagnostics.items().size());
-  for (const Diagnostic& d : in.diagnostics.items()) {
-    w.Put(d.id);
-    w.PutString(d.detail);
-    w.Put(d.count);
-  }
-}
+void EncodeReportInput(const ReportInput& in, ByteWriter& w) { Encoder(w).Put(in); }
+void EncodeSection(const Section& s, ByteWriter& w) { Encoder(w).Put(s); }
+void EncodeFinding(const Finding& f, ByteWriter& w) { Encoder(w).Put(f); }
+void EncodeReport(const Report& report, ByteWriter& w) { Encoder(w).Put(report); }
 
-ReportInput DecodeReportInput(ByteReader& r) {
-  ReportInput in;
-  in.label = r.GetString();
-  in.path = r.GetString();
-  in.format = r.GetString();
-  in.format_version = r.GetString();
-  in.producer = r.GetString();
-  in.rank = r.Get<int32_t>();
-  const uint64_t n = r.GetCount(18);
-  for (uint64_t i = 0; i < n && r.ok(); ++i) {
-    const DiagCode id = r.Get<DiagCode>();
-    if (static_cast<size_t>(id) >= DiagnosticCatalogue().size()) {
-      r.GetString();  // fails the reader below: a code this build does not know
-      break;
-    }
-    std::string detail = r.GetString();
-    const int64_t count = r.Get<int64_t>();
-    if (count != 0) in.diagnostics.Add(id, count, std::move(detail));
-  }
-  return in;
-}
-
-void EncodeSection(const Section& s, ByteWriter& w) {
-  w.PutString(s.key);
-  w.PutString(s.title);
-  w.Put<int32_t>(s.input);
-  PutFacts(s.facts, w);
-  w.Put<uint64_t>(s.tables.size());
-  for (const Table& t : s.tables) {
-    w.PutString(t.key);
-    w.PutString(t.title);
-    w.Put<uint64_t>(t.columns.size());
-    for (const Column& c : t.columns) {
-      w.PutString(c.key);
-      w.PutString(c.title);
-      w.Put(c.unit);
-      w.Put<uint8_t>(c.optional);
-    }
-    w.Put<uint64_t>(t.rows.size());
-    for (const std::vector<Value>& row : t.rows) {
-      w.Put<uint64_t>(row.size());
-      for (const Value& v : row) PutValue(v, w);
-    }
-    w.Put(t.total_rows);
-    w.PutString(t.note);
-  }
-  w.Put<uint64_t>(s.series.size());
-  for (const Series& x : s.series) {
-    w.PutString(x.key);
-    w.PutString(x.title);
-    w.Put(x.style);
-    w.Put(x.x_unit);
-    w.Put(x.y_unit);
-    PutDoubles(x.x, w);
-    PutDoubles(x.y, w);
-    PutDoubles(x.y2, w);
-    w.PutString(x.y_label);
-    w.PutString(x.y2_label);
-    PutStrings(x.labels, w);
-    w.Put<uint64_t>(x.marks.size());
-    for (const Series::Mark& m : x.marks) {
-      w.Put(m.x);
-      w.Put(m.y);
-      w.PutString(m.label);
-    }
-    w.Put<uint64_t>(x.lines.size());
-    for (const Series::Line& l : x.lines) {
-      w.PutString(l.label);
-      PutDoubles(l.y, w);
-      PutDoubles(l.band_max, w);
-    }
-  }
-  w.Put<uint64_t>(s.graphs.size());
-  for (const Graph& g : s.graphs) {
-    w.PutString(g.key);
-    w.PutString(g.title);
-    w.Put<uint64_t>(g.nodes.size());
-    for (const GraphNode& n : g.nodes) {
-      w.PutString(n.label);
-      w.PutString(n.detail);
-      w.PutString(n.tooltip);
-      w.Put(n.heat);
-      w.Put<uint8_t>(n.terminal);
-    }
-    w.Put<uint64_t>(g.edges.size());
-    for (const GraphEdge& e : g.edges) {
-      w.Put<int32_t>(e.from);
-      w.Put<int32_t>(e.to);
-    }
-    w.PutString(g.note);
-  }
-  w.Put<uint64_t>(s.timelines.size());
-  for (const Timeline& t : s.timelines) {
-    w.PutString(t.key);
-    w.PutString(t.title);
-    w.Put(t.start_ns);
-    w.Put(t.end_ns);
-    w.Put<uint64_t>(t.lanes.size());
-    for (const TimelineLane& l : t.lanes) {
-      w.PutString(l.label);
-      w.Put<uint64_t>(l.spans.size());
-      for (const TimelineSpan& sp : l.spans) {
-        w.Put(sp.start_ns);
-        w.Put(sp.end_ns);
-        w.PutString(sp.kind);
-        w.PutString(sp.label);
-      }
-    }
-    w.PutString(t.note);
-  }
-  PutStrings(s.notes, w);
-}
-
-Section DecodeSection(ByteReader& r) {
-  Section s;
-  s.key = r.GetString();
-  s.title = r.GetString();
-  s.input = r.Get<int32_t>();
-  s.facts = GetFacts(r);
-  for (uint64_t i = 0, n = r.GetCount(8); i < n && r.ok(); ++i) {
-    Table& t = s.tables.emplace_back();
-    t.key = r.GetString();
-    t.title = r.GetString();
-    t.columns.resize(r.GetCount(8));
-    for (Column& c : t.columns) {
-      c.key = r.GetString();
-      c.title = r.GetString();
-      c.unit = r.Get<Unit>();
-      c.optional = r.Get<uint8_t>() != 0;
-    }
-    t.rows.resize(r.GetCount(8));
-    for (std::vector<Value>& row : t.rows) {
-      row.resize(r.GetCount(1));
-      for (Value& v : row) v = GetValue(r);
-    }
-    t.total_rows = r.Get<int64_t>();
-    t.note = r.GetString();
-  }
-  for (uint64_t i = 0, n = r.GetCount(8); i < n && r.ok(); ++i) {
-    Series& x = s.series.emplace_back();
-    x.key = r.GetString();
-    x.title = r.GetString();
-    x.style = r.Get<SeriesStyle>();
-    x.x_unit = r.Get<Unit>();
-    x.y_unit = r.Get<Unit>();
-    x.x = GetDoubles(r);
-    x.y = GetDoubles(r);
-    x.y2 = GetDoubles(r);
-    x.y_label = r.GetString();
-    x.y2_label = r.GetString();
-    x.labels = GetStrings(r);
-    x.marks.resize(r.GetCount(24));
-    for (Series::Mark& m : x.marks) {
-      m.x = r.Get<double>();
-      m.y = r.Get<double>();
-      m.label = r.GetString();
-    }
-    x.lines.resize(r.GetCount(24));
-    for (Series::Line& l : x.lines) {
-      l.label = r.GetString();
-      l.y = GetDoubles(r);
-      l.band_max = GetDoubles(r);
-    }
-  }
-  for (uint64_t i = 0, n = r.GetCount(8); i < n && r.ok(); ++i) {
-    Graph& g = s.graphs.emplace_back();
-    g.key = r.GetString();
-    g.title = r.GetString();
-    g.nodes.resize(r.GetCount(24));
-    for (GraphNode& node : g.nodes) {
-      node.label = r.GetString();
-      node.detail = r.GetString();
-      node.tooltip = r.GetString();
-      node.heat = r.Get<double>();
-      node.terminal = r.Get<uint8_t>() != 0;
-    }
-    g.edges.resize(r.GetCount(8));
-    for (GraphEdge& e : g.edges) {
-      e.from = r.Get<int32_t>();
-      e.to = r.Get<int32_t>();
-    }
-    g.note = r.GetString();
-  }
-  for (uint64_t i = 0, n = r.GetCount(8); i < n && r.ok(); ++i) {
-    Timeline& t = s.timelines.emplace_back();
-    t.key = r.GetString();
-    t.title = r.GetString();
-    t.start_ns = r.Get<TimeNs>();
-    t.end_ns = r.Get<TimeNs>();
-    t.lanes.resize(r.GetCount(16));
-    for (TimelineLane& l : t.lanes) {
-      l.label = r.GetString();
-      l.spans.resize(r.GetCount(32));
-      for (TimelineSpan& sp : l.spans) {
-        sp.start_ns = r.Get<TimeNs>();
-        sp.end_ns = r.Get<TimeNs>();
-        sp.kind = r.GetString();
-        sp.label = r.GetString();
-      }
-    }
-    t.note = r.GetString();
-  }
-  s.notes = GetStrings(r);
-  return s;
-}
-
-void EncodeFinding(const Finding& f, ByteWriter& w) {
-  w.PutString(f.id);
-  w.Put(f.severity);
-  w.PutString(f.title);
-  PutFacts(f.evidence, w);
-  w.PutString(f.where);
-  w.PutString(f.recommendation);
-  w.Put(f.estimated_savings_ns);
-  w.Put<int32_t>(f.input);
-  w.Put<uint64_t>(f.spans.size());
-  for (const FindingSpan& sp : f.spans) {
-    w.Put(sp.start_ns);
-    w.Put(sp.end_ns);
-    w.Put(sp.device);
-  }
-}
-
-Finding DecodeFinding(ByteReader& r) {
-  Finding f;
-  f.id = r.GetString();
-  f.severity = r.Get<Severity>();
-  f.title = r.GetString();
-  f.evidence = GetFacts(r);
-  f.where = r.GetString();
-  f.recommendation = r.GetString();
-  f.estimated_savings_ns = r.Get<int64_t>();
-  f.input = r.Get<int32_t>();
-  f.spans.resize(r.GetCount(20));
-  for (FindingSpan& sp : f.spans) {
-    sp.start_ns = r.Get<TimeNs>();
-    sp.end_ns = r.Get<TimeNs>();
-    sp.device = r.Get<int32_t>();
-  }
-  return f;
-}
+ReportInput DecodeReportInput(ByteReader& r) { return DecodeOne<ReportInput>(r); }
+Section DecodeSection(ByteReader& r) { return DecodeOne<Section>(r); }
+Finding DecodeFinding(ByteReader& r) { return DecodeOne<Finding>(r); }
+Report DecodeReport(ByteReader& r) { return DecodeOne<Report>(r); }
 
 }  // namespace sightline

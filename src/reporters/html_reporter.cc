@@ -1,7 +1,7 @@
 // HTML reporter: the Report as one self-contained offline page (inline CSS and JS, no network).
-// Charts are hand-written SVG built from the Report's series and a few well-known tables (kernel
-// time by category, idle time by cause); every table is sortable by clicking its header. The
-// page's size follows the Report, which is aggregated, not the trace's event count.
+// Charts are hand-written SVG drawn from what the sections give (their charts and series, the
+// inputs' time marks); no section is named here. Every table is sortable by clicking its header.
+// The page's size follows the Report, which is aggregated, not the trace's event count.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -140,155 +140,72 @@ void RenderTable(std::string& out, const Table& t) {
   }
 }
 
-const Table* FindTable(const Section& s, const std::string& key) {
-  for (const Table& t : s.tables) {
-    if (t.key == key) return &t;
-  }
-  return nullptr;
-}
-
-int ColumnIndex(const Table& t, const std::string& key) {
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (t.columns[i].key == key) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-double AsDouble(const Value& v) {
-  if (std::holds_alternative<int64_t>(v)) return static_cast<double>(std::get<int64_t>(v));
-  if (std::holds_alternative<double>(v)) return std::get<double>(v);
-  return 0;
-}
-
-std::string AsText(const Value& v) {
-  return std::holds_alternative<std::string>(v) ? std::get<std::string>(v)
-                                                : FormatValue(v, Unit::kNumber);
-}
-
-// Bars of `value_key` summed per `label_key` over a table's rows, largest first.
-std::vector<html::Bar> BarsFromTable(const Table& t, const std::string& label_key,
-                                     const std::string& value_key) {
-  const int l = ColumnIndex(t, label_key), v = ColumnIndex(t, value_key);
-  std::vector<html::Bar> bars;
-  if (l < 0 || v < 0) return bars;
-  std::map<std::string, double> sums;
-  for (const auto& row : t.rows) {
-    if (static_cast<size_t>(std::max(l, v)) >= row.size()) continue;
-    sums[AsText(row[l])] += AsDouble(row[v]);
-  }
-  for (const auto& [label, value] : sums) {
-    if (value > 0) bars.push_back({label, value});
-  }
-  std::stable_sort(bars.begin(), bars.end(),
-                   [](const html::Bar& a, const html::Bar& b) { return a.value > b.value; });
-  return bars;
-}
-
-// Iteration starts (relative to the trace begin) from the iterations section of the same input.
-std::vector<html::Marker> IterationMarkers(const Report& report, int input) {
-  std::vector<html::Marker> markers;
+// Every section's time marks (iteration starts), per input: drawn on each chart over time of
+// that input, whichever section holds the chart.
+std::map<int, std::vector<html::Marker>> TimeMarksByInput(const Report& report) {
+  std::map<int, std::vector<html::Marker>> marks;
   for (const Section& s : report.sections) {
-    if (s.key != "iterations" || s.input != input) continue;
-    const Table* t = FindTable(s, "iterations");
-    if (t == nullptr) continue;
-    const int start = ColumnIndex(*t, "start_ns"), index = ColumnIndex(*t, "index");
-    if (start < 0) continue;
-    for (const auto& row : t->rows) {
-      if (static_cast<size_t>(start) >= row.size()) continue;
-      markers.push_back({AsDouble(row[start]),
-                         "iteration " + (index >= 0 && static_cast<size_t>(index) < row.size()
-                                             ? AsText(row[index])
-                                             : std::string())});
+    for (const TimeMark& m : s.time_marks) {
+      marks[s.input].push_back({static_cast<double>(m.x_ns), m.label});
     }
   }
-  return markers;
+  return marks;
 }
 
 void RenderChartTitle(std::string& out, const std::string& title) {
   fmt::format_to(std::back_inserter(out), "<div class=\"ct\">{}</div>", XmlEscape(title));
 }
 
-void RenderCharts(std::string& out, const Report& report, const Section& s) {
-  // Charts drawn from well-known tables.
-  if (const Table* t = FindTable(s, "categories"); t != nullptr && s.key == "kernel_summary") {
-    std::vector<html::Bar> bars = BarsFromTable(*t, "category", "total_ns");
-    if (!bars.empty()) {
-      RenderChartTitle(out, "Kernel time by category");
-      out += html::BarChartSvg(bars, Unit::kDurationNs);
-    }
+// One series as a chart: distributions as a CDF, categories as bars, several lines with a legend,
+// time-like x as a step line under the input's time marks, anything else as columns.
+void RenderSeries(std::string& out, const Series& se, const std::vector<html::Marker>& marks) {
+  if (se.x.empty()) return;
+  RenderChartTitle(out, se.title);
+  if (se.style == SeriesStyle::kCdf) {  // a distribution: the share at or below each value
+    out += html::CdfChartSvg(se);
+    out +=
+        "<p class=\"note\">Cumulative: y% of the values are at or below x (log axis when "
+        "they span more than a decade); dashed: p50, p90, p99.</p>";
+    return;
   }
-  if (const Table* t = FindTable(s, "causes"); t != nullptr && s.key == "idle_gaps") {
-    std::vector<html::Bar> bars = BarsFromTable(*t, "cause", "idle_ns");
-    if (!bars.empty()) {
-      RenderChartTitle(out, "Idle time by cause (all devices)");
-      out += html::BarChartSvg(bars, Unit::kDurationNs);
+  if (!se.labels.empty()) {  // categories: a labelled bar each, in the series' order
+    std::vector<html::Bar> bars;
+    for (size_t i = 0; i < std::min(se.labels.size(), se.y.size()); ++i) {
+      bars.push_back({se.labels[i], se.y[i]});
     }
+    out += html::BarChartSvg(bars, se.y_unit);
+    return;
   }
-  // Ranks side by side: communication time and waiting per rank (docs/analyses/ranks.md).
-  if (const Table* t = FindTable(s, "ranks"); t != nullptr && s.key == "ranks") {
-    const int rank = ColumnIndex(*t, "rank");
-    for (const auto& [key, title] : {std::pair{"comm_ns", "Communication time per rank"},
-                                     std::pair{"wait_ns", "Waiting in collectives per rank"}}) {
-      const int v = ColumnIndex(*t, key);
-      if (rank < 0 || v < 0) continue;
-      std::vector<html::Bar> bars;
-      bool any = false;
-      for (const auto& row : t->rows) {
-        if (static_cast<size_t>(std::max(rank, v)) >= row.size()) continue;
-        bars.push_back({"rank " + AsText(row[rank]), AsDouble(row[v])});
-        any |= AsDouble(row[v]) > 0;
-      }
-      if (!any) continue;
-      RenderChartTitle(out, title);
-      out += html::BarChartSvg(bars, Unit::kDurationNs);
+  const bool over_time = se.style == SeriesStyle::kOverTime || se.time_axis ||
+                         (se.x_unit == Unit::kTimestampNs && se.x.size() > 1);
+  const std::vector<html::Marker> no_marks;
+  const std::vector<html::Marker>& markers = over_time ? marks : no_marks;
+  if (!se.lines.empty()) {  // several lines, e.g. the sampled GPU metrics of one kind
+    const std::vector<html::Marker>& line_markers =
+        se.style == SeriesStyle::kOverTime ? marks : no_marks;
+    out += html::LinesChartSvg(se, line_markers, se.y_unit == Unit::kPercent ? 100.0 : 0.0);
+    bool band = false;
+    for (const Series::Line& l : se.lines) band |= !l.band_max.empty();
+    std::string note = band ? "Lines: the mean of each bucket; shaded: up to the largest value "
+                              "in it; gaps: no data. "
+                            : "";
+    if (!line_markers.empty()) note += "Dashed lines: iteration starts.";
+    if (!note.empty()) {
+      fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(note));
     }
+    return;
   }
-  // Every series: distributions and time-like x as a step line, anything else as columns.
-  for (const Series& se : s.series) {
-    if (se.x.empty()) continue;
-    RenderChartTitle(out, se.title);
-    if (se.style == SeriesStyle::kCdf) {  // a distribution: the share at or below each value
-      out += html::CdfChartSvg(se);
-      out +=
-          "<p class=\"note\">Cumulative: y% of the values are at or below x (log axis when "
-          "they span more than a decade); dashed: p50, p90, p99.</p>";
-      continue;
-    }
-    if (!se.labels.empty()) {  // categories: a labelled bar each, in the series' order
-      std::vector<html::Bar> bars;
-      for (size_t i = 0; i < std::min(se.labels.size(), se.y.size()); ++i) {
-        bars.push_back({se.labels[i], se.y[i]});
-      }
-      out += html::BarChartSvg(bars, se.y_unit);
-      continue;
-    }
-    if (!se.lines.empty()) {  // several lines, e.g. the sampled GPU metrics of one kind
-      const std::vector<html::Marker> markers = se.style == SeriesStyle::kOverTime
-                                                    ? IterationMarkers(report, s.input)
-                                                    : std::vector<html::Marker>();
-      out += html::LinesChartSvg(se, markers, se.y_unit == Unit::kPercent ? 100.0 : 0.0);
-      bool band = false;
-      for (const Series::Line& l : se.lines) band |= !l.band_max.empty();
-      std::string note = band ? "Lines: the mean of each bucket; shaded: up to the largest value "
-                                "in it; gaps: no data. "
-                              : "";
-      if (!markers.empty()) note += "Dashed lines: iteration starts.";
-      if (!note.empty()) {
-        fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}</p>", XmlEscape(note));
-      }
-      continue;
-    }
-    const bool over_time = se.style == SeriesStyle::kOverTime ||
-                           se.key.rfind("utilization", 0) == 0 ||
-                           (se.x_unit == Unit::kTimestampNs && se.x.size() > 1);
-    if (over_time) {
-      const std::vector<html::Marker> markers = IterationMarkers(report, s.input);
-      out += html::StepChartSvg(se, markers, se.y_unit == Unit::kPercent ? 100.0 : 0.0);
-      if (!markers.empty()) out += "<p class=\"note\">Dashed lines: iteration starts.</p>";
-    } else {
-      out += html::ColumnChartSvg(se);
-    }
+  if (over_time) {
+    out += html::StepChartSvg(se, markers, se.y_unit == Unit::kPercent ? 100.0 : 0.0);
+    if (!markers.empty()) out += "<p class=\"note\">Dashed lines: iteration starts.</p>";
+  } else {
+    out += html::ColumnChartSvg(se);
   }
+}
+
+void RenderCharts(std::string& out, const std::vector<html::Marker>& marks, const Section& s) {
+  for (const Series& se : s.charts) RenderSeries(out, se, marks);
+  for (const Series& se : s.series) RenderSeries(out, se, marks);
 }
 
 // A graph (a TensorRT engine's layers) as a layered SVG drawing, scrollable when large.
@@ -441,6 +358,8 @@ std::string RenderHtmlReport(const Report& report) {
   out += "</nav><main>";
 
   RenderFindings(out, report);
+  const std::map<int, std::vector<html::Marker>> marks = TimeMarksByInput(report);
+  const std::vector<html::Marker> no_marks;
   for (size_t i = 0; i < report.sections.size(); ++i) {
     const Section& s = report.sections[i];
     std::string title = s.title;
@@ -451,7 +370,8 @@ std::string RenderHtmlReport(const Report& report) {
     fmt::format_to(std::back_inserter(out), "<section id=\"{}\" data-key=\"{}\"><h2>{}</h2>",
                    XmlEscape(Anchor(s, i)), XmlEscape(s.key), XmlEscape(title));
     RenderFacts(out, s.facts);
-    RenderCharts(out, report, s);
+    const auto input_marks = marks.find(s.input);
+    RenderCharts(out, input_marks != marks.end() ? input_marks->second : no_marks, s);
     for (const Graph& g : s.graphs) RenderGraph(out, g);
     for (const Timeline& t : s.timelines) RenderTimeline(out, t);
     for (const Table& t : s.tables) RenderTable(out, t);
