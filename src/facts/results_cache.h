@@ -1,18 +1,23 @@
 // Whole analysis results kept once, by type, for the analyses and finding rules that read another
 // analysis's result (DESIGN.md, "Facts and results"). The cache names no analysis: an analysis that
-// others read offers an accessor that asks the cache with its own compute function
+// others read offers an accessor that asks the cache with its own name and compute function
 // (CachedIdleGaps(context) in idle_gaps.h), so the facts below the analyses include none of them.
 // One cache per trace (AnalysisContext::results()), and one the pipeline holds for a set of traces
 // or an engine, where the multi-input analyses leave the results their finding rules read.
 // Thread-safe: a result is computed once, by the first thread that asks, while the others wait.
+// Which analysis reads which result is declared by the analyses' registry (AnalysisEntry::needs),
+// which orders the pipeline's threads; a Reader keeps the declaration truthful.
 #pragma once
 
 #include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <typeindex>
 #include <utility>
+#include <vector>
 
 #include "base/status.h"
 
@@ -20,6 +25,47 @@ namespace sightline {
 
 class ResultsCache {
  public:
+  // While one lives on a thread, that thread's named Gets (below) may ask only for `self`'s own
+  // result and for the results named in `allowed`; any other fails with an internal error that
+  // names both, without computing. The pipeline runs each registry entry under one, with the
+  // entry's declared needs, so a need missing from the declaration fails every run that reaches
+  // it, whatever the order the threads took. Nested Readers are not supported (one per thread).
+  class Reader {
+   public:
+    Reader(std::string_view self, const std::vector<const char*>& allowed)
+        : self_(self), allowed_(allowed) {
+      current_ = this;
+    }
+    ~Reader() { current_ = nullptr; }
+    Reader(const Reader&) = delete;
+    Reader& operator=(const Reader&) = delete;
+
+    // Ok when the thread's reader (if any) may read the result named `name`.
+    static Status Check(std::string_view name) {
+      const Reader* r = current_;
+      if (r == nullptr || name == r->self_) return Status::Ok();
+      for (const char* a : r->allowed_) {
+        if (name == a) return Status::Ok();
+      }
+      return InternalError("analysis '" + std::string(r->self_) + "' reads the result of '" +
+                           std::string(name) +
+                           "' without declaring it (AnalysisEntry::needs, analyses/registry.cc)");
+    }
+
+   private:
+    static inline thread_local const Reader* current_ = nullptr;
+    std::string_view self_;
+    const std::vector<const char*>& allowed_;
+  };
+
+  // The result of type T of the analysis named `name`: checked against the thread's Reader, then
+  // as Get(compute).
+  template <typename T, typename Compute>
+  StatusOr<const T*> Get(std::string_view name, Compute&& compute) {
+    if (Status s = Reader::Check(name); !s.ok()) return s;
+    return Get<T>(std::forward<Compute>(compute));
+  }
+
   // The result of type T: computed by `compute()` (returning StatusOr<T>) on the first call; the
   // same result, or the same error, on every later call.
   template <typename T, typename Compute>

@@ -1,0 +1,135 @@
+// Tests for the registry's needs (AnalysisEntry::needs, analyses/registry.cc): the declared graph
+// names only entries and has no cycle, a read of an undeclared whole result fails
+// (ResultsCache::Reader), and every entry runs on the shipped samples with only what it declares
+// computed before it -- so a declaration that leaves out a result the entry reads fails here.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "analyses/analysis.h"
+#include "analyses/analysis_context.h"
+#include "analyses/memory.h"
+#include "facts/results_cache.h"
+#include "importers/importer.h"
+#include "testing/trace_fixtures.h"
+
+namespace sightline {
+namespace {
+
+Status RunNothing(AnalysisContext&, int, Report&) { return Status::Ok(); }
+
+// Reads the memory analysis's whole result, as a rule reading it would.
+Status RunReadingMemory(AnalysisContext& context, int, Report&) {
+  return CachedMemory(context).status();
+}
+
+TEST(AnalysisNeeds, TheRegistryNamesOnlyEntriesAndHasNoCycle) {
+  const std::vector<AnalysisEntry>& analyses = Analyses();
+  StatusOr<std::vector<std::vector<size_t>>> needs = AnalysisNeeds(analyses);
+  ASSERT_TRUE(needs.ok()) << needs.status().ToString();
+  ASSERT_EQ(needs->size(), analyses.size());
+  for (size_t i = 0; i < analyses.size(); ++i) {
+    ASSERT_EQ((*needs)[i].size(), analyses[i].needs.size()) << analyses[i].name;
+    for (size_t k = 0; k < (*needs)[i].size(); ++k) {
+      EXPECT_STREQ(analyses[(*needs)[i][k]].name, analyses[i].needs[k]);
+      EXPECT_NE((*needs)[i][k], i) << analyses[i].name << " needs itself";
+    }
+  }
+}
+
+TEST(AnalysisNeeds, AnUnknownNameAndACycleAreRefused) {
+  const std::vector<AnalysisEntry> unknown = {{"a", "", &RunNothing, {"no_such_analysis"}}};
+  StatusOr<std::vector<std::vector<size_t>>> u = AnalysisNeeds(unknown);
+  ASSERT_FALSE(u.ok());
+  EXPECT_NE(u.status().message().find("'no_such_analysis', which is no analysis"),
+            std::string::npos)
+      << u.status().ToString();
+
+  const std::vector<AnalysisEntry> cycle = {{"a", "", &RunNothing, {"c"}},
+                                            {"b", "", &RunNothing, {"a"}},
+                                            {"c", "", &RunNothing, {"b"}},
+                                            {"d", "", &RunNothing, {}}};
+  StatusOr<std::vector<std::vector<size_t>>> c = AnalysisNeeds(cycle);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("form a cycle"), std::string::npos) << c.status().ToString();
+
+  const std::vector<AnalysisEntry> self = {{"a", "", &RunNothing, {"a"}}};
+  EXPECT_FALSE(AnalysisNeeds(self).ok());
+
+  // A diamond is no cycle.
+  const std::vector<AnalysisEntry> diamond = {{"a", "", &RunNothing, {"b", "c"}},
+                                              {"b", "", &RunNothing, {"d"}},
+                                              {"c", "", &RunNothing, {"d"}},
+                                              {"d", "", &RunNothing, {}}};
+  EXPECT_TRUE(AnalysisNeeds(diamond).ok());
+}
+
+TEST(AnalysisNeeds, ReadingAnUndeclaredResultFails) {
+  const Trace t = testing::TraceFixture().Build();
+  const AnalysisEntry undeclared = {"reader", "", &RunReadingMemory, {}};
+  const AnalysisEntry declared = {"reader", "", &RunReadingMemory, {"memory"}};
+  Report report;
+  {
+    AnalysisContext context(t);
+    Status s = RunAnalysis(undeclared, context, 0, report);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("analysis 'reader' reads the result of 'memory' without declaring"),
+              std::string::npos)
+        << s.ToString();
+    // Refused before computing: the result is not there for the next reader either.
+    EXPECT_EQ(context.results().Find<MemoryResult>(), nullptr);
+    // Outside an entry (a test, an exporter) nothing is checked.
+    EXPECT_TRUE(CachedMemory(context).ok());
+  }
+  {
+    AnalysisContext context(t);
+    EXPECT_TRUE(RunAnalysis(declared, context, 0, report).ok());
+  }
+  // The analysis reads its own result freely.
+  {
+    AnalysisContext context(t);
+    const AnalysisEntry own = {"memory", "", &RunReadingMemory, {}};
+    EXPECT_TRUE(RunAnalysis(own, context, 0, report).ok());
+  }
+}
+
+// Runs entry `i` of `analyses` after the entries it needs, each of those after its own needs.
+Status RunWithNeeds(const std::vector<AnalysisEntry>& analyses,
+                    const std::vector<std::vector<size_t>>& needs, size_t i,
+                    AnalysisContext& context, std::vector<bool>& done) {
+  for (size_t j : needs[i]) {
+    if (done[j]) continue;
+    RETURN_IF_ERROR(RunWithNeeds(analyses, needs, j, context, done));
+  }
+  Report report;
+  report.inputs.emplace_back();
+  done[i] = true;
+  return RunAnalysis(analyses[i], context, 0, report).WithPrefix(analyses[i].name);
+}
+
+// Each entry alone on a fresh context of each shipped sample, after only what it declares: an
+// undeclared read fails (the samples have GIL, memory and GPU metric data, so the rules that read
+// threads, memory and GPU metrics all get to their reads).
+TEST(AnalysisNeeds, EveryEntryRunsWithOnlyItsNeedsComputed) {
+  const std::string dir = std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/";
+  const std::vector<AnalysisEntry>& analyses = Analyses();
+  StatusOr<std::vector<std::vector<size_t>>> needs = AnalysisNeeds(analyses);
+  ASSERT_TRUE(needs.ok()) << needs.status().ToString();
+  for (const char* sample : {"llama_decode_h100.nsys.sqlite", "llama_decode_h100.pytorch.json.gz",
+                             "host_loop_h100.nsys.sqlite", "gpu_memory_h200.nsys.sqlite",
+                             "gpu_memory_h200.pytorch.json.gz", "serving_loop_h100.slrec"}) {
+    StatusOr<Trace> trace = ImportTrace(dir + sample);
+    ASSERT_TRUE(trace.ok()) << sample << ": " << trace.status().ToString();
+    for (size_t i = 0; i < analyses.size(); ++i) {
+      AnalysisContext context(*trace);
+      std::vector<bool> done(analyses.size(), false);
+      Status s = RunWithNeeds(analyses, *needs, i, context, done);
+      EXPECT_TRUE(s.ok()) << sample << ": " << s.ToString();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sightline
