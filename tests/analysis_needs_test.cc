@@ -4,8 +4,11 @@
 // computed before it -- so a declaration that leaves out a result the entry reads fails here.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "analyses/analysis.h"
@@ -13,6 +16,7 @@
 #include "analyses/memory.h"
 #include "facts/results_cache.h"
 #include "importers/importer.h"
+#include "pipeline/pipeline.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -129,6 +133,74 @@ TEST(AnalysisNeeds, EveryEntryRunsWithOnlyItsNeedsComputed) {
       EXPECT_TRUE(s.ok()) << sample << ": " << s.ToString();
     }
   }
+}
+
+// The scheduler's log: when each entry of a synthetic registry started and ended, as sequence
+// numbers of one counter.
+std::atomic<int> g_clock{0};
+std::vector<std::atomic<int>> g_started(8), g_ended(8);
+
+template <int I>
+Status RunLogged(AnalysisContext&, int, Report& report) {
+  g_started[I] = g_clock++;
+  std::this_thread::sleep_for(std::chrono::microseconds(I % 3 == 0 ? 2'000 : 200));
+  report.AddSection("s" + std::to_string(I), "entry", 0);
+  g_ended[I] = g_clock++;
+  return Status::Ok();
+}
+
+// RunAnalyses (AnalyzeTrace's scheduler) starts an entry only after every entry it needs has
+// ended, on any number of threads, and alone follows the registry's order where the needs allow.
+TEST(AnalysisNeeds, ThePipelineStartsAnEntryAfterItsNeeds) {
+  // "late" needs an entry after it in the registry; "d" waits for a chain of two.
+  const std::vector<AnalysisEntry> analyses = {
+      {"late", "", &RunLogged<0>, {"c"}}, {"a", "", &RunLogged<1>, {}},
+      {"b", "", &RunLogged<2>, {"a"}},    {"c", "", &RunLogged<3>, {"a", "b"}},
+      {"d", "", &RunLogged<4>, {"c"}},    {"e", "", &RunLogged<5>, {}},
+      {"f", "", &RunLogged<6>, {}},       {"g", "", &RunLogged<7>, {"f", "late"}},
+  };
+  StatusOr<std::vector<std::vector<size_t>>> needs = AnalysisNeeds(analyses);
+  ASSERT_TRUE(needs.ok()) << needs.status().ToString();
+  const Trace t = testing::TraceFixture().Build();
+  for (int threads : {1, 2, 3, 8}) {
+    for (int round = 0; round < 10; ++round) {
+      for (auto& s : g_started) s = -1;
+      for (auto& e : g_ended) e = -1;
+      AnalysisContext context(t);
+      std::vector<Report> parts;
+      std::vector<Status> status;
+      ASSERT_TRUE(RunAnalyses(analyses, context, 0, threads, parts, status).ok());
+      ASSERT_EQ(parts.size(), analyses.size());
+      for (size_t i = 0; i < analyses.size(); ++i) {
+        EXPECT_TRUE(status[i].ok());
+        ASSERT_EQ(parts[i].sections.size(), 1u) << analyses[i].name << " ran once";
+        EXPECT_EQ(parts[i].sections[0].key, "s" + std::to_string(i));
+        ASSERT_GE(g_started[i], 0) << analyses[i].name;
+        for (size_t j : (*needs)[i]) {
+          EXPECT_LT(g_ended[j], g_started[i])
+              << analyses[i].name << " started before " << analyses[j].name << " ended, " << threads
+              << " threads";
+        }
+      }
+      if (threads == 1) {
+        // Registry order, each entry as soon as its needs are done: a, b, c, late, d, e, f, g.
+        const std::vector<size_t> expected = {1, 2, 3, 0, 4, 5, 6, 7};
+        for (size_t k = 1; k < expected.size(); ++k) {
+          EXPECT_LT(g_started[expected[k - 1]], g_started[expected[k]]) << k;
+        }
+      }
+    }
+  }
+  // A cycle is refused before anything runs.
+  const std::vector<AnalysisEntry> cycle = {{"a", "", &RunLogged<0>, {"b"}},
+                                            {"b", "", &RunLogged<1>, {"a"}}};
+  g_started[0] = g_started[1] = -1;
+  AnalysisContext context(t);
+  std::vector<Report> parts;
+  std::vector<Status> status;
+  EXPECT_FALSE(RunAnalyses(cycle, context, 0, 2, parts, status).ok());
+  EXPECT_EQ(g_started[0], -1);
+  EXPECT_EQ(g_started[1], -1);
 }
 
 }  // namespace

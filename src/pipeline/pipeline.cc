@@ -48,19 +48,18 @@ int AddReportInput(const AnalysisContext& context, const std::string& label, Rep
   return input;
 }
 
-Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report,
-                    int threads) {
-  const int input = AddReportInput(context, label, report);
-  const std::vector<AnalysisEntry>& analyses = Analyses();
+Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& context, int input,
+                   int threads, std::vector<Report>& parts, std::vector<Status>& status) {
   const size_t n = analyses.size();
   ASSIGN_OR_RETURN(const std::vector<std::vector<size_t>> needs, AnalysisNeeds(analyses));
+  parts.assign(n, Report{});
+  status.assign(n, Status::Ok());
   // An entry starts once the entries it needs are done (AnalysisEntry::needs), so the whole results
   // it reads are there. Alone, this thread runs them in the registry's order, each as soon as its
   // needs are done. Several threads take the next entry as they come free, and share the context's
   // facts (each built once, by the first that asks): first the entries others wait for (the
   // longest chain of waiting entries first), then from the end of the registry, where the findings
-  // come last, read most of the facts and take longest. Each entry writes a report of its own;
-  // they are appended in the registry's order, so the report is the same for any number.
+  // come last, read most of the facts and take longest.
   std::vector<std::vector<size_t>> waiting(n);  // the entries that need entry i
   std::vector<size_t> pending(n);               // needs of entry i not done yet
   for (size_t i = 0; i < n; ++i) {
@@ -81,8 +80,6 @@ Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& 
       return chain[a] != chain[b] ? chain[a] > chain[b] : a > b;
     });
   }
-  std::vector<Report> parts(n);
-  std::vector<Status> status(n);
   std::vector<std::exception_ptr> thrown(n);
   std::mutex mu;
   std::condition_variable done_one;
@@ -121,9 +118,23 @@ Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& 
   }
   work();
   for (std::thread& t : pool) t.join();
-  bool added_findings = false;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n && status[i].ok(); ++i) {
     if (thrown[i]) std::rethrow_exception(thrown[i]);
+  }
+  return Status::Ok();
+}
+
+Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report,
+                    int threads) {
+  const int input = AddReportInput(context, label, report);
+  const std::vector<AnalysisEntry>& analyses = Analyses();
+  // Each entry writes a report of its own; they are appended in the registry's order, so the
+  // report is the same for any number of threads.
+  std::vector<Report> parts;
+  std::vector<Status> status;
+  RETURN_IF_ERROR(RunAnalyses(analyses, context, input, threads, parts, status));
+  bool added_findings = false;
+  for (size_t i = 0; i < analyses.size(); ++i) {
     if (!status[i].ok()) {
       return status[i].WithPrefix(
           fmt::format("{}: {}", context.trace().source.path, analyses[i].name));
