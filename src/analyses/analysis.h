@@ -74,8 +74,10 @@ StatusOr<std::vector<std::vector<size_t>>> AnalysisNeeds(
     const std::vector<AnalysisEntry>& analyses);
 
 // Runs `entry` into `report` as the pipeline does: reading another entry's whole result that it
-// does not declare in `needs` fails (ResultsCache::Reader).
-Status RunAnalysis(const AnalysisEntry& entry, AnalysisContext& context, int input, Report& report);
+// does not declare in `needs` fails (ResultsCache::Reader). With `asked`, leaves there the declared
+// needs it read (ResultsCache::Reader::asked()).
+Status RunAnalysis(const AnalysisEntry& entry, AnalysisContext& context, int input, Report& report,
+                   std::vector<std::string>* asked = nullptr);
 
 // --- several traces ---------------------------------------------------------------------------
 

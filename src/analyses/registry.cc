@@ -97,10 +97,12 @@ StatusOr<std::vector<std::vector<size_t>>> AnalysisNeeds(
   return needs;
 }
 
-Status RunAnalysis(const AnalysisEntry& entry, AnalysisContext& context, int input,
-                   Report& report) {
+Status RunAnalysis(const AnalysisEntry& entry, AnalysisContext& context, int input, Report& report,
+                   std::vector<std::string>* asked) {
   ResultsCache::Reader reader(entry.name, entry.needs);
-  return entry.run(context, input, report);
+  Status s = entry.run(context, input, report);
+  if (asked != nullptr) *asked = reader.asked();
+  return s;
 }
 
 }  // namespace sightline

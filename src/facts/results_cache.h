@@ -9,6 +9,7 @@
 // which orders the pipeline's threads; a Reader keeps the declaration truthful.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -40,12 +41,20 @@ class ResultsCache {
     Reader(const Reader&) = delete;
     Reader& operator=(const Reader&) = delete;
 
+    // The results of others this reader asked for (all allowed), each once, in the order asked:
+    // what a declaration that is not too wide holds (tests/analysis_needs_test.cc).
+    const std::vector<std::string>& asked() const { return asked_; }
+
     // Ok when the thread's reader (if any) may read the result named `name`.
     static Status Check(std::string_view name) {
-      const Reader* r = current_;
+      Reader* r = current_;
       if (r == nullptr || name == r->self_) return Status::Ok();
       for (const char* a : r->allowed_) {
-        if (name == a) return Status::Ok();
+        if (name != a) continue;
+        if (std::find(r->asked_.begin(), r->asked_.end(), name) == r->asked_.end()) {
+          r->asked_.emplace_back(name);
+        }
+        return Status::Ok();
       }
       return InternalError("analysis '" + std::string(r->self_) + "' reads the result of '" +
                            std::string(name) +
@@ -53,9 +62,10 @@ class ResultsCache {
     }
 
    private:
-    static inline thread_local const Reader* current_ = nullptr;
+    static inline thread_local Reader* current_ = nullptr;
     std::string_view self_;
     const std::vector<const char*>& allowed_;
+    std::vector<std::string> asked_;
   };
 
   // The result of type T of the analysis named `name`: checked against the thread's Reader, then
