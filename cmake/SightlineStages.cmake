@@ -3,7 +3,7 @@
 # on ("upward" or sideways), at configure time, at every build, and as a ctest.
 #
 #   sightline_add_stage(NAME analyses DEPS base model report kernel LIBS fmt::fmt simdjson::simdjson
-#                       ROOMS "facts: analysis_context.* intervals.*" analyses "findings: findings/*")
+#                       ROOMS analyses "findings: findings/*" "registry: registry.cc")
 #     -> library sightline_analyses from src/analyses/**.cc (globbed: a new file needs no edit here)
 #   ROOMS (optional) splits a stage into rooms, bottom-up, the same way: a file may include the
 #   stage's files of its own room and of the rooms before it. "name: glob..." takes the files the

@@ -18,10 +18,10 @@
 #include <set>
 
 #include "analyses/findings/findings.h"
-#include "analyses/graph_alignment.h"
 #include "analyses/nvtx_projection.h"
 #include "base/input_data.h"
 #include "diff/step_samples.h"
+#include "facts/graph_alignment.h"
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
 #include "sightline/recorder_format.h"

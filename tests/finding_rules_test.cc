@@ -1,5 +1,5 @@
 // Tests for the rule registry (analyses/findings/findings.h) and the results cache it runs on
-// (analyses/results_cache.h): every rule listed once, documented and shown by `sightline
+// (facts/results_cache.h): every rule listed once, documented and shown by `sightline
 // findings`; rules run only on the data they read.
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <string>
 
 #include "analyses/findings/findings.h"
-#include "analyses/results_cache.h"
 #include "analyses/serving/queueing.h"
 #include "base/file_io.h"
+#include "facts/results_cache.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

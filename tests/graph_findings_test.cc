@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "analyses/findings/findings.h"
-#include "analyses/graph_kernel_paths.h"
-#include "analyses/graph_replays.h"
+#include "facts/graph_kernel_paths.h"
+#include "facts/graph_replays.h"
 #include "importers/importer.h"
 #include "importers/iteration_log/iteration_log.h"
 #include "testing/trace_fixtures.h"

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "analyses/findings/findings.h"
-#include "analyses/intervals.h"
 #include "analyses/os_call_chains.h"
 #include "analyses/threads.h"
+#include "facts/intervals.h"
 #include "importers/importer.h"
 #include "testing/trace_fixtures.h"
 

@@ -1,4 +1,4 @@
-#include "analyses/intervals.h"
+#include "facts/intervals.h"
 
 #include <gtest/gtest.h>
 

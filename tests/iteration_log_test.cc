@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "analyses/iteration_log_join.h"
-#include "analyses/iterations.h"
+#include "facts/iterations.h"
 #include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"
 

@@ -1,10 +1,11 @@
-// Tests for the iterations analysis (analyses/iterations.h): finding iteration ranges by name,
+// Tests for the iterations analysis (facts/iterations.h): finding iteration ranges by name,
 // per-iteration GPU work, the distribution and outliers.
-#include "analyses/iterations.h"
+#include "facts/iterations.h"
 
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
+#include "analyses/iterations_section.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

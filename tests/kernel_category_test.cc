@@ -1,7 +1,7 @@
 // Kernel category rules (docs/analyses/kernel_categories.md) on real kernel names: from the traces
 // in ../shared/traces (nsys and Kineto exports of PyTorch, vLLM, HF, HTA jobs) and from public
 // profiles of cuBLAS, CUTLASS, FlashAttention, FlashInfer, cuDNN, NCCL, TensorRT(-LLM) and Triton.
-#include "analyses/kernel_category.h"
+#include "facts/kernel_category.h"
 
 #include <gtest/gtest.h>
 

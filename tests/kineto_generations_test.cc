@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
-#include "analyses/iterations.h"
 #include "base/file_io.h"
+#include "facts/iterations.h"
 #include "importers/importer.h"
 #include "testing/trace_fixtures.h"
 

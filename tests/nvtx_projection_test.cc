@@ -1,12 +1,12 @@
 // Tests for the NVTX → GPU projection (analyses/nvtx_projection.h) and the range sweep under it
-// (analyses/launch_projection.h), on synthetic traces with known answers.
+// (facts/launch_projection.h), on synthetic traces with known answers.
 #include "analyses/nvtx_projection.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "analyses/launch_projection.h"
+#include "facts/launch_projection.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "analyses/findings/findings.h"
-#include "analyses/iterations.h"
 #include "exporters/perfetto_json.h"
+#include "facts/iterations.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"

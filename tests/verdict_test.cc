@@ -10,11 +10,11 @@
 #include <cmath>
 #include <random>
 
-#include "analyses/kernel_category.h"
 #include "diff/baseline_file.h"
 #include "diff/diff_report.h"
 #include "diff/step_samples.h"
 #include "diff/verdict_report.h"
+#include "facts/kernel_category.h"
 #include "reporters/reporter.h"
 #include "testing/trace_fixtures.h"
 

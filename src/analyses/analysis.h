@@ -12,6 +12,7 @@
 
 #include "base/status.h"
 #include "base/time_units.h"
+#include "facts/facts_options.h"
 #include "model/trace.h"
 #include "report/report.h"
 
@@ -20,7 +21,7 @@ namespace sightline {
 struct IterationLog;    // analyses/iteration_log.h
 struct RequestResults;  // serving/request_results.h
 class AnalysisContext;  // analyses/analysis_context.h
-class ResultsCache;     // analyses/results_cache.h
+class ResultsCache;     // facts/results_cache.h
 
 // --slo ttft=MS,tpot=MS,e2el=MS: a request is good when it meets every SLO given (serving metrics).
 struct SloOptions {
@@ -28,9 +29,9 @@ struct SloOptions {
   bool any() const { return ttft_ms || tpot_ms || e2el_ms; }
 };
 
-// Options the CLI passes to every analysis; each analysis reads the fields it needs.
-struct AnalyzeOptions {
-  std::string iterations_regex;   // empty: the default iteration names (docs/metrics.md)
+// Options the CLI passes to every analysis; each analysis reads the fields it needs. The facts'
+// own (the iteration names, the GC range names) come from FactsOptions.
+struct AnalyzeOptions : FactsOptions {
   DurationNs min_gap_ns = 2'000;  // idle gaps shorter than this are launch jitter
   int top_n = 15;                 // rows kept in long tables (the CLI picks it per format)
   bool findings = true;           // run the findings rules (--no-findings leaves them out)
@@ -41,9 +42,6 @@ struct AnalyzeOptions {
   // be null.
   std::shared_ptr<const RequestResults> requests;
   SloOptions slo;
-  // Names of the host ranges that mark garbage collections (any domain, any kind; --gc-ranges):
-  // TensorRT-LLM's TLLM_PROFILE_RECORD_GC and Sightline's Python package write "Python GC".
-  std::vector<std::string> gc_range_names = {"Python GC"};
   // `sightline diff`: kernels under this share (percent) of the baseline's GPU time are not gated
   // one by one; the gate fails when GPU time or a gated kernel grew by more than the threshold.
   double diff_min_share_pct = 1.0;
@@ -61,10 +59,25 @@ struct AnalysisEntry {
   const char* summary;  // one line for `sightline analyze --list`
   // Appends this analysis's section(s) for the context's trace (report input `input`).
   Status (*run)(AnalysisContext& context, int input, Report& report);
+  // The entries whose whole results (AnalysisContext::results(), through their Cached...(context)
+  // accessors) this one reads: AnalyzeTrace starts it only once they are computed. Reading an
+  // undeclared one is an error while an entry runs (ResultsCache::Reader).
+  std::vector<const char*> needs = {};
 };
 
 // All single-trace analyses, in report order.
 const std::vector<AnalysisEntry>& Analyses();
+
+// The registry's needs as indexes into `analyses`: the entries each entry needs, in declared order.
+// An error when a need names no entry, or the needs form a cycle.
+StatusOr<std::vector<std::vector<size_t>>> AnalysisNeeds(
+    const std::vector<AnalysisEntry>& analyses);
+
+// Runs `entry` into `report` as the pipeline does: reading another entry's whole result that it
+// does not declare in `needs` fails (ResultsCache::Reader). With `asked`, leaves there the declared
+// needs it read (ResultsCache::Reader::asked()).
+Status RunAnalysis(const AnalysisEntry& entry, AnalysisContext& context, int input, Report& report,
+                   std::vector<std::string>* asked = nullptr);
 
 // --- several traces ---------------------------------------------------------------------------
 

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "analyses/analysis_context.h"
-#include "analyses/graph_alignment.h"
-#include "analyses/graph_kernel_paths.h"
-#include "analyses/launch_projection.h"
+#include "facts/graph_alignment.h"
+#include "facts/graph_kernel_paths.h"
+#include "facts/launch_projection.h"
 #include "model/trace_builder.h"
 
 namespace sightline {

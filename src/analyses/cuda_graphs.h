@@ -19,7 +19,7 @@
 
 namespace sightline {
 
-struct GraphKernelPaths;  // analyses/graph_kernel_paths.h
+struct GraphKernelPaths;  // facts/graph_kernel_paths.h
 
 struct CaptureRangeRow {
   // "capture > layer_3 > attention"; "(no range)" when none was open. Aligned rows: the ranges

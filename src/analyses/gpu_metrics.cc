@@ -10,13 +10,13 @@
 #include "analyses/analysis_context.h"
 #include "analyses/gpu_metrics_charts.h"
 #include "analyses/gpu_metrics_intervals.h"
-#include "analyses/intervals.h"
 #include "base/stats.h"
+#include "facts/intervals.h"
 
 namespace sightline {
 
 StatusOr<const GpuMetricsResult*> CachedGpuMetrics(AnalysisContext& context) {
-  return context.results().Get<GpuMetricsResult>([&context] {
+  return context.results().Get<GpuMetricsResult>("gpu_metrics", [&context] {
     GpuMetricsOptions o;
     o.top_kernels = static_cast<size_t>(std::max(context.options().top_n, 1));
     return ComputeGpuMetrics(context, o);

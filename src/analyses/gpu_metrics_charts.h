@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "analyses/analysis.h"
-#include "analyses/metric_samples.h"
 #include "base/status.h"
+#include "facts/metric_samples.h"
 #include "report/report.h"
 
 namespace sightline {

@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "analyses/analysis_context.h"
-#include "analyses/graph_kernel_paths.h"
-#include "analyses/launch_projection.h"
 #include "analyses/range_at.h"
+#include "facts/graph_kernel_paths.h"
+#include "facts/launch_projection.h"
 
 namespace sightline {
 namespace {

@@ -4,7 +4,7 @@
 #include <queue>
 
 #include "analyses/analysis_context.h"
-#include "analyses/interval_stream.h"
+#include "facts/interval_stream.h"
 
 namespace sightline {
 namespace {
@@ -226,7 +226,7 @@ int GapBucketOf(DurationNs gap_ns) {
 }
 
 StatusOr<const IdleGapsResult*> CachedIdleGaps(AnalysisContext& context) {
-  return context.results().Get<IdleGapsResult>([&context] {
+  return context.results().Get<IdleGapsResult>("idle_gaps", [&context] {
     IdleGapsOptions o;
     o.min_gap_ns = context.options().min_gap_ns;
     // Enough for every report's table of largest gaps, and for the rules.

@@ -9,12 +9,14 @@
 #include <string_view>
 #include <vector>
 
-#include "analyses/iterations.h"
+#include "facts/iterations.h"
 #include "importers/iteration_log/iteration_log.h"
 #include "model/trace.h"
 #include "report/report.h"
 
 namespace sightline {
+
+class AnalysisContext;  // analyses/analysis_context.h
 
 // The first run of digits in an iteration range's name: "iteration 12" -> 12, "ProfilerStep#7" ->
 // 7. False when there is none.

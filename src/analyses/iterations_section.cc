@@ -1,6 +1,8 @@
 // The "iterations" report section: ComputeIterations's result as facts on the main set, tables of
 // sets, iterations and outliers, and per-iteration series. Definitions: docs/metrics.md,
 // "Iterations".
+#include "analyses/iterations_section.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +10,7 @@
 
 #include "analyses/analysis_context.h"
 #include "analyses/iteration_log_join.h"
-#include "analyses/iterations.h"
+#include "facts/iterations.h"
 
 namespace sightline {
 namespace {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "analyses/analysis.h"
-#include "analyses/kernel_category.h"
 #include "base/stats.h"
 #include "base/status.h"
+#include "facts/kernel_category.h"
 #include "model/trace.h"
 #include "report/report.h"
 

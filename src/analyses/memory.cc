@@ -65,7 +65,7 @@ bool StateOnly(const MemoryEventTable& m, size_t i) {
 
 StatusOr<const MemoryResult*> CachedMemory(AnalysisContext& context) {
   return context.results().Get<MemoryResult>(
-      [&context] { return ComputeMemory(context, MemoryOptions{}); });
+      "memory", [&context] { return ComputeMemory(context, MemoryOptions{}); });
 }
 
 StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptions& options) {

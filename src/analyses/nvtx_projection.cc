@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
-#include "analyses/graph_kernel_paths.h"
+#include "facts/graph_kernel_paths.h"
 
 namespace sightline {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "analyses/analysis.h"
-#include "analyses/launch_projection.h"
 #include "base/status.h"
+#include "facts/launch_projection.h"
 #include "model/trace.h"
 #include "report/report.h"
 

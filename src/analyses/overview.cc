@@ -5,9 +5,9 @@
 #include <unordered_set>
 
 #include "analyses/analysis_context.h"
-#include "analyses/intervals.h"
 #include "analyses/summary_table.h"
 #include "base/time_units.h"
+#include "facts/intervals.h"
 
 namespace sightline {
 namespace {

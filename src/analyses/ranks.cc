@@ -10,9 +10,9 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
-#include "analyses/intervals.h"
-#include "analyses/results_cache.h"
 #include "base/stats.h"
+#include "facts/intervals.h"
+#include "facts/results_cache.h"
 
 namespace sightline {
 namespace {

@@ -6,11 +6,11 @@
 #include <unordered_set>
 #include <utility>
 
-#include "analyses/intervals.h"
-#include "analyses/iterations.h"
 #include "analyses/threads.h"
 #include "base/name_pattern.h"
 #include "base/stats.h"
+#include "facts/intervals.h"
+#include "facts/iterations.h"
 
 namespace sightline {
 namespace {

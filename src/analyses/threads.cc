@@ -9,10 +9,10 @@
 #include <tuple>
 
 #include "analyses/analysis_context.h"
-#include "analyses/intervals.h"
 #include "analyses/os_call_chains.h"
 #include "base/name_pattern.h"
 #include "base/stats.h"
+#include "facts/intervals.h"
 
 namespace sightline {
 namespace {
@@ -282,7 +282,7 @@ std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, Ti
 
 StatusOr<const ThreadsResult*> CachedThreads(AnalysisContext& context) {
   return context.results().Get<ThreadsResult>(
-      [&context] { return ComputeThreads(context, ThreadsOptions{}); });
+      "threads", [&context] { return ComputeThreads(context, ThreadsOptions{}); });
 }
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions&) {

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "analyses/analysis.h"
-#include "analyses/intervals.h"
 #include "analyses/thread_ranges.h"
 #include "analyses/threads_per_iteration.h"
 #include "base/status.h"
+#include "facts/intervals.h"
 #include "report/report.h"
 
 namespace sightline {

@@ -1,9 +1,9 @@
 #include "analyses/threads_per_iteration.h"
 
-#include "analyses/intervals.h"
-#include "analyses/iterations.h"
 #include "analyses/threads.h"
 #include "base/stats.h"
+#include "facts/intervals.h"
+#include "facts/iterations.h"
 
 namespace sightline {
 namespace {

@@ -8,10 +8,10 @@
 
 #include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
-#include "analyses/iterations.h"
 #include "base/file_io.h"
 #include "cli/commands.h"
 #include "exporters/perfetto_json.h"
+#include "facts/iterations.h"
 #include "importers/importer.h"
 
 namespace sightline::cli {

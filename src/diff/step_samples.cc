@@ -7,11 +7,11 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
-#include "analyses/graph_kernel_paths.h"
-#include "analyses/iterations.h"
-#include "analyses/kernel_category.h"
-#include "analyses/launch_projection.h"
 #include "base/name_pattern.h"
+#include "facts/graph_kernel_paths.h"
+#include "facts/iterations.h"
+#include "facts/kernel_category.h"
+#include "facts/launch_projection.h"
 
 namespace sightline {
 

@@ -21,7 +21,7 @@ struct StepPart {
   // "layer 3" and "layer 7" are "layer N"); kStepRange when launched in the iteration outside any
   // such range, kOutsideRange when launched outside the iterations or not linked to a launch. A
   // replayed graph kernel launched in the iteration: the outermost range of its capture path
-  // (analyses/graph_kernel_paths.h) below the capture's own range (one around all of its thread's
+  // (facts/graph_kernel_paths.h) below the capture's own range (one around all of its thread's
   // capture points), or around its eager counterpart below the eager step's.
   std::string range;
   // kGpu: the kernel category ("gemm", ...) or memory-operation kind ("memcpy HtoD", "memset");

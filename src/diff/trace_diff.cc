@@ -8,12 +8,12 @@
 #include <unordered_map>
 
 #include "analyses/analysis_context.h"
-#include "analyses/iterations.h"
-#include "analyses/kernel_category.h"
-#include "analyses/launch_projection.h"
 #include "analyses/nvtx_projection.h"
 #include "base/name_pattern.h"
 #include "diff/name_normalize.h"
+#include "facts/iterations.h"
+#include "facts/kernel_category.h"
+#include "facts/launch_projection.h"
 
 namespace sightline {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "analyses/graph_kernel_paths.h"
 #include "base/time_units.h"
+#include "facts/graph_kernel_paths.h"
 #include "model/trace.h"
 
 namespace sightline {

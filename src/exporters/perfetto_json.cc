@@ -9,11 +9,11 @@
 #include <set>
 #include <utility>
 
-#include "analyses/graph_kernel_paths.h"
 #include "analyses/memory.h"
 #include "base/json_writer.h"
 #include "base/time_units.h"
 #include "exporters/perfetto_graph_ranges.h"
+#include "facts/graph_kernel_paths.h"
 
 namespace sightline {
 namespace {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "analyses/analysis_context.h"
-#include "analyses/iterations.h"
 #include "base/status.h"
+#include "facts/iterations.h"
 #include "model/trace.h"
 #include "report/report.h"
 

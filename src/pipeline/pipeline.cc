@@ -5,9 +5,10 @@
 #include <glob.h>
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -15,13 +16,13 @@
 #include "analyses/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "analyses/iteration_log_summary.h"
-#include "analyses/results_cache.h"
 #include "analyses/serving/serving_diff.h"
 #include "base/file_io.h"
 #include "diff/baseline_file.h"
 #include "diff/step_samples.h"
 #include "diff/verdict.h"
 #include "diff/verdict_report.h"
+#include "facts/results_cache.h"
 #include "importers/importer.h"
 #include "importers/inputs.h"
 #include "kernel/ncu_report.h"
@@ -47,38 +48,64 @@ int AddReportInput(const AnalysisContext& context, const std::string& label, Rep
   return input;
 }
 
-Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report,
-                    int threads) {
-  const int input = AddReportInput(context, label, report);
-  const std::vector<AnalysisEntry>& analyses = Analyses();
-  auto failed = [&](const Status& s, const AnalysisEntry& a) {
-    return s.WithPrefix(fmt::format("{}: {}", context.trace().source.path, a.name));
-  };
-  threads = std::min(threads, static_cast<int>(analyses.size()));
-  if (threads <= 1) {
-    for (const AnalysisEntry& a : analyses) {
-      Status s = a.run(context, input, report);
-      if (!s.ok()) return failed(s, a);
-    }
-    return Status::Ok();
+Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& context, int input,
+                   int threads, std::vector<Report>& parts, std::vector<Status>& status) {
+  const size_t n = analyses.size();
+  ASSIGN_OR_RETURN(const std::vector<std::vector<size_t>> needs, AnalysisNeeds(analyses));
+  parts.assign(n, Report{});
+  status.assign(n, Status::Ok());
+  // An entry starts once the entries it needs are done (AnalysisEntry::needs), so the whole results
+  // it reads are there. Alone, this thread runs them in the registry's order, each as soon as its
+  // needs are done. Several threads take the next entry as they come free, and share the context's
+  // facts (each built once, by the first that asks): first the entries others wait for (the
+  // longest chain of waiting entries first), then from the end of the registry, where the findings
+  // come last, read most of the facts and take longest.
+  std::vector<std::vector<size_t>> waiting(n);  // the entries that need entry i
+  std::vector<size_t> pending(n);               // needs of entry i not done yet
+  for (size_t i = 0; i < n; ++i) {
+    pending[i] = needs[i].size();
+    for (size_t j : needs[i]) waiting[j].push_back(i);
   }
-  // Each analysis writes a report of its own; they are appended in the registry's order, so the
-  // report is the same as one thread's. The threads take the next analysis as they come free, and
-  // share the context's facts (each built once, by the first that asks). They start from the end
-  // of the registry: the findings come last there, read most of the facts and take longest, so
-  // they start at once while the other threads work through the sections.
-  std::vector<Report> parts(analyses.size());
-  std::vector<Status> status(analyses.size());
-  std::vector<std::exception_ptr> thrown(analyses.size());
-  std::atomic<size_t> next{0};
+  threads = std::max(1, std::min(threads, static_cast<int>(n)));
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  if (threads > 1) {
+    std::vector<size_t> chain(n, 0);  // the longest chain of entries waiting for entry i
+    for (size_t round = 0; round < n; ++round) {  // acyclic: n rounds settle every chain
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j : needs[i]) chain[j] = std::max(chain[j], chain[i] + 1);
+      }
+    }
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return chain[a] != chain[b] ? chain[a] > chain[b] : a > b;
+    });
+  }
+  std::vector<std::exception_ptr> thrown(n);
+  std::mutex mu;
+  std::condition_variable done_one;
+  std::vector<bool> taken(n, false);
+  size_t taken_count = 0;
   auto work = [&] {
-    for (size_t n = next++; n < analyses.size(); n = next++) {
-      const size_t i = analyses.size() - 1 - n;
+    std::unique_lock<std::mutex> lock(mu);
+    while (taken_count < n) {
+      auto next = std::find_if(order.begin(), order.end(),
+                               [&](size_t i) { return !taken[i] && pending[i] == 0; });
+      if (next == order.end()) {
+        done_one.wait(lock);  // every entry left waits for one that runs now
+        continue;
+      }
+      const size_t i = *next;
+      taken[i] = true;
+      ++taken_count;
+      lock.unlock();
       try {
-        status[i] = analyses[i].run(context, input, parts[i]);
+        status[i] = RunAnalysis(analyses[i], context, input, parts[i]);
       } catch (...) {
         thrown[i] = std::current_exception();  // rethrown on the calling thread (out of memory)
       }
+      lock.lock();
+      for (size_t w : waiting[i]) --pending[w];
+      done_one.notify_all();
     }
   };
   std::vector<std::thread> pool;
@@ -91,10 +118,27 @@ Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& 
   }
   work();
   for (std::thread& t : pool) t.join();
+  for (size_t i = 0; i < n && status[i].ok(); ++i) {
+    if (thrown[i]) std::rethrow_exception(thrown[i]);
+  }
+  return Status::Ok();
+}
+
+Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report,
+                    int threads) {
+  const int input = AddReportInput(context, label, report);
+  const std::vector<AnalysisEntry>& analyses = Analyses();
+  // Each entry writes a report of its own; they are appended in the registry's order, so the
+  // report is the same for any number of threads.
+  std::vector<Report> parts;
+  std::vector<Status> status;
+  RETURN_IF_ERROR(RunAnalyses(analyses, context, input, threads, parts, status));
   bool added_findings = false;
   for (size_t i = 0; i < analyses.size(); ++i) {
-    if (thrown[i]) std::rethrow_exception(thrown[i]);
-    if (!status[i].ok()) return failed(status[i], analyses[i]);
+    if (!status[i].ok()) {
+      return status[i].WithPrefix(
+          fmt::format("{}: {}", context.trace().source.path, analyses[i].name));
+    }
     for (Section& section : parts[i].sections) report.sections.push_back(std::move(section));
     added_findings = added_findings || !parts[i].findings.empty();
     for (Finding& f : parts[i].findings) report.findings.push_back(std::move(f));

@@ -102,4 +102,12 @@ int AddReportInput(const AnalysisContext& context, const std::string& label, Rep
 Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& report,
                     int threads = 1);
 
+// AnalyzeTrace's scheduler: runs each of `analyses` (RunAnalysis) into parts[i], its status into
+// status[i], on up to `threads` threads (this one included), each entry only once the entries it
+// needs (AnalysisEntry::needs) are done; then rethrows what an entry threw (out of memory), the
+// first in registry order before any failed entry. An error only when the needs name no entry or
+// form a cycle (AnalysisNeeds).
+Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& context, int input,
+                   int threads, std::vector<Report>& parts, std::vector<Status>& status);
+
 }  // namespace sightline

@@ -14,10 +14,10 @@
 
 #include "analyses/analysis.h"
 #include "analyses/analysis_context.h"
-#include "analyses/intervals.h"
-#include "analyses/iterations.h"
-#include "analyses/results_cache.h"
 #include "base/status.h"
+#include "facts/intervals.h"
+#include "facts/iterations.h"
+#include "facts/results_cache.h"
 #include "model/trace.h"
 #include "report/report.h"
 

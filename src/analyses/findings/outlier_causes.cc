@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "analyses/intervals.h"
-#include "analyses/launch_projection.h"
 #include "analyses/threads.h"
+#include "facts/intervals.h"
+#include "facts/launch_projection.h"
 
 namespace sightline {
 namespace {

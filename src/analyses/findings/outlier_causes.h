@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "analyses/analysis_context.h"
-#include "analyses/iterations.h"
 #include "base/time_units.h"
+#include "facts/iterations.h"
 
 namespace sightline {
 

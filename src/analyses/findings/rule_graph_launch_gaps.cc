@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "analyses/findings/findings.h"
-#include "analyses/graph_replays.h"
 #include "base/stats.h"
+#include "facts/graph_replays.h"
 
 namespace sightline {
 namespace {

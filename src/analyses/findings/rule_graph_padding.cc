@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "analyses/findings/findings.h"
-#include "analyses/graph_replays.h"
 #include "analyses/iteration_log_join.h"
 #include "base/stats.h"
+#include "facts/graph_replays.h"
 
 namespace sightline {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "analyses/findings/findings.h"
 #include "analyses/gpu_metrics_intervals.h"
-#include "analyses/metric_samples.h"
+#include "facts/metric_samples.h"
 
 namespace sightline {
 namespace {

@@ -8,9 +8,9 @@
 
 #include "analyses/cuda_graphs.h"
 #include "analyses/findings/findings.h"
-#include "analyses/graph_kernel_paths.h"
-#include "analyses/graph_replays.h"
 #include "base/stats.h"
+#include "facts/graph_kernel_paths.h"
+#include "facts/graph_replays.h"
 #include "model/trace_builder.h"
 
 namespace sightline {

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "analyses/findings/findings.h"
-#include "analyses/kernel_category.h"
+#include "facts/kernel_category.h"
 
 namespace sightline {
 namespace {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "analyses/findings/findings.h"
-#include "analyses/kernel_category.h"
+#include "facts/kernel_category.h"
 #include "kernel/gpu_arch.h"
 #include "kernel/occupancy.h"
 

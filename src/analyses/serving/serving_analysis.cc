@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <memory>
 
-#include "analyses/results_cache.h"
 #include "analyses/serving/queueing.h"
 #include "analyses/serving/serving_metrics.h"
 #include "analyses/serving/serving_trace_join.h"
+#include "facts/results_cache.h"
 #include "importers/serving_results/request_results.h"
 
 namespace sightline {

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <map>
 
-#include "analyses/intervals.h"
 #include "analyses/iteration_log_join.h"
-#include "analyses/iterations.h"
 #include "base/stats.h"
 #include "base/time_units.h"
+#include "facts/intervals.h"
+#include "facts/iterations.h"
 
 namespace sightline {
 

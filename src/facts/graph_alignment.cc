@@ -1,4 +1,4 @@
-#include "analyses/graph_alignment.h"
+#include "facts/graph_alignment.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "analyses/iterations.h"
+#include "facts/iterations.h"
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -8,9 +8,9 @@
 #include <cmath>
 #include <map>
 
-#include "analyses/analysis_context.h"
-#include "analyses/intervals.h"
 #include "base/name_pattern.h"
+#include "facts/intervals.h"
+#include "facts/trace_facts.h"
 
 namespace sightline {
 
@@ -53,9 +53,8 @@ void ComputeDistribution(IterationSet& set, const IterationsOptions& options) {
 
 }  // namespace
 
-StatusOr<IterationsResult> ComputeIterations(AnalysisContext& context,
-                                             const IterationsOptions& options) {
-  const Trace& trace = context.trace();
+StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const IterationsOptions& options) {
+  const Trace& trace = facts.trace();
   IterationsResult res;
   res.default_regex = options.name_regex.empty();
   res.regex = res.default_regex ? kDefaultIterationRegex : options.name_regex;
@@ -132,9 +131,9 @@ StatusOr<IterationsResult> ComputeIterations(AnalysisContext& context,
     }
   }
 
-  const std::vector<std::pair<int32_t, int32_t>>& pid_devices = context.PidDevices();
+  const std::vector<std::pair<int32_t, int32_t>>& pid_devices = facts.PidDevices();
 
-  const LaunchIndex& index = context.Launches();
+  const LaunchIndex& index = facts.Launches();
   std::vector<Interval> launched;
   for (const auto& [pid, entry] : best) {
     const auto& [key, group] = *entry;
@@ -173,14 +172,14 @@ StatusOr<IterationsResult> ComputeIterations(AnalysisContext& context,
       it.gpu_busy_launched_ns = TotalLength(launched);
     }
 
-    // GPU busy of the set's devices: one device's union from the context, or their union.
+    // GPU busy of the set's devices: one device's union from the facts, or their union.
     std::vector<Interval> several;
     const std::vector<Interval>* busy = &several;
     if (set.devices.size() == 1) {
-      busy = &context.Busy(set.devices[0]);
+      busy = &facts.Busy(set.devices[0]);
     } else {
       for (int32_t d : set.devices) {
-        const std::vector<Interval>& b = context.Busy(d);
+        const std::vector<Interval>& b = facts.Busy(d);
         several.insert(several.end(), b.begin(), b.end());
       }
       several = MergeIntervals(std::move(several));

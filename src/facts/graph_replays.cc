@@ -1,4 +1,4 @@
-#include "analyses/graph_replays.h"
+#include "facts/graph_replays.h"
 
 #include <fmt/format.h>
 

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "analyses/graph_alignment.h"
 #include "base/time_units.h"
+#include "facts/graph_alignment.h"
 #include "model/trace.h"
 
 namespace sightline {

@@ -1,4 +1,4 @@
-#include "analyses/metric_samples.h"
+#include "facts/metric_samples.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "analyses/graph_kernel_paths.h"
+#include "facts/graph_kernel_paths.h"
 
 #include <algorithm>
 #include <map>

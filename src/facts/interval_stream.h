@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "analyses/intervals.h"
+#include "facts/intervals.h"
 #include "model/trace.h"
 
 namespace sightline {

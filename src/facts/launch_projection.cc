@@ -1,4 +1,4 @@
-#include "analyses/launch_projection.h"
+#include "facts/launch_projection.h"
 
 #include <algorithm>
 #include <map>

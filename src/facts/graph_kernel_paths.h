@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "analyses/graph_alignment.h"
 #include "base/string_pool.h"
+#include "facts/graph_alignment.h"
 #include "model/trace.h"
 
 namespace sightline {

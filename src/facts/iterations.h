@@ -9,12 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis.h"
-#include "analyses/launch_projection.h"
 #include "base/stats.h"
 #include "base/status.h"
+#include "facts/launch_projection.h"
 #include "model/trace.h"
-#include "report/report.h"
 
 namespace sightline {
 
@@ -66,12 +64,10 @@ struct IterationsResult {
   std::vector<IterationSet> sets;  // most iterations first; sets[0] is the main set
 };
 
-// Finds the iterations with `options` (AnalysisContext::Iterations() keeps the ones the analyze
-// options ask for; call this for others).
-StatusOr<IterationsResult> ComputeIterations(AnalysisContext& context,
-                                             const IterationsOptions& options);
+class TraceFacts;  // facts/trace_facts.h
 
-// Registry entry: the "iterations" section.
-Status RunIterationsSection(AnalysisContext& context, int input, Report& report);
+// Finds the iterations with `options` (TraceFacts::Iterations() keeps the ones the facts options
+// ask for; call this for others). The "iterations" section is analyses/iterations_section.h's.
+StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const IterationsOptions& options);
 
 }  // namespace sightline

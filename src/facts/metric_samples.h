@@ -1,7 +1,7 @@
 // Sampled GPU metrics as step functions per (device, metric): each sample holds its value over
 // [its time, the next sample's time) (the last one for one median period), so a figure over any
 // interval weights each sample by its overlap with it. Built once per trace from Trace::counters
-// (AnalysisContext::Samples()); used by the per-iteration and per-range metrics
+// (TraceFacts::Samples()); used by the per-iteration and per-range metrics
 // (gpu_metrics_intervals.h) and the metric findings.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "analyses/intervals.h"
+#include "facts/intervals.h"
 #include "model/trace.h"
 
 namespace sightline {

@@ -1,4 +1,4 @@
-#include "analyses/kernel_category.h"
+#include "facts/kernel_category.h"
 
 #include <array>
 #include <cctype>

@@ -1,13 +1,13 @@
-#include "analyses/analysis_context.h"
+#include "facts/trace_facts.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 
-#include "analyses/graph_kernel_paths.h"
-#include "analyses/graph_replays.h"
-#include "analyses/metric_samples.h"
+#include "facts/graph_kernel_paths.h"
+#include "facts/graph_replays.h"
+#include "facts/metric_samples.h"
 
 namespace sightline {
 namespace {
@@ -26,15 +26,15 @@ bool IsBlockingCall(const Trace& trace, size_t row) {
   return trace.str(trace.api_calls.name[row]).find("Async") == std::string_view::npos;
 }
 
-AnalysisContext::AnalysisContext(const Trace& trace, AnalyzeOptions options)
+TraceFacts::TraceFacts(const Trace& trace, FactsOptions options)
     : trace_(&trace), options_(std::move(options)) {}
 
-AnalysisContext::AnalysisContext(std::unique_ptr<const Trace> trace, AnalyzeOptions options)
+TraceFacts::TraceFacts(std::unique_ptr<const Trace> trace, FactsOptions options)
     : owned_(std::move(trace)), trace_(owned_.get()), options_(std::move(options)) {}
 
-AnalysisContext::~AnalysisContext() = default;
+TraceFacts::~TraceFacts() = default;
 
-void AnalysisContext::EnsureBusy() {
+void TraceFacts::EnsureBusy() {
   std::call_once(busy_once_, [this] {
     const KernelTable& k = trace_->kernels;
     const MemOpTable& m = trace_->memops;
@@ -85,29 +85,29 @@ void AnalysisContext::EnsureBusy() {
   });
 }
 
-const std::vector<std::pair<int32_t, int32_t>>& AnalysisContext::PidDevices() {
+const std::vector<std::pair<int32_t, int32_t>>& TraceFacts::PidDevices() {
   EnsureBusy();
   return pid_devices_;
 }
 
-const std::vector<int32_t>& AnalysisContext::GpuDevices() {
+const std::vector<int32_t>& TraceFacts::GpuDevices() {
   EnsureBusy();
   return gpu_devices_;
 }
 
-const std::vector<Interval>& AnalysisContext::Busy(int32_t device) {
+const std::vector<Interval>& TraceFacts::Busy(int32_t device) {
   EnsureBusy();
   const uint32_t s = device_slots_.Find(device);
   if (s == DenseIds::kNone) return EmptyIntervals();
   return busy_[s];
 }
 
-DurationNs AnalysisContext::TotalKernelTimeNs() {
+DurationNs TraceFacts::TotalKernelTimeNs() {
   EnsureBusy();
   return total_kernel_ns_;
 }
 
-KernelCategory AnalysisContext::Category(StringId name) {
+KernelCategory TraceFacts::Category(StringId name) {
   std::call_once(category_once_, [this] {
     category_size_ = trace_->strings.size();
     category_ = std::make_unique<std::atomic<int8_t>[]>(category_size_);
@@ -124,7 +124,7 @@ KernelCategory AnalysisContext::Category(StringId name) {
   return static_cast<KernelCategory>(c);
 }
 
-void AnalysisContext::EnsureComm() {
+void TraceFacts::EnsureComm() {
   std::call_once(comm_once_, [this] {
     EnsureBusy();
     comm_.resize(busy_.size());
@@ -160,7 +160,7 @@ void AnalysisContext::EnsureComm() {
   });
 }
 
-const CommSplit& AnalysisContext::Comm(int32_t device) {
+const CommSplit& TraceFacts::Comm(int32_t device) {
   EnsureComm();
   static const CommSplit kEmpty;
   const uint32_t s = device_slots_.Find(device);
@@ -168,17 +168,17 @@ const CommSplit& AnalysisContext::Comm(int32_t device) {
   return comm_[s];
 }
 
-bool AnalysisContext::HasCommunication() {
+bool TraceFacts::HasCommunication() {
   EnsureComm();
   return has_comm_;
 }
 
-const LaunchIndex& AnalysisContext::Launches() {
+const LaunchIndex& TraceFacts::Launches() {
   std::call_once(launches_once_, [this] { launches_ = std::make_unique<LaunchIndex>(*trace_); });
   return *launches_;
 }
 
-const LaunchIndex& AnalysisContext::LaunchesWithCapture() {
+const LaunchIndex& TraceFacts::LaunchesWithCapture() {
   std::call_once(capture_launches_once_, [this] {
     const std::vector<uint8_t>& graph = GraphPaths().graph;
     // Without graph kernels there is no second point: the launch index is the same.
@@ -189,21 +189,21 @@ const LaunchIndex& AnalysisContext::LaunchesWithCapture() {
   return capture_launches_ ? *capture_launches_ : Launches();
 }
 
-const GraphKernelPaths& AnalysisContext::GraphPaths() {
+const GraphKernelPaths& TraceFacts::GraphPaths() {
   std::call_once(graph_paths_once_, [this] {
     graph_paths_ = std::make_unique<GraphKernelPaths>(ComputeGraphKernelPaths(*trace_));
   });
   return *graph_paths_;
 }
 
-const GraphReplays& AnalysisContext::Replays() {
+const GraphReplays& TraceFacts::Replays() {
   std::call_once(replays_once_, [this] {
     replays_ = std::make_unique<GraphReplays>(ComputeGraphReplays(*trace_, GraphPaths().graph));
   });
   return *replays_;
 }
 
-const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {
+const std::vector<Interval>& TraceFacts::BlockingCalls(int32_t pid) {
   std::call_once(blocking_once_, [&] {
     std::vector<std::pair<int32_t, Interval>> calls;
     const ApiCallTable& a = trace_->api_calls;
@@ -228,7 +228,7 @@ const std::vector<Interval>& AnalysisContext::BlockingCalls(int32_t pid) {
   return it->second;
 }
 
-const std::vector<Interval>& AnalysisContext::GcIntervals(int32_t pid) {
+const std::vector<Interval>& TraceFacts::GcIntervals(int32_t pid) {
   std::call_once(gc_once_, [&] {
     const RangeTable& r = trace_->ranges;
     std::vector<int8_t> is_gc(trace_->strings.size(), -1);  // by StringId
@@ -263,7 +263,7 @@ const std::vector<Interval>& AnalysisContext::GcIntervals(int32_t pid) {
   return it->second;
 }
 
-const std::vector<LaunchingThread>& AnalysisContext::LaunchingThreads(int32_t pid) {
+const std::vector<LaunchingThread>& TraceFacts::LaunchingThreads(int32_t pid) {
   std::call_once(launching_once_, [&] {
     // Launch calls per (pid, tid), counted in place (not a pair per call, sorted): there are few
     // threads, and calls come in runs from one thread.
@@ -306,7 +306,7 @@ const std::vector<LaunchingThread>& AnalysisContext::LaunchingThreads(int32_t pi
   return it->second;
 }
 
-LaunchingThread AnalysisContext::MainLaunchingThread(int32_t pid) {
+LaunchingThread TraceFacts::MainLaunchingThread(int32_t pid) {
   const std::vector<LaunchingThread>& v = LaunchingThreads(pid);
   return v.empty() ? LaunchingThread{} : v.front();
 }
@@ -369,7 +369,7 @@ bool IsWaitingOsCall(std::string_view name) {
   return false;
 }
 
-void AnalysisContext::EnsureWaits() {
+void TraceFacts::EnsureWaits() {
   std::call_once(waits_once_, [this] {
     const OsCallTable& os = trace_->os_calls;
     const OffCpuTable& off = trace_->off_cpu;
@@ -420,7 +420,7 @@ void AnalysisContext::EnsureWaits() {
   });
 }
 
-const ThreadWaits& AnalysisContext::Waits(int32_t pid, int32_t tid) {
+const ThreadWaits& TraceFacts::Waits(int32_t pid, int32_t tid) {
   static const ThreadWaits kNone;
   EnsureWaits();
   auto it = std::lower_bound(wait_threads_.begin(), wait_threads_.end(), std::make_pair(pid, tid));
@@ -428,7 +428,7 @@ const ThreadWaits& AnalysisContext::Waits(int32_t pid, int32_t tid) {
   return waits_[it - wait_threads_.begin()];
 }
 
-HostBreakdown AnalysisContext::HostWithin(int32_t pid, int32_t tid, TimeNs a, TimeNs b) {
+HostBreakdown TraceFacts::HostWithin(int32_t pid, int32_t tid, TimeNs a, TimeNs b) {
   HostBreakdown h;
   const ThreadWaits& w = Waits(pid, tid);
   h.gc_ns = BusyWithin(GcIntervals(pid), a, b);
@@ -439,7 +439,7 @@ HostBreakdown AnalysisContext::HostWithin(int32_t pid, int32_t tid, TimeNs a, Ti
   return h;
 }
 
-void AnalysisContext::EnsureGil() {
+void TraceFacts::EnsureGil() {
   std::call_once(gil_once_, [this] {
     const GilTable& g = trace_->gil;
     for (size_t i = 0; i < g.size(); ++i) {  // runs of one thread once
@@ -466,26 +466,26 @@ void AnalysisContext::EnsureGil() {
   });
 }
 
-const std::vector<Interval>& AnalysisContext::GilHeld(int32_t pid, int32_t tid) {
+const std::vector<Interval>& TraceFacts::GilHeld(int32_t pid, int32_t tid) {
   EnsureGil();
   auto it = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), std::make_pair(pid, tid));
   if (it == gil_threads_.end() || *it != std::make_pair(pid, tid)) return EmptyIntervals();
   return gil_held_[it - gil_threads_.begin()];
 }
 
-const std::vector<Interval>& AnalysisContext::GilWaited(int32_t pid, int32_t tid) {
+const std::vector<Interval>& TraceFacts::GilWaited(int32_t pid, int32_t tid) {
   EnsureGil();
   auto it = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), std::make_pair(pid, tid));
   if (it == gil_threads_.end() || *it != std::make_pair(pid, tid)) return EmptyIntervals();
   return gil_waited_[it - gil_threads_.begin()];
 }
 
-const std::vector<std::pair<int32_t, int32_t>>& AnalysisContext::GilThreads() {
+const std::vector<std::pair<int32_t, int32_t>>& TraceFacts::GilThreads() {
   EnsureGil();
   return gil_threads_;
 }
 
-StatusOr<const IterationsResult*> AnalysisContext::Iterations() {
+StatusOr<const IterationsResult*> TraceFacts::Iterations() {
   std::call_once(iterations_once_, [this] {
     IterationsOptions o;
     o.name_regex = options_.iterations_regex;
@@ -495,7 +495,7 @@ StatusOr<const IterationsResult*> AnalysisContext::Iterations() {
   return &iterations_->value();
 }
 
-void AnalysisContext::EnsureWindows() {
+void TraceFacts::EnsureWindows() {
   std::call_once(windows_once_, [this] {
     EnsureBusy();
     StatusOr<const IterationsResult*> iterations = Iterations();
@@ -522,17 +522,17 @@ void AnalysisContext::EnsureWindows() {
   });
 }
 
-const IterationSet* AnalysisContext::MainSet() {
+const IterationSet* TraceFacts::MainSet() {
   EnsureWindows();
   return main_set_;
 }
 
-const std::vector<LoopWindow>& AnalysisContext::Windows() {
+const std::vector<LoopWindow>& TraceFacts::Windows() {
   EnsureWindows();
   return windows_;
 }
 
-int64_t AnalysisContext::FindWindow(int32_t pid, TimeNs t) {
+int64_t TraceFacts::FindWindow(int32_t pid, TimeNs t) {
   EnsureWindows();
   // Iteration windows are sorted and disjoint; whole-trace windows (one per device) overlap, and
   // the first that holds t is taken.
@@ -563,7 +563,7 @@ int64_t AnalysisContext::FindWindow(int32_t pid, TimeNs t) {
   return static_cast<int64_t>(w);
 }
 
-std::string AnalysisContext::WindowLabel(const LoopWindow& w) const {
+std::string TraceFacts::WindowLabel(const LoopWindow& w) const {
   if (w.it == nullptr) return "whole trace";
   const std::string plain = fmt::format("iteration {}", w.iteration);
   const std::string_view name = trace_->str(w.it->name);
@@ -571,7 +571,7 @@ std::string AnalysisContext::WindowLabel(const LoopWindow& w) const {
   return fmt::format("{} ({})", plain, name);
 }
 
-const MetricSamples& AnalysisContext::Samples() {
+const MetricSamples& TraceFacts::Samples() {
   std::call_once(samples_once_, [this] { samples_ = std::make_unique<MetricSamples>(*trace_); });
   return *samples_;
 }

@@ -1,0 +1,16 @@
+// The "iterations" report section (registry entry): the iterations the facts found
+// (facts/iterations.h, TraceFacts::Iterations()) as a report section, joined to --iteration-log
+// when given. Definitions: docs/metrics.md, "Iterations".
+#pragma once
+
+#include "base/status.h"
+#include "report/report.h"
+
+namespace sightline {
+
+class AnalysisContext;  // analyses/analysis_context.h
+
+// Registry entry: the "iterations" section.
+Status RunIterationsSection(AnalysisContext& context, int input, Report& report);
+
+}  // namespace sightline
