@@ -22,9 +22,9 @@ import glob
 import json
 import os
 import random
-import re
-import subprocess
 import time
+
+from runs_common import make_sh, median_us
 
 SL, OUT = os.environ["SL"], os.environ.get("OUT", "/tmp/verdict")
 BASELINES = os.environ.get("BASELINES")
@@ -40,17 +40,7 @@ os.makedirs(os.path.join(OUT, "diffs"), exist_ok=True)
 LOG = open(os.path.join(OUT, "false_alarm_log.txt"), "a")
 
 
-def sh(cmd):
-    p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       errors="replace")
-    LOG.write(f"$ {cmd}\nrc={p.returncode}\n{p.stdout[-2000:]}\n")
-    LOG.flush()
-    return p.returncode, p.stdout
-
-
-def median_us(out):
-    m = re.findall(r"median_iteration_us=([0-9.]+)", out)
-    return float(m[-1]) if m else None
+sh = make_sh(LOG, 2000)
 
 
 runs, medians = [], []

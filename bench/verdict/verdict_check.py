@@ -14,8 +14,8 @@ Prints a table last; diff reports go to $OUT/diffs/.
 """
 import json
 import os
-import re
-import subprocess
+
+from runs_common import make_sh, median_us
 
 SL, DL, OUT = os.environ["SL"], os.environ["DL"], os.environ.get("OUT", "/tmp/verdict")
 RUNS = int(os.environ.get("RUNS", "3"))
@@ -29,17 +29,7 @@ LOG = open(os.path.join(OUT, "verdict_log.txt"), "a")
 checks = []
 
 
-def sh(cmd):
-    p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       errors="replace")
-    LOG.write(f"$ {cmd}\nrc={p.returncode}\n{p.stdout[-4000:]}\n")
-    LOG.flush()
-    return p.returncode, p.stdout
-
-
-def median_us(out):
-    m = re.findall(r"median_iteration_us=([0-9.]+)", out)
-    return float(m[-1]) if m else None
+sh = make_sh(LOG, 4000)
 
 
 def check(what, ok, detail=""):
