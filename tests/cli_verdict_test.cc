@@ -1,6 +1,7 @@
 // End-to-end checks of the diff's verdict: `sightline diff --fail-if-slower` on traces with
 // iterations (exit 1 slower, 0 not slower, 4 cannot tell), several runs per side (`A1 A2 -- B1
 // B2`, directories), and `sightline baseline save` with `diff --baseline`.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -178,6 +179,25 @@ TEST_F(CliVerdict, SavedBaselineGivesTheSameVerdict) {
   testing::CliResult no_iter = RunSightline("diff " + Q(saved) + " " + Q(flat));
   EXPECT_EQ(no_iter.exit_code, 2) << no_iter.err;
   EXPECT_NE(no_iter.err.find("--iterations"), std::string::npos) << no_iter.err;
+}
+
+// Real unchanged runs (tests/data/verdict/README.md): three against three is not called slower
+// where resampling the runs alone did; one against one shows the one-run false alarm, with its
+// note.
+TEST_F(CliVerdict, RealUnchangedRunsOfAnH200) {
+  auto run = [](int k) {
+    return Q(fmt::format("{}/tests/data/verdict/h200_unchanged_run_{:02d}.baseline.json",
+                         SIGHTLINE_SOURCE_DIR, k));
+  };
+  testing::CliResult three =
+      RunSightline(fmt::format("diff --fail-if-slower 0 --format json {} {} {} -- {} {} {}",
+                               run(20), run(30), run(46), run(9), run(21), run(24)));
+  EXPECT_EQ(three.exit_code, 4) << three.err;
+  EXPECT_NE(three.out.find("spread between the 3 + 3 runs"), std::string::npos);
+  testing::CliResult one =
+      RunSightline("diff --fail-if-slower 1 --format json " + run(15) + " -- " + run(16));
+  EXPECT_EQ(one.exit_code, 1) << one.err;
+  EXPECT_NE(one.out.find("one run on a side"), std::string::npos);
 }
 
 TEST_F(CliVerdict, BadInputExitsTwoAndWritesNothing) {
