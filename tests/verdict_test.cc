@@ -183,6 +183,34 @@ TEST(StepSamples, GarbageCollectionWhileTheGpuIdlesIsItsOwnPart) {
   EXPECT_DOUBLE_EQ(sync, 20);  // [160, 180)
 }
 
+// The launching thread waiting for the GIL, then in a waiting OS call, while the GPU idles: two
+// parts of their own, below a synchronize and a collection in precedence; another thread's wait
+// does not count.
+TEST(StepSamples, GilAndOsWaitsOfTheLaunchingThreadAreTheirOwnParts) {
+  TraceFixture f;
+  f.Launch("gemm", 1, 2, 10, 110);
+  f.Gil(GilState::kWaited, 120, 150);
+  f.OsCall("pthread_cond_wait", 140, 170);                       // the GIL wait wins on [140, 150)
+  f.Api("cudaStreamSynchronize", 165, 180);                      // a sync wins on [165, 170)
+  f.Gil(GilState::kWaited, 180, 200, {.pid = 100, .tid = 101});  // another thread
+  f.Range("step 0", 0, 200);
+  const Trace t = f.Build();
+  const RunSamples run = Samples(t);
+  ASSERT_EQ(run.iterations(), 1u);
+  auto part = [&](const std::string& label) {
+    for (size_t p = 0; p < run.parts.size(); ++p) {
+      if (run.parts[p].Label() == label) return run.part_ns[p][0];
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(part("GPU idle, host in GIL wait"), 30);     // [120, 150)
+  EXPECT_DOUBLE_EQ(part("GPU idle, host in OS wait"), 15);      // [150, 165)
+  EXPECT_DOUBLE_EQ(part("GPU idle, host in synchronize"), 15);  // [165, 180)
+  double sum = 0;
+  for (const std::vector<double>& v : run.part_ns) sum += v[0];
+  EXPECT_DOUBLE_EQ(sum, run.wall_ns[0]);
+}
+
 TEST(Verdict, PlantedGemmSlowdownIsSlowerAndAttributedToMlp) {
   LoopSpec before;
   LoopSpec after = before;

@@ -148,7 +148,7 @@ struct HostCalls {
   std::vector<uint8_t> cause;
 };
 
-constexpr uint8_t kSyncCause = 0, kGcCause = 1, kHostCause = 5;
+constexpr uint8_t kSyncCause = 0, kGcCause = 1, kGilCause = 2, kOsWaitCause = 3, kHostCause = 7;
 static_assert(std::size(kIdleCauses) == kHostCause + 1);
 
 uint8_t CauseOf(ApiClass c) {
@@ -157,11 +157,11 @@ uint8_t CauseOf(ApiClass c) {
       return kSyncCause;
     case ApiClass::kMemcpy:
     case ApiClass::kMemset:
-      return 2;
-    case ApiClass::kLaunch:
-      return 3;
-    default:
       return 4;
+    case ApiClass::kLaunch:
+      return 5;
+    default:
+      return 6;
   }
 }
 
@@ -179,10 +179,19 @@ HostCalls FlattenHostCalls(AnalysisContext& context, int32_t pid) {
     edges.push_back({api.start_ns[i], 1, c});
     edges.push_back({api.end_ns[i], -1, c});
   }
-  for (const Interval& gc : context.GcIntervals(pid)) {
-    if (gc.end_ns <= gc.start_ns) continue;
-    edges.push_back({gc.start_ns, 1, kGcCause});
-    edges.push_back({gc.end_ns, -1, kGcCause});
+  auto add = [&](const std::vector<Interval>& intervals, uint8_t cause) {
+    for (const Interval& v : intervals) {
+      if (v.end_ns <= v.start_ns) continue;
+      edges.push_back({v.start_ns, 1, cause});
+      edges.push_back({v.end_ns, -1, cause});
+    }
+  };
+  add(context.GcIntervals(pid), kGcCause);
+  // The main launching thread's own waits: for the GIL, and in waiting OS calls.
+  const LaunchingThread main = context.MainLaunchingThread(pid);
+  if (main.tid >= 0) {
+    if (context.HasGil()) add(context.GilWaited(main.pid, main.tid), kGilCause);
+    if (context.HasOsCalls()) add(context.Waits(main.pid, main.tid).os_wait, kOsWaitCause);
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
   HostCalls out;

@@ -37,10 +37,13 @@ inline constexpr char kStepRange[] = "(step)";
 inline constexpr char kOutsideRange[] = "(outside)";
 // What the host was doing while no GPU work of the iteration's devices ran, in this order of
 // precedence when they overlap: a synchronize call, a garbage collection (ranges named as
-// AnalyzeOptions::gc_range_names), a memcpy/memset call, a launch call, another CUDA call, none
-// (host code, or not traced).
-inline constexpr const char* kIdleCauses[] = {"synchronize", "garbage collection", "memcpy",
-                                              "launch",      "other CUDA call",    "host"};
+// AnalyzeOptions::gc_range_names), the process's main launching thread waiting for the Python GIL
+// (nsys -t python-gil), that thread in a waiting OS call outside CUDA calls (nsys -t osrt;
+// IsWaitingOsCall), a memcpy/memset call, a launch call, another CUDA call, none (host code, or not
+// traced).
+inline constexpr const char* kIdleCauses[] = {
+    "synchronize", "garbage collection", "GIL wait", "OS wait", "memcpy",
+    "launch",      "other CUDA call",    "host"};
 
 // The iterations of one run. For every iteration i: sum over p of part_ns[p][i] == wall_ns[i]
 // (up to rounding).
