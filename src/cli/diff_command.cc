@@ -103,12 +103,14 @@ void AddDiffCommand(CLI::App& app, CommandRunner& runner) {
       "Compare a baseline and a candidate of the same workload (also an nsys export against a "
       "PyTorch trace): a verdict on the step time with its 95% interval and where the change "
       "went, then per kernel, category, NVTX range and iteration. Several runs per side: "
-      "`diff A1 A2 -- B1 B2` or a directory per side; against a saved baseline: "
-      "`diff --baseline FILE B1 ...`. --fail-if-slower PCT: exit 1 slower, 0 not slower, "
-      "4 cannot tell.");
+      "`diff A1 A2 -- B1 B2` or a directory per side; a saved baseline may stand for runs on "
+      "either side (`diff --baseline FILE B1 ...`, `diff A.baseline.json -- B.baseline.json`). "
+      "Two serving results (or several per side) compare their latency percentiles and "
+      "throughput. --fail-if-slower PCT: exit 1 slower, 0 not slower, 4 cannot tell.");
   cmd->add_option("inputs", args->inputs,
-                  "BASELINE CANDIDATE (traces, or directories of runs); or the baseline's runs "
-                  "followed by -- and the candidate's; with --baseline, the candidate's runs")
+                  "BASELINE CANDIDATE (traces, serving results, saved baselines, or directories "
+                  "of runs); or the baseline's runs followed by -- and the candidate's; with "
+                  "--baseline, the candidate's runs")
       ->type_name("TRACE...");
   cmd->add_option(kDiffCandidateRunsOption, args->candidate_runs,
                   "The candidate's runs (what follows \"--\")")
