@@ -64,6 +64,22 @@ TEST(Cli, NumberOptionsRefuseNanAndInfinity) {
 
 // --ranks-per-host: a positive count, else a usage error; given, the ranks section says the hosts
 // came from it (the same sample twice: ranks 0 and 1 by order, on hosts 0 and 1).
+// A bad --iterations regex is refused when the command line is read, before any input is: the
+// input here does not exist, and the error is the regex's, for every command that takes it.
+TEST(Cli, BadIterationsRegexIsRefusedBeforeAnyInput) {
+  const std::string missing = "/nonexistent/trace.sqlite";
+  for (const std::string& cmd :
+       {"analyze " + missing, "export --perfetto -o /tmp/never.json " + missing,
+        "diff " + missing + " " + missing, "baseline save /tmp/never.baseline.json " + missing}) {
+    const testing::CliResult r = RunSightline(cmd + " --iterations '(a'");
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find("--iterations: iterations regex '(a' is not a valid regular expression"),
+              std::string::npos)
+        << cmd << ": " << r.err;
+    EXPECT_EQ(r.err.find("nonexistent"), std::string::npos) << cmd << ": " << r.err;
+  }
+}
+
 TEST(Cli, RanksPerHost) {
   const std::string sample =
       "'" + std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/llama_decode_h100.nsys.sqlite'";

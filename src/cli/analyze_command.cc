@@ -14,6 +14,7 @@
 #include "base/progress_line.h"
 #include "cli/commands.h"
 #include "distributed/mpi_workers.h"
+#include "facts/iterations.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/rank_workers.h"
 #include "reporters/reporter.h"
@@ -128,6 +129,22 @@ int RunAnalyze(const AnalyzeArgs& args) {
 
 }  // namespace
 
+CLI::Option* AddIterationsOption(CLI::App* cmd, std::string& regex, std::string_view extra) {
+  std::string help =
+      "Regex (RE2 syntax, matched against the whole name) naming the NVTX/record_function ranges "
+      "that are iterations; default: ProfilerStep#N and iteration/step/decode_step... names, any "
+      "case (docs/analyses/iterations.md)";
+  if (!extra.empty()) help += fmt::format("; {}", extra);
+  return cmd->add_option("--iterations", regex, help)
+      ->type_name("REGEX")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const Status s = CheckIterationsRegex(text);
+            return s.ok() ? std::string() : s.message();
+          },
+          "RE2"));
+}
+
 int ReportError(const Status& status) {
   std::fprintf(stderr, "sightline: error: %s\n", status.message().c_str());
   switch (status.code()) {
@@ -185,9 +202,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--format", args->format, "Report format")
       ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
-  cmd->add_option("--iterations", args->options.iterations_regex,
-                  "Regex (RE2 syntax, full match) naming the NVTX/record_function ranges that are "
-                  "iterations; default finds iteration*, step*, ProfilerStep#N");
+  AddIterationsOption(cmd, args->options.iterations_regex);
   cmd->add_option("--iteration-log", args->iteration_log,
                   "An iteration log (Sightline's SIGHTLINE_ITERATION_LOG, TensorRT-LLM's iteration "
                   "statistics): its per-iteration fields join the iterations section "

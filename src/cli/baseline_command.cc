@@ -64,9 +64,7 @@ void AddBaselineCommand(CLI::App& app, CommandRunner& runner) {
   save->add_option("traces", args->traces, "The reference runs: traces or directories of them")
       ->required()
       ->type_name("TRACE...");
-  save->add_option("--iterations", args->iterations_regex,
-                   "Regex (RE2 syntax, full match) naming the iteration ranges; default finds "
-                   "iteration*, step*, ProfilerStep#N. Kept in the file for later diffs");
+  AddIterationsOption(save, args->iterations_regex, "kept in the file for later diffs");
   save->callback([&runner, args] { runner = [args] { return RunBaselineSave(*args); }; });
 }
 

@@ -55,6 +55,11 @@ inline CLI::Validator FiniteNumber() {
       "FINITE");
 }
 
+// `--iterations REGEX`, declared once for analyze, export, diff and baseline save: the regex is
+// compiled when the command line is read, so a bad one is refused (exit 2) before any input is.
+// `extra` ends the help text (what the command adds, e.g. where a default comes from).
+CLI::Option* AddIterationsOption(CLI::App* cmd, std::string& regex, std::string_view extra = {});
+
 // Prints "sightline: error: ..." to stderr and returns the exit code for the status.
 int ReportError(const Status& status);
 

@@ -145,9 +145,7 @@ void AddDiffCommand(CLI::App& app, CommandRunner& runner) {
       ->check(FiniteNumber())
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
-  cmd->add_option("--iterations", args->iterations_regex,
-                  "Regex (RE2 syntax, full match) naming the iteration ranges; default finds "
-                  "iteration*, step*, ProfilerStep#N (with --baseline: the saved baseline's)");
+  AddIterationsOption(cmd, args->iterations_regex, "with a saved baseline, its regex by default");
   cmd->callback([&runner, args] { runner = [args] { return RunDiff(*args); }; });
 }
 

@@ -100,9 +100,7 @@ void AddExportCommand(CLI::App& app, CommandRunner& runner) {
       ->required();
   cmd->add_flag("--perfetto", args->perfetto, "Write Chrome/Perfetto JSON trace events");
   cmd->add_option("-o,--output", args->output, "Write to FILE instead of stdout");
-  cmd->add_option("--iterations", args->iterations_regex,
-                  "Regex (RE2 syntax, whole name) of the ranges that are iterations; default: "
-                  "ProfilerStep#N, iteration/step/decode_step... names (docs/metrics.md)");
+  AddIterationsOption(cmd, args->iterations_regex, "marked on the timeline");
   cmd->add_option("--gc-ranges", args->gc_range_names,
                   "Names of the host ranges that mark garbage collections, for the GC tracks "
                   "(comma-separated)")

@@ -53,6 +53,25 @@ void ComputeDistribution(IterationSet& set, const IterationsOptions& options) {
 
 }  // namespace
 
+namespace {
+
+Status BadRegex(const std::string& regex, const std::string& error) {
+  return InvalidArgumentError(
+      fmt::format("iterations regex '{}' is not a valid regular expression (RE2 syntax: no "
+                  "look-around or back-references): {}",
+                  regex, error));
+}
+
+}  // namespace
+
+Status CheckIterationsRegex(const std::string& regex) {
+  if (regex.empty()) return Status::Ok();
+  RE2::Options re_options;
+  re_options.set_log_errors(false);
+  const RE2 re(regex, re_options);
+  return re.ok() ? Status::Ok() : BadRegex(regex, re.error());
+}
+
 StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const IterationsOptions& options) {
   const Trace& trace = facts.trace();
   IterationsResult res;
@@ -64,12 +83,7 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
   re_options.set_log_errors(false);
   re_options.set_case_sensitive(!res.default_regex);
   const RE2 re(res.regex, re_options);
-  if (!re.ok()) {
-    return InvalidArgumentError(
-        fmt::format("iterations regex '{}' is not a valid regular expression (RE2 syntax: no "
-                    "look-around or back-references): {}",
-                    res.regex, re.error()));
-  }
+  if (!re.ok()) return BadRegex(res.regex, re.error());
 
   // The regex runs once per distinct name.
   const RangeTable& r = trace.ranges;

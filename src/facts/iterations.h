@@ -70,4 +70,8 @@ class TraceFacts;  // facts/trace_facts.h
 // ask for; call this for others). The "iterations" section is analyses/iterations_section.h's.
 StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const IterationsOptions& options);
 
+// Whether `regex` (an --iterations value; empty: the default names) compiles, with the error
+// ComputeIterations would give; the CLI checks it before reading any input.
+Status CheckIterationsRegex(const std::string& regex);
+
 }  // namespace sightline
