@@ -49,34 +49,22 @@ static_assert(MemberCount<CountProbe>() == 5);
 static_assert(MemberCount<Series::Mark>() == 3);
 
 // The Fields of one struct's description (Object's fields belong to the struct that holds them).
-class FieldCount {
+class FieldCount : public FieldsOnly<FieldCount> {
  public:
   template <class T>
   void Field(const char*, T&, const FieldOptions& = {}) {
     ++n;
-  }
-  template <class F>
-  void Computed(const char*, F&&, const FieldOptions& = {}) {}
-  template <class F>
-  void Object(const char*, F&& describe, const FieldOptions& = {}) {
-    describe(*this);
   }
   size_t n = 0;
 };
 
 // Walks every type reachable from the Report, checking each described struct's fields against
 // its members.
-class EveryStruct {
+class EveryStruct : public FieldsOnly<EveryStruct> {
  public:
   template <class T>
   void Field(const char*, T&, const FieldOptions& = {}) {
     Visit<T>();
-  }
-  template <class F>
-  void Computed(const char*, F&&, const FieldOptions& = {}) {}
-  template <class F>
-  void Object(const char*, F&& describe, const FieldOptions& = {}) {
-    describe(*this);
   }
 
   template <class T>
@@ -125,17 +113,11 @@ TEST(ReportSchema, AMemberLeftOutIsReported) {
 
 // Sets every described field to a value of its own (no field keeps its default): strings, numbers
 // and enums differ field by field, every list has two elements.
-class Filler {
+class Filler : public FieldsOnly<Filler> {
  public:
   template <class T>
   void Field(const char*, T& x, const FieldOptions& = {}) {
     Fill(x);
-  }
-  template <class F>
-  void Computed(const char*, F&&, const FieldOptions& = {}) {}
-  template <class F>
-  void Object(const char*, F&& describe, const FieldOptions& = {}) {
-    describe(*this);
   }
 
   template <class T>
@@ -171,7 +153,7 @@ class Filler {
 };
 
 // Every described field as "path=value" (doubles exact), for comparing two reports field by field.
-class Flatten {
+class Flatten : public FieldsOnly<Flatten> {
  public:
   template <class T>
   void Field(const char* name, const T& x, const FieldOptions& = {}) {
@@ -179,12 +161,6 @@ class Flatten {
     path_ += std::string(".") + name;
     Add(x);
     path_ = outer;
-  }
-  template <class F>
-  void Computed(const char*, F&&, const FieldOptions& = {}) {}
-  template <class F>
-  void Object(const char*, F&& describe, const FieldOptions& = {}) {
-    describe(*this);
   }
 
   template <class T>

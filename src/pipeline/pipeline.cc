@@ -573,9 +573,9 @@ StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candi
 namespace {
 
 // The traces of one side: directories expanded (their trace files, by name), every input a trace.
-StatusOr<std::vector<std::string>> TracesOfSide(const std::vector<std::string>& paths,
+StatusOr<std::vector<std::string>> TracesOfSide(const ExpandedInputs& in,
+                                                const std::vector<std::string>& paths,
                                                 const char* side) {
-  ASSIGN_OR_RETURN(ExpandedInputs in, ExpandInputs(paths));
   std::vector<std::string> out;
   for (const RecognisedInput& r : in.inputs) {
     if (r.reader->kind != InputKind::kTrace) {
@@ -591,6 +591,12 @@ StatusOr<std::vector<std::string>> TracesOfSide(const std::vector<std::string>& 
         fmt::join(paths, ", ")));
   }
   return out;
+}
+
+StatusOr<std::vector<std::string>> TracesOfSide(const std::vector<std::string>& paths,
+                                                const char* side) {
+  ASSIGN_OR_RETURN(ExpandedInputs in, ExpandInputs(paths));
+  return TracesOfSide(in, paths, side);
 }
 
 bool AnyDirectory(const std::vector<std::string>& paths) {
@@ -686,8 +692,8 @@ StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
            });
   };
   if (all_serving(eb) && all_serving(ea)) return DiffServingRuns(eb.inputs, ea.inputs, options);
-  ASSIGN_OR_RETURN(std::vector<std::string> b, TracesOfSide(baseline, "baseline"));
-  ASSIGN_OR_RETURN(std::vector<std::string> a, TracesOfSide(candidate, "candidate"));
+  ASSIGN_OR_RETURN(std::vector<std::string> b, TracesOfSide(eb, baseline, "baseline"));
+  ASSIGN_OR_RETURN(std::vector<std::string> a, TracesOfSide(ea, candidate, "candidate"));
   AnalyzeOptions o = options;
   o.diff_baseline_runs = static_cast<int>(b.size());
   TraceSet set;

@@ -24,6 +24,20 @@
 
 namespace sightline {
 
+struct FieldOptions;
+
+// The base of a visitor that sees the Fields alone (the codec, the tests' counters and fillers):
+// Computed values are skipped and JSON-only nestings walked through, so Derived offers Field only.
+template <class Derived>
+struct FieldsOnly {
+  template <class F>
+  void Computed(const char*, F&&, const FieldOptions& = {}) {}
+  template <class F>
+  void Object(const char*, F&& describe, const FieldOptions& = {}) {
+    describe(static_cast<Derived&>(*this));
+  }
+};
+
 // Whether a field appears in JSON.
 enum class InJson : uint8_t {
   kAlways,

@@ -11,19 +11,13 @@
 namespace sightline {
 namespace {
 
-class Encoder {
+class Encoder : public FieldsOnly<Encoder> {
  public:
   explicit Encoder(ByteWriter& w) : w_(w) {}
 
   template <class T>
   void Field(const char*, const T& x, const FieldOptions& = {}) {
     Put(x);
-  }
-  template <class F>
-  void Computed(const char*, F&&, const FieldOptions& = {}) {}
-  template <class F>
-  void Object(const char*, F&& describe, const FieldOptions& = {}) {
-    describe(*this);
   }
 
   template <class T>
@@ -57,17 +51,11 @@ class Encoder {
 
 // The fewest bytes one T takes encoded: a count read from a blob is refused when the rest of the
 // blob cannot hold that many (ByteReader::GetCount), so a corrupt count never allocates.
-class MinBytes {
+class MinBytes : public FieldsOnly<MinBytes> {
  public:
   template <class T>
   void Field(const char*, const T& x, const FieldOptions& = {}) {
     n += Of(x);
-  }
-  template <class F>
-  void Computed(const char*, F&&, const FieldOptions& = {}) {}
-  template <class F>
-  void Object(const char*, F&& describe, const FieldOptions& = {}) {
-    describe(*this);
   }
 
   template <class T>
@@ -98,19 +86,13 @@ size_t MinBytesOf() {
   return n;
 }
 
-class Decoder {
+class Decoder : public FieldsOnly<Decoder> {
  public:
   explicit Decoder(ByteReader& r) : r_(r) {}
 
   template <class T>
   void Field(const char*, T& x, const FieldOptions& = {}) {
     Get(x);
-  }
-  template <class F>
-  void Computed(const char*, F&&, const FieldOptions& = {}) {}
-  template <class F>
-  void Object(const char*, F&& describe, const FieldOptions& = {}) {
-    describe(*this);
   }
 
   template <class T>

@@ -121,11 +121,8 @@ void AddServingDiffRuns(const ServingMetrics& b, const std::vector<ServingMetric
                          {"change_low_pct", "Low", Unit::kPercent},
                          {"change_high_pct", "High", Unit::kPercent},
                          {"gated", "Gated", Unit::kText}});
-  auto change = [](double before, double after) {
-    return before > 0 ? (after / before - 1) * 100 : std::nan("");
-  };
   for (const Row& r : rows) {
-    const double c = change(r.before, r.after);
+    const double c = ChangeOf(r.before, r.after);
     const bool interval = std::isfinite(c) && std::isfinite(r.interval.lo);
     t.rows.push_back({r.metric, Num(r.before), Num(r.after), Num(c),
                       interval ? Num(r.interval.lo) : Value(),
@@ -141,12 +138,12 @@ void AddServingDiffRuns(const ServingMetrics& b, const std::vector<ServingMetric
                           {"gated", "Gated", Unit::kText}});
   Row output{"output tokens/s", b.output_throughput, a.output_throughput, false, true, {}};
   Row requests{"requests/s", b.request_throughput, a.request_throughput, false, false, {}};
-  WidenByRuns(output.interval, change(output.before, output.after), rb, ra,
+  WidenByRuns(output.interval, ChangeOf(output.before, output.after), rb, ra,
               [](const ServingMetrics& m) { return m.output_throughput; });
-  WidenByRuns(requests.interval, change(requests.before, requests.after), rb, ra,
+  WidenByRuns(requests.interval, ChangeOf(requests.before, requests.after), rb, ra,
               [](const ServingMetrics& m) { return m.request_throughput; });
   for (const Row& r : {output, requests}) {
-    const double c = change(r.before, r.after);
+    const double c = ChangeOf(r.before, r.after);
     const bool interval = std::isfinite(c) && std::isfinite(r.interval.lo);
     th.rows.push_back({r.metric, Num(r.before), Num(r.after), Num(c),
                        interval ? Num(r.interval.lo) : Value(),
@@ -180,7 +177,7 @@ void AddServingDiffRuns(const ServingMetrics& b, const std::vector<ServingMetric
   double factor = 0;  // how many times the requests would make every straddling interval clear
   auto check = [&](const Row& r) {
     if (!r.gated || !(r.before > 0)) return;
-    const double c = change(r.before, r.after);
+    const double c = ChangeOf(r.before, r.after);
     if (!std::isfinite(c)) return;
     const bool interval = std::isfinite(r.interval.lo) && std::isfinite(r.interval.hi);
     const double by = r.latency ? c : -c;  // how much worse
