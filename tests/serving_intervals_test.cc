@@ -135,6 +135,24 @@ TEST(ServingIntervals, SeveralRunsHoldTheSpreadBetweenRuns) {
   runs.inputs.resize(6);
   AddServingDiffRuns(pb, metrics(b), pa, metrics(a), 10.0, runs);
   EXPECT_FALSE(runs.gate.failed) << runs.gate.message;
+  // The runs widen the pooled requests' interval of TTFT p99 on both sides.
+  Report pooled_only;
+  pooled_only.inputs.resize(2);
+  AddServingDiff(pb, pa, std::nullopt, pooled_only);
+  auto ttft_p99 = [](const Report& r) {
+    const Table& t = r.sections.at(0).tables.at(0);
+    for (const std::vector<Value>& row : t.rows) {
+      if (std::get<std::string>(row[0]) == "TTFT p99") {
+        return std::pair{std::get<double>(row[4]), std::get<double>(row[5])};
+      }
+    }
+    return std::pair{0.0, 0.0};
+  };
+  const auto [lo_runs, hi_runs] = ttft_p99(runs);
+  const auto [lo_pooled, hi_pooled] = ttft_p99(pooled_only);
+  EXPECT_LT(lo_runs, lo_pooled);
+  EXPECT_GT(hi_runs, hi_pooled);
+  EXPECT_GT(hi_runs - lo_runs, 2 * (hi_pooled - lo_pooled));
   const std::string json = RenderJsonReport(runs);
   EXPECT_NE(json.find("\"runs_before\": 3"), std::string::npos);
   EXPECT_EQ(json.find("one run on each side"), std::string::npos);
