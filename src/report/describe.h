@@ -24,20 +24,6 @@
 
 namespace sightline {
 
-struct FieldOptions;
-
-// The base of a visitor that sees the Fields alone (the codec, the tests' counters and fillers):
-// Computed values are skipped and JSON-only nestings walked through, so Derived offers Field only.
-template <class Derived>
-struct FieldsOnly {
-  template <class F>
-  void Computed(const char*, F&&, const FieldOptions& = {}) {}
-  template <class F>
-  void Object(const char*, F&& describe, const FieldOptions& = {}) {
-    describe(static_cast<Derived&>(*this));
-  }
-};
-
 // Whether a field appears in JSON.
 enum class InJson : uint8_t {
   kAlways,
@@ -67,6 +53,18 @@ struct FieldOptions {
   const char* when_doc = "";  // InJson::kWhen: when that is, for the docs
   const char* doc = "";       // what the field means (docs/formats/report-json.md)
   const std::vector<Column>* row_keys = nullptr;  // JsonShape::kRowObjects
+};
+
+// The base of a visitor that sees the Fields alone (the codec, the tests' counters and fillers):
+// Computed values are skipped and JSON-only nestings walked through, so Derived offers Field only.
+template <class Derived>
+struct FieldsOnly {
+  template <class F>
+  void Computed(const char*, F&&, const FieldOptions& = {}) {}
+  template <class F>
+  void Object(const char*, F&& describe, const FieldOptions& = {}) {
+    describe(static_cast<Derived&>(*this));
+  }
 };
 
 // Enums name their values once (JSON writes the name, the codec the index, which it checks):
