@@ -143,19 +143,41 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
     std::vector<Interval> spans;
   };
   std::map<std::pair<int32_t, uint32_t>, Group> groups;  // (device, name)
+  std::map<std::pair<int32_t, uint32_t>, Group> quiet;   // ranges without GPU work
+  // The GPUs each process launched work on (kernels and memory operations), for the ranges that
+  // launched none; a process with none: every GPU with samples.
+  std::map<int32_t, std::set<int32_t>> process_devices;
+  for (size_t i = 0; i < k.size(); ++i) process_devices[k.pid[i]].insert(k.device[i]);
+  for (size_t i = 0; i < trace.memops.size(); ++i) {
+    process_devices[trace.memops.pid[i]].insert(trace.memops.device[i]);
+  }
+  std::set<int32_t> sampled_devices;
+  for (int32_t device : samples.Devices()) {
+    if (has_samples(device)) sampled_devices.insert(device);
+  }
   const RangeTable& r = trace.ranges;
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.kind[i] == RangeKind::kCpuOp || r.kind[i] == RangeKind::kPythonFunction) continue;
     if (iteration_rows.count(static_cast<int32_t>(i)) > 0) continue;
     if (IsAutogradOpRange(trace.str(r.name[i]))) continue;  // ops (nsys autograd-nvtx), not ranges
     int32_t last_device = INT32_MIN;
+    bool launched = false;
     for (const auto& [key, work] :
          spans(r.pid[i], r.tid[i], r.start_ns[i], r.end_ns[i], /*second=*/true)) {
       if (work.empty()) continue;
+      launched = true;
       Group& g = groups[{key.first, r.name[i].value}];
       if (key.first != last_device) ++g.instances;  // the keys are by device first
       last_device = key.first;
       g.spans.push_back({work.first_start_ns, work.last_end_ns});
+    }
+    if (launched || r.end_ns[i] <= r.start_ns[i]) continue;
+    const auto used = process_devices.find(r.pid[i]);
+    for (int32_t device : used != process_devices.end() ? used->second : sampled_devices) {
+      if (sampled_devices.count(device) == 0) continue;
+      Group& g = quiet[{device, r.name[i].value}];
+      ++g.instances;
+      g.spans.push_back({r.start_ns[i], r.end_ns[i]});
     }
   }
   for (uint8_t graph : context.GraphPaths().graph) res.graph_kernels += graph;
@@ -163,24 +185,30 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
     res.graph_kernels_by_capture += h == PointKind::kCapture;
     res.graph_kernels_by_alignment += h == PointKind::kAligned;
   }
-  std::map<int32_t, std::vector<IntervalMetricsRow>> by_device;
-  for (auto& [key, g] : groups) {
-    if (!has_samples(key.first)) continue;
-    std::vector<Interval> u = MergeIntervals(std::move(g.spans));
-    IntervalMetricsRow row;
-    row.label = std::string(trace.str(StringId{key.second}));
-    row.device = key.first;
-    row.instances = g.instances;
-    row.span_ns = TotalLength(u);
-    row.figures = figures(key.first, u);
-    by_device[key.first].push_back(std::move(row));
-  }
-  for (auto& [device, rows] : by_device) {
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](const auto& a, const auto& b) { return a.span_ns > b.span_ns; });
-    if (rows.size() > options.top_ranges) rows.resize(options.top_ranges);
-    for (auto& row : rows) res.ranges.push_back(std::move(row));
-  }
+  // Per device, the groups' rows by span, the top_ranges longest kept.
+  auto rows_of = [&](std::map<std::pair<int32_t, uint32_t>, Group>& from,
+                     std::vector<IntervalMetricsRow>& into) {
+    std::map<int32_t, std::vector<IntervalMetricsRow>> by_device;
+    for (auto& [key, g] : from) {
+      if (!has_samples(key.first)) continue;
+      std::vector<Interval> u = MergeIntervals(std::move(g.spans));
+      IntervalMetricsRow row;
+      row.label = std::string(trace.str(StringId{key.second}));
+      row.device = key.first;
+      row.instances = g.instances;
+      row.span_ns = TotalLength(u);
+      row.figures = figures(key.first, u);
+      by_device[key.first].push_back(std::move(row));
+    }
+    for (auto& [device, rows] : by_device) {
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const auto& a, const auto& b) { return a.span_ns > b.span_ns; });
+      if (rows.size() > options.top_ranges) rows.resize(options.top_ranges);
+      for (auto& row : rows) into.push_back(std::move(row));
+    }
+  };
+  rows_of(groups, res.ranges);
+  rows_of(quiet, res.quiet_ranges);
   return res;
 }
 
@@ -238,6 +266,20 @@ Status AddIntervalMetricTables(AnalysisContext& context, Section& s) {
         s.AddTable("per_iteration", "Per iteration", columns("iteration", "iteration", false));
     for (const IntervalMetricsRow& x : r.iterations) t.rows.push_back(row_of(x, false));
     t.note = note;
+  }
+  if (!r.quiet_ranges.empty()) {
+    std::vector<Column> c = columns("range", "range", true);
+    c[3] = {"time_ns", "range time", Unit::kDurationNs};
+    Table& t = s.AddTable("per_range_no_gpu_work",
+                          "Per NVTX range / annotation that launched no GPU work (top by time)",
+                          std::move(c));
+    for (const IntervalMetricsRow& x : r.quiet_ranges) t.rows.push_back(row_of(x, true));
+    t.note =
+        "ranges that launched no GPU work (and hold no replayed graph kernel): overlap-weighted "
+        "means over the ranges' own time (the union of their host intervals) on each GPU their "
+        "process used (every GPU with samples when it used none), so a range during which the GPU "
+        "sat idle shows SMs Active near 0; device-wide, work launched before the range and still "
+        "running counts too. Ranges of one name are merged.";
   }
   if (!r.ranges.empty()) {
     Table& t = s.AddTable("per_range", "Per NVTX range / annotation (top by GPU span)",

@@ -3,7 +3,8 @@
 // and write, PCIe and NVLink (those the trace has) over the GPU time of the work it launched, with
 // how many samples each figure rests on (none: no figure). Replayed CUDA graph kernels count in
 // the ranges of their capture (or eager counterpart), one GPU span per replay, as in the NVTX
-// projection. Part of the gpu_metrics section. Input: one AnalysisContext.
+// projection. Ranges that launched no GPU work have their figures over their own time, in a table
+// of their own. Part of the gpu_metrics section. Input: one AnalysisContext.
 // docs/analyses/gpu_metrics.md, "Per iteration and per range".
 #pragma once
 
@@ -35,6 +36,11 @@ struct IntervalMetricsRow {
 struct IntervalMetricsResult {
   std::vector<StringId> metrics;  // the metrics shown, in a fixed order
   std::vector<IntervalMetricsRow> iterations, ranges;
+  // Ranges that launched no GPU work (and hold no graph kernel): figures over the range's own
+  // time, on each GPU its process used (all GPUs with samples when it used none), so a range
+  // during which the GPU sat idle shows SMs Active near 0 instead of being missing. span_ns is
+  // the union of the ranges' own times; top_ranges names per device by it.
+  std::vector<IntervalMetricsRow> quiet_ranges;
   // Replayed graph kernels and how many the ranges hold at their capture or their eager
   // counterpart (each kernel once, whichever ranges hold it); the others count only in the
   // ranges around their graph launch.
