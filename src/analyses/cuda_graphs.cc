@@ -10,6 +10,7 @@
 #include "facts/graph_alignment.h"
 #include "facts/graph_kernel_paths.h"
 #include "facts/launch_projection.h"
+#include "facts/whole_graph_estimate.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
@@ -205,6 +206,78 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
   return out;
 }
 
+namespace {
+
+// The per-range estimate of whole-graph runs (facts/whole_graph_estimate.h) into `s`: facts, a
+// table when some graph was estimated, notes on what could not be. Returns whether a graph was.
+bool AddWholeGraphEstimate(const WholeGraphEstimate& e, int top_n, Section& s) {
+  if (e.graphs.empty()) return false;
+  s.AddFact("whole_graphs", "Graphs traced as a whole", static_cast<int64_t>(e.graphs.size()),
+            Unit::kCount);
+  s.AddFact("capture_windows", "Captures in the trace (BeginCapture .. EndCapture)",
+            e.capture_windows, Unit::kCount);
+  s.AddFact("whole_graphs_estimated", "Graphs estimated from an eager run", e.graphs_estimated,
+            Unit::kCount);
+  if (e.graphs_paired < static_cast<int64_t>(e.graphs.size())) {
+    s.notes.push_back(fmt::format(
+        "{} of {} graphs traced as a whole could not be paired with their capture: a process's "
+        "captures are paired with its graphs in order only when it has as many captures in the "
+        "trace as graphs with runs (here {} captures in all); keep every capture inside the "
+        "recorded window, or trace the graphs node by node.",
+        static_cast<int64_t>(e.graphs.size()) - e.graphs_paired, e.graphs.size(),
+        e.capture_windows));
+  }
+  if (e.work_cut > 0) {
+    s.notes.push_back(fmt::format(
+        "{} candidate eager runs were not compared: the estimate's bound on work (4e8 table "
+        "cells) was spent on the others.",
+        e.work_cut));
+  }
+  if (e.graphs_estimated == 0) return false;
+  Table& t = s.AddTable("whole_graph_estimate",
+                        "Graphs traced as a whole: GPU time per range, estimated from eager runs",
+                        {{"graph", "Graph", Unit::kNumber},
+                         {"launches", "Launches", Unit::kCount},
+                         {"matched", "Matched", Unit::kCount},
+                         {"per_replay_ns", "Est. GPU/replay", Unit::kDurationNs},
+                         {"share_pct", "Share", Unit::kPercent},
+                         {"path", "Ranges at capture", Unit::kText}});
+  std::string per_graph;
+  size_t rows = 0, shown = 0;
+  for (const WholeGraphEstimate::Graph& g : e.graphs) {
+    if (g.eager_runs == 0) continue;
+    const DurationNs between = g.median_run_ns - g.eager_ns;
+    per_graph += fmt::format(
+        " Graph {}: {} runs, median {:.1f} us; {} of {} captured launches matched over {} eager "
+        "runs (the first: '{}'); their kernels take {:.1f} us per replay, {}.",
+        g.graph_id, g.runs, static_cast<double>(g.median_run_ns) / 1e3, g.matched, g.launches,
+        g.eager_runs, g.eager_range, static_cast<double>(g.eager_ns) / 1e3,
+        between >= 0 ? fmt::format("so about {:.1f} us of a run lies between its kernels",
+                                   static_cast<double>(between) / 1e3)
+                     : std::string("more than a whole run: the graph runs its kernels faster "
+                                   "than the eager step, or overlaps them"));
+    for (const WholeGraphEstimate::Range& row : g.ranges) {
+      ++rows;
+      if (static_cast<int>(shown) >= std::max(top_n, 1) * 4) continue;
+      ++shown;
+      t.rows.push_back(
+          {g.graph_id, row.launches, row.matched, row.eager_ns, 100.0 * row.share, row.path});
+    }
+  }
+  t.note = fmt::format(
+      "Estimated, not measured: each launch made while the graph was captured (its ranges below "
+      "those around the whole capture) is matched with an eager kernel launched in the same "
+      "ranges of an eager run of the step (a host range holding about as many eager launches, "
+      "aligned as a sequence of range paths); Est. GPU/replay = the matched eager kernels' "
+      "durations, averaged over the eager runs that match best (as a node-traced replay's GPU "
+      "time is its kernels' summed durations); Share = of the graph's matched kernel time.{} "
+      "{} of {} rows shown.",
+      per_graph, shown, rows);
+  return true;
+}
+
+}  // namespace
+
 Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report) {
   const Trace& trace = context.trace();
   const CudaGraphsResult g = ComputeCudaGraphs(trace, context.GraphPaths());
@@ -215,13 +288,24 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
                                    "CUDA graphs: kernels by the ranges of their capture", input);
     s.AddFact("graph_launches", "Graph launches", g.graph_launches, Unit::kCount);
     s.AddFact("whole_graph_runs", "Graph runs traced as a whole", whole, Unit::kCount);
-    s.notes.push_back(
-        "The graphs were traced as a whole (nsys's default --cuda-graph-trace=graph): a run is one "
-        "row, its kernels are not in the trace, so no time can be given per layer or range inside "
-        "it. Profile with --cuda-graph-trace=node, with the capture inside the recorded window, "
-        "or record with `sightline record` (node tracing by default; it records where nodes were "
+    const std::string how_to_measure =
+        "Profile with --cuda-graph-trace=node, with the capture inside the recorded window, or "
+        "record with `sightline record` (node tracing by default; it records where nodes were "
         "captured even before its capture window), to attribute each replayed kernel to the "
-        "ranges open when it was captured.");
+        "ranges open when it was captured.";
+    if (!AddWholeGraphEstimate(EstimateWholeGraphs(trace), context.options().top_n, s)) {
+      s.notes.push_back(
+          "The graphs were traced as a whole (nsys's default --cuda-graph-trace=graph): a run is "
+          "one row, its kernels are not in the trace, so no time can be given per layer or range "
+          "inside it, and no eager run of the captured launches was found in the trace to "
+          "estimate it from. " +
+          how_to_measure);
+    } else {
+      s.notes.push_back(
+          "The graphs were traced as a whole (nsys's default --cuda-graph-trace=graph): the "
+          "per-range times above are estimates from the eager runs, not measured. " +
+          how_to_measure);
+    }
     return Status::Ok();
   }
   Section& s = report.AddSection("cuda_graphs",
