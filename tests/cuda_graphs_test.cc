@@ -730,6 +730,7 @@ TEST(CudaGraphs, WholeGraphRunsAreEstimatedFromTheEagerStep) {
   ASSERT_EQ(e.graphs.size(), 1u);
   const WholeGraphEstimate::Graph& g = e.graphs[0];
   EXPECT_TRUE(g.paired);
+  EXPECT_TRUE(g.by_creation);  // CUDA_GRAPH_EVENTS: graph 1 created inside the capture
   EXPECT_EQ(g.runs, 12);
   EXPECT_EQ(g.launches, 279);  // the eager step's kernel count: a runtime and driver call once
   EXPECT_EQ(g.matched, 279);
@@ -804,6 +805,17 @@ TEST(CudaGraphs, WholeGraphPairingNeedsOneCapturePerGraph) {
   EXPECT_EQ(two.capture_windows, 2);
   EXPECT_FALSE(two.graphs[0].paired);  // two captures, one graph with runs: which one is unknown
   EXPECT_EQ(two.graphs_estimated, 0);
+  // A creation record names the capture: graph 1 created inside the second one.
+  Trace named = build(2, true);
+  named.graph_creations.push_back({1, 1'002, named.api_calls.pid[0], named.api_calls.tid[0]});
+  const WholeGraphEstimate by_creation = EstimateWholeGraphs(named);
+  EXPECT_TRUE(by_creation.graphs[0].paired);
+  EXPECT_TRUE(by_creation.graphs[0].by_creation);
+  EXPECT_EQ(by_creation.graphs[0].capture_start_ns, 1'000);
+  EXPECT_EQ(by_creation.graphs_estimated, 1);
+  // Created outside every capture (the capture before the recorded window): not paired by order.
+  named.graph_creations[0].time_ns = 5'000;
+  EXPECT_FALSE(EstimateWholeGraphs(named).graphs[0].paired);
 
   const WholeGraphEstimate none = EstimateWholeGraphs(build(1, false));
   EXPECT_TRUE(none.graphs[0].paired);

@@ -220,10 +220,11 @@ bool AddWholeGraphEstimate(const WholeGraphEstimate& e, int top_n, Section& s) {
             Unit::kCount);
   if (e.graphs_paired < static_cast<int64_t>(e.graphs.size())) {
     s.notes.push_back(fmt::format(
-        "{} of {} graphs traced as a whole could not be paired with their capture: a process's "
-        "captures are paired with its graphs in order only when it has as many captures in the "
-        "trace as graphs with runs (here {} captures in all); keep every capture inside the "
-        "recorded window, or trace the graphs node by node.",
+        "{} of {} graphs traced as a whole could not be paired with their capture: a graph's "
+        "creation record (nsys CUDA_GRAPH_EVENTS) must fall inside a capture in the trace, or, "
+        "without creation records, a process's captures pair with its graphs in order only when "
+        "it has as many captures in the trace as graphs with runs (here {} captures in all); keep "
+        "every capture inside the recorded window, or trace the graphs node by node.",
         static_cast<int64_t>(e.graphs.size()) - e.graphs_paired, e.graphs.size(),
         e.capture_windows));
   }
@@ -248,10 +249,12 @@ bool AddWholeGraphEstimate(const WholeGraphEstimate& e, int top_n, Section& s) {
     if (g.eager_runs == 0) continue;
     const DurationNs between = g.median_run_ns - g.eager_ns;
     per_graph += fmt::format(
-        " Graph {}: {} runs, median {:.1f} us; {} of {} captured launches matched over {} eager "
-        "runs (the first: '{}'); their kernels take {:.1f} us per replay, {}.",
-        g.graph_id, g.runs, static_cast<double>(g.median_run_ns) / 1e3, g.matched, g.launches,
-        g.eager_runs, g.eager_range, static_cast<double>(g.eager_ns) / 1e3,
+        " Graph {}: {} runs, median {:.1f} us; capture found by {}; {} of {} captured launches "
+        "matched over {} eager runs (the first: '{}'); their kernels take {:.1f} us per replay, "
+        "{}.",
+        g.graph_id, g.runs, static_cast<double>(g.median_run_ns) / 1e3,
+        g.by_creation ? "the graph's creation record" : "order (as many captures as graphs)",
+        g.matched, g.launches, g.eager_runs, g.eager_range, static_cast<double>(g.eager_ns) / 1e3,
         between >= 0 ? fmt::format("so about {:.1f} us of a run lies between its kernels",
                                    static_cast<double>(between) / 1e3)
                      : std::string("more than a whole run: the graph runs its kernels faster "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -180,7 +181,15 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
   const std::vector<Window> windows = CaptureWindows(trace);
   out.capture_windows = static_cast<int64_t>(windows.size());
   std::map<int32_t, std::vector<Window>> windows_of;
-  for (const Window& w : windows) windows_of[w.pid].push_back(w);
+  std::unordered_map<int64_t, std::vector<Window>> windows_on_thread;  // each by start
+  for (const Window& w : windows) {
+    windows_of[w.pid].push_back(w);
+    windows_on_thread[ThreadKey(w.pid, w.tid)].push_back(w);
+  }
+  // Each graph's first creation record.
+  std::map<std::pair<int32_t, int64_t>, GraphCreation> creation_of;
+  for (const GraphCreation& c : trace.graph_creations)
+    creation_of.try_emplace({c.pid, c.graph_id}, c);
   std::map<int32_t, int64_t> graphs_of;
   for (const auto& [key, durations] : runs) ++graphs_of[key.first];
 
@@ -243,8 +252,27 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
     std::sort(sorted.begin(), sorted.end());
     g.median_run_ns = sorted[sorted.size() / 2];
     const std::vector<Window>& ws = windows_of[g.pid];
-    if (static_cast<int64_t>(ws.size()) != graphs_of[g.pid] || g.graph_id < 0) continue;
-    const Window w = ws[next_window[g.pid]++];
+    std::optional<Window> found;
+    const auto created = creation_of.find({g.pid, g.graph_id});
+    if (created != creation_of.end()) {
+      // The window on the creating thread that holds the creation: the last one starting
+      // before it (a thread's captures do not overlap).
+      const auto on_thread = windows_on_thread.find(ThreadKey(g.pid, created->second.tid));
+      if (on_thread != windows_on_thread.end()) {
+        const std::vector<Window>& tw = on_thread->second;
+        const TimeNs t = created->second.time_ns;
+        auto after = std::upper_bound(tw.begin(), tw.end(), t,
+                                      [](TimeNs x, const Window& w) { return x < w.start_ns; });
+        if (after != tw.begin() && (after - 1)->end_ns >= t) {
+          found = *(after - 1);
+          g.by_creation = true;
+        }
+      }
+    } else if (static_cast<int64_t>(ws.size()) == graphs_of[g.pid] && g.graph_id >= 0) {
+      found = ws[next_window[g.pid]++];
+    }
+    if (!found) continue;
+    const Window w = *found;
     g.paired = true;
     ++out.graphs_paired;
     g.capture_start_ns = w.start_ns;

@@ -14,7 +14,9 @@
 // about as long as launched eagerly. The graph's median run less the whole sum is the time inside
 // a replay between its kernels. A kernel added or left out by the capture counts as unmatched.
 //
-// Captures are paired with graphs per process: the k-th capture window (by time) with the k-th
+// A graph is paired with its capture by its creation (Trace::graph_creations, nsys): the capture
+// window on the creating thread that holds the creation time. Without creation records, captures
+// are paired with graphs per process in order: the k-th capture window (by time) with the k-th
 // graph id (ascending, as CUDA numbers graphs in creation order) when the process has as many
 // windows as graphs with runs; otherwise its graphs stay unpaired (counted).
 // Input: one Trace. Output: per graph, its runs, the pairing, the matched launches and per range
@@ -46,6 +48,7 @@ struct WholeGraphEstimate {
     int64_t runs = 0;              // whole-graph rows
     DurationNs median_run_ns = 0;  // their median GPU duration
     bool paired = false;           // a capture window was paired with it
+    bool by_creation = false;      // ... by the graph's creation record (else by order)
     TimeNs capture_start_ns = 0, capture_end_ns = 0;
     int64_t launches = 0;       // kernel launch calls in the capture
     int64_t matched = 0;        // ... matched with an eager kernel

@@ -411,6 +411,15 @@ struct TraceSource {
   std::string host;
 };
 
+// A CUDA graph created (nsys CUDA_GRAPH_EVENTS, "Graph Creation"): a captured graph is created as
+// its capture begins, on the capturing thread, so the creation names the capture that made each
+// graph id. Only the nsys importer fills them.
+struct GraphCreation {
+  int64_t graph_id = 0;
+  TimeNs time_ns = 0;
+  int32_t pid = -1, tid = -1;
+};
+
 class TraceBuilder;
 
 struct Trace {
@@ -430,7 +439,8 @@ struct Trace {
   StackSampleTable cpu_samples;     // native frames; sorted by time; not part of the span
   std::vector<DeviceInfo> devices;  // sorted by id
   std::vector<ProcessInfo> processes;
-  std::vector<ThreadInfo> threads;  // sorted by (pid, tid); those the importer named
+  std::vector<ThreadInfo> threads;             // sorted by (pid, tid); those the importer named
+  std::vector<GraphCreation> graph_creations;  // sorted by time
   Diagnostics diagnostics;
 
   std::string_view str(StringId id) const { return strings.Get(id); }
