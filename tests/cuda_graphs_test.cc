@@ -24,7 +24,7 @@
 #include "facts/graph_alignment.h"
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 #include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"
 

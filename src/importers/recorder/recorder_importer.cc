@@ -17,7 +17,7 @@
 #include "importers/recorder/gpu_metrics_align.h"
 #include "model/graph_nodes.h"
 #include "model/trace_builder.h"
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 
 namespace sightline {
 namespace {
