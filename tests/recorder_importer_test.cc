@@ -675,9 +675,9 @@ TEST(RecorderImporter, AnalyzeShowsDropDiagnostics) {
   std::filesystem::remove_all(dir);
 }
 
-// A real recording of cuda/recorder/test/recorder_test_app (200 iterations on an H100, recorded by
-// run_on_gpu.sh): 5 kernels per iteration, 2 of them from a CUDA graph, every one linked to its
-// call.
+// A real recording of cuda/recorder/tools/apps/recorder_test_app (200 iterations on an H100,
+// recorded by run_on_gpu.sh): 5 kernels per iteration, 2 of them from a CUDA graph, every one
+// linked to its call.
 TEST(RecorderImporter, RealH100Recording) {
   StatusOr<Trace> t = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +
                                   "/tests/data/recorder/recorder_test_app_h100.slrec");
