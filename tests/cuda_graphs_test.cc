@@ -25,7 +25,7 @@
 #include "facts/whole_graph_estimate.h"
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 #include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"
 

@@ -18,8 +18,8 @@
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
 #include "pipeline/pipeline.h"
+#include "recording/recorder_format.h"
 #include "reporters/reporter.h"
-#include "sightline/recorder_format.h"
 #include "testing/cli_runner.h"
 #include "testing/trace_fixtures.h"
 

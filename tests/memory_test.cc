@@ -439,7 +439,7 @@ int64_t LibraryBytes(const DeviceMemory& d, std::string_view prefix) {
   return bytes;
 }
 
-// memory_app on an H200 (cuda/recorder/test/memory_app.cu, run_memory.sh), recorded with
+// memory_app on an H200 (cuda/recorder/tools/apps/memory_app.cu, run_memory.sh), recorded with
 // `sightline record --cuda-memory-usage` and profiled with nsys --cuda-memory-usage=true: the
 // program's own figures (tests/data/recorder/memory_app_h200.truth.json) hold in the recording,
 // and the two tools agree.

@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))  # the repository
 SL, OUT = os.environ["SL"], os.environ.get("OUT", "/tmp")
 DL = os.environ.get("DL", "")
 STEPS = int(os.environ.get("STEPS", "12"))

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The recorder under faults on the GPU machine (issue 17; docs/reliability.md), run from the
 # repository root after the GPU parts are built as in run_on_gpu.sh:
-#   bash cuda/recorder/fault_checks.sh
+#   bash cuda/recorder/tools/fault_checks.sh
 # Checks that `sightline record` returns the program's own exit status (a chosen code, a SIGKILL),
 # that a recording cut by SIGKILL is analyzed and says it is partial, and that a full disk
 # (/dev/full) leaves the program's exit status and output alone. Needs SL (the CPU sightline),

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The recorder's graph node records on the GPU machine (issue 29), from the repository root:
-#   bash cuda/recorder/run_graph_nodes.sh
+#   bash cuda/recorder/tools/run_graph_nodes.sh
 # Builds the recorder and decode_loop standalone (cmake -S cuda -B /tmp/bgn), then runs
 # graph_nodes_check.py: `sightline record` of examples/graph_decode/graph_decode.py (PyTorch; all
 # recorded, and in a cudaProfilerApi window opened after the capture) and of decode_loop
@@ -10,7 +10,7 @@
 # recordings, reports and logs go to $OUT (as files.tgz); a short table and PASS/FAIL lines are
 # printed last.
 set -u -o pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/graph-nodes-out}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
@@ -28,7 +28,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   export DL=$(ls /tmp/bgn/decode_loop/decode_loop 2>/dev/null || true)
   $SL --version
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
-  python3 cuda/recorder/graph_nodes_check.py
+  python3 cuda/recorder/tools/graph_nodes_check.py
 } 2>&1 | tee "$OUT/log.txt"
 # The device returns a few files only: the recordings, reports and logs go back as one archive.
 tar czf /tmp/graph_nodes_files.tgz -C "$OUT" --exclude=log.txt --exclude=files.tgz . &&

@@ -1,12 +1,12 @@
 #!/bin/bash
 # The recorder's GPU verification, run on the GPU machine from the repository root:
-#   bash cuda/recorder/run_on_gpu.sh [all|mpi]
+#   bash cuda/recorder/tools/run_on_gpu.sh [all|mpi]
 # Builds the GPU parts standalone (cmake -S cuda -B /tmp/bg), then runs gpu_checks.py: kernel count
 # and total kernel time against Nsight Systems, capture windows, overhead, and (mpi) mpirun -n 2 with
 # --ranks 1. Needs the CPU sightline binary and its libraries in .device/recorder/{bin,lib} and
 # Nsight Systems' helper in .device/device (see ../shared/device/README.md). Full logs go to $OUT.
 set -u -o pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/recorder-out}
 mkdir -p "$OUT"
 what=${1:-all}
@@ -26,8 +26,8 @@ export PYTHONUNBUFFERED=1
   export LD_LIBRARY_PATH=$PWD/.device/recorder/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export SL=$PWD/.device/recorder/bin/sightline
   export SIGHTLINE_RECORDER_LIB=/tmp/bg/recorder/libsightline_recorder.so
-  export APP=/tmp/bg/recorder/recorder_test_app
+  export APP=/tmp/bg/recorder/tools/recorder_test_app
   export DL=$(ls /tmp/bg/decode_loop/decode_loop 2>/dev/null || true)
   $SL --version
-  python3 cuda/recorder/gpu_checks.py "$what"
+  python3 cuda/recorder/tools/gpu_checks.py "$what"
 } 2>&1 | tee "$OUT/log.txt"

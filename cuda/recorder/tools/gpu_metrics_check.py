@@ -3,7 +3,7 @@
 
   gpu_metrics_check.py RECORDING.slrec APP.json [--nsys EXPORT.sqlite]
 
-RECORDING is a recording of test/gpu_metrics_app, APP.json the line that program printed (its phase
+RECORDING is a recording of apps/gpu_metrics_app, APP.json the line that program printed (its phase
 marks, read from %globaltimer on the GPU). Prints:
 - the clock: the recorder's kernel records of the mark kernels (CUPTI clock) against the
   %globaltimer values the kernels stored, mapped the way the importer maps PM sampling's timestamps

@@ -1,6 +1,6 @@
 #!/bin/bash
 # `sightline record --gpu-metrics` on the GPU machine, from the repository root:
-#   bash cuda/recorder/run_gpu_metrics.sh
+#   bash cuda/recorder/tools/run_gpu_metrics.sh
 # Builds the recorder, decode_loop and gpu_metrics_app standalone (cmake -S cuda -B /tmp/bg), then
 # 1. records gpu_metrics_app with --gpu-metrics (10 kHz) and profiles it with nsys
 #    --gpu-metrics-devices=0 at the same frequency; gpu_metrics_check.py prints the clock alignment,
@@ -11,7 +11,7 @@
 # Needs the CPU sightline binary and its libraries in .device/sl/{bin,lib} (SL_DIR to change) and
 # Nsight Systems' helper in .device/device (../shared/device/README.md). Logs go to $OUT.
 set -u -o pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/gpu-metrics-out}
 SL_DIR=${SL_DIR:-.device/sl}
 mkdir -p "$OUT"
@@ -30,7 +30,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   export SL=$PWD/$SL_DIR/bin/sightline
   export SIGHTLINE_RECORDER_LIB=/tmp/bg/recorder/libsightline_recorder.so
   export DL=/tmp/bg/decode_loop/decode_loop
-  APP=/tmp/bg/recorder/gpu_metrics_app
+  APP=/tmp/bg/recorder/tools/gpu_metrics_app
   $SL --version
 
   # Runs `sightline record ARGS` with at most T seconds; a hung program gets its threads' stacks
@@ -67,7 +67,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   $NSYS export --type sqlite --force-overwrite true -o /tmp/gm_nsys.sqlite /tmp/gm_nsys.nsys-rep \
     > /dev/null 2>&1
   echo "export rc=$?"
-  python3 cuda/recorder/gpu_metrics_check.py "$OUT/gpu_metrics_app.slrec" "$OUT/app.json" \
+  python3 cuda/recorder/tools/gpu_metrics_check.py "$OUT/gpu_metrics_app.slrec" "$OUT/app.json" \
     --nsys /tmp/gm_nsys.sqlite
   echo "== 1c. sightline analyze of the recording (CPU binary)"
   timeout 60 $SL analyze "$OUT/gpu_metrics_app.slrec" > "$OUT/analyze.txt" 2>&1
@@ -77,5 +77,5 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   echo "== 2. overhead on decode_loop"
   NSYS_METRICS=1 EXTRA_MODES="sl_metrics" DIAG_MODES="" REPS=${REPS:-3} BUDGET_S=${BUDGET_S:-240} \
     WORKLOADS="decode_loop_small_eager decode_loop_default_eager" \
-    python3 cuda/recorder/overhead_bench.py
+    python3 cuda/recorder/tools/overhead_bench.py
 } 2>&1 | tee "$OUT/log.txt"

@@ -1,13 +1,13 @@
 #!/bin/bash
 # The recorder's overhead benchmark, run on the GPU machine from the repository root:
-#   bash cuda/recorder/run_overhead.sh
+#   bash cuda/recorder/tools/run_overhead.sh
 # Builds the recorder and examples/decode_loop standalone (cmake -S cuda -B /tmp/bg), then runs
 # overhead_bench.py (interleaved runs: none / sightline record / nsys -t cuda,nvtx). Needs the CPU
 # sightline binary and its libraries in .device/recorder2/{bin,lib} (SL_DIR to change) and Nsight
 # Systems' helper in .device/device (see ../shared/device/README.md). Logs and JSON go to $OUT.
 # GRAPH_CHECK=1 first runs graph_trace_check.py; SCRIPT=overhead_diag.py runs the diagnostic instead.
 set -u -o pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/recorder-out}
 SL_DIR=${SL_DIR:-.device/recorder2}
 mkdir -p "$OUT"
@@ -28,7 +28,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   $SL --version
   if [ "${GRAPH_CHECK:-0}" = 1 ]; then
     $NSYS profile --help 2>&1 | grep -A6 -e '--cuda-graph-trace' | head -8
-    python3 cuda/recorder/graph_trace_check.py
+    python3 cuda/recorder/tools/graph_trace_check.py
   fi
-  python3 cuda/recorder/${SCRIPT:-overhead_bench.py}
+  python3 cuda/recorder/tools/${SCRIPT:-overhead_bench.py}
 } 2>&1 | tee "$OUT/log.txt"

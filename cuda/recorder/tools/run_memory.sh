@@ -1,6 +1,6 @@
 #!/bin/bash
 # `sightline record --cuda-memory-usage` on the GPU machine, from the repository root:
-#   bash cuda/recorder/run_memory.sh
+#   bash cuda/recorder/tools/run_memory.sh
 # Builds the recorder and memory_app standalone (cmake -S cuda -B /tmp/bm), then records
 # 1. memory_app (NCCL, static, cudaMalloc, the default and an explicit stream-ordered pool) with
 #    --cuda-memory-usage, and profiles it with nsys --cuda-memory-usage=true (exported to SQLite);
@@ -11,7 +11,7 @@
 # development machine. Needs the CPU sightline binary and its libraries in .device/sl/{bin,lib}
 # (SL_DIR to change) and Nsight Systems' helper in .device/device (../shared/device/README.md).
 set -u -o pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 OUT=${OUT:-/tmp/memory-out}
 SL_DIR=${SL_DIR:-.device/sl}
 mkdir -p "$OUT"
@@ -29,7 +29,7 @@ export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1 OUT
   export LD_LIBRARY_PATH=$PWD/$SL_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   SL=$PWD/$SL_DIR/bin/sightline
   export SIGHTLINE_RECORDER_LIB=/tmp/bm/recorder/libsightline_recorder.so
-  APP=/tmp/bm/recorder/memory_app
+  APP=/tmp/bm/recorder/tools/memory_app
   DL=/tmp/bm/decode_loop/decode_loop
   $SL --version
 
