@@ -99,6 +99,10 @@ std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, Ti
 // The same over the samples inside disjoint sorted intervals `within`.
 std::string HotFrames(const Trace& trace, int32_t pid, int32_t tid,
                       const std::vector<Interval>& within, size_t n);
+// The same over the samples of `samples` (trace.py_samples, or trace.cpu_samples for native
+// frames).
+std::string HotFrames(const Trace& trace, const StackSampleTable& samples, int32_t pid, int32_t tid,
+                      const std::vector<Interval>& within, size_t n);
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions& options);
 // The threads with the default options, computed once per trace: what the section and the rules
