@@ -12,8 +12,9 @@
 #   without globs takes the rest.
 #   sightline_finish_stages()   after the last stage: writes the allowed-include map, checks it
 #
-# Includes are written from src/ ("analyses/overview.h"), so every stage compiles with src/ on its
-# private include path; what a stage may include is the check's business, not the compiler's.
+# Includes are written from src/ ("analyses/overview/overview.h"), so every stage compiles with
+# src/ on its private include path; what a stage may include is the check's business, not the
+# compiler's.
 
 set(SIGHTLINE_STAGES "" CACHE INTERNAL "")
 set(SIGHTLINE_LAYERING_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/CheckLayering.cmake)

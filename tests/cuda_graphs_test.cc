@@ -1,9 +1,9 @@
-// CUDA graph kernels attributed to the ranges of their capture (analyses/cuda_graphs.h), on the
-// graph-decode case recorded on an H100 (examples/graph_decode/): 8 layers, NVTX ranges
-// layer_i > attention / mlp and head around the code, captured once and replayed 12 times, then
-// run eagerly 12 times. The truth comes from the program and from the export's own tables, joined
-// here with SQL, not from Sightline.
-#include "analyses/cuda_graphs.h"
+// CUDA graph kernels attributed to the ranges of their capture
+// (analyses/cuda_graphs/cuda_graphs.h), on the graph-decode case recorded on an H100
+// (examples/graph_decode/): 8 layers, NVTX ranges layer_i > attention / mlp and head around the
+// code, captured once and replayed 12 times, then run eagerly 12 times. The truth comes from the
+// program and from the export's own tables, joined here with SQL, not from Sightline.
+#include "analyses/cuda_graphs/cuda_graphs.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include <set>
 
 #include "analyses/findings/findings.h"
-#include "analyses/nvtx_projection.h"
+#include "analyses/nvtx_projection/nvtx_projection.h"
 #include "base/input_data.h"
 #include "diff/step_samples.h"
 #include "facts/graph_alignment.h"

@@ -1,6 +1,6 @@
-// Tests for the GPU metrics (analyses/gpu_metrics.h) and their nsys import (GPU_METRICS joined to
-// TARGET_INFO_GPU_METRICS by name; percent metrics as stored, clocks from Hz to MHz).
-#include "analyses/gpu_metrics.h"
+// Tests for the GPU metrics (analyses/gpu_metrics/gpu_metrics.h) and their nsys import (GPU_METRICS
+// joined to TARGET_INFO_GPU_METRICS by name; percent metrics as stored, clocks from Hz to MHz).
+#include "analyses/gpu_metrics/gpu_metrics.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "analyses/findings/findings.h"
-#include "analyses/gpu_metrics_charts.h"
-#include "analyses/gpu_metrics_intervals.h"
-#include "analyses/overview.h"
+#include "analyses/gpu_metrics/gpu_metrics_charts.h"
+#include "analyses/gpu_metrics/gpu_metrics_intervals.h"
+#include "analyses/overview/overview.h"
 #include "base/file_io.h"
 #include "importers/importer.h"
 #include "importers/nsys/nsys_gpu_metrics_config.h"

@@ -1,6 +1,6 @@
-// Tests for the GPU memory analysis (analyses/memory.h) and its nsys import
+// Tests for the GPU memory analysis (analyses/memory/memory.h) and its nsys import
 // (CUDA_GPU_MEMORY_USAGE_EVENTS): the peak of the trace's own allocations, what held it, headroom.
-#include "analyses/memory.h"
+#include "analyses/memory/memory.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -337,8 +337,8 @@ struct OsCallTable {
 
 // Collectives as the host saw them: PyTorch's record_param_comms ranges with the collective's
 // identity (Kineto args "Process Group Name", "Seq", "Collective name"). A communication kernel
-// launched inside one belongs to that collective (analyses/ranks.h matches ranks by it). Sorted by
-// start; not part of the trace's span.
+// launched inside one belongs to that collective (analyses/ranks/ranks.h matches ranks by it).
+// Sorted by start; not part of the trace's span.
 struct CollectiveTable {
   std::vector<TimeNs> start_ns, end_ns;
   std::vector<int32_t> pid, tid;
@@ -407,7 +407,7 @@ struct TraceSource {
   int32_t rank = -1;           // distributed rank when known
   int32_t world_size = 0;      // 0 unknown
   // The host the trace was taken on, when the trace says (nsys: TARGET_INFO_SYSTEM_ENV Hostname);
-  // ranks on one host share a clock (analyses/ranks.h). Empty: unknown.
+  // ranks on one host share a clock (analyses/ranks/ranks.h). Empty: unknown.
   std::string host;
 };
 

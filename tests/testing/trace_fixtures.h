@@ -15,7 +15,7 @@
 #include <memory>
 #include <string_view>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "model/trace.h"
 #include "model/trace_builder.h"
 

@@ -96,7 +96,7 @@ void RecorderMapper::SetSource(const std::string& path, const recfmt::ReadSummar
   if (!have_process_) return;
   src.rank = process_.rank;
   src.world_size = process_.world_size;
-  // The host a rank ran on: ranks of one host share a clock (analyses/ranks.h).
+  // The host a rank ran on: ranks of one host share a clock (analyses/ranks/ranks.h).
   src.host = std::string(Text(process_.hostname_string));
   src.producer =
       fmt::format("sightline record (CUPTI API {}), capture range {}", process_.cupti_version,
