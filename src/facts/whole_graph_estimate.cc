@@ -258,7 +258,6 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
     // and their paths below the ranges around the whole capture.
     std::vector<uint32_t> tokens;
     std::vector<std::string> paths;
-    std::vector<TimeNs> at;
     std::unordered_set<int64_t> correlations;
     const size_t first = static_cast<size_t>(
         std::lower_bound(a.start_ns.begin(), a.start_ns.end(), w.start_ns) - a.start_ns.begin());
@@ -275,7 +274,6 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
       });
       tokens.push_back(token(path));
       paths.push_back(std::move(path));
-      at.push_back(a.start_ns[i]);
     }
     const size_t m = tokens.size();
     g.launches = static_cast<int64_t>(m);
@@ -361,7 +359,7 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
     for (size_t i = 0; i < m; ++i) {
       auto [it, inserted] = row_of.try_emplace(paths[i], g.ranges.size());
       if (inserted) {
-        g.ranges.push_back({paths[i], 0, 0, 0, 0, at[i]});
+        g.ranges.push_back({paths[i], 0, 0, 0, 0});
       }
       WholeGraphEstimate::Range& row = g.ranges[it->second];
       ++row.launches;
