@@ -2,7 +2,6 @@
 // all-reduce op looks like. Built by torch_allreduce.py with torch.utils.cpp_extension.load; the
 // calls go on PyTorch's current stream, so they order with the model's kernels and can be captured
 // in torch.cuda.graphs.
-#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/extension.h>
 
