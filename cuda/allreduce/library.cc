@@ -387,6 +387,8 @@ sightline_ar_status sightline_ar_comm_init_env(const sightline_ar_config* config
 
 void sightline_ar_comm_destroy(sightline_ar_comm* comm) {
   if (comm == nullptr) return;
+  int previous = -1;  // the caller's current device comes back afterwards
+  cudaGetDevice(&previous);
   cudaSetDevice(comm->device);
   for (int p = 0; p < comm->dev.world; ++p) {
     if (p != comm->dev.rank && comm->dev.base[p] != nullptr)
@@ -397,6 +399,7 @@ void sightline_ar_comm_destroy(sightline_ar_comm* comm) {
   if (comm->scratch != nullptr) cudaFree(comm->scratch);
   if (comm->host_error != nullptr) cudaFreeHost(comm->host_error);
   delete comm;
+  if (previous >= 0) cudaSetDevice(previous);
 }
 
 int sightline_ar_comm_rank(const sightline_ar_comm* comm) { return comm ? comm->dev.rank : -1; }
