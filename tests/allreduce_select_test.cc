@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "allreduce/allreduce_lut.h"
 #include "allreduce/ar_select.h"
 
 namespace sightline::allreduce {
@@ -44,6 +45,33 @@ TEST(AllreduceSelect, CommittedTableCells) {
   EXPECT_EQ(TableStrategy(Fused(2, 4096, 1024)), kTwo);             // fused, world 2
   EXPECT_EQ(TableStrategy(Fused(2, 4096, 512)), kOne);
   EXPECT_EQ(TableStrategy(Fused(8, 8192, 128)), kNccl);
+}
+
+// Inside the grid the library's lookup is the generated SelectStrategy: every cell of every table,
+// and the points between neighbouring grid values.
+TEST(AllreduceSelect, AgreesWithTheGeneratedSelectStrategy) {
+  int cells = 0;
+  for (const lut_detail::Table& t : lut_detail::kTables) {
+    const auto fusion = static_cast<sightline_ar_fusion>(static_cast<int>(t.fusion));
+    for (int h = 0; h < t.num_hidden; ++h) {
+      for (int k = 0; k < t.num_tokens; ++k) {
+        for (int tokens : {t.tokens[k], k + 1 < t.num_tokens ? (t.tokens[k] + t.tokens[k + 1]) / 2
+                                                             : t.tokens[k]}) {
+          ArCallShape c;
+          c.world = t.world_size;
+          c.fusion = fusion;
+          c.hidden = t.hidden[h];
+          c.count = static_cast<int64_t>(t.hidden[h]) * tokens;
+          const Strategy want = SelectStrategy(t.world_size, t.fusion, t.hidden[h], tokens);
+          ASSERT_EQ(static_cast<int>(TableStrategy(c)), static_cast<int>(want))
+              << "world " << t.world_size << " fusion " << FusionLabel(fusion) << " hidden "
+              << t.hidden[h] << " tokens " << tokens;
+          ++cells;
+        }
+      }
+    }
+  }
+  EXPECT_GT(cells, 0);
 }
 
 TEST(AllreduceSelect, KeyClampsIntoTheGridAndTakesNearestCells) {
