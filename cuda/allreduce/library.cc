@@ -255,6 +255,12 @@ sightline_ar_status CheckCall(const sightline_ar_comm* c, sightline_ar_dtype dty
     return Fail(SIGHTLINE_AR_ERROR_INVALID_ARGUMENT, "dtype is not a sightline_ar_dtype");
   if (!ValidStrategy(strategy))
     return Fail(SIGHTLINE_AR_ERROR_INVALID_ARGUMENT, "strategy is not a sightline_ar_strategy");
+  // The kernels go to the current device: on another one they would read the wrong memory.
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current != c->device)
+    return Fail(SIGHTLINE_AR_ERROR_INVALID_ARGUMENT,
+                "the current device is " + std::to_string(current) + " but the communicator's is " +
+                    std::to_string(c->device));
   return SIGHTLINE_AR_SUCCESS;
 }
 

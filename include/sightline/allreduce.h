@@ -10,7 +10,9 @@
  * (max_bytes per parity and rank, shared with the peers through CUDA IPC), so the runtime's input
  * and output buffers are ordinary device memory and need no registration. Calls on one
  * communicator must be made in the same order with the same sizes on every rank (as with NCCL),
- * may be captured in CUDA graphs, and need nothing from the host between calls.
+ * with the communicator's device current, may be captured in CUDA graphs, and need nothing from the
+ * host between calls. Fused calls take at most max_bytes (every strategy: NCCL's sum goes through
+ * a scratch buffer of that size); plain calls above it run NCCL.
  *
  * Strategy: SIGHTLINE_AR_STRATEGY_AUTO takes the table's choice for (world size, fusion, hidden
  * size, tokens), unless the environment variable SIGHTLINE_ALLREDUCE_STRATEGY (nccl, oneshot,
