@@ -12,18 +12,14 @@
 #include "allreduce/sweep_plot.h"
 #include "importers/allreduce_sweep/sweep_csv.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
 
 using testing::RunSightline;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using testing::Slurp;
 
 // A 2 x 3 grid for graph mode, fused and not, and a size sweep, for world size 2.
 std::string SmallSweep() {

@@ -14,6 +14,7 @@
 #include "allreduce/lut_tune.h"
 #include "importers/allreduce_sweep/sweep_csv.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
@@ -115,8 +116,7 @@ bool Compiles(const std::string& dir, const std::string& program, std::string* e
   const std::string cmd = "c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I'" +
                           dir + "' '" + src + "' >'" + log + "' 2>&1";
   const int status = std::system(cmd.c_str());
-  std::ifstream f(log);
-  errors->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  *errors = testing::Slurp(log);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 

@@ -10,6 +10,7 @@
 #include "importers/ncu/ncu_source.h"
 #include "kernel/ncu_report.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
@@ -22,12 +23,7 @@ std::string Mlp(const std::string& name) {
   return std::string(SIGHTLINE_SOURCE_DIR) + "/examples/case_studies/gated_mlp/results/" + name;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::Slurp;
 
 const Table* FindTable(const Report& r, const std::string& section, const std::string& table) {
   for (const Section& s : r.sections) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
@@ -90,8 +91,7 @@ TEST_F(CliDiff, JsonToFile) {
   const std::string out = dir_ + "/diff.json";
   testing::CliResult r = RunSightline(Args("--format json -o '" + out + "' --fail-if-slower 10"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  std::ifstream in(out);
-  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string json = testing::Slurp(out);
   EXPECT_NE(json.find("\"schema_version\""), std::string::npos);
   EXPECT_NE(json.find("\"diff_kernels\""), std::string::npos);
   EXPECT_NE(json.find("\"diff_gate\""), std::string::npos);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
@@ -70,10 +71,7 @@ class CliVerdict : public ::testing::Test {
     std::ofstream(path, std::ios::binary) << bytes;
     return path;
   }
-  static std::string Read(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  }
+  static std::string Read(const std::string& path) { return testing::Slurp(path); }
   // A run of 40 steps: a 100 us GEMM (times `slowdown`) and 20 us of host code, 2% noise.
   std::string Run(const std::string& name, uint64_t seed, double slowdown = 1.0,
                   double noise = 0.02) {

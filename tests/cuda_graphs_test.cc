@@ -26,6 +26,7 @@
 #include "importers/recorder/recorder_importer.h"
 #include "sightline/recorder_format.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

@@ -11,6 +11,8 @@
 #include "diff/trace_diff.h"
 #include "importers/importer.h"
 #include "reporters/reporter.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -56,9 +58,7 @@ TraceDiffResult Diff(const Trace& b, const Trace& a, std::optional<double> gate 
   TraceDiffOptions options;
   options.fail_if_slower_pct = gate;
   options.min_share_pct = min_share;
-  StatusOr<TraceDiffResult> r = ComputeTraceDiff(*Ctx(b), *Ctx(a), options);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).value();
+  return testing::ValueOrDie(ComputeTraceDiff(*Ctx(b), *Ctx(a), options));
 }
 
 const DiffItem* FindKernel(const std::vector<DiffItem>& items, std::string_view name) {

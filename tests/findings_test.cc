@@ -7,6 +7,8 @@
 #include <algorithm>
 
 #include "pipeline/pipeline.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -17,9 +19,7 @@ using testing::Ctx;
 using testing::TraceFixture;
 
 std::vector<Finding> RunRules(const Trace& t) {
-  StatusOr<std::vector<Finding>> r = ComputeFindings(*Ctx(t, AnalyzeOptions{}));
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? std::move(r).value() : std::vector<Finding>{};
+  return testing::ValueOrDie(ComputeFindings(*Ctx(t, AnalyzeOptions{})));
 }
 
 const Finding* Find(const std::vector<Finding>& v, std::string_view id) {

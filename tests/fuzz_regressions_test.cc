@@ -17,6 +17,7 @@
 #include "importers/inputs.h"
 #include "importers/kineto/kineto_parser.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 #include "whole_program.h"
 
 namespace sightline {
@@ -79,14 +80,12 @@ TEST(FuzzRegressions, EveryInputIsHandled) {
         << name << " is neither a reader of the registry nor a fuzz target replayed here";
     for (const fs::directory_entry& file : fs::directory_iterator(dir.path())) {
       SCOPED_TRACE(file.path().string());
-      std::ifstream in(file.path(), std::ios::binary);
-      std::stringstream bytes;
-      bytes << in.rdbuf();
+      const std::string bytes = testing::Slurp(file.path().string());
       if (reader != nullptr) {
-        const std::string path = WriteTemp(tmp, "input", bytes.str());
+        const std::string path = WriteTemp(tmp, "input", bytes);
         ExpectHandled(reader->read(path), path);
       } else {
-        other->second(bytes.str(), tmp);
+        other->second(bytes, tmp);
       }
       ++inputs;
     }

@@ -13,6 +13,7 @@
 #include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
@@ -57,12 +58,7 @@ const GoldenCase kCases[] = {
     {"torch2.11_h100_memory_snapshot", "torch2.11_h100_memory_snapshot.pickle", true},
 };
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using testing::Slurp;
 
 // Readable test names in failure output.
 void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
@@ -99,7 +95,7 @@ TEST_P(Golden, JsonReportMatches) {
   }
   ASSERT_TRUE(std::filesystem::exists(golden))
       << golden << " missing; run scripts/update-golden.sh and review it";
-  const std::string expected = ReadAll(golden);
+  const std::string expected = Slurp(golden);
   if (json != expected) {
     const std::string actual = golden + ".actual";
     std::ofstream(actual, std::ios::binary) << json;

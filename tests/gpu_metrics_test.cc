@@ -19,6 +19,8 @@
 #include "importers/importer.h"
 #include "importers/nsys/nsys_gpu_metrics_config.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
+#include "testing/files.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

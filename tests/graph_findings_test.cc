@@ -13,6 +13,8 @@
 #include "facts/graph_replays.h"
 #include "importers/importer.h"
 #include "importers/iteration_log/iteration_log.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -47,9 +49,7 @@ int64_t IntEvidence(const Finding& f, std::string_view key) {
 }
 
 std::vector<Finding> Findings(const Trace& t, AnalyzeOptions options = {}) {
-  StatusOr<std::vector<Finding>> r = ComputeFindings(*Ctx(t, std::move(options)));
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? std::move(r).value() : std::vector<Finding>{};
+  return testing::ValueOrDie(ComputeFindings(*Ctx(t, std::move(options))));
 }
 
 // One replay: a cudaGraphLaunch at `launch` and `n` back-to-back 2 us kernels from `gpu`.

@@ -13,6 +13,8 @@
 #include "analyses/threads.h"
 #include "facts/intervals.h"
 #include "importers/importer.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -53,9 +55,7 @@ const Finding* FindRule(const std::vector<Finding>& findings, std::string_view i
 
 std::vector<Finding> Findings(const Trace& trace) {
   auto c = Ctx(trace);
-  StatusOr<std::vector<Finding>> r = ComputeFindings(*c);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? *r : std::vector<Finding>{};
+  return testing::ValueOrDie(ComputeFindings(*c));
 }
 
 int64_t Evidence(const Finding& f, std::string_view key) {

@@ -18,6 +18,8 @@
 #include "reporters/html/html_util.h"
 #include "reporters/reporter.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
+#include "testing/files.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -356,11 +358,9 @@ TEST(HtmlReporter, CliWritesTheFile) {
   testing::CliResult r =
       testing::RunSightline("analyze --format html -o '" + out + "' '" + SamplePath() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(out, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(ss.str().rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(CheckWellFormed(ss.str()), "");
+  const std::string html = testing::Slurp(out);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(CheckWellFormed(html), "");
 }
 
 // Headless chromium, when installed (scripts/install-deps.sh installs it unless
@@ -382,12 +382,8 @@ ShellRun RunShell(const std::string& cmd, const std::string& dir) {
   ShellRun r;
   const int status = std::system((cmd + " >'" + out + "' 2>'" + err + "'").c_str());
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream o(out), e(err);
-  std::stringstream so, se;
-  so << o.rdbuf();
-  se << e.rdbuf();
-  r.out = so.str();
-  r.err = se.str();
+  r.out = testing::Slurp(out);
+  r.err = testing::Slurp(err);
   return r;
 }
 

@@ -21,6 +21,7 @@
 #include "reporters/reporter.h"
 #include "sightline/recorder_format.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

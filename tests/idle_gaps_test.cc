@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -48,9 +50,7 @@ Trace CausesTrace() {
 IdleGapsResult Compute(const Trace& t, DurationNs min_gap = 2'000) {
   IdleGapsOptions options;
   options.min_gap_ns = min_gap;
-  StatusOr<IdleGapsResult> r = ComputeIdleGaps(*Ctx(t), options);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).value();
+  return testing::ValueOrDie(ComputeIdleGaps(*Ctx(t), options));
 }
 
 const IdleGap* GapAt(const IdleGapsResult& r, int device, TimeNs start) {

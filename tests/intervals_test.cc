@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "facts/trace_facts.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -28,7 +29,7 @@ TEST(Intervals, UnionAccumulatorMatchesMerge) {
   EXPECT_EQ(UnionAccumulator().total(), 0);
 }
 
-TEST(AnalysisContext, BusyUsesKernelsAndMemopsOfOneDevice) {
+TEST(TraceFacts, BusyUsesKernelsAndMemopsOfOneDevice) {
   Trace t = TraceFixture()
                 .Kernel("a", 0, 10)
                 .Kernel("b", 5, 15, Where{0, 8})       // other stream, same device: overlaps
@@ -36,7 +37,7 @@ TEST(AnalysisContext, BusyUsesKernelsAndMemopsOfOneDevice) {
                 .Memcpy(MemOpKind::kHtoD, 15, 20, 64)  // touches: merged
                 .Memset(30, 35, 64)
                 .Build();
-  AnalysisContext context(t);
+  TraceFacts context(t);
   const std::vector<Interval>& d0 = context.Busy(0);
   ASSERT_EQ(d0.size(), 2u);
   EXPECT_EQ(d0[0], (Interval{0, 20}));

@@ -9,6 +9,8 @@
 #include "analyses/iteration_log_join.h"
 #include "facts/iterations.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -24,9 +26,7 @@ std::string Line(int64_t iteration, int64_t pid, const std::string& extra = "") 
 }
 
 IterationLog Parse(const std::string& text) {
-  StatusOr<IterationLog> log = ParseIterationLog(text, "log.jsonl");
-  EXPECT_TRUE(log.ok()) << log.status().ToString();
-  return log.ok() ? std::move(log).value() : IterationLog{};
+  return testing::ValueOrDie(ParseIterationLog(text, "log.jsonl"));
 }
 
 TEST(IterationLogReader, ReadsMembersAndLeavesUnsetOnesEmpty) {

@@ -6,6 +6,8 @@
 #include <re2/re2.h>
 
 #include "analyses/iterations_section.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -19,9 +21,7 @@ using testing::TraceFixture;
 IterationsResult Find(const Trace& t, std::string regex = "") {
   IterationsOptions options;
   options.name_regex = std::move(regex);
-  StatusOr<IterationsResult> r = ComputeIterations(*Ctx(t), options);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).value();
+  return testing::ValueOrDie(ComputeIterations(*Ctx(t), options));
 }
 
 TEST(Iterations, DefaultNames) {

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "analyses/group_stats.h"
+#include "testing/context.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

@@ -12,7 +12,7 @@
 #include "base/file_io.h"
 #include "facts/iterations.h"
 #include "importers/importer.h"
-#include "testing/trace_fixtures.h"
+#include "testing/context.h"
 
 namespace sightline {
 namespace {

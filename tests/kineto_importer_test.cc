@@ -20,6 +20,8 @@
 #include "importers/kineto/kineto_numbers.h"
 #include "importers/kineto/kineto_parser.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
+#include "testing/status.h"
 
 namespace sightline {
 namespace {
@@ -30,12 +32,7 @@ std::string DataPath(const std::string& name) {
   return std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/kineto/" + name;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::Slurp;
 
 class KinetoTest : public ::testing::Test {
  protected:
@@ -52,9 +49,7 @@ class KinetoTest : public ::testing::Test {
 };
 
 Trace MustImport(const std::string& path) {
-  StatusOr<Trace> t = ImportKinetoJson(path, {});
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  return t.ok() ? std::move(t).value() : Trace();
+  return testing::ValueOrDie(ImportKinetoJson(path, {}));
 }
 
 int64_t Count(const Trace& t, DiagCode code) { return t.diagnostics.Count(code); }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/context.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

@@ -10,6 +10,8 @@
 #include "exporters/perfetto_json.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
+#include "testing/files.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

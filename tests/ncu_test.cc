@@ -15,6 +15,8 @@
 #include "kernel/occupancy.h"
 #include "reporters/reporter.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
+#include "testing/status.h"
 
 namespace sightline {
 namespace {
@@ -23,11 +25,7 @@ std::string Data(const std::string& name) {
   return std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/ncu/" + name;
 }
 
-NcuExport Read(const std::string& name) {
-  StatusOr<NcuExport> e = ReadNcuCsv(Data(name));
-  EXPECT_TRUE(e.ok()) << e.status().ToString();
-  return e.ok() ? std::move(*e) : NcuExport{};
-}
+NcuExport Read(const std::string& name) { return testing::ValueOrDie(ReadNcuCsv(Data(name))); }
 
 std::vector<NcuKernelAnalysis> AnalyzeAll(const NcuInput& in) {
   std::vector<NcuKernelAnalysis> out;
@@ -158,9 +156,9 @@ TEST(NcuCsv, NotAnExportIsAClearError) {
 // Found by fuzz_ncu_csv (tests/data/fuzz_regressions): an ID that is not a number was cast from
 // NaN (undefined behaviour); it is now unknown (-1) and the row's metric is kept.
 TEST(NcuCsv, IdThatIsNotANumberIsUnknown) {
-  std::ifstream in(std::string(SIGHTLINE_SOURCE_DIR) +
-                   "/tests/data/fuzz_regressions/ncu-csv/id_not_a_number.csv");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text =
+      testing::Slurp(std::string(SIGHTLINE_SOURCE_DIR) +
+                     "/tests/data/fuzz_regressions/ncu-csv/id_not_a_number.csv");
   ASSERT_FALSE(text.empty());
   StatusOr<NcuExport> e = ParseNcuCsv(text, "x.csv");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -178,9 +176,8 @@ TEST(NcuCsv, IdThatIsNotANumberIsUnknown) {
 // Found by fuzz_ncu_csv: a size of 1e300 Kbyte was rounded to an integer that overflowed. Counts
 // and sizes that no real kernel has (negative, infinite, beyond 2^53) are now unknown (-1).
 TEST(NcuCsv, AbsurdCountsAndSizesAreUnknown) {
-  std::ifstream in(std::string(SIGHTLINE_SOURCE_DIR) +
-                   "/tests/data/fuzz_regressions/ncu-csv/absurd_sizes.csv");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = testing::Slurp(std::string(SIGHTLINE_SOURCE_DIR) +
+                                          "/tests/data/fuzz_regressions/ncu-csv/absurd_sizes.csv");
   StatusOr<NcuExport> e = ParseNcuCsv(text, "x.csv");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   ASSERT_EQ(e->kernels.size(), 1u);

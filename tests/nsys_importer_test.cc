@@ -29,6 +29,7 @@
 #include "model/trace.h"
 #include "model/trace_builder.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
@@ -276,10 +277,11 @@ void WriteMappingFixture(const std::string& path, const std::string& version = "
       "0)");
 }
 
+// A file of ../shared/traces; when that is absent, a path that does not exist, named so in the
+// skip message.
 std::string SharedTrace(const std::string& name) {
-  const char* dir = std::getenv("SIGHTLINE_SHARED_TRACES");
-  const std::string base = dir ? dir : SIGHTLINE_SOURCE_DIR "/../shared/traces";
-  return (fs::path(base) / name).string();
+  const std::string dir = testing::SharedTracesDir();
+  return (fs::path(dir.empty() ? "../shared/traces (absent)" : dir) / name).string();
 }
 
 // "examples/..." is in this repository; anything else is a file of ../shared/traces.

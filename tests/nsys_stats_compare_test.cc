@@ -24,19 +24,15 @@
 #include "analyses/memops_summary.h"
 #include "importers/importer.h"
 #include "model/trace_builder.h"
-#include "testing/trace_fixtures.h"
+#include "testing/context.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
 
 using testing::Ctx;
 
-std::string SharedTracesDir() {
-  if (const char* env = std::getenv("SIGHTLINE_SHARED_TRACES"); env != nullptr && *env != 0) {
-    return env;
-  }
-  return SIGHTLINE_SOURCE_DIR "/../shared/traces";
-}
+using testing::SharedTracesDir;
 
 // ---- nsys's report SQL through sqlite3 --------------------------------------------------------
 
@@ -182,10 +178,7 @@ std::string MemOpsSql(bool has_memcpy, bool has_memset, const char* value) {
 
 std::vector<std::vector<std::string>> ReadCsv(const std::string& path) {
   std::vector<std::vector<std::string>> rows;
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = testing::Slurp(path);
   std::vector<std::string> row;
   std::string field;
   bool quoted = false;

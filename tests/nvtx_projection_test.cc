@@ -7,6 +7,8 @@
 #include <random>
 
 #include "facts/launch_projection.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -27,9 +29,7 @@ const NvtxRangeGroup* FindGroup(const Trace& trace, const NvtxProjectionResult& 
 }
 
 NvtxProjectionResult Project(const Trace& t, NvtxProjectionOptions options = {}) {
-  StatusOr<NvtxProjectionResult> r = ComputeNvtxProjection(*Ctx(t), options);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return std::move(r).value();
+  return testing::ValueOrDie(ComputeNvtxProjection(*Ctx(t), options));
 }
 
 TEST(NvtxProjection, NestedRangesAndTwoThreads) {

@@ -15,6 +15,7 @@
 #include "kernel/gpu_arch.h"
 #include "kernel/occupancy_advice.h"
 #include "testing/cli_runner.h"
+#include "testing/status.h"
 
 namespace sightline {
 namespace {
@@ -29,9 +30,7 @@ GpuArch Arch(const char* name) {
 
 OccupancyResult Occ(const char* arch, int block, int regs, int64_t st = 0, int64_t dyn = 0,
                     int64_t config = -1) {
-  StatusOr<OccupancyResult> r = ComputeOccupancy(Arch(arch), {block, regs, st, dyn, config});
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? *r : OccupancyResult{};
+  return testing::ValueOrDie(ComputeOccupancy(Arch(arch), {block, regs, st, dyn, config}));
 }
 
 TEST(GpuArch, ResolvesNamesAndVersions) {

@@ -15,18 +15,14 @@
 
 #include "base/file_io.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using testing::Slurp;
 
 // A copy of a shipped Kineto trace in a fresh directory.
 std::string CopyTrace(const std::string& dir, const std::string& name) {

@@ -15,6 +15,7 @@
 #include "facts/iterations.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

@@ -11,6 +11,8 @@
 #include "analyses/findings/findings.h"
 #include "importers/inputs.h"
 #include "pipeline/pipeline.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -39,9 +41,7 @@ Trace RankTrace(int n, DurationNs arrive_ns, TimeNs clock_ns, int device = 0, in
 }
 
 RankProfile Profile(const Trace& t, int input) {
-  StatusOr<RankProfile> p = ComputeRankProfile(*Ctx(t), "in" + std::to_string(input), input);
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return p.ok() ? std::move(p).value() : RankProfile{};
+  return testing::ValueOrDie(ComputeRankProfile(*Ctx(t), "in" + std::to_string(input), input));
 }
 
 TEST(Ranks, RankFromFileName) {

@@ -18,6 +18,7 @@
 #include "report/report_codec.h"
 #include "report/report_doc.h"
 #include "reporters/reporter.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {
@@ -248,12 +249,7 @@ TEST(ReportSchema, CodecCarriesEveryField) {
   EXPECT_FALSE(br.Finish("bad severity").ok());
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::Slurp;
 
 TEST(ReportSchema, FormatDocListsTheDescribedFields) {
   const std::string path = std::string(SIGHTLINE_SOURCE_DIR) + "/docs/formats/report-json.md";

@@ -17,6 +17,7 @@
 #include "importers/serving_results/request_log.h"
 #include "importers/serving_results/request_results.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
 
 namespace sightline {
 namespace {

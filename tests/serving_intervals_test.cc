@@ -12,6 +12,7 @@
 #include "base/stats.h"
 #include "reporters/reporter.h"
 #include "testing/cli_runner.h"
+#include "testing/status.h"
 
 namespace sightline {
 namespace {
@@ -39,9 +40,7 @@ RequestResults Requests(int n, double ttft_ms, uint64_t seed) {
 }
 
 ServingMetrics Metrics(const RequestResults& r) {
-  StatusOr<ServingMetrics> m = ComputeServingMetrics(r, {});
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return m.ok() ? std::move(m).value() : ServingMetrics{};
+  return testing::ValueOrDie(ComputeServingMetrics(r, {}));
 }
 
 TEST(ServingIntervals, SamplesKeepEveryRequestsValues) {

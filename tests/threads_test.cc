@@ -12,6 +12,8 @@
 #include "base/file_io.h"
 #include "importers/importer.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
+#include "testing/files.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {

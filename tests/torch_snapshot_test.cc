@@ -15,7 +15,9 @@
 #include "importers/torch_snapshot/pickle_reader.h"
 #include "importers/torch_snapshot/torch_snapshot_importer.h"
 #include "testing/cli_runner.h"
-#include "testing/trace_fixtures.h"
+#include "testing/context.h"
+#include "testing/files.h"
+#include "testing/status.h"
 
 namespace sightline {
 namespace {
@@ -28,9 +30,7 @@ std::string DataPath(const std::string& name) {
 }
 
 std::string ReadData(const std::string& name) {
-  StatusOr<std::string> bytes = ReadFileToString(DataPath(name));
-  EXPECT_TRUE(bytes.ok()) << name;
-  return bytes.ok() ? *bytes : std::string();
+  return testing::ValueOrDie(ReadFileToString(DataPath(name)));
 }
 
 int64_t DiagCount(const Trace& t, std::string_view code) {

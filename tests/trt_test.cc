@@ -15,6 +15,8 @@
 #include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
 #include "testing/cli_runner.h"
+#include "testing/files.h"
+#include "testing/status.h"
 #include "trt/trt_analysis.h"
 #include "trt/trt_diff.h"
 #include "trt/trt_report.h"
@@ -30,9 +32,7 @@ TrtEngineAnalysis Analyze(const std::string& path) {
   StatusOr<TrtEngine> e = ReadTrtEngine(path);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   if (!e.ok()) return {};
-  StatusOr<TrtEngineAnalysis> a = AnalyzeTrtEngine(*e);
-  EXPECT_TRUE(a.ok()) << a.status().ToString();
-  return a.ok() ? *a : TrtEngineAnalysis{};
+  return testing::ValueOrDie(AnalyzeTrtEngine(*e));
 }
 
 void Write(const std::string& path, const std::string& text) {

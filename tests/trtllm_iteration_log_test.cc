@@ -13,6 +13,9 @@
 #include "analyses/iteration_log_join.h"
 #include "base/file_io.h"
 #include "testing/cli_runner.h"
+#include "testing/context.h"
+#include "testing/files.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -22,9 +25,7 @@ using testing::Ctx;
 using testing::TraceFixture;
 
 IterationLog Parse(const std::string& text) {
-  StatusOr<IterationLog> log = ParseIterationLog(text, "log.txt");
-  EXPECT_TRUE(log.ok()) << log.status().ToString();
-  return log.ok() ? std::move(log).value() : IterationLog();
+  return testing::ValueOrDie(ParseIterationLog(text, "log.txt"));
 }
 
 int64_t FieldOf(const IterationLogEntry& e, IterationLogField f) { return e.field(f).value_or(-1); }

@@ -16,6 +16,8 @@
 #include "diff/verdict_report.h"
 #include "facts/kernel_category.h"
 #include "reporters/reporter.h"
+#include "testing/context.h"
+#include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
 namespace sightline {
@@ -68,9 +70,7 @@ Trace BuildLoop(const LoopSpec& spec) {
 }
 
 RunSamples Samples(const Trace& trace) {
-  StatusOr<RunSamples> r = CollectRunSamples(*Ctx(trace));
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return r.ok() ? std::move(r).value() : RunSamples{};
+  return testing::ValueOrDie(CollectRunSamples(*Ctx(trace)));
 }
 
 RunSamples SamplesOf(const LoopSpec& spec) { return Samples(BuildLoop(spec)); }
