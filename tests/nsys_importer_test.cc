@@ -1,9 +1,9 @@
 // Tests of the Nsight Systems SQLite importer (src/importers/nsys).
 //
-// Three kinds: (1) tiny exports built here with the SQLite C API, with the real 3.16 column sets,
+// Two kinds: (1) tiny exports built here with the SQLite C API, with the real 3.16 column sets,
 // to check each mapping and each bad input; (2) the real exports in ../shared/traces, where every
-// expected value comes from an independent SQL query on the same file; (3) an opt-in timing run on
-// a large generated export (SIGHTLINE_NSYS_BENCH_FILE, made with bench/gen_nsys_sqlite.py).
+// expected value comes from an independent SQL query on the same file. Timing a large generated
+// export is a benchmark: bench/analyze_bench.cc, ImportFile/nsys_sqlite.
 #include "importers/nsys/nsys_importer.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -1254,29 +1253,6 @@ TEST(NsysRealFileNoKernels, ImportsApiCallsAndWarns) {
   EXPECT_EQ(static_cast<int64_t>(trace->processes.size()),
             db.Int("SELECT count(DISTINCT globalTid / 16777216 % 16777216) FROM "
                    "CUPTI_ACTIVITY_KIND_RUNTIME"));
-}
-
-// ---- Opt-in timing on a large generated export ----
-//   python3 bench/gen_nsys_sqlite.py --kernels 10000000 --out /tmp/nsys_1e7.sqlite
-//   SIGHTLINE_NSYS_BENCH_FILE=/tmp/nsys_1e7.sqlite /usr/bin/time -v
-//     build/tests/sightline_tests --gtest_filter='NsysImportTiming.*'
-TEST(NsysImportTiming, LargeGeneratedExport) {
-  const char* path = std::getenv("SIGHTLINE_NSYS_BENCH_FILE");
-  if (path == nullptr) GTEST_SKIP() << "set SIGHTLINE_NSYS_BENCH_FILE to time an import";
-  const auto start = std::chrono::steady_clock::now();
-  StatusOr<Trace> trace = ImportNsysSqlite(path, {});
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
-  int64_t linked = 0;
-  for (int32_t row : trace->kernels.launch_call) linked += row != kNoRow;
-  std::printf(
-      "imported %s in %.3f s: %zu kernels (%lld linked), %zu API calls, %zu memops, "
-      "%zu ranges\n",
-      path, seconds, trace->kernels.size(), static_cast<long long>(linked), trace->api_calls.size(),
-      trace->memops.size(), trace->ranges.size());
-  EXPECT_EQ(linked, static_cast<int64_t>(trace->kernels.size()));
-  EXPECT_EQ(trace->diagnostics.Count(DiagCode::kRangeNotNested), 0);
 }
 
 }  // namespace
