@@ -13,7 +13,8 @@
 # helpers of tests/testing/ (an include of "testing/x.h" brings the stages that x.h and x.cc
 # include, and those of the helpers they include). Other folders (data/, golden/) hold no tests.
 #
-#   cmake -DSRC=src -DMAP=build/sightline_layering_map.cmake [-DTESTS=tests] -P cmake/CheckLayering.cmake
+#   cmake -DSRC=src -DMAP=build/sightline_layering_map.cmake [-DTESTS=tests]
+#         -P cmake/CheckLayering.cmake
 # Fails (FATAL_ERROR, exit 1) listing every offending file and include. With -DCOUNT=ON it fails on
 # nothing and prints, per stage with rooms, how many include edges join two of its files and how
 # many of them point upward (to a room above the includer's), with the list.
@@ -154,8 +155,8 @@ if(DEFINED TESTS)
   file(GLOB _loose LIST_DIRECTORIES false ${TESTS}/*.cc ${TESTS}/*.h)
   foreach(_file IN LISTS _loose)
     file(RELATIVE_PATH _rel ${TESTS} ${_file})
-    string(APPEND _violations "\n  ${_tests_name}/${_rel}: not in a stage's folder -- a test lives in "
-                              "${_tests_name}/<the stage it tests>/")
+    string(APPEND _violations "\n  ${_tests_name}/${_rel}: not in a stage's folder -- a test lives "
+                              "in ${_tests_name}/<the stage it tests>/")
     if(DEFINED TOP)
       string(APPEND _violations " or ${_tests_name}/${TOP}/ (the program as a whole)")
     endif()
@@ -193,8 +194,9 @@ if(DEFINED TESTS)
           endforeach()
           if(_above)
             list(JOIN _above ", " _above)
-            string(APPEND _violations "\n  ${_tests_name}/${_rel}: ${_line} brings ${_above} -- a test "
-                                      "of stage '${_group}' may include only: ${_allowed_text}")
+            string(APPEND _violations "\n  ${_tests_name}/${_rel}: ${_line} brings ${_above} -- a "
+                                      "test of stage '${_group}' may include only: "
+                                      "${_allowed_text}")
           endif()
         else()
           list(FIND STAGES ${_target_stage} _is_stage)
