@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis.h"
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis.h"
+#include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "importers/importer.h"
 #include "importers/nsys/nsys_importer.h"

@@ -4,7 +4,8 @@
 #
 #   sightline_add_stage(NAME analyses DEPS base model report kernel LIBS fmt::fmt simdjson::simdjson
 #                       ROOMS analyses "findings: findings/*" "registry: registry.cc")
-#     -> library sightline_analyses from src/analyses/**.cc (globbed: a new file needs no edit here)
+#     -> library sightline_analyses from src/analyses/**.cc (globbed: a new file needs no edit here;
+#        a stage without .cc files is an INTERFACE library)
 #   ROOMS (optional) splits a stage into rooms, bottom-up, the same way: a file may include the
 #   stage's files of its own room and of the rooms before it. "name: glob..." takes the files the
 #   globs match (relative to the stage's folder, `*` any characters, `/` included); the room given
@@ -13,8 +14,9 @@
 #     what sits above every stage and may include them all, the CLI), checks it, and the tests
 #     against it (a test of stage S includes no stage S may not; tests/CMakeLists.txt)
 #
-# Includes are written from src/ ("analyses/overview.h"), so every stage compiles with src/ on its
-# private include path; what a stage may include is the check's business, not the compiler's.
+# Includes are written from src/ ("analyses/overview/overview.h"), so every stage compiles with
+# src/ on its private include path; what a stage may include is the check's business, not the
+# compiler's.
 
 set(SIGHTLINE_STAGES "" CACHE INTERNAL "")
 set(SIGHTLINE_LAYERING_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/CheckLayering.cmake)
@@ -26,18 +28,27 @@ function(sightline_add_stage)
   set(dir ${CMAKE_CURRENT_SOURCE_DIR}/${ARG_NAME})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cc)
   set(target sightline_${ARG_NAME})
-  add_library(${target} STATIC ${sources})
-  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
-  target_compile_definitions(${target} PRIVATE SIGHTLINE_VERSION="${PROJECT_VERSION}")
+  if(sources)
+    add_library(${target} STATIC ${sources})
+    target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                               ${PROJECT_SOURCE_DIR}/include)
+    target_compile_definitions(${target} PRIVATE SIGHTLINE_VERSION="${PROJECT_VERSION}")
+    set(scope PUBLIC)
+  else()
+    # A stage of headers only: nothing to compile, an INTERFACE library that carries its DEPS and
+    # LIBS to the stages that link it.
+    add_library(${target} INTERFACE)
+    set(scope INTERFACE)
+  endif()
   foreach(dep IN LISTS ARG_DEPS)
     if(NOT TARGET sightline_${dep})
       message(FATAL_ERROR "stage ${ARG_NAME} depends on ${dep}, which is not defined yet: "
                           "stages are declared bottom-up in src/CMakeLists.txt")
     endif()
-    target_link_libraries(${target} PUBLIC sightline_${dep})
+    target_link_libraries(${target} ${scope} sightline_${dep})
   endforeach()
   if(ARG_LIBS)
-    target_link_libraries(${target} PUBLIC ${ARG_LIBS})
+    target_link_libraries(${target} ${scope} ${ARG_LIBS})
   endif()
   # What the stage may include: itself and everything below it.
   set(allowed ${ARG_NAME})

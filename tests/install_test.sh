@@ -1,7 +1,7 @@
 #!/bin/sh
 # `cmake --install` into a temporary prefix, then checks what a user gets: the CLI, the public headers
-# and, when the GPU parts were built, the recorder library where the installed `sightline record` finds
-# it, the instrument library and its CMake package.
+# (and not the internal ones) and, when the GPU parts were built, the recorder library where the
+# installed `sightline record` finds it, the instrument library and its CMake package.
 # Usage: install_test.sh BUILD_DIR WORK_DIR LIBDIR HAVE_RECORDER HAVE_INSTRUMENT HAVE_ALLREDUCE (0|1)
 set -eu
 build=$1 work=$2 libdir=$3 have_recorder=$4 have_instrument=$5 have_allreduce=$6
@@ -12,10 +12,13 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 
 fail() { echo "install test: $*" >&2; exit 1; }
 need() { [ -e "$prefix/$1" ] || fail "missing $prefix/$1"; }
+refuse() { [ ! -e "$prefix/$1" ] || fail "$prefix/$1 is installed, but it is internal"; }
 
 need bin/sightline
 [ -x "$prefix/bin/sightline" ] || fail "$prefix/bin/sightline is not executable"
-for h in recorder_format.h recorder_env.h gpu_check.h; do need "include/sightline/$h"; done
+# The public headers only: the recorder's file format and settings (src/recording) are internal.
+need include/sightline/gpu_check.h
+for h in recorder_format.h recorder_env.h; do refuse "include/sightline/$h"; done
 "$prefix/bin/sightline" record --help > "$work/record_help.txt" ||
   fail "sightline record --help failed"
 grep -q -- "--capture-range" "$work/record_help.txt" || fail "sightline record --help: no options"

@@ -1,10 +1,10 @@
 #include "config.h"
 
-#include <sightline/recorder_env.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+
+#include "recording/recorder_env.h"
 
 namespace sightline::instrument {
 namespace {

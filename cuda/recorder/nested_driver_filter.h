@@ -8,7 +8,7 @@
 // cuda/recorder/tests).
 #pragma once
 
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 
 namespace sightline::recorder {
 

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <string>
 
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 
 namespace sightline::recorder {
 namespace {

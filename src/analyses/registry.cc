@@ -2,20 +2,20 @@
 
 #include <cstring>
 
-#include "analyses/analysis.h"
-#include "analyses/analysis_context.h"
-#include "analyses/api_summary.h"
-#include "analyses/cuda_graphs.h"
+#include "analyses/api_summary/api_summary.h"
+#include "analyses/common/analysis.h"
+#include "analyses/common/analysis_context.h"
+#include "analyses/cuda_graphs/cuda_graphs.h"
 #include "analyses/findings/findings.h"
-#include "analyses/gpu_metrics.h"
-#include "analyses/idle_gaps.h"
-#include "analyses/iterations_section.h"
-#include "analyses/kernel_summary.h"
-#include "analyses/memops_summary.h"
-#include "analyses/memory.h"
-#include "analyses/nvtx_projection.h"
-#include "analyses/overview.h"
-#include "analyses/threads.h"
+#include "analyses/gpu_metrics/gpu_metrics.h"
+#include "analyses/idle_gaps/idle_gaps.h"
+#include "analyses/iterations/iterations_section.h"
+#include "analyses/kernel_summary/kernel_summary.h"
+#include "analyses/memops_summary/memops_summary.h"
+#include "analyses/memory/memory.h"
+#include "analyses/nvtx_projection/nvtx_projection.h"
+#include "analyses/overview/overview.h"
+#include "analyses/threads/threads.h"
 
 // Each analysis header declares its Run...Section function; add one line here per analysis, with
 // the entries whose whole results it reads (its Cached...(context) calls, its rules' included):

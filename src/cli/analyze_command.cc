@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "analyses/analysis.h"
+#include "analyses/common/analysis.h"
 #include "analyses/serving/serving_metrics.h"
 #include "base/file_io.h"
 #include "base/progress_line.h"

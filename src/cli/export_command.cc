@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "base/file_io.h"
 #include "cli/commands.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "diff/step_samples.h"
 #include "diff/verdict_report.h"
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "analyses/analysis.h"
+#include "analyses/common/analysis.h"
 #include "diff/trace_diff.h"
 #include "diff/verdict.h"
 #include "model/trace.h"

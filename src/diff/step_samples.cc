@@ -6,7 +6,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "base/name_pattern.h"
 #include "facts/graph_kernel_paths.h"
 #include "facts/iterations.h"

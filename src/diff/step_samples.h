@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis.h"
+#include "analyses/common/analysis.h"
 #include "base/status.h"
 
 namespace sightline {

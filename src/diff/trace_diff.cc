@@ -7,8 +7,8 @@
 #include <map>
 #include <unordered_map>
 
-#include "analyses/analysis_context.h"
-#include "analyses/nvtx_projection.h"
+#include "analyses/common/analysis_context.h"
+#include "analyses/nvtx_projection/nvtx_projection.h"
 #include "base/name_pattern.h"
 #include "diff/name_normalize.h"
 #include "facts/iterations.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis.h"
+#include "analyses/common/analysis.h"
 #include "base/stats.h"
 #include "base/status.h"
 #include "model/trace.h"

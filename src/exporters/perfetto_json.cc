@@ -9,7 +9,7 @@
 #include <set>
 #include <utility>
 
-#include "analyses/memory.h"
+#include "analyses/memory/memory.h"
 #include "base/json_writer.h"
 #include "base/time_units.h"
 #include "exporters/perfetto_graph_ranges.h"

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "base/status.h"
 #include "facts/iterations.h"
 #include "model/trace.h"

@@ -12,7 +12,7 @@
 #include "base/input_data.h"
 #include "importers/inputs.h"
 #include "importers/nsys/sqlite_db.h"
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 
 namespace sightline {
 namespace {

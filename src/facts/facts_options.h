@@ -1,6 +1,6 @@
 // The options the facts read (src/facts/, between the model and the analyses): the few choices
 // that change what a trace's facts are. Each analysis's own options stay with it, and the CLI's
-// AnalyzeOptions (analyses/analysis.h) extends these.
+// AnalyzeOptions (analyses/common/analysis.h) extends these.
 #pragma once
 
 #include <string>

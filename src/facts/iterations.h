@@ -67,7 +67,8 @@ struct IterationsResult {
 class TraceFacts;  // facts/trace_facts.h
 
 // Finds the iterations with `options` (TraceFacts::Iterations() keeps the ones the facts options
-// ask for; call this for others). The "iterations" section is analyses/iterations_section.h's.
+// ask for; call this for others). The "iterations" section is
+// analyses/iterations/iterations_section.h's.
 StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const IterationsOptions& options);
 
 // Whether `regex` (an --iterations value; empty: the default names) compiles, with the error

@@ -79,4 +79,12 @@ WeightedFigure MetricSamples::Over(int32_t device, StringId metric,
   return f;
 }
 
+std::vector<int32_t> MetricSamples::Devices() const {
+  std::vector<int32_t> out;
+  for (const auto& [key, steps] : series_) {
+    if (out.empty() || out.back() != key.first) out.push_back(key.first);
+  }
+  return out;
+}
+
 }  // namespace sightline

@@ -39,6 +39,8 @@ class MetricSamples {
     double value;
   };
   const std::vector<Step>& Steps(int32_t device, StringId metric) const;
+  // The devices with samples of any metric, ascending.
+  std::vector<int32_t> Devices() const;
 
  private:
   std::map<std::pair<int32_t, uint32_t>, std::vector<Step>> series_;

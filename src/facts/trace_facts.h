@@ -1,11 +1,11 @@
 // The facts of one trace: what several analyses and finding rules share, each computed once, when
 // first asked (DESIGN.md, "Facts and results"). The facts stage sits between the model and the
 // analyses and includes no analysis; the analyses see these facts through their AnalysisContext
-// (analyses/analysis_context.h), which adds the analyze options and the cache of whole analysis
-// results. Add a fact here when a second analysis would otherwise compute it again. Thread-safe:
-// the analyses of one trace may run on several threads (AnalyzeTrace); each fact is built once,
-// under its std::once_flag, by the first thread that asks, while the others wait for it.
-// Definitions: docs/metrics.md.
+// (analyses/common/analysis_context.h), which adds the analyze options and the cache of whole
+// analysis results. Add a fact here when a second analysis would otherwise compute it again.
+// Thread-safe: the analyses of one trace may run on several threads (AnalyzeTrace); each fact is
+// built once, under its std::once_flag, by the first thread that asks, while the others wait for
+// it. Definitions: docs/metrics.md.
 #pragma once
 
 #include <atomic>

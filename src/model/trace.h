@@ -337,8 +337,8 @@ struct OsCallTable {
 
 // Collectives as the host saw them: PyTorch's record_param_comms ranges with the collective's
 // identity (Kineto args "Process Group Name", "Seq", "Collective name"). A communication kernel
-// launched inside one belongs to that collective (analyses/ranks.h matches ranks by it). Sorted by
-// start; not part of the trace's span.
+// launched inside one belongs to that collective (analyses/ranks/ranks.h matches ranks by it).
+// Sorted by start; not part of the trace's span.
 struct CollectiveTable {
   std::vector<TimeNs> start_ns, end_ns;
   std::vector<int32_t> pid, tid;
@@ -407,8 +407,17 @@ struct TraceSource {
   int32_t rank = -1;           // distributed rank when known
   int32_t world_size = 0;      // 0 unknown
   // The host the trace was taken on, when the trace says (nsys: TARGET_INFO_SYSTEM_ENV Hostname);
-  // ranks on one host share a clock (analyses/ranks.h). Empty: unknown.
+  // ranks on one host share a clock (analyses/ranks/ranks.h). Empty: unknown.
   std::string host;
+};
+
+// A CUDA graph created (nsys CUDA_GRAPH_EVENTS, "Graph Creation"): a captured graph is created as
+// its capture begins, on the capturing thread, so the creation names the capture that made each
+// graph id. Only the nsys importer fills them.
+struct GraphCreation {
+  int64_t graph_id = 0;
+  TimeNs time_ns = 0;
+  int32_t pid = -1, tid = -1;
 };
 
 class TraceBuilder;
@@ -430,7 +439,8 @@ struct Trace {
   StackSampleTable cpu_samples;     // native frames; sorted by time; not part of the span
   std::vector<DeviceInfo> devices;  // sorted by id
   std::vector<ProcessInfo> processes;
-  std::vector<ThreadInfo> threads;  // sorted by (pid, tid); those the importer named
+  std::vector<ThreadInfo> threads;             // sorted by (pid, tid); those the importer named
+  std::vector<GraphCreation> graph_creations;  // sorted by time
   Diagnostics diagnostics;
 
   std::string_view str(StringId id) const { return strings.Get(id); }

@@ -13,9 +13,9 @@
 #include <system_error>
 #include <thread>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
-#include "analyses/iteration_log_summary.h"
+#include "analyses/iteration_log/iteration_log_summary.h"
 #include "analyses/serving/serving_diff.h"
 #include "base/file_io.h"
 #include "diff/baseline_file.h"

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "base/byte_codec.h"
 #include "importers/importer.h"
 #include "pipeline/pipeline.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis.h"
+#include "analyses/common/analysis.h"
 #include "base/status.h"
 #include "report/report.h"
 

@@ -1,6 +1,6 @@
 // The registry of multi-trace analyses. It sits in the pipeline stage because the diff lives above
 // the analyses; single-trace analyses are registered in analyses/registry.cc.
-#include "analyses/ranks.h"
+#include "analyses/ranks/ranks.h"
 #include "analyses/serving/serving_metrics.h"
 #include "diff/diff_report.h"
 #include "pipeline/pipeline.h"

@@ -1,4 +1,4 @@
-#include "analyses/api_summary.h"
+#include "analyses/api_summary/api_summary.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// Tests for the GPU metrics (analyses/gpu_metrics.h) and their nsys import (GPU_METRICS joined to
-// TARGET_INFO_GPU_METRICS by name; percent metrics as stored, clocks from Hz to MHz).
-#include "analyses/gpu_metrics.h"
+// Tests for the GPU metrics (analyses/gpu_metrics/gpu_metrics.h) and their nsys import (GPU_METRICS
+// joined to TARGET_INFO_GPU_METRICS by name; percent metrics as stored, clocks from Hz to MHz).
+#include "analyses/gpu_metrics/gpu_metrics.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "analyses/findings/findings.h"
-#include "analyses/gpu_metrics_charts.h"
-#include "analyses/gpu_metrics_intervals.h"
-#include "analyses/overview.h"
+#include "analyses/gpu_metrics/gpu_metrics_charts.h"
+#include "analyses/gpu_metrics/gpu_metrics_intervals.h"
+#include "analyses/overview/overview.h"
 #include "base/file_io.h"
 #include "importers/importer.h"
 #include "importers/nsys/nsys_gpu_metrics_config.h"
@@ -405,6 +405,51 @@ TEST(GpuMetrics, PerIterationOverlapWeighted) {
   ASSERT_EQ(r->ranges.size(), 1u);
   EXPECT_EQ(r->ranges[0].label, "attention");
   EXPECT_EQ(r->ranges[0].span_ns, 300);
+}
+
+// Issue 30: a range that launched no GPU work is not missing from the per-range metrics: it has
+// its figures over its own time, so a range during which the GPU sat idle shows SMs Active 0.
+TEST(GpuMetrics, RangeWithoutGpuWorkShowsTheIdleGpu) {
+  TraceFixture f;
+  f.Device(0);
+  f.Range("attention", 0, 100);
+  f.Launch("attn", 10, 20, 100, 600);  // GPU [100, 600)
+  f.Range("sampling", 700, 900);       // host only; the GPU is idle until 1000
+  f.Range("sampling", 950, 990);
+  f.Launch("gemm", 1'000, 1'010, 1'000, 1'200);
+  const StringId sm = f.Intern("SMs Active [Throughput %]");
+  // Every 100 ns: 80% while a kernel runs, 0 otherwise.
+  for (int i = 0; i < 14; ++i) {
+    const int64_t t = i * 100;
+    const bool busy = (t >= 100 && t < 600) || (t >= 1'000 && t < 1'200);
+    f.builder().AddCounter(t, 0, sm, busy ? 80.0 : 0.0);
+  }
+  const Trace t = f.Build();
+  auto ctx = Ctx(t);
+  StatusOr<IntervalMetricsResult> r = ComputeIntervalMetrics(*ctx, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->ranges.size(), 1u);
+  EXPECT_EQ(r->ranges[0].label, "attention");
+  EXPECT_DOUBLE_EQ(r->ranges[0].figures[0].mean, 80.0);
+  ASSERT_EQ(r->quiet_ranges.size(), 1u);
+  const IntervalMetricsRow& quiet = r->quiet_ranges[0];
+  EXPECT_EQ(quiet.label, "sampling");
+  EXPECT_EQ(quiet.device, 0);
+  EXPECT_EQ(quiet.instances, 2);
+  EXPECT_EQ(quiet.span_ns, 240);
+  EXPECT_EQ(quiet.figures[0].samples, 3);  // the samples at 700, 800, 900
+  EXPECT_DOUBLE_EQ(quiet.figures[0].mean, 0.0);
+
+  Report report;
+  Section& s = report.AddSection("gpu_metrics", "GPU metrics", 0);
+  ASSERT_TRUE(AddIntervalMetricTables(*ctx, s).ok());
+  const Table* table = nullptr;
+  for (const Table& x : s.tables) {
+    if (x.key == "per_range_no_gpu_work") table = &x;
+  }
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->rows.size(), 1u);
+  EXPECT_EQ(std::get<std::string>(table->rows[0][1]), "sampling");
 }
 
 // Issue 29: a range that captured graph kernels has the metrics of their replays, one GPU span

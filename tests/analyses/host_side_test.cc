@@ -9,8 +9,8 @@
 #include <string>
 
 #include "analyses/findings/findings.h"
-#include "analyses/os_call_chains.h"
-#include "analyses/threads.h"
+#include "analyses/threads/os_call_chains.h"
+#include "analyses/threads/threads.h"
 #include "facts/intervals.h"
 #include "importers/importer.h"
 #include "testing/context.h"

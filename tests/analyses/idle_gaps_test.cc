@@ -1,6 +1,6 @@
-// Tests for the idle-gap analysis (analyses/idle_gaps.h): gaps, the threshold, the histogram and
-// the cause of each gap, on a synthetic trace where every gap has one known cause.
-#include "analyses/idle_gaps.h"
+// Tests for the idle-gap analysis (analyses/idle_gaps/idle_gaps.h): gaps, the threshold, the
+// histogram and the cause of each gap, on a synthetic trace where every gap has one known cause.
+#include "analyses/idle_gaps/idle_gaps.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // Tests for the iteration-log reader (analyses/iteration_log.h), its join to a trace's iterations
-// (analyses/iteration_log_join.h) and `sightline analyze --iteration-log`.
+// (analyses/iteration_log/iteration_log_join.h) and `sightline analyze --iteration-log`.
 #include "importers/iteration_log/iteration_log.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "analyses/iteration_log_join.h"
+#include "analyses/iteration_log/iteration_log_join.h"
 #include "facts/iterations.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"

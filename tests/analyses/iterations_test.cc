@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
-#include "analyses/iterations_section.h"
+#include "analyses/iterations/iterations_section.h"
 #include "testing/context.h"
 #include "testing/status.h"
 #include "testing/trace_fixtures.h"

@@ -1,10 +1,10 @@
-#include "analyses/kernel_summary.h"
+#include "analyses/kernel_summary/kernel_summary.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "analyses/group_stats.h"
+#include "analyses/common/group_stats.h"
 #include "testing/context.h"
 #include "testing/trace_fixtures.h"
 

@@ -1,4 +1,4 @@
-#include "analyses/memops_summary.h"
+#include "analyses/memops_summary/memops_summary.h"
 
 #include <gtest/gtest.h>
 

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "analyses/api_summary.h"
-#include "analyses/kernel_summary.h"
-#include "analyses/memops_summary.h"
+#include "analyses/api_summary/api_summary.h"
+#include "analyses/kernel_summary/kernel_summary.h"
+#include "analyses/memops_summary/memops_summary.h"
 #include "importers/importer.h"
 #include "model/trace_builder.h"
 #include "testing/context.h"

@@ -1,6 +1,6 @@
-// Tests for the NVTX → GPU projection (analyses/nvtx_projection.h) and the range sweep under it
-// (facts/launch_projection.h), on synthetic traces with known answers.
-#include "analyses/nvtx_projection.h"
+// Tests for the NVTX → GPU projection (analyses/nvtx_projection/nvtx_projection.h) and the range
+// sweep under it (facts/launch_projection.h), on synthetic traces with known answers.
+#include "analyses/nvtx_projection/nvtx_projection.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "analyses/overview.h"
+#include "analyses/overview/overview.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// Tests for the threads analysis (analyses/threads.h) and the gil_contention rule: GIL ranges as
-// nsys writes them ("Holding GIL" / "Waiting for GIL" in the NVTX domain "GIL Trace"), the
-// launching thread, who held the GIL while it waited, profiler threads never blamed; and the real
-// GIL export.
-#include "analyses/threads.h"
+// Tests for the threads analysis (analyses/threads/threads.h) and the gil_contention rule: GIL
+// ranges as nsys writes them ("Holding GIL" / "Waiting for GIL" in the NVTX domain "GIL Trace"),
+// the launching thread, who held the GIL while it waited, profiler threads never blamed; and the
+// real GIL export.
+#include "analyses/threads/threads.h"
 
 #include <gtest/gtest.h>
 

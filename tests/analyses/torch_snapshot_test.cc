@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/memory.h"
+#include "analyses/memory/memory.h"
 #include "base/file_io.h"
 #include "importers/importer.h"
 #include "importers/torch_snapshot/pickle_reader.h"

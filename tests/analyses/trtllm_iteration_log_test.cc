@@ -10,7 +10,7 @@
 #include <string>
 #include <variant>
 
-#include "analyses/iteration_log_join.h"
+#include "analyses/iteration_log/iteration_log_join.h"
 #include "base/file_io.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"

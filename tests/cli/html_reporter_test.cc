@@ -13,7 +13,7 @@
 #include <sstream>
 #include <vector>
 
-#include "analyses/gpu_metrics.h"
+#include "analyses/gpu_metrics/gpu_metrics.h"
 #include "pipeline/pipeline.h"
 #include "reporters/html/html_util.h"
 #include "reporters/reporter.h"

@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis_context.h"
-#include "analyses/idle_gaps.h"
-#include "analyses/memory.h"
-#include "analyses/overview.h"
+#include "analyses/common/analysis_context.h"
+#include "analyses/idle_gaps/idle_gaps.h"
+#include "analyses/memory/memory.h"
+#include "analyses/overview/overview.h"
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
 #include "pipeline/pipeline.h"
+#include "recording/recorder_format.h"
 #include "reporters/reporter.h"
-#include "sightline/recorder_format.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"
 #include "testing/trace_fixtures.h"

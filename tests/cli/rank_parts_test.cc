@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "analyses/analysis_context.h"
-#include "analyses/ranks.h"
+#include "analyses/common/analysis_context.h"
+#include "analyses/ranks/ranks.h"
 #include "base/progress_line.h"
 #include "importers/importer.h"
 #include "pipeline/pipeline.h"

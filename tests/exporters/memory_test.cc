@@ -1,6 +1,6 @@
-// Tests for the GPU memory analysis (analyses/memory.h) and its nsys import
+// Tests for the GPU memory analysis (analyses/memory/memory.h) and its nsys import
 // (CUDA_GPU_MEMORY_USAGE_EVENTS): the peak of the trace's own allocations, what held it, headroom.
-#include "analyses/memory.h"
+#include "analyses/memory/memory.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -441,7 +441,7 @@ int64_t LibraryBytes(const DeviceMemory& d, std::string_view prefix) {
   return bytes;
 }
 
-// memory_app on an H200 (cuda/recorder/test/memory_app.cu, run_memory.sh), recorded with
+// memory_app on an H200 (cuda/recorder/tools/apps/memory_app.cu, run_memory.sh), recorded with
 // `sightline record --cuda-memory-usage` and profiled with nsys --cuda-memory-usage=true: the
 // program's own figures (tests/data/recorder/memory_app_h200.truth.json) hold in the recording,
 // and the two tools agree.

@@ -1,5 +1,5 @@
 // Recorder file importer: files written with the shared format writer
-// (include/sightline/recorder_format.h) import with launch links, graph kernels, memops, API kinds,
+// (src/recording/recorder_format.h) import with launch links, graph kernels, memops, API kinds,
 // NVTX ranges, devices and drop diagnostics; a cut-off or damaged last chunk keeps the chunks
 // before it; a bad header or version is a clear error.
 #include "importers/recorder/recorder_importer.h"
@@ -17,7 +17,7 @@
 
 #include "importers/importer.h"
 #include "importers/recorder/gpu_metrics_align.h"
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {
@@ -675,9 +675,9 @@ TEST(RecorderImporter, AnalyzeShowsDropDiagnostics) {
   std::filesystem::remove_all(dir);
 }
 
-// A real recording of cuda/recorder/test/recorder_test_app (200 iterations on an H100, recorded by
-// run_on_gpu.sh): 5 kernels per iteration, 2 of them from a CUDA graph, every one linked to its
-// call.
+// A real recording of cuda/recorder/tools/apps/recorder_test_app (200 iterations on an H100,
+// recorded by run_on_gpu.sh): 5 kernels per iteration, 2 of them from a CUDA graph, every one
+// linked to its call.
 TEST(RecorderImporter, RealH100Recording) {
   StatusOr<Trace> t = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +
                                   "/tests/data/recorder/recorder_test_app_h100.slrec");

@@ -1,15 +1,15 @@
-// Tests for the analysis context (analyses/analysis_context.h): facts computed once and shared,
-// the one definition of exposed communication that the exposed_comm rule and the ranks analysis
-// both use, the one median, and the registries the pipeline runs.
-#include "analyses/analysis_context.h"
+// Tests for the analysis context (analyses/common/analysis_context.h): facts computed once and
+// shared, the one definition of exposed communication that the exposed_comm rule and the ranks
+// analysis both use, the one median, and the registries the pipeline runs.
+#include "analyses/common/analysis_context.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "analyses/findings/findings.h"
-#include "analyses/idle_gaps.h"
-#include "analyses/ranks.h"
+#include "analyses/idle_gaps/idle_gaps.h"
+#include "analyses/ranks/ranks.h"
 #include "base/name_pattern.h"
 #include "base/stats.h"
 #include "pipeline/pipeline.h"

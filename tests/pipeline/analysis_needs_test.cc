@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "analyses/analysis.h"
-#include "analyses/analysis_context.h"
-#include "analyses/memory.h"
+#include "analyses/common/analysis.h"
+#include "analyses/common/analysis_context.h"
+#include "analyses/memory/memory.h"
 #include "facts/results_cache.h"
 #include "importers/importer.h"
 #include "pipeline/pipeline.h"

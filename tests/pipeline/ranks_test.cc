@@ -1,6 +1,6 @@
-// Tests for the multi-rank analysis (analyses/ranks.h), the straggler and low_utilization finding
-// rules, and trace path expansion (directories, globs) in the pipeline.
-#include "analyses/ranks.h"
+// Tests for the multi-rank analysis (analyses/ranks/ranks.h), the straggler and low_utilization
+// finding rules, and trace path expansion (directories, globs) in the pipeline.
+#include "analyses/ranks/ranks.h"
 
 #include <gtest/gtest.h>
 

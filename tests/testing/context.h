@@ -5,7 +5,7 @@
 #include <memory>
 #include <utility>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 
 namespace sightline::testing {
 

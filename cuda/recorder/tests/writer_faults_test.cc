@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 #include "writer.h"
 
 namespace sightline::recorder {

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "sightline/recorder_format.h"
+#include "recording/recorder_format.h"
 #include "writer.h"
 
 namespace sightline::recorder {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 
-#include "analyses/ranks.h"
+#include "analyses/ranks/ranks.h"
 #include "analyses/serving/queueing.h"
 #include "analyses/serving/serving_metrics.h"
 #include "analyses/serving/serving_trace_join.h"

@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "analyses/analysis.h"
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis.h"
+#include "analyses/common/analysis_context.h"
 #include "base/status.h"
 #include "facts/intervals.h"
 #include "facts/iterations.h"
@@ -24,7 +24,7 @@
 namespace sightline {
 
 // The whole results rules read besides a trace's context.
-struct RanksResult;       // analyses/ranks.h: the ranks of one job
+struct RanksResult;       // analyses/ranks/ranks.h: the ranks of one job
 struct ServingMetrics;    // analyses/serving/serving_metrics.h: a serving benchmark's requests
 struct QueueingTail;      // analyses/serving/queueing.h: its TTFT tail's time in the queue
 struct ServingTraceJoin;  // analyses/serving/serving_trace_join.h: its token gaps on a trace

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "analyses/threads.h"
+#include "analyses/threads/threads.h"
 #include "facts/intervals.h"
 #include "facts/launch_projection.h"
 

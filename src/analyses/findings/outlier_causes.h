@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "base/time_units.h"
 #include "facts/iterations.h"
 

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "analyses/findings/findings.h"
-#include "analyses/os_call_chains.h"
+#include "analyses/threads/os_call_chains.h"
 
 namespace sightline {
 namespace {

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "analyses/findings/findings.h"
-#include "analyses/gpu_metrics_intervals.h"
+#include "analyses/gpu_metrics/gpu_metrics_intervals.h"
 #include "facts/metric_samples.h"
 
 namespace sightline {

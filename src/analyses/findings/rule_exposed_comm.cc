@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
 
 namespace sightline {

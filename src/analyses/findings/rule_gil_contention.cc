@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "analyses/findings/findings.h"
-#include "analyses/threads.h"
+#include "analyses/threads/threads.h"
 
 namespace sightline {
 namespace {

@@ -1,9 +1,9 @@
 // Rule graph_padding: decode iterations replay a CUDA graph captured for a larger batch than the
 // one they run: the runtime pads the batch up to the next captured size, and the padded slots do
 // work nobody asked for. Needs an iteration log joined to the trace (--iteration-log;
-// analyses/iteration_log_join.h) that gives the real batch of each iteration: its generation
-// requests (else its active requests), in iterations without context (prefill) requests. The
-// replayed batch is the log's own `graph_batch_size` (or `padded_batch_size`,
+// analyses/iteration_log/iteration_log_join.h) that gives the real batch of each iteration: its
+// generation requests (else its active requests), in iterations without context (prefill) requests.
+// The replayed batch is the log's own `graph_batch_size` (or `padded_batch_size`,
 // `cuda_graph_batch_size`) where it has one; else, per distinct graph (graph_replays.h), the
 // largest real batch it ever ran, which the graph's captured size is at least: padding is then a
 // lower bound. The GPU time estimate assumes a replay's time grows in proportion to its batch, an
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "analyses/findings/findings.h"
-#include "analyses/iteration_log_join.h"
+#include "analyses/iteration_log/iteration_log_join.h"
 #include "base/stats.h"
 #include "facts/graph_replays.h"
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "analyses/cuda_graphs.h"
+#include "analyses/cuda_graphs/cuda_graphs.h"
 #include "analyses/findings/findings.h"
 
 namespace sightline {

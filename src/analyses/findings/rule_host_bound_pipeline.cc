@@ -8,7 +8,7 @@
 #include <map>
 
 #include "analyses/findings/findings.h"
-#include "analyses/threads.h"
+#include "analyses/threads/threads.h"
 #include "base/stats.h"
 
 namespace sightline {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "analyses/cuda_graphs.h"
+#include "analyses/cuda_graphs/cuda_graphs.h"
 #include "analyses/findings/findings.h"
 #include "base/stats.h"
 #include "facts/graph_kernel_paths.h"

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "analyses/findings/findings.h"
-#include "analyses/memory.h"
+#include "analyses/memory/memory.h"
 
 namespace sightline {
 namespace {

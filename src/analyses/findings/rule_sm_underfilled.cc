@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "analyses/findings/findings.h"
-#include "analyses/gpu_metrics.h"
+#include "analyses/gpu_metrics/gpu_metrics.h"
 
 namespace sightline {
 namespace {

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "analyses/findings/findings.h"
-#include "analyses/ranks.h"
+#include "analyses/ranks/ranks.h"
 
 namespace sightline {
 namespace {

@@ -1,8 +1,9 @@
 // Serving metrics: TTFT, TPOT, ITL, E2E latency, throughput, goodput and SLO attainment from the
-// per-request results of a benchmark client (serving/request_results.h), defined as the clients
-// define them (vLLM's `vllm bench serve`; docs/metrics.md, "Serving"), and checked against the
-// figures the client wrote itself. The "serving" multi-trace analysis adds them to `analyze
-// --requests FILE [TRACE...]`. Units: ns, tokens, requests and tokens per second.
+// per-request results of a benchmark client (importers/serving_results/request_results.h),
+// defined as the clients define them (vLLM's `vllm bench serve`; docs/metrics.md, "Serving"), and
+// checked against the figures the client wrote itself. The "serving" multi-trace analysis adds
+// them to `analyze --requests FILE [TRACE...]`. Units: ns, tokens, requests and tokens per second.
+// docs/analyses/serving.md.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/analysis.h"
+#include "analyses/common/analysis.h"
 #include "base/status.h"
 #include "importers/serving_results/request_results.h"
 #include "report/report.h"
@@ -27,8 +28,8 @@ struct LatencyStats {
 };
 LatencyStats ComputeLatencyStats(std::vector<double> values_ns);
 
-// SloOptions is in analyses/analysis.h (an analyze option). Parses "ttft=300,tpot=40" (also vLLM's
-// "ttft:300 tpot:40" separators); an error names the bad part.
+// SloOptions is in analyses/common/analysis.h (an analyze option). Parses "ttft=300,tpot=40" (also
+// vLLM's "ttft:300 tpot:40" separators); an error names the bad part.
 StatusOr<SloOptions> ParseSlo(std::string_view text);
 
 struct ServingMetricsOptions {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <map>
 
-#include "analyses/iteration_log_join.h"
+#include "analyses/iteration_log/iteration_log_join.h"
 #include "base/stats.h"
 #include "base/time_units.h"
 #include "facts/intervals.h"

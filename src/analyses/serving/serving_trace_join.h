@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "analyses/analysis_context.h"
+#include "analyses/common/analysis_context.h"
 #include "analyses/serving/serving_metrics.h"
 #include "importers/serving_results/request_results.h"
 #include "report/report.h"

@@ -1,6 +1,7 @@
 // Reader of the instrument library's per-iteration JSON-lines log (SIGHTLINE_ITERATION_LOG;
 // docs/formats/iteration-log.md). `sightline analyze --iteration-log` joins it to a trace's
-// iterations (analyses/iteration_log_join.h). Not an importer: a log has no timeline of its own.
+// iterations (analyses/iteration_log/iteration_log_join.h). Not an importer: a log has no timeline
+// of its own.
 #pragma once
 
 #include <array>

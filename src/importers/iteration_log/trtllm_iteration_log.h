@@ -1,6 +1,7 @@
 // TensorRT-LLM's per-iteration statistics, in the three shapes it writes them, read into the same
 // IterationLog as Sightline's own log so `analyze --iteration-log` joins any of them to a trace's
-// iterations by counter (analyses/iteration_log_join.h). docs/formats/trtllm-iteration-stats.md.
+// iterations by counter (analyses/iteration_log/iteration_log_join.h).
+// docs/formats/trtllm-iteration-stats.md.
 //   - IterationStats JSON: one object per line, or the JSON array trtllm-serve's /metrics returns
 //     ({"iter": 154, "iterLatencyMS": 7.0, "numActiveRequests": 1, "inflightBatchingStats": {...},
 //     "kvCacheStats": {...}, "gpuMemUsage": ...});

@@ -77,6 +77,29 @@ StatusOr<std::shared_ptr<const GraphNodeIndex>> ReadNsysGraphNodes(SqliteDb& db)
   return std::shared_ptr<const GraphNodeIndex>(nodes);
 }
 
+Status ReadNsysGraphCreations(SqliteDb& db, Trace& trace) {
+  if (!db.HasTable("CUDA_GRAPH_EVENTS")) return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<std::string> columns, db.Columns("CUDA_GRAPH_EVENTS"));
+  for (const char* c : {"start", "globalTid", "nameId", "graphId"}) {
+    if (std::find(columns.begin(), columns.end(), c) == columns.end()) return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(SqliteStatement stmt,
+                   db.Prepare("SELECT e.graphId, e.start, e.globalTid FROM CUDA_GRAPH_EVENTS e "
+                              "JOIN StringIds s ON s.id = e.nameId "
+                              "WHERE s.value = 'Graph Creation' AND e.graphId IS NOT NULL "
+                              "AND e.start IS NOT NULL AND e.globalTid IS NOT NULL"));
+  while (stmt.Step()) {
+    const int64_t global_tid = stmt.Int64(2);
+    trace.graph_creations.push_back(
+        {stmt.Int64(0), stmt.Int64(1), NsysPidOf(global_tid), NsysTidOf(global_tid)});
+  }
+  RETURN_IF_ERROR(stmt.status());
+  std::stable_sort(
+      trace.graph_creations.begin(), trace.graph_creations.end(),
+      [](const GraphCreation& a, const GraphCreation& b) { return a.time_ns < b.time_ns; });
+  return Status::Ok();
+}
+
 void AddNsysKernelRows(NsysContext& ctx, const NsysChunk& chunk) {
   KernelRow row;
   for (size_t i = 0; i < chunk.rows; ++i) {

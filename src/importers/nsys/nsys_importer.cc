@@ -220,7 +220,9 @@ StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) 
       !db.HasTable(kNsysMemsetTable) && !db.HasTable(kNsysGraphTraceTable)) {
     d.Add(DiagCode::kNsysNoGpuActivity);
   }
-  return builder.Finish();
+  Trace trace = builder.Finish();
+  RETURN_IF_ERROR(ReadNsysGraphCreations(db, trace));
+  return trace;
 }
 
 }  // namespace sightline

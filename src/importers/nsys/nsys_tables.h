@@ -97,6 +97,9 @@ struct NsysHostBuffers;  // nsys_host.cc
 // Node Creation"): per node, when and on which thread it was created, and the node it was cloned
 // from when a graph was instantiated (originalGraphNodeId). The join is model/graph_nodes.h's.
 StatusOr<std::shared_ptr<const GraphNodeIndex>> ReadNsysGraphNodes(SqliteDb& db);
+// CUDA_GRAPH_EVENTS' "Graph Creation" rows into trace.graph_creations (none when the table or a
+// column is absent: older nsys versions).
+Status ReadNsysGraphCreations(SqliteDb& db, Trace& trace);
 
 struct NsysContext {
   SqliteDb& db;

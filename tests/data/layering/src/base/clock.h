@@ -1,5 +1,5 @@
 // Fixture for the layering check's negative test: base includes model, a stage above it.
 #pragma once
 #include "model/trace.h"
-#include "sightline/recorder_format.h"  // public headers are free
+#include "sightline/instrument.h"  // public headers are free
 #include <vector>

@@ -1,0 +1,136 @@
+// The analysis registries. Each analysis has a typed entry point that tests call directly
+// (ComputeX(AnalysisContext&, const XOptions&) -> StatusOr<XResult>, in its own header) and a
+// registry entry that turns its result into report sections; the pipeline runs the registries and
+// has no other wiring. Single-trace analyses get one trace's AnalysisContext; multi-trace analyses
+// (ranks, diff) get a TraceSet, one member at a time. Analyses never render.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/time_units.h"
+#include "facts/facts_options.h"
+#include "model/trace.h"
+#include "report/report.h"
+
+namespace sightline {
+
+struct IterationLog;    // importers/iteration_log/iteration_log.h
+struct RequestResults;  // importers/serving_results/request_results.h
+class AnalysisContext;  // analyses/common/analysis_context.h
+class ResultsCache;     // facts/results_cache.h
+
+// --slo ttft=MS,tpot=MS,e2el=MS: a request is good when it meets every SLO given (serving metrics).
+struct SloOptions {
+  std::optional<double> ttft_ms, tpot_ms, e2el_ms;
+  bool any() const { return ttft_ms || tpot_ms || e2el_ms; }
+};
+
+// Options the CLI passes to every analysis; each analysis reads the fields it needs. The facts'
+// own (the iteration names, the GC range names) come from FactsOptions.
+struct AnalyzeOptions : FactsOptions {
+  DurationNs min_gap_ns = 2'000;  // idle gaps shorter than this are launch jitter
+  int top_n = 15;                 // rows kept in long tables (the CLI picks it per format)
+  bool findings = true;           // run the findings rules (--no-findings leaves them out)
+  // --iteration-log: joined to each trace's iterations
+  // (analyses/iteration_log/iteration_log_join.h); may be null.
+  std::shared_ptr<const IterationLog> iteration_log;
+  // --requests: a serving benchmark's per-request results (analyses/serving/serving_metrics.h); may
+  // be null.
+  std::shared_ptr<const RequestResults> requests;
+  SloOptions slo;
+  // `sightline diff`: kernels under this share (percent) of the baseline's GPU time are not gated
+  // one by one; the gate fails when GPU time or a gated kernel grew by more than the threshold.
+  double diff_min_share_pct = 1.0;
+  std::optional<double> diff_fail_if_slower_pct;
+  // `sightline diff` with several runs per side: the first this many traces of the set are the
+  // baseline's runs, the rest the candidate's (docs/analyses/diff.md, "Verdict").
+  int diff_baseline_runs = 1;
+  // Several ranks: > 0 places them on hosts in blocks of this many (--ranks-per-host; ranks on one
+  // host share a clock, analyses/ranks/ranks.h).
+  int32_t ranks_per_host = 0;
+};
+
+struct AnalysisEntry {
+  const char* name;     // "kernel_summary"; also the section key
+  const char* summary;  // one line for `sightline analyze --list`
+  // Appends this analysis's section(s) for the context's trace (report input `input`).
+  Status (*run)(AnalysisContext& context, int input, Report& report);
+  // The entries whose whole results (AnalysisContext::results(), through their Cached...(context)
+  // accessors) this one reads: AnalyzeTrace starts it only once they are computed. Reading an
+  // undeclared one is an error while an entry runs (ResultsCache::Reader).
+  std::vector<const char*> needs = {};
+};
+
+// All single-trace analyses, in report order.
+const std::vector<AnalysisEntry>& Analyses();
+
+// The registry's needs as indexes into `analyses`: the entries each entry needs, in declared order.
+// An error when a need names no entry, or the needs form a cycle.
+StatusOr<std::vector<std::vector<size_t>>> AnalysisNeeds(
+    const std::vector<AnalysisEntry>& analyses);
+
+// Runs `entry` into `report` as the pipeline does: reading another entry's whole result that it
+// does not declare in `needs` fails (ResultsCache::Reader). With `asked`, leaves there the declared
+// needs it read (ResultsCache::Reader::asked()).
+Status RunAnalysis(const AnalysisEntry& entry, AnalysisContext& context, int input, Report& report,
+                   std::vector<std::string>* asked = nullptr);
+
+// --- several traces ---------------------------------------------------------------------------
+
+// What a set of traces is: the ranks of one job (`analyze` with several inputs), or a baseline and
+// a candidate (`diff`).
+enum class TraceSetKind { kRanks, kDiff };
+
+// One input of a set. Its trace is loaded only while the pipeline analyses it.
+struct TraceSetMember {
+  std::string label;  // "rank0.json.gz (rank 0)", "baseline"
+  std::string path;
+  int input = -1;  // index into Report::inputs
+};
+
+struct TraceSet {
+  TraceSetKind kind = TraceSetKind::kRanks;
+  std::vector<TraceSetMember> members;
+};
+
+// A multi-trace analysis sees each member once, while its trace is loaded (so a set of hundreds of
+// ranks never sits in memory at once), keeping what it needs: a compact profile, or, for a pair,
+// the context itself. Finish runs once, after the last member.
+class MultiTraceAnalysis {
+ public:
+  virtual ~MultiTraceAnalysis() = default;
+  virtual Status Add(const std::shared_ptr<AnalysisContext>& context,
+                     const TraceSetMember& member) = 0;
+  // Reducible analyses keep only a compact, serializable state per member, so that members can be
+  // analysed in other threads or MPI processes (pipeline/rank_parts.h): Reduce turns a member into
+  // a versioned blob wherever its trace is loaded, AddReduced takes the blobs on process 0 in
+  // member order. For them, Add is Reduce then AddReduced, so every path makes the same report.
+  virtual bool Reducible() const { return false; }
+  virtual StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& /*context*/,
+                                       const TraceSetMember& /*member*/) {
+    return UnimplementedError("this analysis keeps its members' traces; it cannot be reduced");
+  }
+  virtual Status AddReduced(const std::string& /*blob*/, const TraceSetMember& /*member*/) {
+    return UnimplementedError("this analysis keeps its members' traces; it cannot be reduced");
+  }
+  // Appends sections (input -1) to `report`, and leaves in `results` the whole results the finding
+  // rules read (analyses/findings/findings.h: the pipeline runs those rules after every Finish);
+  // may add nothing when the set does not call for it (one input that is not a rank of several).
+  virtual Status Finish(const TraceSet& set, Report& report, ResultsCache& results) = 0;
+};
+
+struct MultiTraceAnalysisEntry {
+  const char* name;  // also the section key
+  const char* summary;
+  TraceSetKind kind;  // the sets it runs on
+  std::unique_ptr<MultiTraceAnalysis> (*create)(const AnalyzeOptions& options);
+};
+
+// The registry of multi-trace analyses is pipeline/pipeline.h's MultiTraceAnalyses(): the diff
+// sits above this stage.
+
+}  // namespace sightline

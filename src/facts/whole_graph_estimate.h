@@ -1,0 +1,71 @@
+// Per-range GPU time inside CUDA graphs traced as a whole (nsys's default --cuda-graph-trace=graph,
+// `sightline record --cuda-graph-trace graph`), estimated from the same step run eagerly in the
+// same trace (docs/analyses/cuda_graphs.md, "Graphs traced as a whole").
+//
+// A whole-graph run is one row: its kernels are not in the trace. What the trace does hold is the
+// capture: the launch calls made between cudaStreamBeginCapture and cudaStreamEndCapture, each
+// inside the host ranges open then (layer_3 > attention), but with no kernel of their own. The
+// capture's launches, as a sequence of range paths below the ranges around the whole capture, are
+// aligned with the eager launches of each candidate run (a host range holding about as many eager
+// launches), as paths below that range; the eager kernels matched give each captured launch a
+// duration (the mean over the eager runs that match best). A range's estimated GPU time per
+// replay is the sum of its launches' durations: the same definition as a node-traced replay's
+// (summed kernel durations), resting on the assumption that a kernel replayed from a graph runs
+// about as long as launched eagerly. The graph's median run less the whole sum is the time inside
+// a replay between its kernels. A kernel added or left out by the capture counts as unmatched.
+//
+// A graph is paired with its capture by its creation (Trace::graph_creations, nsys): the capture
+// window on the creating thread that holds the creation time. Without creation records, captures
+// are paired with graphs per process in order: the k-th capture window (by time) with the k-th
+// graph id (ascending, as CUDA numbers graphs in creation order) when the process has as many
+// windows as graphs with runs; otherwise its graphs stay unpaired (counted).
+// Input: one Trace. Output: per graph, its runs, the pairing, the matched launches and per range
+// path the estimate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/time_units.h"
+#include "model/trace.h"
+
+namespace sightline {
+
+struct WholeGraphEstimate {
+  struct Range {
+    std::string path;              // "layer_3 > attention" (below the capture's outer ranges)
+    int64_t launches = 0;          // launch calls captured there (nodes of the graph, kernels)
+    int64_t matched = 0;           // ... given an eager counterpart
+    DurationNs eager_ns = 0;       // the matched launches' eager kernel time, per eager run (mean)
+    double share = 0;              // eager_ns / the graph's matched eager time, 0..1
+    DurationNs per_replay_ns = 0;  // share x the graph's median run
+    TimeNs first_ns = 0;           // the first captured launch there (orders rows as they ran)
+  };
+  struct Graph {
+    int64_t graph_id = 0;
+    int32_t pid = -1;
+    int64_t runs = 0;              // whole-graph rows
+    DurationNs median_run_ns = 0;  // their median GPU duration
+    bool paired = false;           // a capture window was paired with it
+    bool by_creation = false;      // ... by the graph's creation record (else by order)
+    TimeNs capture_start_ns = 0, capture_end_ns = 0;
+    int64_t launches = 0;       // kernel launch calls in the capture
+    int64_t matched = 0;        // ... matched with an eager kernel
+    int64_t eager_runs = 0;     // eager runs the durations are averaged over
+    std::string eager_range;    // the name of the range holding the first of them ("eager_step_0")
+    DurationNs eager_ns = 0;    // matched eager kernel time per eager run (mean), all ranges
+    std::vector<Range> ranges;  // in capture order
+  };
+  std::vector<Graph> graphs;  // by graph id
+  int64_t whole_runs = 0;     // whole-graph rows in the trace
+  int64_t graphs_paired = 0, graphs_estimated = 0;
+  int64_t capture_windows = 0;  // BeginCapture..EndCapture pairs found
+  int64_t work_cut = 0;         // candidate runs not compared: the work bound was spent
+};
+
+// Empty `graphs` when the trace has no whole-graph row. Cost: O(candidates x launches^2) for the
+// alignment, bounded in all (work_cut counts what the bound left out).
+WholeGraphEstimate EstimateWholeGraphs(const Trace& trace);
+
+}  // namespace sightline
