@@ -58,9 +58,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
   if (!args.slo.empty()) {
     StatusOr<SloOptions> slo = ParseSlo(args.slo);
     if (!slo.ok()) return ReportError(slo.status());
-    options.slo = *slo;
+    options.serving.slo = *slo;
   }
-  options.min_gap_ns = static_cast<DurationNs>(args.min_gap_us * 1000.0);
+  options.idle_gaps.min_gap_ns = static_cast<DurationNs>(args.min_gap_us * 1000.0);
   // A terminal wants the top rows; JSON feeds tools and diffs, so it keeps more.
   options.top_n = args.top_n > 0 ? args.top_n
                                  : (args.format == "json"   ? 100
@@ -232,7 +232,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "text, 50 for HTML, 100 for JSON")
       ->check(CLI::PositiveNumber);
   cmd->add_flag_function(
-      "--no-findings", [args](int64_t) { args->options.findings = false; },
+      "--no-findings", [args](int64_t) { args->options.findings.enabled = false; },
       "Leave out the findings (ranked advice); the analyses' sections stay");
   cmd->add_option("-j,--jobs", args->jobs,
                   "Threads that import rank files at once (several traces); default: one per "
@@ -248,7 +248,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                 "Several ranks: keep every rank's own sections (overview, kernels, ...) also above "
                 "16 ranks, where they are left out by default; process 0 then holds them all")
       ->excludes(ranks_only);
-  cmd->add_option("--ranks-per-host", args->options.ranks_per_host,
+  cmd->add_option("--ranks-per-host", args->options.ranks.ranks_per_host,
                   "Several ranks: N ranks per host, placed in blocks (rank r on host r / N, as "
                   "torchrun, mpirun --map-by slot and Slurm's block distribution place them). "
                   "Ranks on one host share a clock: one offset per host. Without it, hosts come "

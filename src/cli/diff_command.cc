@@ -66,8 +66,8 @@ Status SplitSides(const DiffArgs& args, std::vector<std::string>& baseline,
 int RunDiff(const DiffArgs& args) {
   AnalyzeOptions options;
   options.iterations_regex = args.iterations_regex;
-  options.diff_min_share_pct = args.min_share_pct;
-  options.diff_fail_if_slower_pct = args.fail_if_slower_pct;
+  options.diff.min_share_pct = args.min_share_pct;
+  options.diff.fail_if_slower_pct = args.fail_if_slower_pct;
   options.top_n = args.top_n > 0 ? args.top_n : (args.format == "json" ? 100 : 15);
   std::vector<std::string> baseline, candidate;
   if (Status s = SplitSides(args, baseline, candidate); !s.ok()) return ReportError(s);

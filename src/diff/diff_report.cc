@@ -311,10 +311,10 @@ namespace {
 class DiffAnalysis : public MultiTraceAnalysis {
  public:
   explicit DiffAnalysis(const AnalyzeOptions& options)
-      : top_n_(options.top_n), baseline_runs_(options.diff_baseline_runs) {
-    options_.min_share_pct = options.diff_min_share_pct;
-    options_.fail_if_slower_pct = options.diff_fail_if_slower_pct;
-    verdict_options_.threshold_pct = options.diff_fail_if_slower_pct;
+      : top_n_(options.top_n), baseline_runs_(options.diff.baseline_runs) {
+    options_.min_share_pct = options.diff.min_share_pct;
+    options_.fail_if_slower_pct = options.diff.fail_if_slower_pct;
+    verdict_options_.threshold_pct = options.diff.fail_if_slower_pct;
   }
 
   Status Add(const std::shared_ptr<AnalysisContext>& context,

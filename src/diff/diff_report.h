@@ -22,7 +22,7 @@ void AddDiffSections(const TraceDiffResult& diff, int top_n, Report& report);
 void AddDiffSections(const TraceDiffResult& diff, const VerdictResult* verdict, int top_n,
                      Report& report, int candidate_input = 1);
 
-// Registry entry "diff" (a TraceSet of kind kDiff: AnalyzeOptions::diff_baseline_runs baseline
+// Registry entry "diff" (a TraceSet of kind kDiff: AnalyzeOptions::diff.baseline_runs baseline
 // runs, then the candidate's): the verdict over all runs, the tables of the first run of each
 // side; with a threshold, the CI gate's answer in Report::gate.
 std::unique_ptr<MultiTraceAnalysis> CreateDiffAnalysis(const AnalyzeOptions& options);

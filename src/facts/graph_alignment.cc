@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "facts/lcs.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
@@ -33,31 +34,6 @@ constexpr size_t kAnchors = 4;
 constexpr int64_t kWorkBudget = 400'000'000;
 // The longest sequence refined by the longest common subsequence (its table is m x (m + slack)).
 constexpr size_t kMaxRefined = 1024;
-
-// Longest common subsequence of s and e: map[i] = index into e matched with s[i], or -1.
-std::vector<int32_t> Lcs(const std::vector<uint32_t>& s, const uint32_t* e, size_t w) {
-  const size_t m = s.size();
-  std::vector<uint16_t> dp((m + 1) * (w + 1), 0);
-  auto at = [&](size_t i, size_t j) -> uint16_t& { return dp[i * (w + 1) + j]; };
-  for (size_t i = 1; i <= m; ++i) {
-    for (size_t j = 1; j <= w; ++j) {
-      at(i, j) = s[i - 1] == e[j - 1] ? static_cast<uint16_t>(at(i - 1, j - 1) + 1)
-                                      : std::max(at(i - 1, j), at(i, j - 1));
-    }
-  }
-  std::vector<int32_t> map(m, -1);
-  size_t i = m, j = w;
-  while (i > 0 && j > 0) {
-    if (s[i - 1] == e[j - 1] && at(i, j) == at(i - 1, j - 1) + 1) {
-      map[--i] = static_cast<int32_t>(--j);
-    } else if (at(i - 1, j) >= at(i, j - 1)) {
-      --i;
-    } else {
-      --j;
-    }
-  }
-  return map;
-}
 
 }  // namespace
 
@@ -190,7 +166,8 @@ GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>&
       const size_t lo = best_start > slack ? best_start - slack : 0;
       const size_t hi = std::min(s.names.size(), best_start + m + slack);
       budget -= static_cast<int64_t>(m * (hi - lo));
-      const std::vector<int32_t> lcs = Lcs(names, s.names.data() + lo, hi - lo);
+      const std::vector<int32_t> lcs =
+          LongestCommonSubsequence(names, s.names.data() + lo, hi - lo);
       for (size_t i = 0; i < m; ++i) {
         if (lcs[i] >= 0) map[i] = static_cast<int64_t>(lo) + lcs[i];
       }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "facts/graph_alignment.h"
+#include "facts/lcs.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
@@ -97,31 +98,6 @@ std::string PathBelow(const Trace& trace, int32_t innermost, Stop stop) {
     out += trace.str(r.name[*it]);
   }
   return out;
-}
-
-// Longest common subsequence of s and e: map[i] = index into e matched with s[i], or -1.
-std::vector<int32_t> Lcs(const std::vector<uint32_t>& s, const std::vector<uint32_t>& e) {
-  const size_t m = s.size(), w = e.size();
-  std::vector<uint16_t> dp((m + 1) * (w + 1), 0);
-  auto at = [&](size_t i, size_t j) -> uint16_t& { return dp[i * (w + 1) + j]; };
-  for (size_t i = 1; i <= m; ++i) {
-    for (size_t j = 1; j <= w; ++j) {
-      at(i, j) = s[i - 1] == e[j - 1] ? static_cast<uint16_t>(at(i - 1, j - 1) + 1)
-                                      : std::max(at(i - 1, j), at(i, j - 1));
-    }
-  }
-  std::vector<int32_t> map(m, -1);
-  size_t i = m, j = w;
-  while (i > 0 && j > 0) {
-    if (s[i - 1] == e[j - 1] && at(i, j) == at(i - 1, j - 1) + 1) {
-      map[--i] = static_cast<int32_t>(--j);
-    } else if (at(i - 1, j) >= at(i, j - 1)) {
-      --i;
-    } else {
-      --j;
-    }
-  }
-  return map;
 }
 
 struct Window {
@@ -282,7 +258,6 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
     // and their paths below the ranges around the whole capture.
     std::vector<uint32_t> tokens;
     std::vector<std::string> paths;
-    std::vector<TimeNs> at;
     std::unordered_set<int64_t> correlations;
     const size_t first = static_cast<size_t>(
         std::lower_bound(a.start_ns.begin(), a.start_ns.end(), w.start_ns) - a.start_ns.begin());
@@ -299,7 +274,6 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
       });
       tokens.push_back(token(path));
       paths.push_back(std::move(path));
-      at.push_back(a.start_ns[i]);
     }
     const size_t m = tokens.size();
     g.launches = static_cast<int64_t>(m);
@@ -344,7 +318,7 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
       }
       Candidate c{t->second, lo, hi, x, {}, 0};
       if (m <= kMaxRefined) {
-        c.map = Lcs(tokens, theirs);
+        c.map = LongestCommonSubsequence(tokens, theirs.data(), theirs.size());
       } else {
         c.map.assign(m, -1);
         for (size_t i = 0; i < m && i < theirs.size(); ++i) {
@@ -385,7 +359,7 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
     for (size_t i = 0; i < m; ++i) {
       auto [it, inserted] = row_of.try_emplace(paths[i], g.ranges.size());
       if (inserted) {
-        g.ranges.push_back({paths[i], 0, 0, 0, 0, at[i]});
+        g.ranges.push_back({paths[i], 0, 0, 0, 0});
       }
       WholeGraphEstimate::Range& row = g.ranges[it->second];
       ++row.launches;

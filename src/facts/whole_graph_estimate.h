@@ -40,7 +40,6 @@ struct WholeGraphEstimate {
     DurationNs eager_ns = 0;       // the matched launches' eager kernel time, per eager run (mean)
     double share = 0;              // eager_ns / the graph's matched eager time, 0..1
     DurationNs per_replay_ns = 0;  // share x the graph's median run
-    TimeNs first_ns = 0;           // the first captured launch there (orders rows as they ran)
   };
   struct Graph {
     int64_t graph_id = 0;

@@ -154,7 +154,7 @@ namespace {
 // serving), then every input's findings ranked together (the ranks' parts arrive each ranked on
 // its own).
 Status AddSetFindings(const ResultsCache& results, const AnalyzeOptions& options, Report& report) {
-  if (options.findings) {
+  if (options.findings.enabled) {
     ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(results));
     AddFindings(std::move(findings), -1, report);
   }
@@ -334,7 +334,7 @@ StatusOr<Report> AnalyzeTrtFiles(const std::vector<std::string>& paths,
     ASSIGN_OR_RETURN(TrtEngine engine, ReadTrtEngine(path));
     ASSIGN_OR_RETURN(TrtEngineAnalysis analysis, AnalyzeTrtEngine(engine));
     const int input = AddTrtEngineReport(engine, analysis, o, report);
-    if (!options.findings) continue;
+    if (!options.findings.enabled) continue;
     ResultsCache results;
     results.Put(TrtEngineResult{&engine, &analysis});
     ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(results));
@@ -479,7 +479,7 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
         fmt::format("{} and {} are both iteration logs; one run joins one log to its traces",
                     in.iteration_logs[0].path, in.iteration_logs[1].path));
   }
-  if (options.slo.any() && in.results.empty()) {
+  if (options.serving.slo.any() && in.results.empty()) {
     return InvalidArgumentError(
         "--slo needs serving results (a benchmark's results file among the inputs, or "
         "--requests): the SLOs are checked per request");
@@ -490,18 +490,18 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
   // Read first: a bad file fails before any trace is imported.
   if (!in.results.empty()) {
     ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.results[0]));
-    options.requests =
+    options.serving.requests =
         std::make_shared<const RequestResults>(std::move(std::get<RequestResults>(d.value)));
   }
   if (!in.iteration_logs.empty()) {
     ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.iteration_logs[0]));
-    options.iteration_log =
+    options.iteration_log.log =
         std::make_shared<const IterationLog>(std::move(std::get<IterationLog>(d.value)));
   }
   ASSIGN_OR_RETURN(Report report, RunRankSet(in.traces, options, run));
   // A log without the trace of its run: what the log itself states, and what the trace would add.
-  if (root && in.traces.empty() && options.iteration_log) {
-    AddIterationLogSummary(*options.iteration_log, report);
+  if (root && in.traces.empty() && options.iteration_log.log) {
+    AddIterationLogSummary(*options.iteration_log.log, report);
   }
   // The list of files read, when there is more to it than the traces' own inputs.
   if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.skipped.empty())) {
@@ -529,7 +529,7 @@ StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candi
     Report report;
     report.tool_version = SIGHTLINE_VERSION;
     ServingMetricsOptions o;
-    o.slo = options.slo;
+    o.slo = options.serving.slo;
     ServingMetrics metrics[2];
     int side = 0;
     for (const RecognisedInput* input : {&b, &a}) {
@@ -543,14 +543,14 @@ StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candi
       in.producer = r.producer;
       ++side;
     }
-    AddServingDiff(metrics[0], metrics[1], options.diff_fail_if_slower_pct, report);
+    AddServingDiff(metrics[0], metrics[1], options.diff.fail_if_slower_pct, report);
     return report;
   }
   if (kind == InputKind::kTrtEngine) {
     TrtDiffOptions o;
     o.top_n = options.top_n;
-    o.min_share_pct = options.diff_min_share_pct;
-    o.fail_if_slower_pct = options.diff_fail_if_slower_pct;
+    o.min_share_pct = options.diff.min_share_pct;
+    o.fail_if_slower_pct = options.diff.fail_if_slower_pct;
     return DiffTrtEngines(baseline, candidate, o);
   }
   if (kind != InputKind::kTrace) {
@@ -637,7 +637,7 @@ StatusOr<Report> DiffServingRuns(const std::vector<RecognisedInput>& baseline,
   Report report;
   report.tool_version = SIGHTLINE_VERSION;
   ServingMetricsOptions o;
-  o.slo = options.slo;
+  o.slo = options.serving.slo;
   ServingMetrics pooled[2];
   std::vector<ServingMetrics> runs[2];
   int side = 0;
@@ -659,7 +659,7 @@ StatusOr<Report> DiffServingRuns(const std::vector<RecognisedInput>& baseline,
     ASSIGN_OR_RETURN(pooled[side], ComputeServingMetrics(PoolServingRuns(std::move(results)), o));
     ++side;
   }
-  AddServingDiffRuns(pooled[0], runs[0], pooled[1], runs[1], options.diff_fail_if_slower_pct,
+  AddServingDiffRuns(pooled[0], runs[0], pooled[1], runs[1], options.diff.fail_if_slower_pct,
                      report);
   return report;
 }
@@ -695,7 +695,7 @@ StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
   ASSIGN_OR_RETURN(std::vector<std::string> b, TracesOfSide(eb, baseline, "baseline"));
   ASSIGN_OR_RETURN(std::vector<std::string> a, TracesOfSide(ea, candidate, "candidate"));
   AnalyzeOptions o = options;
-  o.diff_baseline_runs = static_cast<int>(b.size());
+  o.diff.baseline_runs = static_cast<int>(b.size());
   TraceSet set;
   set.kind = TraceSetKind::kDiff;
   std::vector<std::string> files;
@@ -802,7 +802,7 @@ StatusOr<Report> DiffSamples(const std::vector<std::string>& baseline,
   RETURN_IF_ERROR(collect(baseline, "baseline", before));
   RETURN_IF_ERROR(collect(candidate, "candidate", after));
   VerdictOptions vo;
-  vo.threshold_pct = options.diff_fail_if_slower_pct;
+  vo.threshold_pct = options.diff.fail_if_slower_pct;
   const VerdictResult verdict = ComputeVerdict(before, after, vo);
   AddVerdictSection(verdict, options.top_n, report);
   SetGateFromVerdict(verdict, report);

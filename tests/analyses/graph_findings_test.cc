@@ -217,7 +217,7 @@ PaddedLoop Padded(bool log_graph_batch) {
 TEST(GraphFindings, PaddingFromTheLoggedGraphBatch) {
   PaddedLoop p = Padded(/*log_graph_batch=*/true);
   AnalyzeOptions options;
-  options.iteration_log = p.log;
+  options.iteration_log.log = p.log;
   const std::vector<Finding> found = Findings(p.trace, options);
   const Finding* f = Find(found, "graph_padding");
   ASSERT_NE(f, nullptr);
@@ -237,7 +237,7 @@ TEST(GraphFindings, PaddingFromTheLoggedGraphBatch) {
 TEST(GraphFindings, PaddingWithoutTheGraphBatchIsALowerBound) {
   PaddedLoop p = Padded(/*log_graph_batch=*/false);
   AnalyzeOptions options;
-  options.iteration_log = p.log;
+  options.iteration_log.log = p.log;
   const std::vector<Finding> found = Findings(p.trace, options);
   const Finding* f = Find(found, "graph_padding");
   ASSERT_NE(f, nullptr);

@@ -217,7 +217,7 @@ TEST(Registries, EveryAnalysisHasANameAndTheMultiTraceOnesAreRegistered) {
 TEST(Pipeline, DiffRunsThroughTheRegistryAndCarriesTheGate) {
   const std::string dir = std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/";
   AnalyzeOptions options;
-  options.diff_fail_if_slower_pct = 0.0;  // any growth fails
+  options.diff.fail_if_slower_pct = 0.0;  // any growth fails
   StatusOr<Report> r = DiffFiles(dir + "llama_decode_h100.nsys.sqlite",
                                  dir + "llama_decode_h100.pytorch.json.gz", options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

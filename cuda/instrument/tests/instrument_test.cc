@@ -293,7 +293,8 @@ TEST_F(InstrumentEnv, RequestEventsAreJsonLinesWithTheOpenIteration) {
   sightline_iteration_end(7);
   std::thread other([] { sightline_request_event("r\"2", SIGHTLINE_REQUEST_FINISHED, 1); });
   other.join();
-  sightline_request_event("r1", static_cast<sightline_request_event_kind>(99), 0);  // unknown: ignored
+  sightline_request_event("r1", static_cast<sightline_request_event_kind>(99),
+                          0);  // unknown: ignored
   sightline_flush();
   const std::string text = ReadFile(dir_ / ("req-" + std::to_string(getpid()) + ".jsonl"));
   ASSERT_EQ(Count(text, "\n"), 4) << text;

@@ -6,10 +6,15 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "analyses/common/diff_options.h"
+#include "analyses/findings/findings_options.h"
+#include "analyses/idle_gaps/idle_gaps_options.h"
+#include "analyses/iteration_log/iteration_log_options.h"
+#include "analyses/ranks/ranks_options.h"
+#include "analyses/serving/serving_options.h"
 #include "base/status.h"
 #include "base/time_units.h"
 #include "facts/facts_options.h"
@@ -18,40 +23,21 @@
 
 namespace sightline {
 
-struct IterationLog;    // importers/iteration_log/iteration_log.h
-struct RequestResults;  // importers/serving_results/request_results.h
 class AnalysisContext;  // analyses/common/analysis_context.h
 class ResultsCache;     // facts/results_cache.h
 
-// --slo ttft=MS,tpot=MS,e2el=MS: a request is good when it meets every SLO given (serving metrics).
-struct SloOptions {
-  std::optional<double> ttft_ms, tpot_ms, e2el_ms;
-  bool any() const { return ttft_ms || tpot_ms || e2el_ms; }
-};
-
-// Options the CLI passes to every analysis; each analysis reads the fields it needs. The facts'
-// own (the iteration names, the GC range names) come from FactsOptions.
+// What the CLI sets for a run: the facts' options (FactsOptions, which these extend), the one
+// choice every section shares (top_n), and each analysis's own options, named after it and
+// defined in its room's <name>_options.h. An analysis reads its own member (and top_n).
 struct AnalyzeOptions : FactsOptions {
-  DurationNs min_gap_ns = 2'000;  // idle gaps shorter than this are launch jitter
-  int top_n = 15;                 // rows kept in long tables (the CLI picks it per format)
-  bool findings = true;           // run the findings rules (--no-findings leaves them out)
-  // --iteration-log: joined to each trace's iterations
-  // (analyses/iteration_log/iteration_log_join.h); may be null.
-  std::shared_ptr<const IterationLog> iteration_log;
-  // --requests: a serving benchmark's per-request results (analyses/serving/serving_metrics.h); may
-  // be null.
-  std::shared_ptr<const RequestResults> requests;
-  SloOptions slo;
-  // `sightline diff`: kernels under this share (percent) of the baseline's GPU time are not gated
-  // one by one; the gate fails when GPU time or a gated kernel grew by more than the threshold.
-  double diff_min_share_pct = 1.0;
-  std::optional<double> diff_fail_if_slower_pct;
-  // `sightline diff` with several runs per side: the first this many traces of the set are the
-  // baseline's runs, the rest the candidate's (docs/analyses/diff.md, "Verdict").
-  int diff_baseline_runs = 1;
-  // Several ranks: > 0 places them on hosts in blocks of this many (--ranks-per-host; ranks on one
-  // host share a clock, analyses/ranks/ranks.h).
-  int32_t ranks_per_host = 0;
+  int top_n = 15;                     // rows kept in long tables (the CLI picks it per format)
+  IdleGapsOptions idle_gaps;          // --min-gap-us
+  IterationLogOptions iteration_log;  // --iteration-log
+  ServingOptions serving;             // --requests, --slo
+  RanksOptions ranks;                 // --ranks-per-host
+  FindingsOptions findings;           // --no-findings
+  // `sightline diff`: --min-share, --fail-if-slower, and how many of the traces are the baseline.
+  DiffOptions diff;
 };
 
 struct AnalysisEntry {

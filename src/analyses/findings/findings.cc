@@ -170,7 +170,7 @@ void AddFindings(std::vector<Finding> findings, int input, Report& report) {
 }
 
 Status RunFindings(AnalysisContext& context, int input, Report& report) {
-  if (!context.options().findings) return Status::Ok();
+  if (!context.options().findings.enabled) return Status::Ok();
   ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(context));
   AddFindings(std::move(findings), input, report);
   return Status::Ok();

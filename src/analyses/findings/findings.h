@@ -63,8 +63,8 @@ StatusOr<std::vector<Finding>> ComputeFindings(const ResultsCache& results);
 // which stay ranked over every input: equal savings keep input, then rule, order.
 void AddFindings(std::vector<Finding> findings, int input, Report& report);
 
-// Registry entry "findings": appends the context's findings (when options().findings) to the
-// report's findings.
+// Registry entry "findings": appends the context's findings (when options().findings.enabled) to
+// the report's findings.
 Status RunFindings(AnalysisContext& context, int input, Report& report);
 
 // The rules (one file each).

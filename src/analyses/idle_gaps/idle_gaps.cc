@@ -227,8 +227,7 @@ int GapBucketOf(DurationNs gap_ns) {
 
 StatusOr<const IdleGapsResult*> CachedIdleGaps(AnalysisContext& context) {
   return context.results().Get<IdleGapsResult>("idle_gaps", [&context] {
-    IdleGapsOptions o;
-    o.min_gap_ns = context.options().min_gap_ns;
+    IdleGapsOptions o = context.options().idle_gaps;
     // Enough for every report's table of largest gaps, and for the rules.
     o.keep_largest =
         std::max(o.keep_largest, static_cast<size_t>(std::max(context.options().top_n, 0)));

@@ -9,17 +9,13 @@
 #include <vector>
 
 #include "analyses/common/analysis.h"
+#include "analyses/idle_gaps/idle_gaps_options.h"
 #include "base/status.h"
 #include "base/time_units.h"
 #include "model/trace.h"
 #include "report/report.h"
 
 namespace sightline {
-
-struct IdleGapsOptions {
-  DurationNs min_gap_ns = 2'000;  // shorter gaps are launch jitter, not waste
-  size_t keep_largest = 1'000;    // gaps kept in IdleGapsResult::gaps (all gaps count in totals)
-};
 
 // What the host was doing while the GPU idled (docs/metrics.md, "Idle-gap cause").
 enum class IdleCause : uint8_t {
@@ -92,7 +88,7 @@ struct IdleGapsResult {
 };
 
 StatusOr<IdleGapsResult> ComputeIdleGaps(AnalysisContext& context, const IdleGapsOptions& options);
-// The idle gaps with the context's options (AnalyzeOptions::min_gap_ns; at least the top_n largest
+// The idle gaps with the context's options (AnalyzeOptions::idle_gaps; at least the top_n largest
 // gaps kept with their details), computed once per trace: what the section and the rules read.
 StatusOr<const IdleGapsResult*> CachedIdleGaps(AnalysisContext& context);
 

@@ -35,8 +35,8 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
               "ProfilerStep#N, iteration N, step N, *_step N, [Executor] _forward_step N, "
               "execute_context_...); name your loop's ranges so, or pass --iterations REGEX"
             : fmt::format("no range name fully matches --iterations '{}'", r.regex));
-    if (options.iteration_log) {  // no ranges: the log joins by timestamp
-      AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log),
+    if (options.iteration_log.log) {  // no ranges: the log joins by timestamp
+      AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log.log),
                                std::max(options.top_n, 0), s);
     }
     return Status::Ok();
@@ -193,8 +193,9 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
   if (r.default_regex) {
     s.notes.push_back("iterations found by name; pass --iterations REGEX to choose others");
   }
-  if (options.iteration_log) {
-    AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log), top_n, s);
+  if (options.iteration_log.log) {
+    AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log.log), top_n,
+                             s);
   }
   return Status::Ok();
 }

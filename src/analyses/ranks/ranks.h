@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyses/common/analysis.h"
+#include "analyses/ranks/ranks_options.h"
 #include "base/status.h"
 #include "base/time_units.h"
 #include "model/trace.h"
@@ -43,12 +44,6 @@ const char* HostSourceName(HostSource source);  // "--ranks-per-host", "trace", 
 // worker name, "{hostname}_{pid}.{time}.pt.trace.json[.gz]" (a directory part is ignored); ""
 // when the name is not of that form.
 std::string HostFromFileName(const std::string& path);
-
-struct RanksOptions {
-  // > 0: ranks are placed on hosts in blocks of this many (rank r on host r / N), which overrides
-  // what the traces or file names say (--ranks-per-host).
-  int32_t ranks_per_host = 0;
-};
 
 // One communication kernel of a rank.
 struct CommKernel {

@@ -16,9 +16,7 @@ namespace {
 // the side-by-side section, and the ranks result for the straggler rule.
 class RanksAnalysis : public MultiTraceAnalysis {
  public:
-  explicit RanksAnalysis(const AnalyzeOptions& options) {
-    options_.ranks_per_host = options.ranks_per_host;
-  }
+  explicit RanksAnalysis(const AnalyzeOptions& options) : options_(options.ranks) {}
 
   Status Add(const std::shared_ptr<AnalysisContext>& context,
              const TraceSetMember& member) override {

@@ -41,7 +41,7 @@ void AddAggregateServingSection(const RequestResults& results, Report& report) {
 class ServingAnalysis : public MultiTraceAnalysis {
  public:
   explicit ServingAnalysis(const AnalyzeOptions& options)
-      : requests_(options.requests), slo_(options.slo) {}
+      : requests_(options.serving.requests), slo_(options.serving.slo) {}
   Status Add(const std::shared_ptr<AnalysisContext>& context, const TraceSetMember&) override {
     if (!context_) context_ = context;  // the first trace: the serving process's
     return Status::Ok();

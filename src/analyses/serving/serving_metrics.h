@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyses/common/analysis.h"
+#include "analyses/serving/serving_options.h"
 #include "base/status.h"
 #include "importers/serving_results/request_results.h"
 #include "report/report.h"
@@ -28,7 +29,7 @@ struct LatencyStats {
 };
 LatencyStats ComputeLatencyStats(std::vector<double> values_ns);
 
-// SloOptions is in analyses/common/analysis.h (an analyze option). Parses "ttft=300,tpot=40" (also
+// SloOptions is in serving_options.h (an analyze option). Parses "ttft=300,tpot=40" (also
 // vLLM's "ttft:300 tpot:40" separators); an error names the bad part.
 StatusOr<SloOptions> ParseSlo(std::string_view text);
 
