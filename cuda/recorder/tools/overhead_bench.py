@@ -12,7 +12,7 @@ Environment: SL, DL, NSYS, OUT, BUDGET_S (seconds for the whole benchmark; a rep
 when it fits), REPS (default 5), WORKLOADS (names to run; default all: the PyTorch loop first, then
 the four decode_loop configurations), DIAG_MODES (diagnostic modes on the small eager loop; default
 sl_no_runtime sl_kernel_only: SIGHTLINE_RECORD_SKIP, see docs/formats/recorder.md), EXTRA_MODES
-(diagnostic modes run on every decode_loop workload; see DIAG).
+(diagnostic modes run on every decode_loop workload; see DIAG), NO_NSYS=1 (no nsys mode).
 Writes $OUT/overhead.json and $OUT/overhead_log.txt; prints a table last.
 """
 import json
@@ -44,15 +44,21 @@ DIAG = {"sl_no_runtime": "SIGHTLINE_RECORD_SKIP=runtime",
 # as whole graphs (sightline record --cuda-graph-trace graph; nsys --cuda-graph-trace=graph).
 # sl_metrics / nsys_metrics (NSYS_METRICS=1 adds the latter): GPU metrics sampled at 10 kHz besides
 # the trace (sightline record --gpu-metrics; nsys --gpu-metrics-devices=0, issue 16).
-# sl_sampled: every 16th graph launch node by node, the others whole (--cuda-graph-trace sampled:16).
+# sl_sampled: every 16th graph launch node by node, the others whole (--cuda-graph-trace sampled:16);
+# sl_sampledN: every N-th (sl_sampled64: sampled:64).
 SL_ARGS = {"sightline": "", "sl_graph": "--cuda-graph-trace graph", "sl_metrics": "--gpu-metrics",
            "sl_sampled": "--cuda-graph-trace sampled:16"}
+for _mode in os.environ.get("EXTRA_MODES", "").split():
+    if re.fullmatch(r"sl_sampled[0-9]+", _mode):
+        SL_ARGS[_mode] = f"--cuda-graph-trace sampled:{_mode[len('sl_sampled'):]}"
 NSYS_ARGS = {"nsys": "--cuda-graph-trace=node", "nsys_graph": "--cuda-graph-trace=graph",
              "nsys_metrics": "--cuda-graph-trace=node --gpu-metrics-devices=0 "
                              "--gpu-metrics-frequency=10000"}
 # EXTRA_MODES="sl_no_runtime ...": diagnostic modes run on every decode_loop workload (after sightline).
+# NO_NSYS=1 leaves Nsight Systems out (the recorder's modes only).
 MODES = (["none", "sightline"] + os.environ.get("EXTRA_MODES", "").split() +
-         (["nsys_metrics"] if os.environ.get("NSYS_METRICS") == "1" else []) + ["nsys"])
+         (["nsys_metrics"] if os.environ.get("NSYS_METRICS") == "1" else []) +
+         ([] if os.environ.get("NO_NSYS") == "1" else ["nsys"]))
 # (name, command, pattern, unit, modes). The small configuration is launch-bound (a few us of GPU
 # work per kernel), so it shows a tracer's per-launch cost; the default one is GPU-bound.
 DL_WORKLOADS = [
