@@ -181,8 +181,8 @@ def check_node_traced(name, eager, replays_truth, plan):
                 leaves_ok = False
     check(f"{name}: every graph kernel in exactly one of embed, layer_i > attention|mlp, head "
           f"below its capture_bsB", leaves_ok and counted == f["graph_kernels"],
-          f"{counted} of {f['graph_kernels']} graph kernels in {sum(len(p) for p in rows.values())} "
-          f"rows")
+          f"{counted} of {f['graph_kernels']} graph kernels in "
+          f"{sum(len(p) for p in rows.values())} rows")
     buckets = plan["buckets"]
     for b in buckets:
         paths = rows.get(b, {})
@@ -239,7 +239,8 @@ def check_whole_graph(name, measured, plan, extra=""):
     t = cg["tables"].get("whole_graph_estimate", {"rows": []})
     notes = " ".join(cg.get("notes", []) + [t.get("note", "")])
     paired = {int(g): (cap, how) for g, cap, how in re.findall(
-        r"Graph (\d+): [^;]*; capture \(in '([^']*)'\) found by (the graph's creation record|order)",
+        r"Graph (\d+): [^;]*; capture \(in '([^']*)'\) found by "
+        r"(the graph's creation record|order)",
         notes)}
     by_creation = sum(1 for cap, how in paired.values() if how.startswith("the graph's creation"))
     check(f"{name}: each graph paired with its capture by its creation record",
