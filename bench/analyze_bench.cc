@@ -7,6 +7,11 @@
 // Traces are made on first use by bench/gen_nsys_sqlite.py and bench/gen_kineto_json.py into
 // $SIGHTLINE_BENCH_DATA (default: <build>/bench-data) and reused by later runs. The full-size runs
 // (10^7 kernels, GB-sized JSON, peak memory, comparisons) are bench/run_benchmarks.sh's job.
+//
+// With SIGHTLINE_NSYS_BENCH_FILE=F, also the nsys reader alone on the export F
+// (ImportFile/nsys_sqlite; e.g. 10^7 kernels from bench/gen_nsys_sqlite.py), which fails unless
+// every kernel is linked to its launch and every range nests:
+//   SIGHTLINE_NSYS_BENCH_FILE=F build/bench/sightline_bench --benchmark_filter=ImportFile
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -22,6 +27,7 @@
 #include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "importers/importer.h"
+#include "importers/nsys/nsys_importer.h"
 #include "model/trace_builder.h"
 #include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
@@ -117,6 +123,28 @@ void BM_Import(benchmark::State& state, Format format) {
     StatusOr<Trace> trace = ImportTrace(path);
     if (!trace.ok()) return state.SkipWithError(trace.status().message().c_str());
     benchmark::DoNotOptimize(trace->kernels.size());
+  }
+  SetThroughput(state, path, kernels);
+}
+
+// The nsys reader alone on an export of the caller's (SIGHTLINE_NSYS_BENCH_FILE), with what it
+// read as counters. A kernel not linked to its launch, or a range that does not nest, is an error:
+// the generator's exports have neither.
+void BM_ImportNsysFile(benchmark::State& state, const std::string& path) {
+  int64_t kernels = 0;
+  for (auto _ : state) {
+    StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+    if (!trace.ok()) return state.SkipWithError(trace.status().message().c_str());
+    int64_t linked = 0;
+    for (int32_t row : trace->kernels.launch_call) linked += row != kNoRow;
+    kernels = static_cast<int64_t>(trace->kernels.size());
+    if (linked != kernels) return state.SkipWithError("kernels without their launching call");
+    if (trace->diagnostics.Count(DiagCode::kRangeNotNested) != 0) {
+      return state.SkipWithError("ranges that do not nest");
+    }
+    state.counters["api_calls"] = static_cast<double>(trace->api_calls.size());
+    state.counters["memops"] = static_cast<double>(trace->memops.size());
+    state.counters["ranges"] = static_cast<double>(trace->ranges.size());
   }
   SetThroughput(state, path, kernels);
 }
@@ -336,6 +364,12 @@ void RegisterAll() {
     }
     RegisterBenchmark(fmt::format("RenderJson/{}", label).c_str(), BM_RenderJson, format)
         ->Arg(k1e6)
+        ->Unit(benchmark::kMillisecond)
+        ->MeasureProcessCPUTime()
+        ->UseRealTime();
+  }
+  if (const char* file = std::getenv("SIGHTLINE_NSYS_BENCH_FILE"); file != nullptr && *file != 0) {
+    RegisterBenchmark("ImportFile/nsys_sqlite", BM_ImportNsysFile, std::string(file))
         ->Unit(benchmark::kMillisecond)
         ->MeasureProcessCPUTime()
         ->UseRealTime();

@@ -7,14 +7,21 @@
 # SRC is the folder holding one folder per stage. Includes of anything that is not a stage
 # ("sightline/" public headers, system headers) are free.
 #
-#   cmake -DSRC=src -DMAP=build/sightline_layering_map.cmake -P cmake/CheckLayering.cmake
+# With TESTS (the tests' folder), the same over the tests: a test lives in the folder of the stage
+# it tests, tests/<stage>/, or in tests/<TOP>/ (TOP in the map: the CLI, above every stage: the
+# program as a whole), and includes only what its stage may include, directly or through the
+# helpers of tests/testing/ (an include of "testing/x.h" brings the stages that x.h and x.cc
+# include, and those of the helpers they include). Other folders (data/, golden/) hold no tests.
+#
+#   cmake -DSRC=src -DMAP=build/sightline_layering_map.cmake [-DTESTS=tests]
+#         -P cmake/CheckLayering.cmake
 # Fails (FATAL_ERROR, exit 1) listing every offending file and include. With -DCOUNT=ON it fails on
 # nothing and prints, per stage with rooms, how many include edges join two of its files and how
 # many of them point upward (to a room above the includer's), with the list.
 
 if(NOT DEFINED SRC OR NOT DEFINED MAP)
-  message(FATAL_ERROR "usage: cmake -DSRC=<src dir> -DMAP=<layering map> [-DCOUNT=ON] "
-                      "-P CheckLayering.cmake")
+  message(FATAL_ERROR "usage: cmake -DSRC=<src dir> -DMAP=<layering map> [-DTESTS=<tests dir>] "
+                      "[-DCOUNT=ON] -P CheckLayering.cmake")
 endif()
 include(${MAP})
 get_filename_component(SRC ${SRC} ABSOLUTE)
@@ -103,12 +110,115 @@ foreach(_stage IN LISTS STAGES)
                           "${_n} upward${_upward}")
   endif()
 endforeach()
+# The stages that the test helper `helper` (a path under tests/testing/) brings into a test that
+# includes it: those it and its .cc include, and those of the helpers they include, into `out`.
+function(_sightline_helper_stages helper out)
+  string(MAKE_C_IDENTIFIER "${helper}" key)
+  get_property(known GLOBAL PROPERTY _sightline_helper_${key} SET)
+  if(known)
+    get_property(stages GLOBAL PROPERTY _sightline_helper_${key})
+    set(${out} "${stages}" PARENT_SCOPE)
+    return()
+  endif()
+  set_property(GLOBAL PROPERTY _sightline_helper_${key} "")  # helpers that include each other
+  string(REGEX REPLACE "\\.h$" "" stem "${helper}")
+  set(stages "")
+  foreach(file IN ITEMS ${TESTS}/testing/${helper} ${TESTS}/testing/${stem}.cc)
+    if(NOT EXISTS ${file})
+      continue()
+    endif()
+    file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[A-Za-z0-9_]+/")
+    foreach(line IN LISTS includes)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([A-Za-z0-9_]+)/([^\"]*)\".*$" "\\1;\\2"
+                           target "${line}")
+      list(GET target 0 target_stage)
+      list(GET target 1 target_path)
+      if(target_stage STREQUAL "testing")
+        _sightline_helper_stages(${target_path} more)
+        list(APPEND stages ${more})
+      else()
+        list(FIND STAGES ${target_stage} is_stage)
+        if(NOT is_stage EQUAL -1)
+          list(APPEND stages ${target_stage})
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+  list(REMOVE_DUPLICATES stages)
+  set_property(GLOBAL PROPERTY _sightline_helper_${key} "${stages}")
+  set(${out} "${stages}" PARENT_SCOPE)
+endfunction()
+
+if(DEFINED TESTS)
+  get_filename_component(TESTS ${TESTS} ABSOLUTE)
+  get_filename_component(_tests_name ${TESTS} NAME)
+  file(GLOB _loose LIST_DIRECTORIES false ${TESTS}/*.cc ${TESTS}/*.h)
+  foreach(_file IN LISTS _loose)
+    file(RELATIVE_PATH _rel ${TESTS} ${_file})
+    string(APPEND _violations "\n  ${_tests_name}/${_rel}: not in a stage's folder -- a test lives "
+                              "in ${_tests_name}/<the stage it tests>/")
+    if(DEFINED TOP)
+      string(APPEND _violations " or ${_tests_name}/${TOP}/ (the program as a whole)")
+    endif()
+  endforeach()
+  file(GLOB _groups LIST_DIRECTORIES true ${TESTS}/*)
+  foreach(_dir IN LISTS _groups)
+    get_filename_component(_group ${_dir} NAME)
+    list(FIND STAGES ${_group} _is_stage)
+    if(NOT _is_stage EQUAL -1)
+      set(_allowed ${ALLOWED_${_group}})
+    elseif(DEFINED TOP AND _group STREQUAL TOP)
+      set(_allowed ${STAGES})
+    else()
+      continue()
+    endif()
+    list(JOIN _allowed ", " _allowed_text)
+    file(GLOB_RECURSE _files ${_dir}/*.cc ${_dir}/*.h)
+    foreach(_file IN LISTS _files)
+      file(RELATIVE_PATH _rel ${TESTS} ${_file})
+      file(STRINGS ${_file} _includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[A-Za-z0-9_]+/")
+      foreach(_line IN LISTS _includes)
+        string(STRIP "${_line}" _line)
+        string(REGEX REPLACE "^#[ \t]*include[ \t]+\"([A-Za-z0-9_]+)/([^\"]*)\".*$" "\\1;\\2"
+                             _target "${_line}")
+        list(GET _target 0 _target_stage)
+        list(GET _target 1 _target_path)
+        if(_target_stage STREQUAL "testing")
+          _sightline_helper_stages(${_target_path} _brought)
+          set(_above "")
+          foreach(_stage IN LISTS _brought)
+            list(FIND _allowed ${_stage} _ok)
+            if(_ok EQUAL -1)
+              list(APPEND _above ${_stage})
+            endif()
+          endforeach()
+          if(_above)
+            list(JOIN _above ", " _above)
+            string(APPEND _violations "\n  ${_tests_name}/${_rel}: ${_line} brings ${_above} -- a "
+                                      "test of stage '${_group}' may include only: "
+                                      "${_allowed_text}")
+          endif()
+        else()
+          list(FIND STAGES ${_target_stage} _is_stage)
+          list(FIND _allowed ${_target_stage} _ok)
+          if(NOT _is_stage EQUAL -1 AND _ok EQUAL -1)
+            string(APPEND _violations "\n  ${_tests_name}/${_rel}: ${_line} -- a test of stage "
+                                      "'${_group}' may include only: ${_allowed_text}")
+          endif()
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endif()
+
 if(COUNT)
   message("${_counts}")
 endif()
 if(_violations)
-  message(FATAL_ERROR "layering: includes across the stages of src/, or up the rooms of a stage "
-                      "(DESIGN.md, \"Architecture\"):${_violations}\nMove the shared code down to "
-                      "a stage or room both may include, or change the stage's DEPS or ROOMS in "
-                      "src/CMakeLists.txt if the dependency is intended.")
+  message(FATAL_ERROR "layering: includes across the stages of src/, or up the rooms of a stage, "
+                      "or from a test above the stage it tests (DESIGN.md, \"Architecture\"):"
+                      "${_violations}\nMove the shared code down to a stage or room both may "
+                      "include, or change the stage's DEPS or ROOMS in src/CMakeLists.txt if the "
+                      "dependency is intended; a test that needs a stage above its own belongs in "
+                      "that stage's folder of tests/.")
 endif()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The many-core fuzz runs of docs/testing.md on a lent machine (the GPU machine's 16 cores), where
-# the targets cannot be built: run from the repository root with a packed folder beside it,
+# The many-core fuzz runs (docs/evidence/fuzzing/) on a lent machine (the GPU machine's 16
+# cores), where the targets cannot be built: run from the repository root with a packed folder
+# beside it,
 #   FUZZ_PACK/bin/<target>   the targets of scripts/fuzz.sh (build-asan/fuzz/), strip --strip-debug'd
 #   FUZZ_PACK/lib/           the shared libraries they need that the machine lacks (ldd)
 #   FUZZ_PACK/seeds/<target> build-asan/fuzz-seeds/;  FUZZ_PACK/corpus/<target>  a corpus to start from

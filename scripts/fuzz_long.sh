@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long libFuzzer runs on a machine with many cores (docs/testing.md, issue 17: at least 10^7
+# Long libFuzzer runs on a machine with many cores (docs/evidence/fuzzing/, issue 17: at least 10^7
 # executions per reader): each target runs as JOBS parallel libFuzzer jobs (default: one per core)
 # sharing one corpus, until they have made RUNS executions together or SECONDS have passed.
 #   scripts/fuzz_long.sh FUZZ_DIR SEEDS_DIR OUT_DIR SECONDS TARGET...

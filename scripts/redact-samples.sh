@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Redacts, in place, every Nsight Systems export and Sightline recording the project ships
 # (examples/, tests/data/, docs/evidence/): the capturing machine's environment, host name and user
-# leave them; every figure stays (tests/redact_test.cc checks both). Run it after adding one.
+# leave them; every figure stays (tests/exporters/redact_test.cc checks both). Run it after adding
+# one.
 # Usage: scripts/redact-samples.sh [FILE...]   (default: every shipped .sqlite and .slrec)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --build build
-SIGHTLINE_UPDATE_GOLDEN=1 ./build/tests/sightline_tests --gtest_filter='Reports/Golden.*'
+SIGHTLINE_UPDATE_GOLDEN=1 ./build/tests/sightline_cli_tests --gtest_filter='Reports/Golden.*'
 git status --short tests/golden

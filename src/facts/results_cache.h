@@ -42,7 +42,7 @@ class ResultsCache {
     Reader& operator=(const Reader&) = delete;
 
     // The results of others this reader asked for (all allowed), each once, in the order asked:
-    // what a declaration that is not too wide holds (tests/analysis_needs_test.cc).
+    // what a declaration that is not too wide holds (tests/pipeline/analysis_needs_test.cc).
     const std::vector<std::string>& asked() const { return asked_; }
 
     // Ok when the thread's reader (if any) may read the result named `name`.

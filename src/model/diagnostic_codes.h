@@ -1,6 +1,7 @@
 // The catalogue of diagnostic codes: every code that the builder, an importer or a reader may
 // report, with its severity and fixed message. Diagnostics::Add takes only these, and
-// docs/diagnostics.md lists exactly these (tests/diagnostic_codes_test.cc checks both ways).
+// docs/diagnostics.md lists exactly these (tests/reporters/diagnostic_codes_test.cc checks both
+// ways).
 #pragma once
 
 #include <cstdint>

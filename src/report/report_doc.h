@@ -1,7 +1,7 @@
 // The field list of the JSON report, generated from the Report's description of itself
 // (report_schema.h): one markdown table per JSON object, in docs/formats/report-json.md between
-// the markers below (tests/report_schema_test.cc keeps the two equal; SIGHTLINE_UPDATE_DOCS=1
-// rewrites the block).
+// the markers below (tests/reporters/report_schema_test.cc keeps the two equal;
+// SIGHTLINE_UPDATE_DOCS=1 rewrites the block).
 #pragma once
 
 #include <string>

@@ -6,20 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "testing/files.h"
 
 namespace sightline::testing {
-namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 std::string MakeTempDir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "sightline_test_XXXXXX").string();
@@ -39,13 +29,6 @@ CliResult RunSightline(const std::string& args) {
   r.err = Slurp(err);
   std::filesystem::remove_all(dir);
   return r;
-}
-
-std::string SharedTracesDir() {
-  const char* env = std::getenv("SIGHTLINE_SHARED_TRACES");
-  std::string dir = env ? env : std::string(SIGHTLINE_SOURCE_DIR) + "/../shared/traces";
-  std::error_code ec;
-  return std::filesystem::is_directory(dir, ec) ? dir : std::string();
 }
 
 }  // namespace sightline::testing

@@ -16,7 +16,4 @@ CliResult RunSightline(const std::string& args);
 // A fresh empty directory under the system temp dir, removed at process exit.
 std::string MakeTempDir();
 
-// Directory of ../shared/traces, or "" when absent (tests then GTEST_SKIP).
-std::string SharedTracesDir();
-
 }  // namespace sightline::testing

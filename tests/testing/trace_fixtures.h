@@ -12,10 +12,8 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <string_view>
 
-#include "analyses/common/analysis_context.h"
 #include "model/trace.h"
 #include "model/trace_builder.h"
 
@@ -89,12 +87,6 @@ class TraceFixture {
   TraceBuilder builder_;
   int64_t next_correlation_ = 1'000'000;  // away from ids tests pass explicitly
 };
-
-// A fresh AnalysisContext over `trace` (borrowed: it must outlive the context), for calling an
-// analysis entry point in one expression: ComputeOverview(*Ctx(t), {}).
-inline std::unique_ptr<AnalysisContext> Ctx(const Trace& trace, AnalyzeOptions options = {}) {
-  return std::make_unique<AnalysisContext>(trace, std::move(options));
-}
 
 // Forgets where each graph kernel was captured (node, time, thread), as a trace whose capture
 // happened before the recorded window, or a PyTorch profiler trace, would give.

@@ -21,7 +21,7 @@ namespace sightline::kineto {
 
 // Set (to anything): plain files are memory-mapped instead of read() in pieces. Off by default: a
 // mapped file that another process cuts shorter ends the process (SIGBUS) instead of giving an
-// error, and reading costs only about 4% more (docs/PERFORMANCE.md).
+// error, and reading costs only about 4% more (docs/evidence/faster-readers/).
 inline constexpr char kMapEnv[] = "SIGHTLINE_KINETO_MMAP";
 
 class JsonStream {

@@ -149,9 +149,9 @@ StatusOr<NsysSelect> SelectNsysSched(SqliteDb& db, const std::vector<int64_t>& s
   // "globalTid <> a AND globalTid <> b ...", not "NOT IN (a, b, c)": SQLite runs a literal IN
   // list of more than two values as a lookup in a temporary index, per row, which made this scan
   // about 2.5x as costly (9 against 3.5 ms of SQLite CPU on the 2025.3 GIL export's 104,660 rows
-  // with its 3 profiler threads; with 64 values still 11 against 6 ms; docs/PERFORMANCE.md). A NULL
-  // globalTid passes neither form. A longer list keeps NOT IN: each AND deepens the expression
-  // tree, which SQLite limits (SQLITE_MAX_EXPR_DEPTH, 1000 by default).
+  // with its 3 profiler threads; with 64 values still 11 against 6 ms; docs/evidence/host-side/).
+  // A NULL globalTid passes neither form. A longer list keeps NOT IN: each AND deepens the
+  // expression tree, which SQLite limits (SQLITE_MAX_EXPR_DEPTH, 1000 by default).
   constexpr size_t kMaxInequalities = 64;
   std::string where;
   const bool chain = skip_threads.size() <= kMaxInequalities;

@@ -1,0 +1,315 @@
+// Tests for the PyTorch memory snapshot importer (importers/torch_snapshot/): the plain-data pickle
+// reader (refusal of code, truncation, damage) and the mapping into memory events that the memory
+// analysis reads. Inputs: tests/data/torch_snapshot/ (written by make_snapshots.py there, whose
+// comments give the figures checked here) and the shared PyTorch 2.11 snapshot when present.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "analyses/memory/memory.h"
+#include "base/file_io.h"
+#include "importers/importer.h"
+#include "importers/torch_snapshot/pickle_reader.h"
+#include "importers/torch_snapshot/torch_snapshot_importer.h"
+#include "testing/cli_runner.h"
+#include "testing/context.h"
+#include "testing/files.h"
+#include "testing/status.h"
+
+namespace sightline {
+namespace {
+
+using testing::Ctx;
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+std::string DataPath(const std::string& name) {
+  return std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/torch_snapshot/" + name;
+}
+
+std::string ReadData(const std::string& name) {
+  return testing::ValueOrDie(ReadFileToString(DataPath(name)));
+}
+
+int64_t DiagCount(const Trace& t, std::string_view code) {
+  int64_t n = 0;
+  for (const Diagnostic& d : t.diagnostics.items()) {
+    if (d.code() == code) n += d.count;
+  }
+  return n;
+}
+
+std::string FromHex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+// pickle.dumps({'a': [1, -2, 300, 70000, 2**40, -2**63], 'b': ('x', None, True, 1.5)}, N).hex()
+constexpr std::string_view kPlainP4 =
+    "80049544000000000000007d94288c0161945d94284b014afeffffff4d2c014a701101008a060000000000018a08"
+    "0000000000000080658c016294288c0178944e88473ff80000000000007494752e";
+constexpr std::string_view kPlainP2 =
+    "80027d71002858010000006171015d7102284b014afeffffff4d2c014a701101008a060000000000018a08000000"
+    "0000000080655801000000627103285801000000787104 4e88473ff8000000000000747105752e";
+
+TEST(PickleReader, PlainValues) {
+  std::string p2(kPlainP2);
+  p2.erase(std::remove(p2.begin(), p2.end(), ' '), p2.end());
+  for (const std::string& p : {FromHex(kPlainP4), FromHex(p2)}) {
+    StatusOr<PickleDoc> doc = ReadPlainPickle(p);
+    ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+    const PickleValue* a = doc->Get(doc->root, "a");
+    ASSERT_NE(a, nullptr);
+    const auto* list = doc->List(*a);
+    ASSERT_NE(list, nullptr);
+    ASSERT_EQ(list->size(), 6u);
+    EXPECT_EQ((*list)[0].i, 1);
+    EXPECT_EQ((*list)[1].i, -2);
+    EXPECT_EQ((*list)[2].i, 300);
+    EXPECT_EQ((*list)[3].i, 70000);
+    EXPECT_EQ((*list)[4].i, int64_t{1} << 40);
+    EXPECT_EQ((*list)[5].i, INT64_MIN);
+    const PickleValue* b = doc->Get(doc->root, "b");
+    ASSERT_NE(b, nullptr);
+    const auto* t = doc->List(*b);
+    ASSERT_NE(t, nullptr);
+    ASSERT_EQ(t->size(), 4u);
+    std::string_view x;
+    EXPECT_TRUE(doc->Str((*t)[0], &x));
+    EXPECT_EQ(x, "x");
+    EXPECT_EQ((*t)[1].kind, PickleValue::Kind::kNone);
+    EXPECT_EQ((*t)[2].i, 1);
+    EXPECT_DOUBLE_EQ((*t)[3].f, 1.5);
+  }
+}
+
+TEST(PickleReader, RefusesObjects) {
+  // pickle.dumps(datetime.date(...), protocol=4): STACK_GLOBAL at byte 29 (python3 -m pickletools).
+  StatusOr<PickleDoc> p4 = ReadPlainPickle(ReadData("object_p4.pickle"));
+  ASSERT_FALSE(p4.ok());
+  EXPECT_EQ(p4.status().message(),
+            "not a memory snapshot: pickle opcode STACK_GLOBAL at byte 29 (Sightline reads only "
+            "plain data pickles)");
+  // Protocol 2: GLOBAL 'datetime date' at byte 2.
+  StatusOr<PickleDoc> p2 = ReadPlainPickle(ReadData("object_p2.pickle"));
+  ASSERT_FALSE(p2.ok());
+  EXPECT_NE(p2.status().message().find("pickle opcode GLOBAL at byte 2 "), std::string::npos);
+  // REDUCE alone (a call of whatever is on the stack), BUILD, and a byte that is no opcode.
+  for (const auto& [bytes, name] : std::vector<std::pair<std::string, std::string>>{
+           {std::string("\x80\x04N)R.", 6), "REDUCE at byte 4"},
+           {std::string("\x80\x04}}b.", 6), "BUILD at byte 4"},
+           {std::string("\x80\x04\xff.", 4), "0xff at byte 2"},
+           {std::string("\x80\x04(I1\n.", 7), "INT at byte 3"}}) {
+    StatusOr<PickleDoc> r = ReadPlainPickle(bytes);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_NE(r.status().message().find("pickle opcode " + name), std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(PickleReader, EveryTruncationIsAnError) {
+  const std::string full = ReadData("history.pickle");
+  ASSERT_GT(full.size(), 1000u);
+  ASSERT_TRUE(ReadPlainPickle(full).ok());
+  for (size_t n = 0; n < full.size(); ++n) {
+    StatusOr<PickleDoc> r = ReadPlainPickle(std::string_view(full).substr(0, n));
+    ASSERT_FALSE(r.ok()) << "prefix of " << n << " bytes";
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  }
+  StatusOr<PickleDoc> cut = ReadPlainPickle(std::string_view(full).substr(0, full.size() / 2));
+  EXPECT_NE(cut.status().message().find("ends early"), std::string::npos) << cut.status().message();
+}
+
+TEST(PickleReader, MemoryIsBounded) {
+  const std::string full = ReadData("history.pickle");
+  ASSERT_TRUE(ReadPlainPickle(full, 1 << 20).ok());
+  StatusOr<PickleDoc> r = ReadPlainPickle(full, 4096);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("SIGHTLINE_MAX_INPUT_SIZE"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(PickleReader, DamageAndCycles) {
+  // APPEND with nothing below, a memo never stored, a key without a value, STOP with two values.
+  for (const std::string& bad :
+       {std::string("\x80\x04K\x01"
+                    "a.",
+                    6),
+        std::string("\x80\x04h\x05.", 5), std::string("\x80\x04}(K\x01u.", 8),
+        std::string("\x80\x04NN.", 5)}) {
+    StatusOr<PickleDoc> r = ReadPlainPickle(bad);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  }
+  // A list that holds itself (l = []; l.append(l)): built without recursion, freed without leaks.
+  StatusOr<PickleDoc> self =
+      ReadPlainPickle(std::string("\x80\x04]\x94h\x00"
+                                  "a.",
+                                  8));
+  ASSERT_TRUE(self.ok()) << self.status().ToString();
+  const auto* l = self->List(self->root);
+  ASSERT_NE(l, nullptr);
+  ASSERT_EQ(l->size(), 1u);
+  EXPECT_EQ((*l)[0].ref, self->root.ref);
+  // Such a cycle where a snapshot has its device_traces is not a snapshot, and does not hang.
+  std::string cyc =
+      "\x80\x04}\x94\x8c\x0d"
+      "device_traces]\x94h\x01"
+      "a";
+  cyc += std::string("s.", 2);
+  StatusOr<Trace> t = ImportTorchSnapshotBytes(cyc, "cycle.pickle");
+  EXPECT_TRUE(t.ok() || t.status().code() == StatusCode::kInvalidInput);
+}
+
+TEST(TorchSnapshot, SniffedAndImported) {
+  StatusOr<Trace> t = ImportTrace(DataPath("history.pickle"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->source.format, "torch-memory-snapshot");
+  // 3 allocations, 2 frees (free_requested), 3 segment changes; free_completed adds nothing.
+  EXPECT_EQ(t->memory_events.size(), 8u);
+  EXPECT_EQ(DiagCount(*t, "torch_snapshot_oom"), 1);
+  EXPECT_EQ(DiagCount(*t, "torch_snapshot_entry_unusable"), 1);  // the unknown "teleport"
+  EXPECT_EQ(DiagCount(*t, "torch_snapshot_totals_inconsistent"), 0);
+}
+
+TEST(TorchSnapshot, PeakReservedAndCallSites) {
+  StatusOr<Trace> t = ImportTrace(DataPath("history.pickle"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  StatusOr<MemoryResult> r = ComputeMemory(*Ctx(*t), {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->devices.size(), 1u);  // device 1's history is empty and it has no segments
+  const DeviceMemory& d = r->devices[0];
+  EXPECT_TRUE(d.allocator_totals);
+  EXPECT_EQ(d.allocations, 3);
+  EXPECT_EQ(d.frees, 2);
+  // 1 MiB allocated before the history (the dump's 17 MiB - the history's net 16 MiB).
+  EXPECT_EQ(d.before_bytes, 1 * kMiB);
+  EXPECT_EQ(d.peak_bytes, 17 * kMiB + kMiB / 2);
+  EXPECT_EQ(d.peak_ns - t->memory_events.time_ns.front(), 6'000);  // 6 us after the first entry
+  EXPECT_EQ(d.reserved_at_peak_bytes, 24 * kMiB);
+  EXPECT_EQ(d.max_reserved_bytes, 24 * kMiB);
+  EXPECT_EQ(d.first_reserved_bytes, 4 * kMiB);
+  EXPECT_EQ(d.end_reserved_bytes, 22 * kMiB);  // the dump's segments
+  EXPECT_EQ(d.end_bytes, 17 * kMiB);           // the dump's active_allocated blocks
+  EXPECT_EQ(d.at_peak_count, 2);
+  EXPECT_EQ(d.at_peak_bytes, 16 * kMiB + kMiB / 2);
+  ASSERT_EQ(d.by_site.size(), 2u);
+  EXPECT_EQ(d.by_site[0].name, "aten::mm @ model.py:60 forward");  // torch/nn/functional.py skipped
+  EXPECT_EQ(d.by_site[0].bytes, 16 * kMiB);
+  EXPECT_EQ(d.by_site[1].name, "aten::empty_memory_format @ model.py:50 forward");
+  EXPECT_TRUE(d.by_op.empty());
+}
+
+TEST(TorchSnapshot, WithoutHistoryTheDumpIsTheState) {
+  StatusOr<Trace> t = ImportTrace(DataPath("no_history.pickle"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(DiagCount(*t, "torch_snapshot_no_history"), 1);
+  StatusOr<MemoryResult> r = ComputeMemory(*Ctx(*t), {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->devices.size(), 1u);
+  EXPECT_EQ(r->devices[0].peak_bytes, 17 * kMiB);
+  EXPECT_EQ(r->devices[0].reserved_at_peak_bytes, 22 * kMiB);
+  EXPECT_EQ(r->devices[0].at_peak_count, 2);
+}
+
+TEST(TorchSnapshot, CliRefusesObjectsWithExit2AndNoOutput) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string out = dir + "/report.json";
+  testing::CliResult r = testing::RunSightline(
+      fmt::format("analyze --format json -o {} {}", out, DataPath("object_p4.pickle")));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("not a memory snapshot: pickle opcode STACK_GLOBAL at byte 29"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(ReadFileToString(out).ok());
+  // A truncated snapshot: exit 2 too.
+  const std::string cut = dir + "/cut.pickle";
+  const std::string full = ReadData("history.pickle");
+  ASSERT_TRUE(WriteFileAtomically(cut, full.substr(0, 700)).ok());
+  r = testing::RunSightline("analyze " + cut);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("cut short"), std::string::npos) << r.err;
+}
+
+TEST(TorchSnapshot, CliReportsTheMemorySection) {
+  testing::CliResult r =
+      testing::RunSightline("analyze --format json " + DataPath("history.pickle"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"at_peak_by_site_device_0\""), std::string::npos);
+  EXPECT_NE(r.out.find("aten::mm @ model.py:60 forward"), std::string::npos);
+}
+
+// A number from the small truth JSON the program wrote ({"max_alloc": 243269632, ...}).
+int64_t TruthValue(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + key.size() + 3));
+}
+
+// Recorded on an H200 with PyTorch 2.11 (examples/gpu_memory/snapshot_truth.py, run as /tmp/t.py):
+// the figures must equal what torch.cuda's counters said in the same process, for the default
+// allocator (segment_alloc/segment_free, a record_stream'ed free pending on a side stream,
+// empty_cache) and for expandable segments (segment_map/segment_unmap).
+TEST(TorchSnapshot, H200RecordingsMatchTorchCounters) {
+  for (const std::string mode : {"plain", "exp"}) {
+    SCOPED_TRACE(mode);
+    const std::string truth = ReadData("h200_" + mode + ".truth.json");
+    StatusOr<Trace> t = ImportTrace(DataPath("h200_" + mode + ".pickle"));
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    EXPECT_TRUE(t->diagnostics.items().empty());
+    StatusOr<MemoryResult> r = ComputeMemory(*Ctx(*t), {});
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->devices.size(), 1u);
+    const DeviceMemory& d = r->devices[0];
+    EXPECT_EQ(d.before_bytes, 0);                             // the history began with the program
+    EXPECT_EQ(d.peak_bytes, TruthValue(truth, "max_alloc"));  // torch.cuda.max_memory_allocated
+    EXPECT_EQ(d.max_reserved_bytes, TruthValue(truth, "max_res"));   // max_memory_reserved
+    EXPECT_EQ(d.end_bytes, TruthValue(truth, "alloc_dump"));         // memory_allocated
+    EXPECT_EQ(d.end_reserved_bytes, TruthValue(truth, "res_dump"));  // memory_reserved
+    EXPECT_GT(d.peak_bytes, 0);
+    // What holds the peak: 136 MiB at line 12 (8 + 128 MiB), 64 MiB at line 4, and cuBLAS's
+    // 32 MiB workspace, allocated by the first matmul and kept.
+    ASSERT_EQ(d.by_site.size(), 3u);
+    EXPECT_EQ(d.by_site[0].name, "aten::empty_memory_format @ t.py:12 <module>");
+    EXPECT_EQ(d.by_site[0].bytes, 136 * kMiB);
+    EXPECT_EQ(d.by_site[2].name, "aten::mm @ t.py:6 <module>");
+    EXPECT_EQ(d.by_site[2].bytes, 32 * kMiB);
+  }
+}
+
+TEST(TorchSnapshotShared, Torch211Snapshot) {
+  const std::string dir = testing::SharedTracesDir();
+  if (dir.empty()) GTEST_SKIP() << "../shared/traces is absent";
+  const std::string path = dir + "/torch2.11_h100_memory_snapshot.pickle";
+  if (!ReadFilePrefix(path, 2).ok()) GTEST_SKIP() << "the snapshot is absent";
+  StatusOr<Trace> t = ImportTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  // Checked with Python (pickle.load): 33 history entries on device 0: 11 alloc, 8 free_requested,
+  // 8 free_completed, 6 segment_alloc; 6 segments of 144 MiB, 3 active_allocated blocks of 64 MiB.
+  EXPECT_EQ(t->memory_events.size(), 25u);  // 11 + 8 + 6
+  EXPECT_EQ(t->diagnostics.items().size(), 0u);
+  StatusOr<MemoryResult> r = ComputeMemory(*Ctx(*t), {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->devices.size(), 1u);
+  const DeviceMemory& d = r->devices[0];
+  EXPECT_EQ(d.allocations, 11);
+  EXPECT_EQ(d.frees, 8);
+  EXPECT_EQ(d.before_bytes, 0);  // the history explains the dump: recording began first
+  // Replayed in Python: the peak is 96 MiB 6,490,778 us after the first entry, 112 MiB reserved.
+  EXPECT_EQ(d.peak_bytes, 100'663'296);
+  EXPECT_EQ(d.peak_ns - t->memory_events.time_ns.front(), 6'490'778'000);
+  EXPECT_EQ(d.reserved_at_peak_bytes, 117'440'512);
+  EXPECT_EQ(d.max_reserved_bytes, 150'994'944);
+  EXPECT_EQ(d.end_bytes, 67'108'864);
+  EXPECT_EQ(d.at_peak_count, 4);
+  ASSERT_FALSE(d.by_site.empty());
+  EXPECT_EQ(d.by_site[0].bytes, 33'554'432);
+}
+
+}  // namespace
+}  // namespace sightline

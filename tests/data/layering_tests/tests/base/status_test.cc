@@ -1,0 +1,3 @@
+// Fixture: a test of base that includes model (refused).
+#include "base/status.h"
+#include "model/trace.h"

@@ -1,0 +1,2 @@
+// Fixture: data/ holds no tests (not checked).
+#include "analyses/context.h"

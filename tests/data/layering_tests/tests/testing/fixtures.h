@@ -1,0 +1,3 @@
+// Fixture: a helper that reads model.
+#pragma once
+#include "model/trace.h"
