@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "facts/whole_graph_estimate.h"
 #include "importers/importer.h"
 #include "importers/recorder/gpu_metrics_align.h"
 #include "recording/recorder_format.h"
@@ -417,26 +416,9 @@ TEST(RecorderImporter, GraphCreationRecordsPairWholeGraphsWithTheirCapture) {
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderMalformedRecords), 2);
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 1);
 
-  const WholeGraphEstimate e = EstimateWholeGraphs(*t);
-  EXPECT_EQ(e.capture_windows, 2);
-  ASSERT_EQ(e.graphs.size(), 1u);
-  const WholeGraphEstimate::Graph& g = e.graphs[0];
-  EXPECT_EQ(g.graph_id, 5);
-  EXPECT_EQ(g.runs, 3);
-  EXPECT_TRUE(g.paired);
-  EXPECT_TRUE(g.by_creation);
-  EXPECT_EQ(g.capture_start_ns, 2'005);  // the second capture, capture_bs4
-  EXPECT_EQ(g.launches, 2);
-  EXPECT_EQ(g.matched, 2);
-  ASSERT_EQ(g.ranges.size(), 1u);
-  EXPECT_EQ(g.ranges[0].path, "layer_0");
-  EXPECT_EQ(g.ranges[0].eager_ns, 50);
-
-  // Without the creation records (a file of an earlier recorder), two captures and one graph:
-  // unpaired, as the estimate says for any trace without them.
-  Trace without = std::move(*t);
-  without.graph_creations.clear();
-  EXPECT_FALSE(EstimateWholeGraphs(without).graphs[0].paired);
+  // What the whole-graph estimate makes of them (each graph with its own capture) is the analyses'
+  // business: GraphServe.RecorderWholeGraphsPairWithTheirOwnCaptureByCreation, on a recording of
+  // four buckets (tests/analyses/graph_serve_test.cc).
 }
 
 // --cuda-graph-trace sampled:N: one launch traced node by node (its kernels, attributed to the
