@@ -1,9 +1,11 @@
 # Refuses includes across the layers of src/: a file of stage S may include "T/..." only when T is S
 # or a stage S depends on (directly or below). Inside a stage that has rooms, the same one level
 # down: a file of room R may include a file of its stage only when that file's room is R or a room
-# declared below R. MAP is a file setting STAGES, ALLOWED_<stage>, and for a stage with rooms
-# ROOMS_<stage> (bottom-up) and ROOM_<stage>_<room> (globs relative to the stage's folder; a room
-# without globs takes every file no other room takes) -- written by cmake/SightlineStages.cmake.
+# declared below R, or, when R names the rooms it uses, one of those. MAP is a file setting STAGES,
+# ALLOWED_<stage>, and for a stage with rooms ROOMS_<stage> (bottom-up), ROOM_<stage>_<room> (globs
+# relative to the stage's folder; a room without globs takes every file no other room takes) and,
+# for a room that names what it uses, ROOM_USES_<stage>_<room> (itself and those rooms) -- written
+# by cmake/SightlineStages.cmake.
 # SRC is the folder holding one folder per stage. Includes of anything that is not a stage
 # ("sightline/" public headers, system headers) are free.
 #
@@ -17,7 +19,8 @@
 #         -P cmake/CheckLayering.cmake
 # Fails (FATAL_ERROR, exit 1) listing every offending file and include. With -DCOUNT=ON it fails on
 # nothing and prints, per stage with rooms, how many include edges join two of its files and how
-# many of them point upward (to a room above the includer's), with the list.
+# many of them the rooms refuse (upward, or sideways to a room the includer does not name), with
+# the list.
 
 if(NOT DEFINED SRC OR NOT DEFINED MAP)
   message(FATAL_ERROR "usage: cmake -DSRC=<src dir> -DMAP=<layering map> [-DTESTS=<tests dir>] "
@@ -89,12 +92,16 @@ foreach(_stage IN LISTS STAGES)
       endif()
       math(EXPR _edges "${_edges} + 1")
       _sightline_room(${_stage} ${_target_path} _target_room)
-      list(FIND ROOMS_${_stage} ${_target_room} _target_level)
-      if(_target_level GREATER _room_level)
-        list(SUBLIST ROOMS_${_stage} 0 ${_room_level} _below)
-        list(APPEND _below ${_room})
-        list(JOIN _below ", " _below)
-        set(_what "src/${_rel}: ${_line} -- room '${_stage}/${_room}' may include only the rooms: ${_below}")
+      if(DEFINED ROOM_USES_${_stage}_${_room})
+        set(_may ${ROOM_USES_${_stage}_${_room}})
+      else()
+        list(SUBLIST ROOMS_${_stage} 0 ${_room_level} _may)
+        list(APPEND _may ${_room})
+      endif()
+      list(FIND _may ${_target_room} _allowed_room)
+      if(_allowed_room EQUAL -1)
+        list(JOIN _may ", " _may)
+        set(_what "src/${_rel}: ${_line} -- room '${_stage}/${_room}' may include only the rooms: ${_may}")
         string(APPEND _upward "\n  ${_what}")
         if(NOT COUNT)
           string(APPEND _violations "\n  ${_what}")
@@ -107,7 +114,7 @@ foreach(_stage IN LISTS STAGES)
     list(LENGTH _n _n)
     list(JOIN ROOMS_${_stage} " < " _order)
     string(APPEND _counts "\n${_stage} (rooms ${_order}): ${_edges} include edges between its files, "
-                          "${_n} upward${_upward}")
+                          "${_n} refused${_upward}")
   endif()
 endforeach()
 # The stages that the test helper `helper` (a path under tests/testing/) brings into a test that
@@ -215,8 +222,9 @@ if(COUNT)
   message("${_counts}")
 endif()
 if(_violations)
-  message(FATAL_ERROR "layering: includes across the stages of src/, or up the rooms of a stage, "
-                      "or from a test above the stage it tests (DESIGN.md, \"Architecture\"):"
+  message(FATAL_ERROR "layering: includes across the stages of src/, between rooms of a stage "
+                      "that may not include each other, or from a test above the stage it tests "
+                      "(DESIGN.md, \"Architecture\"):"
                       "${_violations}\nMove the shared code down to a stage or room both may "
                       "include, or change the stage's DEPS or ROOMS in src/CMakeLists.txt if the "
                       "dependency is intended; a test that needs a stage above its own belongs in "

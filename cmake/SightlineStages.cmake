@@ -9,7 +9,9 @@
 #   ROOMS (optional) splits a stage into rooms, bottom-up, the same way: a file may include the
 #   stage's files of its own room and of the rooms before it. "name: glob..." takes the files the
 #   globs match (relative to the stage's folder, `*` any characters, `/` included); the room given
-#   without globs takes the rest.
+#   without globs takes the rest. "name(a b): glob..." narrows what the room may include to its own
+#   files and those of rooms a and b (each declared before it): sideways includes between rooms
+#   that do not name each other are refused too.
 #   sightline_finish_stages(TOP cli)   after the last stage: writes the allowed-include map (TOP:
 #     what sits above every stage and may include them all, the CLI), checks it, and the tests
 #     against it (a test of stage S includes no stage S may not; tests/CMakeLists.txt)
@@ -60,13 +62,29 @@ function(sightline_add_stage)
   set(SIGHTLINE_STAGES ${SIGHTLINE_STAGES} ${ARG_NAME} CACHE INTERNAL "")
   set(rooms "")
   foreach(room IN LISTS ARG_ROOMS)
-    string(REGEX MATCH "^([a-z_]+)(:(.*))?$" matched "${room}")
+    string(REGEX MATCH "^([a-z_]+)(\\(([a-z_ ]*)\\))?(:(.*))?$" matched "${room}")
     if(NOT matched)
-      message(FATAL_ERROR "stage ${ARG_NAME}: room '${room}' is not \"name\" or \"name: glob...\"")
+      message(FATAL_ERROR "stage ${ARG_NAME}: room '${room}' is not \"name\", \"name: glob...\" "
+                          "or \"name(room...): glob...\"")
     endif()
-    list(APPEND rooms ${CMAKE_MATCH_1})
-    separate_arguments(globs UNIX_COMMAND "${CMAKE_MATCH_3}")
-    set(SIGHTLINE_ROOM_${ARG_NAME}_${CMAKE_MATCH_1} "${globs}" CACHE INTERNAL "")
+    set(name ${CMAKE_MATCH_1})
+    set(has_uses "${CMAKE_MATCH_2}")
+    separate_arguments(uses UNIX_COMMAND "${CMAKE_MATCH_3}")
+    separate_arguments(globs UNIX_COMMAND "${CMAKE_MATCH_5}")
+    foreach(use IN LISTS uses)
+      if(NOT use IN_LIST rooms)
+        message(FATAL_ERROR "stage ${ARG_NAME}: room '${name}' uses '${use}', which is not a room "
+                            "declared before it (rooms are listed bottom-up)")
+      endif()
+    endforeach()
+    list(APPEND rooms ${name})
+    set(SIGHTLINE_ROOM_${ARG_NAME}_${name} "${globs}" CACHE INTERNAL "")
+    # The rooms it may include, itself first; unset: every room before it.
+    if(has_uses)
+      set(SIGHTLINE_ROOM_USES_${ARG_NAME}_${name} ${name} ${uses} CACHE INTERNAL "")
+    else()
+      unset(SIGHTLINE_ROOM_USES_${ARG_NAME}_${name} CACHE)
+    endif()
   endforeach()
   set(SIGHTLINE_ROOMS_${ARG_NAME} "${rooms}" CACHE INTERNAL "")
   if(TARGET sightline_layering)
@@ -88,6 +106,10 @@ function(sightline_finish_stages)
       string(APPEND content "set(ROOMS_${stage} ${SIGHTLINE_ROOMS_${stage}})\n")
       foreach(room IN LISTS SIGHTLINE_ROOMS_${stage})
         string(APPEND content "set(ROOM_${stage}_${room} ${SIGHTLINE_ROOM_${stage}_${room}})\n")
+        if(DEFINED SIGHTLINE_ROOM_USES_${stage}_${room})
+          string(APPEND content
+                 "set(ROOM_USES_${stage}_${room} ${SIGHTLINE_ROOM_USES_${stage}_${room}})\n")
+        endif()
       endforeach()
     endif()
   endforeach()

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `cmake --install` into a temporary prefix, then checks what a user gets: the CLI, the public headers
 # (and not the internal ones) and, when the GPU parts were built, the recorder library where the
-# installed `sightline record` finds it, the instrument library and its CMake package.
+# installed `sightline record` finds it, the instrument library and its CMake package, and the
+# all-reduce library and its header.
 # Usage: install_test.sh BUILD_DIR WORK_DIR LIBDIR HAVE_RECORDER HAVE_INSTRUMENT HAVE_ALLREDUCE (0|1)
 set -eu
 build=$1 work=$2 libdir=$3 have_recorder=$4 have_instrument=$5 have_allreduce=$6
@@ -31,7 +32,17 @@ if [ "$have_instrument" = 1 ]; then
   need "$libdir/cmake/sightline/sightlineConfigVersion.cmake"
 fi
 
-[ "$have_allreduce" = 0 ] || need bin/sightline-allreduce-bench
+if [ "$have_allreduce" = 1 ]; then
+  need bin/sightline-allreduce-bench
+  need include/sightline/allreduce.h
+  need "$libdir/libsightline_allreduce.so"
+  # Only the C API is exported: no kernel launchers or C++ internals in the dynamic symbol table.
+  if command -v nm > /dev/null 2>&1; then
+    extra=$(nm -D --defined-only "$prefix/$libdir/libsightline_allreduce.so" |
+      awk '$2 == "T" && $3 !~ /^sightline_ar_/ && $3 !~ /^_(init|fini)$/ { print $3 }' | head -3)
+    [ -z "$extra" ] || fail "libsightline_allreduce.so exports more than sightline_ar_*: $extra"
+  fi
+fi
 
 if [ "$have_recorder" = 1 ]; then
   lib=$prefix/$libdir/sightline/libsightline_recorder.so

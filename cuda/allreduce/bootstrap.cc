@@ -41,6 +41,7 @@ LaunchEnv ReadLaunchEnv() {
       {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "PMI (PMI_RANK/PMI_SIZE)"},
       {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE",
        "Slurm (SLURM_PROCID/SLURM_NTASKS)"},
+      {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "torchrun (RANK/WORLD_SIZE)"},
   };
   for (const Scheme& s : schemes) {
     if (GetInt(s.rank, &e.rank) && GetInt(s.size, &e.world)) {
@@ -59,6 +60,11 @@ LaunchEnv ReadLaunchEnv() {
       e.job_id = v;
       break;
     }
+  }
+  // torchrun: the run id ("none" unless --rdzv-id) and the rendezvous address name the job.
+  if (e.job_id.empty() && !GetStr("TORCHELASTIC_RUN_ID").empty()) {
+    e.job_id =
+        GetStr("TORCHELASTIC_RUN_ID") + "@" + GetStr("MASTER_ADDR") + ":" + GetStr("MASTER_PORT");
   }
   return e;
 }

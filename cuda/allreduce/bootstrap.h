@@ -1,7 +1,8 @@
 // How the harness's processes find each other without linking MPI: rank and world size come from
-// the launcher's environment (Open MPI, PMI/MPICH, Slurm), and small blobs (CUDA IPC handles, the
-// NCCL unique id, per-configuration check results) are exchanged through a POSIX shared-memory
-// segment named after the job. All ranks must run on one host (CUDA IPC needs it anyway).
+// the launcher's environment (Open MPI, PMI/MPICH, Slurm, torchrun), and small blobs (CUDA IPC
+// handles, the NCCL unique id, per-configuration check results) are exchanged through a POSIX
+// shared-memory segment named after the job. All ranks must run on one host (CUDA IPC needs it
+// anyway).
 #pragma once
 
 #include <atomic>
@@ -22,7 +23,8 @@ struct LaunchEnv {
   std::string source;  // which variables, for messages
 };
 
-// Reads OMPI_COMM_WORLD_*, PMI_* / MPI_LOCALRANKID, SLURM_* (in that order).
+// Reads OMPI_COMM_WORLD_*, PMI_* / MPI_LOCALRANKID, SLURM_*, torchrun's RANK / WORLD_SIZE /
+// LOCAL_RANK (in that order).
 LaunchEnv ReadLaunchEnv();
 
 class Bootstrap {

@@ -99,7 +99,7 @@ __device__ inline const uint4* Contribution(const DeviceComm& c, int parity, int
 
 template <typename T, int K, bool kPush, Quant Q>
 __global__ void __launch_bounds__(kRowBlockThreads)
-    FusedOneShotKernel(DeviceComm c, RowPtrs a, int tpr) {
+    FusedOneShotKernel(const __grid_constant__ DeviceComm c, RowPtrs a, int tpr) {
   const uint32_t call = BeginCall(c);
   const int parity = call & 1;
   const RowGroup g = MakeRowGroup(tpr);
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kRowBlockThreads)
 
 template <typename T, int K, bool kPush, Quant Q>
 __global__ void __launch_bounds__(kRowBlockThreads)
-    FusedTwoShotKernel(DeviceComm c, RowPtrs a, int tpr) {
+    FusedTwoShotKernel(const __grid_constant__ DeviceComm c, RowPtrs a, int tpr) {
   const uint32_t call = BeginCall(c);
   const int parity = call & 1;
   const RowGroup g = MakeRowGroup(tpr);

@@ -528,6 +528,40 @@ void MeasurePeerBandwidth(Run& r) {
     cudaEventDestroy(e1);
   }
   if (!r.boot->Barrier(&err)) Fatal(err);
+  // Every rank writes the next rank at once (each link busy both ways, as in an all-reduce): the
+  // bound of the two-shot kernel, whose every rank moves the whole message across its link once.
+  {
+    const size_t both = std::min<size_t>(2 * static_cast<size_t>(r.comm.cap_bytes), 1ull << 30);
+    const char* src = static_cast<char*>(r.comm_alloc) + kHeaderBytes;
+    char* dst = r.comm.base[(r.rank + 1) % r.world] + kHeaderBytes + 3 * r.comm.cap_bytes;
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    std::vector<double> gbps;
+    for (int i = 0; i < 7; ++i) {
+      if (!r.boot->Barrier(&err)) Fatal(err);
+      CHECK(cudaEventRecord(e0, r.stream));
+      CHECK(cudaMemcpyAsync(dst, src, both, cudaMemcpyDeviceToDevice, r.stream));
+      CHECK(cudaEventRecord(e1, r.stream));
+      Sync(r, "peer copy");
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      if (i >= 2) gbps.push_back(both / (ms * 1e-3) / 1e9);
+    }
+    std::sort(gbps.begin(), gbps.end());
+    double med = gbps[gbps.size() / 2];
+    std::vector<char> all;
+    AllGather(r, &med, sizeof(med), &all);
+    for (int p = 0; p < r.world; ++p) med = std::min(med, reinterpret_cast<double*>(all.data())[p]);
+    if (r.rank == 0) {
+      std::fprintf(stderr,
+                   "peer_copy: every rank writes the next at once, %zu bytes, %.1f GB/s (slowest "
+                   "rank's median of 5); link bound (size / that) at 64 MB: %.1f us\n",
+                   both, med, 67108864.0 / (med * 1e9) * 1e6);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
 }
 
 void SetUp(Run& r, int64_t cap, int64_t max_hidden, int64_t qscale_cap) {

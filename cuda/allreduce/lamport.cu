@@ -129,8 +129,8 @@ __device__ inline uint4 AwaitVec(const DeviceComm& c, const uint4* slot, int64_t
 
 template <typename T, int K>
 __global__ void __launch_bounds__(kElemThreads)
-    LamportKernel(DeviceComm c, const uint4* __restrict__ in, uint4* __restrict__ out,
-                  int64_t nvec) {
+    LamportKernel(const __grid_constant__ DeviceComm c, const uint4* __restrict__ in,
+                  uint4* __restrict__ out, int64_t nvec) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   // The first vector's load does not depend on the state: start it before the state read.
@@ -178,7 +178,8 @@ __global__ void __launch_bounds__(kElemThreads)
   }
 }
 
-__global__ void LamportResetKernel(DeviceComm c, uint32_t word, size_t nvec) {
+__global__ void LamportResetKernel(const __grid_constant__ DeviceComm c, uint32_t word,
+                                   size_t nvec) {
   uint4* region =
       reinterpret_cast<uint4*>(BaseOf(c, c.rank) + LamportRegionOffset(c.cap_bytes, c.world));
   const uint4 s = SentinelVec(word);

@@ -16,8 +16,8 @@ namespace {
 
 template <typename T, int K>
 __global__ void __launch_bounds__(kElemThreads)
-    OneShotPushKernel(DeviceComm c, const uint4* __restrict__ in, uint4* __restrict__ out,
-                      int64_t nvec) {
+    OneShotPushKernel(const __grid_constant__ DeviceComm c, const uint4* __restrict__ in,
+                      uint4* __restrict__ out, int64_t nvec) {
   const uint32_t call = BeginCall(c);
   const int parity = call & 1;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(kElemThreads)
 
 template <typename T, int K>
 __global__ void __launch_bounds__(kElemThreads)
-    OneShotPullKernel(DeviceComm c, const uint4* __restrict__ in, uint4* __restrict__ out,
-                      int64_t nvec) {
+    OneShotPullKernel(const __grid_constant__ DeviceComm c, const uint4* __restrict__ in,
+                      uint4* __restrict__ out, int64_t nvec) {
   const uint32_t call = BeginCall(c);
   const int parity = call & 1;
   uint4* stage = reinterpret_cast<uint4*>(StageOf(c, c.rank, parity));

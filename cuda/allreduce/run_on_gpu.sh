@@ -21,6 +21,13 @@
 # a table: median us per call of NCCL + the unfused epilogue, fused one-shot and two-shot.
 # Stage "quantgrid": the three quantizing fusions over the 2-D grid (hidden 128..8192 x tokens
 # 1..16384, bf16, nccl/oneshot/twoshot, eager + graph) into grid_wN_quant.csv, for tune and plot.
+# Stage "lib" (the library, libsightline_allreduce): sightline-allreduce-lib-test (every fusion
+# and strategy, eager and graph, the override and fallbacks, against NCCL; a timing table of the
+# table's choice against NCCL) and, when PyTorch is there, the example op
+# cuda/allreduce/examples/torch_allreduce.py against torch.distributed. LIBDIR: a prebuilt
+# library and test (else those built here). Stage "quickcheck": the check stage's first two
+# commands (every strategy x dtype x mode, 1K..32M, push; bf16 --pull). Stage "big": two-shot
+# against NCCL at 8M..256M (bf16) with the peer-copy probes, the link bound printed beside them.
 set -u -o pipefail
 out=${1:?usage: run_on_gpu.sh OUT_DIR}
 mkdir -p "$out"
@@ -65,6 +72,63 @@ stage() {  # stage NAME: whether to run it (listed in STAGES, and time left)
   if [ "$(left)" -lt "$need" ]; then say "$1 (world $np): skipped, deadline"; return 1; fi
 }
 
+# The big sizes' table: NCCL and two-shot per size and mode against two link bounds, size / the
+# one-way peer copy's bandwidth (rank 0 writes rank 1) and size / the both-ways copy's (every rank
+# writes the next at once; copy engines). Usage: big_summary CSV LOG
+big_summary() {
+  local one both
+  one=$(sed -n 's/^peer_copy: rank 0 writes rank 1, [0-9]* bytes, \([0-9.]*\) GB\/s.*/\1/p' "$2")
+  both=$(sed -n 's/^peer_copy: every rank writes the next at once, [0-9]* bytes, \([0-9.]*\) GB\/s.*/\1/p' "$2")
+  echo "bf16, $np GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)), us per call;" \
+    "bound1 = size / ${one:-?} GB/s (one-way peer copy), bound2 = size / ${both:-?} GB/s (both ways at once)"
+  awk -F, -v one="${one:-0}" -v both="${both:-0}" 'FNR > 1 { t[$3 "," $8 "," $6] = $9; sizes[$3] = 1 }
+    END { printf "%10s %-6s %9s %9s %9s %9s %13s\n", "bytes", "mode", "nccl", "twoshot", "bound1", "bound2", "twoshot/bnd1"
+          n = 0; for (s in sizes) list[++n] = s + 0
+          for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (list[j] < list[i]) { x = list[i]; list[i] = list[j]; list[j] = x }
+          for (i = 1; i <= n; ++i) for (m = 0; m < 2; ++m) {
+            mode = m ? "graph" : "eager"; k = list[i] "," mode
+            b1 = one > 0 ? list[i] / (one * 1e3) : 0; b2 = both > 0 ? list[i] / (both * 1e3) : 0
+            printf "%10d %-6s %9.2f %9.2f %9.2f %9.2f %12.2fx\n", list[i], mode, t[k ",nccl"], t[k ",twoshot"], b1, b2, (b1 > 0 ? t[k ",twoshot"] / b1 : 0) } }' "$1"
+}
+if stage lib; then
+  libdir=${LIBDIR:-$(dirname "$bin")}
+  if [ ! -x "$libdir/sightline-allreduce-lib-test" ]; then
+    say "lib: building the library and its test"
+    cmake --build /tmp/bg --target sightline_allreduce_lib sightline-allreduce-lib-test 2>&1 | tail -2 | tee -a "$log"
+    libdir=/tmp/bg/allreduce
+  fi
+  say "lib: sightline-allreduce-lib-test, $np ranks (library against NCCL, every fusion, eager + graph)"
+  timeout 150 mpirun --allow-run-as-root -n "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 \
+    -x LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$libdir/sightline-allreduce-lib-test" > "$out/lib_test_w$np.log" 2>&1
+  rc=$?
+  grep -v '^  ' "$out/lib_test_w$np.log" | tee -a "$log"
+  [ $rc -eq 0 ] || say "lib test FAILED (rc $rc; full log lib_test_w$np.log)"
+  if python3 -c "import torch" 2> /dev/null; then
+    say "lib: the PyTorch example op (torch_allreduce.py), $np ranks"
+    timeout 200 mpirun --allow-run-as-root -n "$np" --bind-to none -x NCCL_NVLS_ENABLE=0 \
+      -x PYTHONUNBUFFERED=1 python3 "$(dirname "$0")/examples/torch_allreduce.py" \
+      --lib-dir "$libdir" > "$out/torch_example_w$np.log" 2>&1 ||
+      say "torch example FAILED (full log torch_example_w$np.log)"
+    grep -v -E 'Warning|warn\(' "$out/torch_example_w$np.log" | tail -40 | tee -a "$log"
+  else
+    say "lib: no PyTorch here, the example op not run"
+  fi
+fi
+if stage big; then
+  say "big: two-shot and NCCL, bf16, 8M..256M (x2), eager + graph, with the peer-copy probes"
+  mpi 200 -b 8M -e 256M -f 2 --strategy nccl,twoshot --budget-ms 40 --peer-bw \
+    -o "$out/sizes_big_w$np.csv" 2>&1 | tee "$out/sizes_big_w$np.log" | grep -E -v '^\[' |
+    tee -a "$log" || { say "big sweep FAILED"; exit 1; }
+  big_summary "$out/sizes_big_w$np.csv" "$out/sizes_big_w$np.log" | tee -a "$log"
+fi
+if stage quickcheck; then
+  say "quick check: $np ranks, all strategies x dtypes x modes, sizes 1K..32M (x8); bf16 --pull"
+  mpi 150 --check-only --dtype bf16,fp16,fp32 -b 1K -e 32M -f 8 2>&1 | grep -v '^\[' | tee -a "$log" ||
+    { say "check FAILED"; exit 1; }
+  mpi 90 --check-only --pull --dtype bf16 -b 1K -e 32M -f 8 2>&1 | grep -v '^\[' |
+    tee -a "$log" || { say "pull check FAILED"; exit 1; }
+fi
 if stage check; then
   say "check: $np ranks, all strategies x dtypes x modes, sizes 1K..32M (x8), then fused shapes"
   mpi 150 --check-only --dtype bf16,fp16,fp32 -b 1K -e 32M -f 8 2>&1 | tee -a "$log" ||

@@ -21,10 +21,37 @@ namespace {
 
 __device__ inline int64_t SegBegin(int64_t nvec, int world, int s) { return nvec * s / world; }
 
+// Copies the vectors begin + first, begin + first + stride, ... below end from src to dst, with
+// kCopyUnroll loads in flight per thread before the first store (a single load per iteration
+// leaves the copy bound by memory latency, not bandwidth). kCg: src was written by a peer (bypass
+// L1, as after an acquire).
+constexpr int kCopyUnroll = 4;
+template <bool kCg>
+__device__ inline void CopyVecs(uint4* dst, const uint4* __restrict__ src, int64_t begin,
+                                int64_t end, int64_t first, int64_t stride) {
+  int64_t i = begin + first;
+  for (; i + (kCopyUnroll - 1) * stride < end; i += kCopyUnroll * stride) {
+    uint4 v[kCopyUnroll];
+#pragma unroll
+    for (int u = 0; u < kCopyUnroll; ++u)
+      v[u] = kCg ? __ldcg(src + i + u * stride) : src[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kCopyUnroll; ++u) dst[i + u * stride] = v[u];
+  }
+  for (; i < end; i += stride) dst[i] = kCg ? __ldcg(src + i) : src[i];
+}
+
+// Vectors a thread reduces per iteration in the reduce-scatter phase: each needs `world` 16-byte
+// registers, so fewer as the world grows.
+template <int K>
+inline constexpr int kReduceUnroll = K <= 2   ? 4
+                                     : K <= 4 ? 2
+                                              : 1;
+
 template <typename T, int K>
 __global__ void __launch_bounds__(kElemThreads)
-    TwoShotPushKernel(DeviceComm c, const uint4* __restrict__ in, uint4* __restrict__ out,
-                      int64_t nvec) {
+    TwoShotPushKernel(const __grid_constant__ DeviceComm c, const uint4* __restrict__ in,
+                      uint4* __restrict__ out, int64_t nvec) {
   const uint32_t call = BeginCall(c);
   const int parity = call & 1;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -32,14 +59,36 @@ __global__ void __launch_bounds__(kElemThreads)
   // Block b sends the vectors that block b of each owner reduces, one owner after the other.
   for (int j = 0; j + 1 < c.world; ++j) {
     const int s = PeerAt(c, j);
-    uint4* dst = reinterpret_cast<uint4*>(SlotOf(c, s, parity, c.rank));
-    const int64_t e = SegBegin(nvec, c.world, s + 1);
-    for (int64_t i = SegBegin(nvec, c.world, s) + first; i < e; i += stride) dst[i] = in[i];
+    CopyVecs<false>(reinterpret_cast<uint4*>(SlotOf(c, s, parity, c.rank)), in,
+                    SegBegin(nvec, c.world, s), SegBegin(nvec, c.world, s + 1), first, stride);
   }
   PeerBarrier(c, 2 * call - 1);
   {
+    constexpr int kU = kReduceUnroll<K>;
     const int64_t e = SegBegin(nvec, c.world, c.rank + 1);
-    for (int64_t i = SegBegin(nvec, c.world, c.rank) + first; i < e; i += stride) {
+    int64_t i = SegBegin(nvec, c.world, c.rank) + first;
+    // kU vectors at a time (all their loads before the first store), then the rest one by one.
+    for (; i + (kU - 1) * stride < e; i += kU * stride) {
+      uint4 own[kU], v[kU];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) own[u] = in[i + u * stride];
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        v[u] = SumOverRanks<T, K>(c, own[u], [&](int p) {
+          return reinterpret_cast<const uint4*>(SlotOf(c, c.rank, parity, p)) + i + u * stride;
+        });
+      }
+#pragma unroll
+      for (int u = 0; u < kU; ++u) {
+        out[i + u * stride] = v[u];
+#pragma unroll
+        for (int p = 0; p < K; ++p) {
+          if (p < c.world && p != c.rank)
+            reinterpret_cast<uint4*>(ResultOf(c, p, parity))[i + u * stride] = v[u];
+        }
+      }
+    }
+    for (; i < e; i += stride) {
       const uint4 v = SumOverRanks<T, K>(c, in[i], [&](int p) {
         return reinterpret_cast<const uint4*>(SlotOf(c, c.rank, parity, p)) + i;
       });
@@ -54,16 +103,15 @@ __global__ void __launch_bounds__(kElemThreads)
   const uint4* result = reinterpret_cast<const uint4*>(ResultOf(c, c.rank, parity));
   for (int j = 0; j + 1 < c.world; ++j) {
     const int s = PeerAt(c, j);
-    const int64_t e = SegBegin(nvec, c.world, s + 1);
-    for (int64_t i = SegBegin(nvec, c.world, s) + first; i < e; i += stride)
-      out[i] = __ldcg(result + i);
+    CopyVecs<true>(out, result, SegBegin(nvec, c.world, s), SegBegin(nvec, c.world, s + 1), first,
+                   stride);
   }
 }
 
 template <typename T, int K>
 __global__ void __launch_bounds__(kElemThreads)
-    TwoShotPullKernel(DeviceComm c, const uint4* __restrict__ in, uint4* __restrict__ out,
-                      int64_t nvec) {
+    TwoShotPullKernel(const __grid_constant__ DeviceComm c, const uint4* __restrict__ in,
+                      uint4* __restrict__ out, int64_t nvec) {
   const uint32_t call = BeginCall(c);
   const int parity = call & 1;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;

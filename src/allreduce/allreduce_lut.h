@@ -15,7 +15,13 @@
 namespace sightline::allreduce {
 
 enum class Strategy { kNccl, kOneShot, kTwoShot, kLamport };
-enum class Fusion { kNone, kResidualRmsNorm };
+enum class Fusion {
+  kNone,
+  kResidualRmsNorm,
+  kResidualRmsNormFp8,           // + FP8 E4M3, per-tensor scale
+  kResidualRmsNormFp8PerToken,   // + FP8 E4M3, per-token scales
+  kResidualRmsNormNvfp4,         // + NVFP4
+};
 
 namespace lut_detail {
 

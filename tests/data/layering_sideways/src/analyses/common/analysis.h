@@ -1,0 +1,2 @@
+#pragma once
+// Shared by every analysis.
