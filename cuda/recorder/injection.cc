@@ -63,6 +63,9 @@ struct State {
   // Graph node creations: off with SIGHTLINE_RECORD_SKIP=graph_nodes, and with
   // --cuda-graph-trace graph (no kernel then carries a node id).
   bool graph_nodes = true;
+  // Graphs created, cloned and instantiated: in every graph trace mode (a whole-graph run names
+  // its graph, whose creation says which capture made it); off with SIGHTLINE_RECORD_SKIP=graphs.
+  bool graph_events = true;
   // NVTX markers enabled for the whole run, not switched with the capture windows: with a
   // capture range and graph nodes, so that the ranges open while a graph is captured before the
   // first window are seen (the writer keeps those and the ones inside windows).
@@ -348,6 +351,41 @@ void RecordGraphNode(CUpti_CallbackId cbid, const CUpti_ResourceData* res) {
   S().writer->AddGraphNode(b);
 }
 
+// A CUDA graph created, cloned or instantiated (CUPTI_CBID_RESOURCE_GRAPH_CREATED / _CLONED,
+// GRAPHEXEC_CREATED), on the thread that made it: a captured graph is created as its capture
+// begins. A few per graph, never per replay: posted to the writer like a capture window.
+void RecordGraphEvent(CUpti_CallbackId cbid, const CUpti_ResourceData* res) {
+  const auto* g = static_cast<const CUpti_GraphData*>(res->resourceDescriptor);
+  if (g == nullptr) return;
+  recfmt::GraphEventBody b{};
+  b.time_ns = CuptiNow();
+  b.pid = S().pid;
+  b.tid = ThisThreadId();
+  if (g->graph != nullptr && cuptiGetGraphId(g->graph, &b.graph_id) != CUPTI_SUCCESS) {
+    b.graph_id = 0;
+  }
+  switch (cbid) {
+    case CUPTI_CBID_RESOURCE_GRAPH_CREATED:
+      b.event = static_cast<uint32_t>(recfmt::GraphEvent::kCreated);
+      break;
+    case CUPTI_CBID_RESOURCE_GRAPH_CLONED:
+      b.event = static_cast<uint32_t>(recfmt::GraphEvent::kCloned);
+      if (g->originalGraph != nullptr &&
+          cuptiGetGraphId(g->originalGraph, &b.original_graph_id) != CUPTI_SUCCESS) {
+        b.original_graph_id = 0;
+      }
+      break;
+    default:  // GRAPHEXEC_CREATED
+      b.event = static_cast<uint32_t>(recfmt::GraphEvent::kExecCreated);
+      if (g->graphExec != nullptr &&
+          cuptiGetGraphExecId(g->graphExec, &b.graph_exec_id) != CUPTI_SUCCESS) {
+        b.graph_exec_id = 0;
+      }
+      break;
+  }
+  S().writer->PostRecord(recfmt::RecordType::kGraphEvent, &b, sizeof b);
+}
+
 // Profiler start opens the window once the call has returned; stop closes it on entry, so the
 // start/stop calls themselves are never part of a window. cudaProfilerStart calls cuProfilerStart;
 // both are watched, and the window state makes the second one a no-op.
@@ -359,6 +397,11 @@ void CUPTIAPI ProfilerCallback(void*, CUpti_CallbackDomain domain, CUpti_Callbac
     if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
         cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
       RecordGraphNode(cbid, static_cast<const CUpti_ResourceData*>(data));
+      return;
+    }
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPH_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPH_CLONED ||
+        cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED) {
+      RecordGraphEvent(cbid, static_cast<const CUpti_ResourceData*>(data));
       return;
     }
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && S().sampler != nullptr) {
@@ -424,8 +467,9 @@ size_t EnvSize(const char* name, size_t fallback) {
 }
 
 // SIGHTLINE_RECORD_SKIP: activity kinds to leave out, to see what each one costs; `graph_nodes`
-// leaves out the graph node callbacks.
-void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out, bool* graph_nodes) {
+// leaves out the graph node callbacks, `graphs` the graph creation callbacks.
+void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out, bool* graph_nodes,
+               bool* graph_events) {
   const struct {
     const char* name;
     std::vector<CUpti_ActivityKind> kinds;
@@ -445,6 +489,10 @@ void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out, bool* gra
     bool known = item.empty();
     if (item == "graph_nodes") {
       *graph_nodes = false;
+      known = true;
+    }
+    if (item == "graphs") {
+      *graph_events = false;
       known = true;
     }
     for (const auto& n : kNames) {
@@ -498,7 +546,7 @@ void StartOnce() {
   const char* query = std::getenv(recenv::kQueryCallsEnv);
   s.query_calls = query != nullptr && std::strcmp(query, "1") == 0;
   if (const char* skip = std::getenv(recenv::kSkipEnv); skip != nullptr && *skip != '\0') {
-    ParseSkip(skip, &s.skip, &s.graph_nodes);
+    ParseSkip(skip, &s.skip, &s.graph_nodes, &s.graph_events);
     std::fprintf(stderr, "sightline-recorder: %s=%s: diagnostic run, those records are left out\n",
                  recenv::kSkipEnv, skip);
   }
@@ -586,7 +634,7 @@ void StartOnce() {
     metrics_hz = std::strtoull(v, nullptr, 10);
   }
   const bool subscribed =
-      (s.profiler_api || metrics_hz > 0 || s.graph_nodes || s.graph_sample > 0) &&
+      (s.profiler_api || metrics_hz > 0 || s.graph_nodes || s.graph_events || s.graph_sample > 0) &&
       CUPTI_CHECK(cuptiSubscribe(&s.subscriber, ProfilerCallback, nullptr));
   if (subscribed && s.graph_sample > 0) {
     for (CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
@@ -609,6 +657,14 @@ void StartOnce() {
                                     CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED));
     CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED));
+  }
+  // Graphs created, cloned and instantiated, from the start, in every mode (RecordGraphEvent).
+  if (subscribed && s.graph_events) {
+    for (CUpti_CallbackId cbid :
+         {CUPTI_CBID_RESOURCE_GRAPH_CREATED, CUPTI_CBID_RESOURCE_GRAPH_CLONED,
+          CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED}) {
+      CUPTI_CHECK(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid));
+    }
   }
   if (metrics_hz > 0 && subscribed) {
     s.sampler = new PmSampler(s.writer, metrics_hz);  // never destroyed, like the writer

@@ -24,7 +24,8 @@ namespace {
 
 struct AnalyzeArgs {
   std::vector<std::string> traces;
-  std::string iteration_log;  // --iteration-log
+  std::string iteration_log;    // --iteration-log
+  std::string eager_reference;  // --eager-reference
   std::string output;
   std::string format = "text";
   bool list = false;
@@ -98,10 +99,12 @@ int RunAnalyze(const AnalyzeArgs& args) {
   std::vector<std::string> inputs = args.traces;
   inputs.push_back(args.iteration_log);
   inputs.push_back(args.requests);
+  inputs.push_back(args.eager_reference);
   if (Status s = CheckOutputIsNotAnInput(args.output, inputs); !s.ok()) return ReportError(s);
   NamedInputs named;
   named.requests = args.requests;
   named.iteration_log = args.iteration_log;
+  named.eager_reference = args.eager_reference;
   StatusOr<Report> report = AnalyzeFiles(args.traces, options, run, named);
   progress.Clear();
   // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,
@@ -213,6 +216,12 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "log): TTFT, TPOT, ITL, E2E latency, throughput (docs/analyses/serving.md); with "
                   "or without traces. The same as giving the file as an input, but refused if it "
                   "is not serving results");
+  cmd->add_option("--eager-reference", args->eager_reference,
+                  "A trace of the same program run eagerly, recorded separately: its eager runs "
+                  "estimate the per-range GPU time of CUDA graphs the analysed traces ran as a "
+                  "whole (docs/analyses/cuda_graphs.md, \"Graphs traced as a whole\"); refused if "
+                  "it is not a trace")
+      ->type_name("TRACE");
   cmd->add_option("--slo", args->slo,
                   "Service-level objectives for goodput with serving results, in ms: "
                   "ttft=MS,tpot=MS,e2el=MS (any of them)");

@@ -137,11 +137,17 @@ struct EagerThread {
 
 }  // namespace
 
-WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
+WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_reference) {
   WholeGraphEstimate out;
   const KernelTable& k = trace.kernels;
   const ApiCallTable& a = trace.api_calls;
   const RangeTable& r = trace.ranges;
+  // The eager runs: of the trace itself, or of a second one (the same program run eagerly).
+  const Trace& e = eager_reference != nullptr ? *eager_reference : trace;
+  out.eager_reference = eager_reference != nullptr;
+  const KernelTable& ek = e.kernels;
+  const ApiCallTable& ea = e.api_calls;
+  const RangeTable& er = e.ranges;
 
   // The whole-graph runs, per (process, graph id).
   std::map<std::pair<int32_t, int64_t>, std::vector<DurationNs>> runs;
@@ -170,39 +176,44 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
   for (const auto& [key, durations] : runs) ++graphs_of[key.first];
 
   const RangeLocator locator(trace);
+  std::optional<RangeLocator> reference_locator;
+  if (eager_reference != nullptr) reference_locator.emplace(e);
+  const RangeLocator& eager_locator = reference_locator ? *reference_locator : locator;
   // The eager kernels per launching thread, and how many launches each range holds.
-  const std::vector<uint8_t> graph_rows = GraphKernelRows(trace);
+  const std::vector<uint8_t> graph_rows = GraphKernelRows(e);
   std::vector<int32_t> eager;
-  for (size_t i = 0; i < k.size(); ++i) {
-    if (!graph_rows[i] && k.launch_call[i] != kNoRow && !IsWholeGraphName(trace.str(k.name[i]))) {
+  for (size_t i = 0; i < ek.size(); ++i) {
+    if (!graph_rows[i] && ek.launch_call[i] != kNoRow && !IsWholeGraphName(e.str(ek.name[i]))) {
       eager.push_back(static_cast<int32_t>(i));
     }
   }
   std::sort(eager.begin(), eager.end(), [&](int32_t x, int32_t y) {
-    return std::pair(k.launch_call[x], x) < std::pair(k.launch_call[y], y);
+    return std::pair(ek.launch_call[x], x) < std::pair(ek.launch_call[y], y);
   });
   std::vector<EagerThread> threads;
   std::unordered_map<int64_t, size_t> thread_of;
-  std::vector<int64_t> launches_in(r.size(), 0);
+  std::vector<int64_t> launches_in(er.size(), 0);
   for (int32_t row : eager) {
-    const int32_t call = k.launch_call[row];
+    const int32_t call = ek.launch_call[row];
     auto [it, inserted] =
-        thread_of.try_emplace(ThreadKey(a.pid[call], a.tid[call]), threads.size());
-    if (inserted) threads.push_back({a.pid[call], a.tid[call], {}, {}, {}});
+        thread_of.try_emplace(ThreadKey(ea.pid[call], ea.tid[call]), threads.size());
+    if (inserted) threads.push_back({ea.pid[call], ea.tid[call], {}, {}, {}});
     EagerThread& t = threads[it->second];
-    const int32_t inner = locator.Innermost(a.pid[call], a.tid[call], a.start_ns[call]);
-    t.launch_ns.push_back(a.start_ns[call]);
+    const int32_t inner = eager_locator.Innermost(ea.pid[call], ea.tid[call], ea.start_ns[call]);
+    t.launch_ns.push_back(ea.start_ns[call]);
     t.innermost.push_back(inner);
-    t.dur_ns.push_back(k.end_ns[row] - k.start_ns[row]);
-    for (int32_t x = inner, hops = 0; x != kNoRow && hops < 256; x = r.parent[x], ++hops) {
+    t.dur_ns.push_back(ek.end_ns[row] - ek.start_ns[row]);
+    for (int32_t x = inner, hops = 0; x != kNoRow && hops < 256; x = er.parent[x], ++hops) {
       ++launches_in[x];
     }
   }
   // The code ranges holding eager launches, by how many (candidate eager runs are looked up by
   // their count).
   std::vector<int32_t> by_launches;
-  for (size_t x = 0; x < r.size(); ++x) {
-    if (launches_in[x] > 0 && NamesCode(r.kind[x])) by_launches.push_back(static_cast<int32_t>(x));
+  for (size_t x = 0; x < er.size(); ++x) {
+    if (launches_in[x] > 0 && NamesCode(er.kind[x])) {
+      by_launches.push_back(static_cast<int32_t>(x));
+    }
   }
   std::stable_sort(by_launches.begin(), by_launches.end(),
                    [&](int32_t x, int32_t y) { return launches_in[x] < launches_in[y]; });
@@ -253,6 +264,13 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
     ++out.graphs_paired;
     g.capture_start_ns = w.start_ns;
     g.capture_end_ns = w.end_ns;
+    for (int32_t x = locator.Innermost(w.pid, w.tid, w.start_ns), hops = 0;
+         x != kNoRow && hops < 256; x = r.parent[x], ++hops) {
+      if (NamesCode(r.kind[x]) && r.start_ns[x] <= w.start_ns && r.end_ns[x] >= w.end_ns) {
+        g.capture_range = std::string(trace.str(r.name[x]));
+        break;
+      }
+    }
 
     // The captured launches (one per correlation: a runtime call and the driver call inside it)
     // and their paths below the ranges around the whole capture.
@@ -295,14 +313,14 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
                          [&](int64_t n, int32_t x) { return n < launches_in[x]; });
     for (auto it = fewest; it != most; ++it) {
       const int32_t x = *it;
-      const auto t = thread_of.find(ThreadKey(r.pid[x], r.tid[x]));
+      const auto t = thread_of.find(ThreadKey(er.pid[x], er.tid[x]));
       if (t == thread_of.end()) continue;
       const EagerThread& et = threads[t->second];
       const size_t lo = static_cast<size_t>(
-          std::lower_bound(et.launch_ns.begin(), et.launch_ns.end(), r.start_ns[x]) -
+          std::lower_bound(et.launch_ns.begin(), et.launch_ns.end(), er.start_ns[x]) -
           et.launch_ns.begin());
       const size_t hi = static_cast<size_t>(
-          std::lower_bound(et.launch_ns.begin(), et.launch_ns.end(), r.end_ns[x]) -
+          std::lower_bound(et.launch_ns.begin(), et.launch_ns.end(), er.end_ns[x]) -
           et.launch_ns.begin());
       if (hi <= lo) continue;
       const int64_t cells = static_cast<int64_t>(m <= kMaxRefined ? m * (hi - lo) : m + hi - lo);
@@ -313,8 +331,8 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
       budget -= cells;
       std::vector<uint32_t> theirs(hi - lo);
       for (size_t p = lo; p < hi; ++p) {
-        theirs[p - lo] = token(PathBelow(trace, et.innermost[p],
-                                         [&](int32_t y) { return y == static_cast<int32_t>(x); }));
+        theirs[p - lo] = token(
+            PathBelow(e, et.innermost[p], [&](int32_t y) { return y == static_cast<int32_t>(x); }));
       }
       Candidate c{t->second, lo, hi, x, {}, 0};
       if (m <= kMaxRefined) {
@@ -330,7 +348,7 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
     }
     if (candidates.empty()) continue;
     std::stable_sort(candidates.begin(), candidates.end(), [&](const auto& x, const auto& y) {
-      return x.score != y.score ? x.score > y.score : r.start_ns[x.range] < r.start_ns[y.range];
+      return x.score != y.score ? x.score > y.score : er.start_ns[x.range] < er.start_ns[y.range];
     });
     const double floor = kNearBest * static_cast<double>(candidates.front().score);
     // Per captured launch: the summed eager durations matched and how many runs matched it.
@@ -342,9 +360,9 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace) {
       if (static_cast<double>(c.score) < floor) break;
       if (!taken.insert({c.thread, c.lo, c.hi}).second) continue;
       ++g.eager_runs;
-      if (r.start_ns[c.range] < first_run_ns) {
-        first_run_ns = r.start_ns[c.range];
-        g.eager_range = std::string(trace.str(r.name[c.range]));
+      if (er.start_ns[c.range] < first_run_ns) {
+        first_run_ns = er.start_ns[c.range];
+        g.eager_range = std::string(e.str(er.name[c.range]));
       }
       const EagerThread& et = threads[c.thread];
       for (size_t i = 0; i < m; ++i) {

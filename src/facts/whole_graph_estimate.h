@@ -49,6 +49,9 @@ struct WholeGraphEstimate {
     bool paired = false;           // a capture window was paired with it
     bool by_creation = false;      // ... by the graph's creation record (else by order)
     TimeNs capture_start_ns = 0, capture_end_ns = 0;
+    // The innermost code range around the whole capture on its thread ("capture_bs4"); empty when
+    // none.
+    std::string capture_range;
     int64_t launches = 0;       // kernel launch calls in the capture
     int64_t matched = 0;        // ... matched with an eager kernel
     int64_t eager_runs = 0;     // eager runs the durations are averaged over
@@ -59,12 +62,16 @@ struct WholeGraphEstimate {
   std::vector<Graph> graphs;  // by graph id
   int64_t whole_runs = 0;     // whole-graph rows in the trace
   int64_t graphs_paired = 0, graphs_estimated = 0;
-  int64_t capture_windows = 0;  // BeginCapture..EndCapture pairs found
-  int64_t work_cut = 0;         // candidate runs not compared: the work bound was spent
+  int64_t capture_windows = 0;   // BeginCapture..EndCapture pairs found
+  int64_t work_cut = 0;          // candidate runs not compared: the work bound was spent
+  bool eager_reference = false;  // the eager runs came from a second trace
 };
 
 // Empty `graphs` when the trace has no whole-graph row. Cost: O(candidates x launches^2) for the
-// alignment, bounded in all (work_cut counts what the bound left out).
-WholeGraphEstimate EstimateWholeGraphs(const Trace& trace);
+// alignment, bounded in all (work_cut counts what the bound left out). With `eager_reference`, the
+// eager runs come from that trace (the same program run eagerly and recorded separately: `analyze
+// --eager-reference`) instead of `trace`; the captures and the graphs' runs still come from
+// `trace`.
+WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_reference = nullptr);
 
 }  // namespace sightline

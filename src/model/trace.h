@@ -411,9 +411,10 @@ struct TraceSource {
   std::string host;
 };
 
-// A CUDA graph created (nsys CUDA_GRAPH_EVENTS, "Graph Creation"): a captured graph is created as
-// its capture begins, on the capturing thread, so the creation names the capture that made each
-// graph id. Only the nsys importer fills them.
+// A CUDA graph created (nsys CUDA_GRAPH_EVENTS, "Graph Creation"; the recorder's graph_event
+// records): a captured graph is created as its capture begins, on the capturing thread, so the
+// creation names the capture that made each graph id. A graph cloned from another (recorder) takes
+// its original's creation: its work is the original's capture.
 struct GraphCreation {
   int64_t graph_id = 0;
   TimeNs time_ns = 0;

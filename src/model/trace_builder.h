@@ -107,6 +107,10 @@ class TraceBuilder {
   void AddDevice(const DeviceInfo& device);  // a second device with the same id replaces the first
   void AddProcess(const ProcessInfo& process);
   void AddThread(const ThreadInfo& thread);
+  // A CUDA graph's creation (Trace::graph_creations; sorted by time at Finish).
+  void AddGraphCreation(const GraphCreation& creation) {
+    trace_.graph_creations.push_back(creation);
+  }
 
   void Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges);
 

@@ -88,6 +88,9 @@ void TraceBuilder::SortTables() {
   SortByTime(trace_.memory_events);
   SortByTime(trace_.py_samples);
   SortByTime(trace_.cpu_samples);
+  std::stable_sort(
+      trace_.graph_creations.begin(), trace_.graph_creations.end(),
+      [](const GraphCreation& a, const GraphCreation& b) { return a.time_ns < b.time_ns; });
   std::sort(trace_.devices.begin(), trace_.devices.end(),
             [](const DeviceInfo& a, const DeviceInfo& b) { return a.id < b.id; });
   std::sort(trace_.processes.begin(), trace_.processes.end(),

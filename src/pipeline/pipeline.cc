@@ -346,6 +346,7 @@ StatusOr<Report> AnalyzeTrtFiles(const std::vector<std::string>& paths,
 // The inputs of one `analyze`, sorted by what they are.
 struct SortedInputs {
   std::vector<std::string> traces, trt, ncu, ncu_source;
+  std::string eager_reference;  // --eager-reference: a trace, not a rank
   std::vector<RecognisedInput> results, iteration_logs;
   std::vector<std::string> skipped;
   std::vector<InputFile> read;  // every file and the reader that took it
@@ -372,6 +373,18 @@ StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const N
   };
   RETURN_IF_ERROR(named_input(named.requests, InputKind::kServingResults, "--requests"));
   RETURN_IF_ERROR(named_input(named.iteration_log, InputKind::kIterationLog, "--iteration-log"));
+  if (!named.eager_reference.empty()) {
+    ASSIGN_OR_RETURN(RecognisedInput reference, RecogniseInput(named.eager_reference));
+    if (reference.reader->kind != InputKind::kTrace) {
+      return InvalidArgumentError(fmt::format(
+          "{}: --eager-reference takes the kind 'trace' (the same program run eagerly, recorded "
+          "separately), but this file is of the kind '{}' ({})",
+          reference.path, InputKindName(reference.reader->kind), reference.reader->description));
+    }
+    s.read.push_back({reference.path, reference.reader->name, InputKindName(InputKind::kTrace),
+                      "eager reference: its eager runs estimate the whole-graph runs"});
+    s.eager_reference = reference.path;
+  }
   for (RecognisedInput& in : expanded.inputs) {
     s.read.push_back({in.path, in.reader->name, InputKindName(in.reader->kind), ""});
     switch (in.reader->kind) {
@@ -406,6 +419,7 @@ StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const N
 void DescribeUses(SortedInputs& in) {
   const std::string first_trace = in.traces.empty() ? "" : in.traces.front();
   for (InputFile& f : in.read) {
+    if (!f.use.empty()) continue;  // said when it was read (--eager-reference)
     if (f.kind == InputKindName(InputKind::kServingResults)) {
       // Only a request log says in which iteration each token came out (serving_trace_join.h).
       f.use = first_trace.empty() || f.reader != std::string_view("request-log")
@@ -498,13 +512,25 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
     options.iteration_log.log =
         std::make_shared<const IterationLog>(std::move(std::get<IterationLog>(d.value)));
   }
+  if (!in.eager_reference.empty()) {
+    if (in.traces.empty()) {
+      return InvalidArgumentError(
+          "--eager-reference needs a trace to estimate: its eager runs give the per-range time of "
+          "the CUDA graphs another trace ran as a whole");
+    }
+    ASSIGN_OR_RETURN(InputDocument d, OpenInput(in.eager_reference));
+    options.cuda_graphs.eager_reference =
+        std::make_shared<const Trace>(std::move(std::get<Trace>(d.value)));
+    options.cuda_graphs.eager_reference_path = in.eager_reference;
+  }
   ASSIGN_OR_RETURN(Report report, RunRankSet(in.traces, options, run));
   // A log without the trace of its run: what the log itself states, and what the trace would add.
   if (root && in.traces.empty() && options.iteration_log.log) {
     AddIterationLogSummary(*options.iteration_log.log, report);
   }
   // The list of files read, when there is more to it than the traces' own inputs.
-  if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.skipped.empty())) {
+  if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.skipped.empty() ||
+               !in.eager_reference.empty())) {
     DescribeUses(in);
     report.files = std::move(in.read);
   }

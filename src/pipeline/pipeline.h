@@ -44,10 +44,14 @@ struct RunOptions {
 // All multi-trace analyses (ranks, diff), in report order (pipeline/registry.cc).
 const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses();
 
-// Inputs named by an option of `analyze` (--requests, --iteration-log): each must be of that kind.
+// Inputs named by an option of `analyze` (--requests, --iteration-log, --eager-reference): each
+// must be of that kind.
 struct NamedInputs {
   std::string requests;
   std::string iteration_log;
+  // A trace of the same program run eagerly, recorded separately: not a rank of the job, but the
+  // eager runs that estimate whole-graph runs (AnalyzeOptions::cuda_graphs).
+  std::string eager_reference;
 };
 
 // `sightline analyze`: every path (files, directories, unexpanded globs) goes through the front

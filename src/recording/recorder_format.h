@@ -53,6 +53,9 @@ enum class RecordType : uint16_t {
   // CUDA graph nodes created or cloned (always recorded, even outside capture windows); readers
   // before it skip it.
   kGraphNode = 20,
+  // CUDA graphs created, cloned or instantiated (always recorded, every --cuda-graph-trace mode);
+  // readers before it skip it.
+  kGraphEvent = 21,
 };
 
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string; ids start at 1
@@ -303,6 +306,24 @@ struct GraphNodeBody {
   uint32_t reserved;
 };
 static_assert(sizeof(GraphNodeBody) == 48);
+
+// A CUDA graph created (by stream capture: as the capture begins, on the capturing thread; or by
+// cudaGraphCreate), cloned (cudaGraphClone, or the driver's own copy at instantiation) or
+// instantiated into an executable graph, from CUPTI's resource callbacks (GRAPH_CREATED,
+// GRAPH_CLONED, GRAPHEXEC_CREATED). Written in every --cuda-graph-trace mode and whatever the
+// capture range: a whole-graph run names only its graph id, and the creation of that id (its time
+// and thread) says which capture made it.
+enum class GraphEvent : uint32_t { kCreated = 1, kCloned = 2, kExecCreated = 3 };
+struct GraphEventBody {
+  int64_t time_ns;             // cuptiGetTimestamp() in the callback
+  uint32_t pid, tid;           // the thread that made it (system thread id, as API records)
+  uint32_t graph_id;           // cuptiGetGraphId: the graph created or cloned; kExecCreated: the
+                               // graph instantiated (0 unknown)
+  uint32_t original_graph_id;  // kCloned: the graph it was cloned from (0 otherwise or unknown)
+  uint32_t graph_exec_id;      // kExecCreated: cuptiGetGraphExecId (0 otherwise or unknown)
+  uint32_t event;              // GraphEvent
+};
+static_assert(sizeof(GraphEventBody) == 32);
 
 struct CaptureWindowBody {
   int64_t start_ns, end_ns;  // cuProfilerStart .. cuProfilerStop on the CUPTI clock

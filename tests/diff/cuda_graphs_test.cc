@@ -824,5 +824,62 @@ TEST(CudaGraphs, WholeGraphPairingNeedsOneCapturePerGraph) {
   EXPECT_EQ(none.graphs_estimated, 0);
 }
 
+// Issue 29: the eager runs can come from a second trace (`analyze --eager-reference`): the same
+// program run eagerly and recorded separately. The graph trace alone holds no eager run, so
+// nothing is estimated; with the reference, its eager run gives the estimate; the reference's
+// own timeline (another process, another clock) does not matter.
+TEST(CudaGraphs, WholeGraphRunsAreEstimatedFromAnEagerReferenceTrace) {
+  testing::TraceFixture graph;
+  graph.Device(0);
+  graph.Api("cudaStreamBeginCapture", 1'000, 1'005);
+  graph.Range("layer_0", 1'010, 1'100);
+  graph.Range("attention", 1'011, 1'050);
+  graph.Api("cudaLaunchKernel", 1'020, 1'025, ApiKind::kRuntime, {}, 500);
+  graph.Range("mlp", 1'055, 1'099);
+  graph.Api("cudaLaunchKernel", 1'060, 1'065, ApiKind::kRuntime, {}, 501);
+  graph.Api("cudaLaunchKernel", 1'070, 1'075, ApiKind::kRuntime, {}, 502);
+  graph.Api("cudaStreamEndCapture", 1'200, 1'205);
+  for (int run = 0; run < 3; ++run) {
+    const TimeNs base = 10'000 + run * 1'000;
+    graph.Api("cudaGraphLaunch", base, base + 5, ApiKind::kRuntime, {}, 900 + run);
+    graph.Kernel(WholeGraphName(1), base + 10, base + 150, {}, 900 + run);
+  }
+  const Trace graph_trace = graph.Build();
+  const WholeGraphEstimate alone = EstimateWholeGraphs(graph_trace);
+  ASSERT_EQ(alone.graphs.size(), 1u);
+  EXPECT_TRUE(alone.graphs[0].paired);
+  EXPECT_EQ(alone.graphs[0].eager_runs, 0);
+  EXPECT_EQ(alone.graphs_estimated, 0);
+  EXPECT_FALSE(alone.eager_reference);
+
+  testing::TraceFixture eager;
+  eager.Device(0);
+  for (int step = 0; step < 2; ++step) {
+    const TimeNs base = 5'000'000 + step * 10'000;
+    eager.Range(fmt::format("eager_step_{}", step), base, base + 5'000);
+    eager.Range("layer_0", base + 10, base + 4'000);
+    eager.Range("attention", base + 11, base + 1'000);
+    eager.Launch("attn", base + 20, base + 25, base + 30, base + 70 + step * 10);  // 40, 50 ns
+    eager.Range("mlp", base + 1'010, base + 3'900);
+    eager.Launch("up", base + 1'020, base + 1'025, base + 1'030, base + 1'130);    // 100 ns
+    eager.Launch("down", base + 1'040, base + 1'045, base + 1'130, base + 1'150);  // 20 ns
+  }
+  const Trace eager_trace = eager.Build();
+  const WholeGraphEstimate e = EstimateWholeGraphs(graph_trace, &eager_trace);
+  EXPECT_TRUE(e.eager_reference);
+  ASSERT_EQ(e.graphs.size(), 1u);
+  const WholeGraphEstimate::Graph& g = e.graphs[0];
+  EXPECT_EQ(g.launches, 3);
+  EXPECT_EQ(g.matched, 3);
+  EXPECT_EQ(g.eager_runs, 2);
+  EXPECT_EQ(g.eager_range, "eager_step_0");
+  ASSERT_EQ(g.ranges.size(), 2u);
+  EXPECT_EQ(g.ranges[0].path, "layer_0 > attention");
+  EXPECT_EQ(g.ranges[0].eager_ns, 45);  // the mean of 40 and 50
+  EXPECT_EQ(g.ranges[1].path, "layer_0 > mlp");
+  EXPECT_EQ(g.ranges[1].eager_ns, 120);
+  EXPECT_EQ(e.graphs_estimated, 1);
+}
+
 }  // namespace
 }  // namespace sightline

@@ -306,6 +306,121 @@ TEST(RecorderImporter, GraphNodeRecordsGiveGraphKernelsTheirCapture) {
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 1);
 }
 
+// Graph creation records (issue 29): a .slrec traced whole-graph (--cuda-graph-trace graph) pairs
+// each graph with its own capture by the graph's creation, as nsys's CUDA_GRAPH_EVENTS do. Two
+// captures (buckets of 8 and 4 sequences, largest first), one replayed graph: pairing by order
+// cannot tell which capture made it; the creations can. The records as CUPTI gave them on an H200
+// (docs/evidence/cuda-graphs/serve/): capture 1 creates graph 1; instantiating it creates graphs
+// 2 and 3 and executable graph 2, and the runs carry id 2. So executable 2 takes graph 1's
+// creation (not the driver's creation of graph 2 at instantiation); a clone (cudaGraphClone) its
+// original's; a clone of an unknown graph gets none; a creation without a graph id is malformed,
+// an unknown event skipped.
+TEST(RecorderImporter, GraphCreationRecordsPairWholeGraphsWithTheirCapture) {
+  recfmt::ChunkBuilder c;
+  const char* names[] = {"cudaStreamBeginCapture",
+                         "cudaStreamEndCapture",
+                         "cudaLaunchKernel",
+                         "cudaGraphLaunch",
+                         "capture_bs8",
+                         "capture_bs4",
+                         "layer_0",
+                         "eager_step_0",
+                         "gemm",
+                         "norm"};
+  for (uint32_t i = 0; i < 10; ++i) c.AddString(i + 1, names[i]);
+  recfmt::ProcessBody p{};
+  p.pid = 4242;
+  c.Add(RecordType::kProcess, p);
+  auto range = [&](uint32_t name, int64_t start, int64_t end) {
+    recfmt::RangeBody r{};
+    r.start_ns = start;
+    r.end_ns = end;
+    r.pid = 4242;
+    r.tid = r.end_tid = 7;
+    r.name_string = name;
+    r.kind = static_cast<uint32_t>(recfmt::RangeKind::kPushPop);
+    c.Add(RecordType::kRange, r);
+  };
+  auto event = [&](int64_t t, uint32_t graph, uint32_t original, uint32_t exec, uint32_t kind) {
+    recfmt::GraphEventBody e{};
+    e.time_ns = t;
+    e.pid = 4242;
+    e.tid = 7;
+    e.graph_id = graph;
+    e.original_graph_id = original;
+    e.graph_exec_id = exec;
+    e.event = kind;
+    c.Add(RecordType::kGraphEvent, e);
+  };
+  const uint32_t created = static_cast<uint32_t>(recfmt::GraphEvent::kCreated);
+  const uint32_t cloned = static_cast<uint32_t>(recfmt::GraphEvent::kCloned);
+  const uint32_t exec = static_cast<uint32_t>(recfmt::GraphEvent::kExecCreated);
+  uint32_t corr = 1;
+  for (uint32_t cap = 0; cap < 2; ++cap) {  // graph 1 in capture_bs8, graph 4 in capture_bs4
+    const int64_t base = 1'000 + cap * 1'000;
+    const uint32_t graph = 1 + 3 * cap;
+    range(5 + cap, base, base + 300);
+    c.Add(RecordType::kApi, Api(base + 5, base + 10, corr++, 1, recfmt::ApiDomain::kRuntime));
+    event(base + 8, graph, 0, 0, created);
+    range(7, base + 20, base + 200);
+    c.Add(RecordType::kApi, Api(base + 30, base + 35, corr++, 3, recfmt::ApiDomain::kRuntime));
+    c.Add(RecordType::kApi, Api(base + 40, base + 45, corr++, 3, recfmt::ApiDomain::kRuntime));
+    c.Add(RecordType::kApi, Api(base + 250, base + 260, corr++, 2, recfmt::ApiDomain::kRuntime));
+    event(base + 270, graph + 1, 0, 0, created);  // the driver's, at instantiation
+    event(base + 275, graph + 2, 0, 0, created);
+    event(base + 280, graph, 0, graph + 1, exec);  // executable graph + 1 from graph
+  }
+  event(2'800, 20, 4, 0, cloned);      // cudaGraphClone of graph 4
+  event(2'900, 30, 29, 0, cloned);     // the original is not in the file
+  event(2'950, 0, 0, 0, created);      // malformed
+  event(2'955, 7, 0, 0, exec);         // malformed: no executable graph id
+  event(2'960, 40, 0, 0, 99);          // an event a later writer added
+  for (int run = 0; run < 3; ++run) {  // executable graph 5 (of graph 4) replayed 3 times
+    const int64_t base = 5'000 + run * 1'000;
+    c.Add(RecordType::kApi, Api(base, base + 10, 100 + run, 4, recfmt::ApiDomain::kRuntime));
+    recfmt::GraphBody g{};
+    g.start_ns = base + 20;
+    g.end_ns = base + 120;
+    g.correlation = 100 + run;
+    g.graph_id = 5;
+    c.Add(RecordType::kGraph, g);
+  }
+  range(8, 20'000, 20'500);  // the step run eagerly
+  range(7, 20'010, 20'400);
+  c.Add(RecordType::kApi, Api(20'020, 20'025, 200, 3, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kKernel, Kernel(20'030, 20'070, 200, 9, 0));
+  c.Add(RecordType::kApi, Api(20'030, 20'035, 201, 3, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kKernel, Kernel(20'070, 20'080, 201, 10, 0));
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "g.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+
+  // Graphs 1 and 4 as captured; executables 2 and 5 and the clone 20 with their graphs' creations;
+  // 3 and 6 as the driver created them; 30 none.
+  std::map<int64_t, std::vector<GraphCreation>> by_id;
+  for (const GraphCreation& g : t->graph_creations) by_id[g.graph_id].push_back(g);
+  ASSERT_EQ(by_id.size(), 7u);
+  for (const auto& [id, records] : by_id) EXPECT_EQ(records.size(), 1u) << id;
+  EXPECT_EQ(by_id[1][0].time_ns, 1'008);
+  EXPECT_EQ(by_id[2][0].time_ns, 1'008);
+  EXPECT_EQ(by_id[3][0].time_ns, 1'275);
+  EXPECT_EQ(by_id[4][0].time_ns, 2'008);
+  EXPECT_EQ(by_id[5][0].time_ns, 2'008);
+  EXPECT_EQ(by_id[5][0].pid, 4242);
+  EXPECT_EQ(by_id[5][0].tid, 7);
+  EXPECT_EQ(by_id[20][0].time_ns, 2'008);
+  EXPECT_EQ(by_id.count(30), 0u);
+  EXPECT_TRUE(std::is_sorted(
+      t->graph_creations.begin(), t->graph_creations.end(),
+      [](const GraphCreation& a, const GraphCreation& b) { return a.time_ns < b.time_ns; }));
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderMalformedRecords), 2);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderUnknownRecords), 1);
+
+  // What the whole-graph estimate makes of them (each graph with its own capture) is the analyses'
+  // business: GraphServe.RecorderWholeGraphsPairWithTheirOwnCaptureByCreation, on a recording of
+  // four buckets (tests/analyses/graph_serve_test.cc).
+}
+
 // --cuda-graph-trace sampled:N: one launch traced node by node (its kernels, attributed to the
 // capture), the others as whole-graph rows; an info diagnostic says how many each way, from the
 // records.

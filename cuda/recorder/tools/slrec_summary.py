@@ -25,7 +25,8 @@ import zlib
 TYPES = {1: "process", 2: "string", 3: "device", 4: "kernel", 5: "memcpy", 6: "memset", 7: "api",
          8: "sync", 9: "range", 10: "capture_window", 11: "drops", 12: "end", 13: "graph",
          14: "thread", 15: "gpu_metric", 16: "gpu_metric_sample", 17: "gpu_metrics_status",
-         18: "memory", 19: "memory_pool", 20: "graph_node"}
+         18: "memory", 19: "memory_pool", 20: "graph_node",
+         21: "graph_event"}
 
 
 def records(data):
@@ -98,6 +99,7 @@ def main():
     ranges = []   # (start, end, tid, name)
     windows = []
     drops = None
+    graph_events = []
     ended = False
     devices = []
     gen = records(data)
@@ -146,6 +148,11 @@ def main():
                 nodes[node] = [t, tid, original]
             elif not nodes[node][2]:
                 nodes[node][2] = original
+        elif rtype == 21:
+            t, _pid, tid, graph, original, graph_exec, event = struct.unpack_from("<qIIIIII", body)
+            graph_events.append({"event": {1: "created", 2: "cloned", 3: "instantiated"}.get(
+                event, event), "time_ns": t, "tid": tid, "graph_id": graph,
+                "original_graph_id": original, "graph_exec_id": graph_exec})
         elif rtype == 3:
             f = struct.unpack_from("<qqqqqqiiiiiiiI", body)
             devices.append({"id": f[6], "name": strings.get(f[13], ""), "sm_count": f[7],
@@ -187,6 +194,7 @@ def main():
         "graph_nodes": {"created": node_events.get(1, 0), "cloned": node_events.get(2, 0),
                         "distinct": len(nodes), "graph_kernels": len(graph_kernel_nodes),
                         "graph_kernels_with_capture": with_capture},
+        "graph_events": graph_events,
         "iterations": dict(sorted(iterations.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0)),
     }
     if args.timing:

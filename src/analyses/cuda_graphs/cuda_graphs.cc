@@ -249,10 +249,11 @@ bool AddWholeGraphEstimate(const WholeGraphEstimate& e, int top_n, Section& s) {
     if (g.eager_runs == 0) continue;
     const DurationNs between = g.median_run_ns - g.eager_ns;
     per_graph += fmt::format(
-        " Graph {}: {} runs, median {:.1f} us; capture found by {}; {} of {} captured launches "
+        " Graph {}: {} runs, median {:.1f} us; capture{} found by {}; {} of {} captured launches "
         "matched over {} eager runs (the first: '{}'); their kernels take {:.1f} us per replay, "
         "{}.",
         g.graph_id, g.runs, static_cast<double>(g.median_run_ns) / 1e3,
+        g.capture_range.empty() ? std::string() : fmt::format(" (in '{}')", g.capture_range),
         g.by_creation ? "the graph's creation record" : "order (as many captures as graphs)",
         g.matched, g.launches, g.eager_runs, g.eager_range, static_cast<double>(g.eager_ns) / 1e3,
         between >= 0 ? fmt::format("so about {:.1f} us of a run lies between its kernels",
@@ -296,18 +297,27 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "record with `sightline record` (node tracing by default; it records where nodes were "
         "captured even before its capture window), to attribute each replayed kernel to the "
         "ranges open when it was captured.";
-    if (!AddWholeGraphEstimate(EstimateWholeGraphs(trace), context.options().top_n, s)) {
-      s.notes.push_back(
+    const CudaGraphsOptions& options = context.options().cuda_graphs;
+    const Trace* reference = options.eager_reference.get();
+    const std::string where = reference != nullptr ? fmt::format("the eager reference trace ({})",
+                                                                 options.eager_reference_path)
+                                                   : std::string("the trace");
+    if (!AddWholeGraphEstimate(EstimateWholeGraphs(trace, reference), context.options().top_n, s)) {
+      s.notes.push_back(fmt::format(
           "The graphs were traced as a whole (nsys's default --cuda-graph-trace=graph): a run is "
           "one row, its kernels are not in the trace, so no time can be given per layer or range "
-          "inside it, and no eager run of the captured launches was found in the trace to "
-          "estimate it from. " +
-          how_to_measure);
+          "inside it, and no eager run of the captured launches was found in {} to estimate it "
+          "from{}. {}",
+          where,
+          reference != nullptr ? ""
+                               : " (a separate eager run of the same program can be given with "
+                                 "--eager-reference)",
+          how_to_measure));
     } else {
-      s.notes.push_back(
+      s.notes.push_back(fmt::format(
           "The graphs were traced as a whole (nsys's default --cuda-graph-trace=graph): the "
-          "per-range times above are estimates from the eager runs, not measured. " +
-          how_to_measure);
+          "per-range times above are estimates from the eager runs of {}, not measured. {}",
+          where, how_to_measure));
     }
     return Status::Ok();
   }

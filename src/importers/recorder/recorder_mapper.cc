@@ -94,6 +94,8 @@ void RecorderMapper::Visit(RecordType type, std::string_view body) {
       return MapMemoryPool(body);
     case RecordType::kGraphNode:
       return MapGraphNode(body);
+    case RecordType::kGraphEvent:
+      return MapGraphEvent(body);
     case RecordType::kSync:
       ++sync_records_;
       return;
@@ -393,6 +395,29 @@ void RecorderMapper::MapGraphNode(std::string_view body) {
   // they compare equal; a thread id past int32 reads as unknown (negative).
   graph_nodes_.Add(static_cast<int64_t>(n.node_id), n.time_ns, static_cast<int32_t>(n.pid),
                    static_cast<int32_t>(n.tid), static_cast<int64_t>(n.original_node_id));
+}
+
+void RecorderMapper::MapGraphEvent(std::string_view body) {
+  const auto e = recfmt::DecodeBody<recfmt::GraphEventBody>(body);
+  switch (e.event) {
+    case static_cast<uint32_t>(recfmt::GraphEvent::kCreated):
+      if (e.graph_id == 0) break;
+      graphs_created_.push_back(e);
+      return;
+    case static_cast<uint32_t>(recfmt::GraphEvent::kCloned):
+      if (e.graph_id == 0) break;
+      graphs_derived_.push_back(e);
+      graphs_derived_.back().graph_exec_id = 0;
+      return;
+    case static_cast<uint32_t>(recfmt::GraphEvent::kExecCreated):
+      if (e.graph_id == 0 || e.graph_exec_id == 0) break;
+      graphs_derived_.push_back(e);
+      return;
+    default:
+      ++unknown_types_;  // an event a later writer added
+      return;
+  }
+  ++malformed_;  // a creation, clone or instantiation without its ids
 }
 
 void RecorderMapper::PutString(uint32_t id, std::string_view text) {

@@ -47,9 +47,11 @@ class RecorderMapper {
   void MapMemory(std::string_view body);
   void MapMemoryPool(std::string_view body);
   void MapGraphNode(std::string_view body);
+  void MapGraphEvent(std::string_view body);
 
   // Finish's parts (recorder_mapper_finish.cc).
   void AddGraphNodeKernels();
+  void AddGraphCreations();
   void AddMetricSamples();
   void SetSource(const std::string& path, const recfmt::ReadSummary& summary);
   void NoteRecordDiagnostics(const recfmt::ReadSummary& summary);
@@ -89,6 +91,9 @@ class RecorderMapper {
   // Graph kernels wait for the node records (which may follow them) to learn their capture.
   GraphNodeIndex graph_nodes_;
   std::vector<KernelRow> graph_node_kernels_;
+  // Graphs created, and graphs cloned or instantiated from another (graph_event records), turned
+  // into Trace::graph_creations in Finish().
+  std::vector<recfmt::GraphEventBody> graphs_created_, graphs_derived_;
   // GPU metrics: per device, the sampled metrics by index; what was not sampled; the last status.
   static constexpr uint32_t kMaxMetricsPerDevice = 4096;
   std::map<uint32_t, std::vector<StringId>> metric_names_;

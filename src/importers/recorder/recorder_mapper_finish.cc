@@ -14,10 +14,57 @@ namespace sightline {
 
 void RecorderMapper::Finish(const std::string& path, const recfmt::ReadSummary& summary) {
   AddGraphNodeKernels();
+  AddGraphCreations();
   AddMetricSamples();
   SetSource(path, summary);
   NoteRecordDiagnostics(summary);
   NoteGpuMetricsDiagnostics();
+}
+
+// Graphs created, cloned and instantiated into Trace::graph_creations, under the ids the records
+// of their runs carry. CUPTI gives a whole-graph run (and a graph kernel) the id of the executable
+// graph, which is also the id of the graph the driver creates for it at instantiation (seen on an
+// H200 with CUDA 13.0: a capture creates graph 1, instantiating it creates graphs 2 and 3 and
+// executable graph 2, and the runs say graph 2; nsys's export shows them as graphExecId 2 of
+// graphId 1). So an executable graph's id takes the creation of the graph it was instantiated
+// from, and a graph cloned from another (cudaGraphClone) its original's: their work is that
+// capture's. Chains are followed at most 16 steps; an id created twice keeps its first record.
+// Ids and threads are cast as the API calls' are, so that they compare equal.
+void RecorderMapper::AddGraphCreations() {
+  std::unordered_map<uint32_t, const recfmt::GraphEventBody*> created;
+  for (const recfmt::GraphEventBody& e : graphs_created_) created.try_emplace(e.graph_id, &e);
+  std::unordered_map<uint32_t, uint32_t> origin_of;  // executable or clone -> its graph
+  for (const recfmt::GraphEventBody& e : graphs_derived_) {
+    const uint32_t id = e.graph_exec_id != 0 ? e.graph_exec_id : e.graph_id;
+    const uint32_t from = e.graph_exec_id != 0 ? e.graph_id : e.original_graph_id;
+    if (id != 0 && from != 0 && from != id) origin_of.try_emplace(id, from);
+  }
+  // The creation a derived id leads to: follow executables and clones to a graph that was created
+  // and is not itself derived (the driver's own creation of an executable's graph is no capture).
+  auto origin = [&](uint32_t id) -> const recfmt::GraphEventBody* {
+    for (int hops = 0; hops < 16; ++hops) {
+      const auto up = origin_of.find(id);
+      if (up == origin_of.end()) {
+        const auto c = created.find(id);
+        return hops > 0 && c != created.end() ? c->second : nullptr;
+      }
+      id = up->second;
+    }
+    return nullptr;
+  };
+  auto add = [&](uint32_t id, const recfmt::GraphEventBody& c) {
+    b_.AddGraphCreation({id, c.time_ns, static_cast<int32_t>(c.pid), static_cast<int32_t>(c.tid)});
+  };
+  std::unordered_set<uint32_t> added;
+  for (const recfmt::GraphEventBody& e : graphs_created_) {
+    if (origin_of.count(e.graph_id) == 0 && added.insert(e.graph_id).second) add(e.graph_id, e);
+  }
+  for (const recfmt::GraphEventBody& e : graphs_derived_) {  // in file order: a stable result
+    const uint32_t id = e.graph_exec_id != 0 ? e.graph_exec_id : e.graph_id;
+    if (added.count(id) != 0) continue;
+    const recfmt::GraphEventBody* c = origin(id);
+    if (c != nullptr && added.insert(id).second) add(id, *c);
+  }
 }
 
 // GPU metric samples into the counters, per device shifted onto the kernels' clock when the

@@ -1,0 +1,187 @@
+// A serving loop that replays CUDA graphs of four batch sizes (issue 29), recorded on an H200
+// (examples/graph_decode/graph_serve.py, record_serve.sh; docs/evidence/cuda-graphs/serve/): the
+// decode step captured once per bucket (1, 2, 4, 8 sequences, each capture inside `capture_bsB`,
+// ranges embed, layer_i > attention / mlp, head), 40 steps whose real batch (3, 8, 5, 1, 6, 2, 7,
+// 4, repeated) is padded to a bucket, then 8 eager steps (2 per bucket). The truth is the
+// program's: 279 kernels per step in every bucket (embed 2, attention 18, mlp 15, head 13), bucket
+// 8 replayed 20 times, 4 10 times, 2 and 1 5 times each; 20 of 40 steps padded, 35 of 215 replayed
+// slots. Files: nsys --cuda-graph-trace=node (graph_serve_node_h200), nsys graph mode without the
+// eager steps (graph_serve_graph_only_h200) and an eager-only run of the program
+// (graph_serve_eager_only_h200), the recorder in graph mode (graph_serve_graph_h200.slrec.gz),
+// and the runs' iteration logs.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <string>
+
+#include "analyses/cuda_graphs/cuda_graphs.h"
+#include "facts/whole_graph_estimate.h"
+#include "importers/importer.h"
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+const std::string kData = std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/";
+const std::string kNode = kData + "nsys/graph_serve_node_h200.sqlite.gz";
+const std::string kGraphOnly = kData + "nsys/graph_serve_graph_only_h200.sqlite.gz";
+const std::string kEagerOnly = kData + "nsys/graph_serve_eager_only_h200.sqlite.gz";
+const std::string kRecorderGraph = kData + "recorder/graph_serve_graph_h200.slrec.gz";
+
+const std::map<int, int> kReplays = {{1, 5}, {2, 5}, {4, 10}, {8, 20}};
+
+// The node-traced replays, per bucket and range below capture_bsB: {bucket: {path: row}}.
+std::map<int, std::map<std::string, CaptureRangeRow>> Measured(const Trace& trace) {
+  const CudaGraphsResult g = ComputeCudaGraphs(trace);
+  std::map<int, std::map<std::string, CaptureRangeRow>> out;
+  const std::regex path(R"(capture_bs(\d+) > (.*))");
+  for (const CaptureRangeRow& r : g.rows) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_match(r.path, m, path)) << r.path;
+    out[std::stoi(m[1])][m[2]] = r;
+  }
+  return out;
+}
+
+// Every replayed kernel is given to exactly one of embed, layer_i > attention | mlp, head below
+// its bucket's capture range, and per range a replay holds the eager step's kernels.
+TEST(GraphServe, EachBucketsReplaysHoldTheEagerStepsKernelsPerRange) {
+  StatusOr<Trace> node = ImportTrace(kNode);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  const CudaGraphsResult g = ComputeCudaGraphs(*node);
+  EXPECT_EQ(g.graph_launches, 40);
+  EXPECT_EQ(g.graph_kernels, 40 * 279);
+  EXPECT_EQ(g.with_capture, g.graph_kernels);
+  EXPECT_EQ(g.in_ranges, g.graph_kernels);
+  const auto measured = Measured(*node);
+  ASSERT_EQ(measured.size(), 4u);
+  const std::regex leaf(R"(embed|head|layer_[0-7] > (attention|mlp))");
+  const std::map<std::string, int> per_part = {
+      {"embed", 2}, {"attention", 18}, {"mlp", 15}, {"head", 13}};
+  int64_t kernels = 0;
+  for (const auto& [bucket, rows] : measured) {
+    EXPECT_EQ(rows.size(), 18u) << bucket;  // embed, 8 x (attention, mlp), head
+    int64_t per_replay = 0;
+    for (const auto& [path, row] : rows) {
+      EXPECT_TRUE(std::regex_match(path, leaf)) << path;
+      const std::string part = path.substr(path.rfind(' ') + 1);
+      EXPECT_EQ(row.nodes, per_part.at(part)) << bucket << " " << path;
+      EXPECT_DOUBLE_EQ(row.replays, kReplays.at(bucket)) << bucket << " " << path;
+      // The eager steps (of every bucket: the ranges of the same names) launch as many.
+      EXPECT_EQ(row.eager_instances, 8) << path;
+      EXPECT_DOUBLE_EQ(row.eager_kernels_per_instance, static_cast<double>(row.nodes)) << path;
+      per_replay += row.nodes;
+      kernels += row.kernels;
+    }
+    EXPECT_EQ(per_replay, 279) << bucket;
+  }
+  EXPECT_EQ(kernels, g.graph_kernels);  // each kernel in one row
+}
+
+// graph_variants and graph_padding on real data, with the run's iteration log (its
+// graph_batch_size and generation_requests): the program's numbers.
+TEST(GraphServe, GraphVariantsAndPaddingGiveTheProgramsNumbers) {
+  for (const auto& [trace, log] :
+       {std::pair(kNode, kData + "nsys/graph_serve_node_h200.iterations.jsonl"),
+        std::pair(kRecorderGraph, kData + "recorder/graph_serve_graph_h200.iterations.jsonl")}) {
+    testing::CliResult r =
+        testing::RunSightline("analyze '" + trace + "' --iteration-log '" + log + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("4 distinct CUDA graphs replayed (40 replays; 0 replayed at most once)"),
+              std::string::npos)
+        << trace;
+    // 20 of 40 steps ran a larger bucket; 35 of 215 replayed slots were padding (16.3%).
+    EXPECT_NE(r.out.find("20 of 40 decode iterations replay a graph for more sequences than they "
+                         "decode (16.3% of the replayed batch slots are padding)"),
+              std::string::npos)
+        << trace;
+  }
+}
+
+// The recorder traced the graphs as a whole: each of the four graphs pairs with its own bucket's
+// capture by its creation records (the runs carry the executable graph's id, 2, 5, 8, 11, whose
+// instantiation leads to the graph each capture created), and its estimate is held against the
+// node-traced replays of that bucket (another run of the program).
+TEST(GraphServe, RecorderWholeGraphsPairWithTheirOwnCaptureByCreation) {
+  StatusOr<Trace> whole = ImportTrace(kRecorderGraph);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  StatusOr<Trace> node = ImportTrace(kNode);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  const auto measured = Measured(*node);
+  const WholeGraphEstimate e = EstimateWholeGraphs(*whole);
+  EXPECT_EQ(e.whole_runs, 40);
+  EXPECT_EQ(e.capture_windows, 4);
+  ASSERT_EQ(e.graphs.size(), 4u);
+  const std::map<int64_t, int> bucket_of = {{2, 8}, {5, 4}, {8, 2}, {11, 1}};
+  for (const WholeGraphEstimate::Graph& g : e.graphs) {
+    ASSERT_EQ(bucket_of.count(g.graph_id), 1u) << g.graph_id;
+    const int bucket = bucket_of.at(g.graph_id);
+    EXPECT_TRUE(g.paired) << g.graph_id;
+    EXPECT_TRUE(g.by_creation) << g.graph_id;
+    EXPECT_EQ(g.capture_range, "capture_bs" + std::to_string(bucket));
+    EXPECT_EQ(g.runs, kReplays.at(bucket));
+    EXPECT_EQ(g.launches, 279);
+    EXPECT_EQ(g.matched, 279);
+    EXPECT_EQ(g.eager_runs, 8);
+    // Estimated from the eager steps of every bucket (their ranges are the same), against the
+    // measured replays of this bucket: -8% (bucket 8) to +4% (bucket 1) on this run.
+    DurationNs truth = 0;
+    for (const auto& [path, row] : measured.at(bucket)) truth += row.per_replay_ns;
+    EXPECT_NEAR(static_cast<double>(g.eager_ns), static_cast<double>(truth), 0.10 * truth)
+        << g.graph_id;
+    ASSERT_EQ(g.ranges.size(), 18u);
+    for (const WholeGraphEstimate::Range& r : g.ranges) {
+      EXPECT_EQ(r.launches, measured.at(bucket).at(r.path).nodes) << r.path;
+    }
+  }
+}
+
+// A graph-only trace holds no eager run; the eager-only run of the program, recorded separately,
+// estimates it (`analyze --eager-reference`), each graph paired with its own capture by nsys's
+// creation records.
+TEST(GraphServe, AnEagerOnlyTraceEstimatesAGraphOnlyTrace) {
+  StatusOr<Trace> graphs = ImportTrace(kGraphOnly);
+  ASSERT_TRUE(graphs.ok()) << graphs.status().ToString();
+  StatusOr<Trace> eager = ImportTrace(kEagerOnly);
+  ASSERT_TRUE(eager.ok()) << eager.status().ToString();
+  const WholeGraphEstimate alone = EstimateWholeGraphs(*graphs);
+  ASSERT_EQ(alone.graphs.size(), 4u);
+  EXPECT_EQ(alone.graphs_paired, 4);
+  EXPECT_EQ(alone.graphs_estimated, 0);
+  const WholeGraphEstimate e = EstimateWholeGraphs(*graphs, &*eager);
+  EXPECT_TRUE(e.eager_reference);
+  EXPECT_EQ(e.graphs_estimated, 4);
+  const std::map<int64_t, int> bucket_of = {{1, 8}, {4, 4}, {7, 2}, {10, 1}};
+  for (const WholeGraphEstimate::Graph& g : e.graphs) {
+    EXPECT_TRUE(g.by_creation) << g.graph_id;
+    EXPECT_EQ(g.capture_range, "capture_bs" + std::to_string(bucket_of.at(g.graph_id)));
+    EXPECT_EQ(g.matched, 279);
+    EXPECT_EQ(g.eager_runs, 8);
+    EXPECT_EQ(g.eager_range, "eager_step_0");
+  }
+
+  testing::CliResult r =
+      testing::RunSightline("analyze '" + kGraphOnly + "' --eager-reference '" + kEagerOnly + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("estimates from the eager runs of the eager reference trace"),
+            std::string::npos);
+  testing::CliResult plain = testing::RunSightline("analyze '" + kGraphOnly + "'");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("can be given with --eager-reference"), std::string::npos);
+  // Not a trace, or nothing to estimate: a usage error.
+  testing::CliResult log =
+      testing::RunSightline("analyze '" + kGraphOnly + "' --eager-reference '" + kData +
+                            "nsys/graph_serve_graph_only_h200.iterations.jsonl'");
+  EXPECT_EQ(log.exit_code, 2);
+  EXPECT_NE(log.err.find("--eager-reference takes the kind 'trace'"), std::string::npos) << log.err;
+  testing::CliResult no_trace = testing::RunSightline(
+      "analyze '" + kData +
+      "nsys/graph_serve_graph_only_h200.iterations.jsonl' --eager-reference '" + kEagerOnly + "'");
+  EXPECT_EQ(no_trace.exit_code, 2);
+  EXPECT_NE(no_trace.err.find("--eager-reference needs a trace"), std::string::npos)
+      << no_trace.err;
+}
+
+}  // namespace
+}  // namespace sightline
