@@ -419,8 +419,10 @@ sightline_ar_status sightline_ar_allreduce(sightline_ar_comm* comm, const void* 
                                            size_t hidden_size, sightline_ar_strategy strategy,
                                            CUstream_st* stream) {
   if (sightline_ar_status s = CheckCall(comm, dtype, strategy); s != SIGHTLINE_AR_SUCCESS) return s;
-  if (in == nullptr || out == nullptr || count == 0)
-    return Fail(SIGHTLINE_AR_ERROR_INVALID_ARGUMENT, "in and out must not be NULL, count not 0");
+  if (in == nullptr || out == nullptr)
+    return Fail(SIGHTLINE_AR_ERROR_INVALID_ARGUMENT, "in and out must not be NULL");
+  if (std::string e = PlainCallSizeError(count, hidden_size); !e.empty())
+    return Fail(SIGHTLINE_AR_ERROR_INVALID_ARGUMENT, e);
   const int64_t n = static_cast<int64_t>(count);
   ArChoice choice;
   if (sightline_ar_status s = Choose(comm, SIGHTLINE_AR_FUSION_NONE, dtype, n,
@@ -470,8 +472,8 @@ sightline_ar_status sightline_ar_allreduce_fused(sightline_ar_comm* comm,
                 std::string(FusionLabel(f)) + " needs quant_values" +
                     (q != Quant::kFp8 ? ", quant_scales" : "") +
                     (q != Quant::kFp8PerToken ? ", quant_scale_in" : ""));
-  if (args->tokens == 0 || args->hidden_size == 0)
-    return Fail(SIGHTLINE_AR_ERROR_INVALID_ARGUMENT, "tokens and hidden_size must not be 0");
+  if (std::string e = FusedCallSizeError(args->tokens, args->hidden_size); !e.empty())
+    return Fail(SIGHTLINE_AR_ERROR_INVALID_ARGUMENT, e);
   const int64_t tokens = static_cast<int64_t>(args->tokens);
   const int64_t hidden = static_cast<int64_t>(args->hidden_size);
   ArChoice choice;
@@ -508,7 +510,8 @@ sightline_ar_status sightline_ar_allreduce_fused(sightline_ar_comm* comm,
 sightline_ar_strategy sightline_ar_choose(const sightline_ar_comm* comm, sightline_ar_fusion fusion,
                                           size_t count, sightline_ar_dtype dtype,
                                           size_t hidden_size) {
-  if (comm == nullptr || !ValidDtype(dtype)) return SIGHTLINE_AR_STRATEGY_NCCL;
+  if (comm == nullptr || !ValidDtype(dtype) || !PlainCallSizeError(count, hidden_size).empty())
+    return SIGHTLINE_AR_STRATEGY_NCCL;
   ArChoice choice;
   if (Choose(comm, fusion, dtype, static_cast<int64_t>(count), static_cast<int64_t>(hidden_size),
              SIGHTLINE_AR_STRATEGY_AUTO, &choice) != SIGHTLINE_AR_SUCCESS)

@@ -109,7 +109,9 @@ SIGHTLINE_AR_API int sightline_ar_comm_device(const sightline_ar_comm* comm);
 
 /* out[i] = sum over ranks of in[i], `count` elements, enqueued on `stream`. in == out is allowed.
  * hidden_size (0: unknown) only steers the table's choice, which is looked up per (hidden size,
- * tokens = count / hidden size); unknown, the message is taken as rows of 4096 elements. */
+ * tokens = count / hidden size); unknown, the message is taken as rows of 4096 elements. Counts
+ * beyond 2^48 elements and hidden sizes beyond 2^31 (here, and tokens x hidden_size in fused
+ * calls) are SIGHTLINE_AR_ERROR_INVALID_ARGUMENT. */
 SIGHTLINE_AR_API sightline_ar_status sightline_ar_allreduce(
     sightline_ar_comm* comm, const void* in, void* out, size_t count, sightline_ar_dtype dtype,
     size_t hidden_size, sightline_ar_strategy strategy, struct CUstream_st* stream);

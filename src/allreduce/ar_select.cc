@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 
 #include "allreduce/allreduce_lut.h"
 
@@ -140,6 +141,25 @@ const char* FusionLabel(sightline_ar_fusion f) {
       return "residual_rmsnorm_nvfp4";
   }
   return "unknown";
+}
+
+std::string PlainCallSizeError(uint64_t count, uint64_t hidden) {
+  if (count == 0) return "count is 0";
+  if (count > kMaxCallElements)
+    return "count " + std::to_string(count) + " is beyond 2^48 elements: not a size a GPU holds";
+  if (hidden > kMaxHiddenSize)
+    return "hidden_size " + std::to_string(hidden) + " is beyond 2^31 elements";
+  return "";
+}
+
+std::string FusedCallSizeError(uint64_t tokens, uint64_t hidden) {
+  if (tokens == 0 || hidden == 0) return "tokens and hidden_size must not be 0";
+  if (hidden > kMaxHiddenSize)
+    return "hidden_size " + std::to_string(hidden) + " is beyond 2^31 elements";
+  if (tokens > kMaxCallElements / hidden)
+    return "tokens x hidden_size (" + std::to_string(tokens) + " x " + std::to_string(hidden) +
+           ") is beyond 2^48 elements: not a size a GPU holds";
+  return "";
 }
 
 bool ChooseStrategy(const ArCallShape& call, sightline_ar_strategy requested,

@@ -36,6 +36,16 @@ struct ArTableKey {
 };
 ArTableKey TableKeyFor(const ArCallShape& call);
 
+// Sizes a call may have: counts of elements up to 2^48 (beyond any GPU's memory), hidden sizes up
+// to 2^31. "" when the call's sizes are in range, else what is wrong, for the library's
+// SIGHTLINE_AR_ERROR_INVALID_ARGUMENT (sizes are size_t there: a huge one must not wrap negative
+// on its way to the kernels). Plain calls: count >= 1, hidden 0 (unknown) or more; fused calls:
+// tokens and hidden >= 1, tokens x hidden within the count limit.
+inline constexpr uint64_t kMaxCallElements = uint64_t{1} << 48;
+inline constexpr uint64_t kMaxHiddenSize = uint64_t{1} << 31;
+std::string PlainCallSizeError(uint64_t count, uint64_t hidden);
+std::string FusedCallSizeError(uint64_t tokens, uint64_t hidden);
+
 // The table's strategy for the call (NCCL when there is no table).
 sightline_ar_strategy TableStrategy(const ArCallShape& call);
 

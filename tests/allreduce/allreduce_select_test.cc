@@ -129,6 +129,30 @@ TEST(AllreduceSelect, WorldsAndFusionsWithoutTheirOwnTable) {
                                     : SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_FP8)));
 }
 
+// The library's sizes are size_t: a count near 2^64 (a negative int64 passed through, or a
+// miscomputed size) must be refused before it becomes a negative element count on its way to the
+// kernels, and tokens x hidden must not wrap.
+TEST(AllreduceSelect, CallSizesBeyondAnyGpuAreRefused) {
+  EXPECT_EQ(PlainCallSizeError(1, 0), "");
+  EXPECT_EQ(PlainCallSizeError(kMaxCallElements, kMaxHiddenSize), "");
+  EXPECT_NE(PlainCallSizeError(0, 4096).find("count is 0"), std::string::npos);
+  EXPECT_NE(PlainCallSizeError(kMaxCallElements + 1, 0).find("beyond 2^48"), std::string::npos);
+  EXPECT_NE(PlainCallSizeError(~uint64_t{0}, 0).find("18446744073709551615"), std::string::npos);
+  EXPECT_NE(PlainCallSizeError(4096, kMaxHiddenSize + 1).find("hidden_size"), std::string::npos);
+
+  EXPECT_EQ(FusedCallSizeError(16384, 8192), "");
+  EXPECT_EQ(FusedCallSizeError(kMaxCallElements / kMaxHiddenSize, kMaxHiddenSize), "");
+  EXPECT_NE(FusedCallSizeError(0, 4096).find("must not be 0"), std::string::npos);
+  EXPECT_NE(FusedCallSizeError(1, 0).find("must not be 0"), std::string::npos);
+  EXPECT_NE(FusedCallSizeError(kMaxCallElements / kMaxHiddenSize + 1, kMaxHiddenSize)
+                .find("tokens x hidden_size"),
+            std::string::npos);
+  // 2^33 x 2^31 is 2^64: it would wrap to 0 in 64 bits.
+  EXPECT_NE(FusedCallSizeError(uint64_t{1} << 33, uint64_t{1} << 31).find("beyond 2^48"),
+            std::string::npos);
+  EXPECT_NE(FusedCallSizeError(8, kMaxHiddenSize + 1).find("hidden_size"), std::string::npos);
+}
+
 TEST(AllreduceSelect, ParsesTheOverride) {
   sightline_ar_strategy s = kNccl;
   std::string error;
