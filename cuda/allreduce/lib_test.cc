@@ -66,6 +66,22 @@ Quant QuantOf(sightline_ar_fusion f) {
                                                                    : Quant::kNone;
 }
 
+// A fused call over the test's buffers (quantized outputs added by the caller).
+sightline_ar_fused_args FusedCall(const Test& t, sightline_ar_fusion fusion, size_t tokens,
+                                  size_t hidden) {
+  sightline_ar_fused_args a{};
+  a.fusion = fusion;
+  a.x = t.x;
+  a.residual = t.residual;
+  a.gamma = t.gamma;
+  a.out = t.out;
+  a.residual_out = t.resout;
+  a.tokens = tokens;
+  a.hidden_size = hidden;
+  a.eps = 1e-6f;
+  return a;
+}
+
 // Hashes agree on every rank (the bits are identical everywhere).
 bool SameOnAllRanks(Test& t, unsigned long long hash) {
   std::vector<char> all;
@@ -172,16 +188,7 @@ void TestFused(Test& t, sightline_ar_fusion f, sightline_ar_dtype d, size_t toke
   CHECK(cudaMemsetAsync(t.resout, 0xff, bytes, t.stream));
   if (vbytes > 0) CHECK(cudaMemsetAsync(t.qvals, 0xff, vbytes, t.stream));
   if (sbytes > 0) CHECK(cudaMemsetAsync(t.qscales, 0xff, sbytes, t.stream));
-  sightline_ar_fused_args a{};
-  a.fusion = f;
-  a.x = t.x;
-  a.residual = t.residual;
-  a.gamma = t.gamma;
-  a.out = t.out;
-  a.residual_out = t.resout;
-  a.tokens = tokens;
-  a.hidden_size = hidden;
-  a.eps = 1e-6f;
+  sightline_ar_fused_args a = FusedCall(t, f, tokens, hidden);
   if (q != Quant::kNone) {
     a.quant_values = t.qvals;
     a.quant_scales = q == Quant::kFp8 ? nullptr : t.qscales;
@@ -474,16 +481,8 @@ int Main() {
   }
   for (size_t tokens : {size_t{1}, size_t{128}, size_t{2048}}) {
     const size_t hidden = 4096;
-    sightline_ar_fused_args a{};
-    a.fusion = SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM;
-    a.x = t.x;
-    a.residual = t.residual;
-    a.gamma = t.gamma;
-    a.out = t.out;
-    a.residual_out = t.resout;
-    a.tokens = tokens;
-    a.hidden_size = hidden;
-    a.eps = 1e-6f;
+    const sightline_ar_fused_args a =
+        FusedCall(t, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM, tokens, hidden);
     CHECK(LaunchFillResidualGamma(Dtype::kBf16, t.residual, t.gamma, tokens, hidden, false,
                                   t.stream));
     const sightline_ar_strategy chosen =
