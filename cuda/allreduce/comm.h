@@ -2,8 +2,8 @@
 // flag protocol's layout. Shared by the host harness and the kernels (cuda/allreduce/).
 //
 // Each rank owns one IPC allocation:
-//   [flags: kMaxBlocks x kMaxRanks uint32, written by peers]
-//   [calls: kMaxBlocks uint32, this rank's per-block call counters, read and written only here]
+//   [flags: kMaxBlocks x kMaxRanks uint64, written by peers]
+//   [calls: kMaxBlocks uint64, this rank's per-block call counters, read and written only here]
 //   [parity 0: slot 0 .. slot world-1 (cap bytes each) | result (cap bytes)] [parity 1: same]
 // Push kernels (the default) write their input into slot `rank` of each peer's buffer, meet the
 // peers at a flag barrier and then read only local memory; pull kernels (--pull) copy their input
@@ -11,7 +11,9 @@
 // rank can start call k+1 while a slow peer still reads call k's data: overwriting parity k%2 again
 // (call k+2) needs a barrier of call k+1, which the slow peer reaches only after it finished call
 // k. All per-call state (call counter, flag values) lives in device memory, so back-to-back
-// launches and CUDA graph replay need nothing from the host.
+// launches and CUDA graph replay need nothing from the host. Counters and flags are 64-bit, so
+// they never wrap: a flag that a block left untouched for any number of calls (a smaller grid)
+// still reads as older than every value a later call waits for.
 //
 // The Lamport one-shot (lamport.cu) has a region of its own after the two parities (absent when
 // lamport_cap_bytes is 0): [buffer 0: slot 0 .. slot world-1 (lamport_cap bytes each)] [buffer 1]
@@ -28,10 +30,11 @@ namespace sightline::allreduce {
 
 inline constexpr int kMaxRanks = 8;
 inline constexpr int kMaxBlocks = 256;
-inline constexpr size_t kHeaderBytes = 16384;  // flags + calls + Lamport state, rounded up
-inline constexpr size_t kLamportStateOffset = kMaxBlocks * kMaxRanks * 4 + kMaxBlocks * 4;
+inline constexpr size_t kHeaderBytes = 32768;  // flags + calls + Lamport state, rounded up
+inline constexpr size_t kLamportStateOffset = kMaxBlocks * kMaxRanks * 8 + kMaxBlocks * 8;
 static_assert(kLamportStateOffset + kMaxBlocks * 8 <= kHeaderBytes);
 inline constexpr int kLamportBuffers = 3;
+inline constexpr int kDefaultPipelineIters = 4;
 
 enum class Dtype { kBf16, kFp16, kFp32 };
 
@@ -55,8 +58,8 @@ struct DeviceError {
   volatile int code;  // 0 = none, 1 = flag wait timed out, 2 = Lamport data wait timed out
   volatile int missing_rank;
   volatile int block;
-  volatile uint32_t expected;
-  volatile uint32_t seen;
+  volatile uint64_t expected;
+  volatile uint64_t seen;
 };
 
 struct DeviceComm {
@@ -68,6 +71,9 @@ struct DeviceComm {
   uint64_t timeout_ns = 0;        // a flag wait longer than this is an error
   bool push = true;               // push kernels (remote stores) or pull kernels (remote loads)
   PeerOrder peer_order = PeerOrder::kSpread;
+  // The push two-shot's pipeline (twoshot.cu): 16-byte vectors per thread in one chunk of a
+  // block's share of a segment; 0 = one chunk (send, barrier, reduce, barrier, gather).
+  int pipeline_iters = kDefaultPipelineIters;
   DeviceError* error = nullptr;
 };
 

@@ -11,11 +11,11 @@
 
 namespace sightline::allreduce {
 
-__device__ inline uint32_t* FlagsOf(const DeviceComm& c, int r) {
-  return reinterpret_cast<uint32_t*>(c.base[r]);
+__device__ inline uint64_t* FlagsOf(const DeviceComm& c, int r) {
+  return reinterpret_cast<uint64_t*>(c.base[r]);
 }
-__device__ inline uint32_t* CallsOf(const DeviceComm& c) {
-  return reinterpret_cast<uint32_t*>(c.base[c.rank]) + kMaxBlocks * kMaxRanks;
+__device__ inline uint64_t* CallsOf(const DeviceComm& c) {
+  return reinterpret_cast<uint64_t*>(c.base[c.rank]) + kMaxBlocks * kMaxRanks;
 }
 // Rank r's slot `src` of a parity (pull kernels use slot 0 as their own stage).
 __device__ inline char* SlotOf(const DeviceComm& c, int r, int parity, int src) {
@@ -59,12 +59,12 @@ __device__ inline int RankAt(const DeviceComm& c, int j) {
   return j + 1 < c.world ? PeerAt(c, j) : c.rank;
 }
 
-__device__ inline void StoreRelease(uint32_t* p, uint32_t v) {
-  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+__device__ inline void StoreRelease(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ inline uint32_t LoadAcquire(const uint32_t* p) {
-  uint32_t v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+__device__ inline uint64_t LoadAcquire(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
 __device__ inline uint64_t GlobalTimerNs() {
@@ -76,32 +76,46 @@ __device__ inline uint64_t GlobalTimerNs() {
 // Starts a call: returns its number (1, 2, ...), the same in every block and on every rank. Every
 // kernel keeps all kMaxBlocks counters equal (block b also advances b + gridDim, b + 2 gridDim,
 // ...), so the grid size may change from call to call.
-__device__ inline uint32_t BeginCall(const DeviceComm& c) {
-  __shared__ uint32_t s_call;
-  uint32_t* calls = CallsOf(c);
+__device__ inline uint64_t BeginCall(const DeviceComm& c) {
+  __shared__ uint64_t s_call;
+  uint64_t* calls = CallsOf(c);
   if (threadIdx.x == 0) s_call = calls[blockIdx.x] + 1;
   __syncthreads();
-  const uint32_t call = s_call;
+  const uint64_t call = s_call;
   for (int b = blockIdx.x + threadIdx.x * gridDim.x; b < kMaxBlocks; b += gridDim.x * blockDim.x)
     calls[b] = call;
   return call;
 }
 
-// All threads of the block call this. Thread p < world tells rank p that this block reached flag
-// value `value`, then waits until rank p's same block has too. Writes made by the block before
-// the barrier are visible to peers' reads after it (bar.sync, then release; acquire, then
-// bar.sync).
-__device__ inline void PeerBarrier(const DeviceComm& c, uint32_t value) {
+// The flag value of step `step` (1, 2, ... below kFlagSteps) of call `call`: a block's values only
+// grow, within a call and from call to call, so a wait for value v is over once the flag holds v or
+// more, whatever step the peer has reached since.
+inline constexpr uint64_t kFlagSteps = uint64_t{1} << 16;
+__device__ inline uint64_t FlagValue(uint64_t call, uint64_t step) {
+  return call * kFlagSteps + step;
+}
+
+// All threads of the block call this, after their stores that peers will read: thread p < world
+// tells rank p that this block reached `value` (bar.sync, then a system-scope release, so the
+// whole block's earlier stores are visible to a peer that acquires the value).
+__device__ inline void SignalPeers(const DeviceComm& c, uint64_t value) {
   __syncthreads();
   const int p = threadIdx.x;
+  if (p < c.world) StoreRelease(FlagsOf(c, p) + blockIdx.x * kMaxRanks + c.rank, value);
+}
+
+// All threads of the block call this: thread p < world waits until rank p's same block has
+// signalled `value` or more (acquire, then bar.sync, so the whole block may read what that block
+// stored before). A wait longer than c.timeout_ns is recorded in c.error and given up.
+__device__ inline void WaitPeers(const DeviceComm& c, uint64_t value) {
+  const int p = threadIdx.x;
   if (p < c.world) {
-    StoreRelease(FlagsOf(c, p) + blockIdx.x * kMaxRanks + c.rank, value);
-    const uint32_t* mine = FlagsOf(c, c.rank) + blockIdx.x * kMaxRanks + p;
-    uint32_t seen = LoadAcquire(mine);
-    if (static_cast<int32_t>(seen - value) < 0) {
+    const uint64_t* mine = FlagsOf(c, c.rank) + blockIdx.x * kMaxRanks + p;
+    uint64_t seen = LoadAcquire(mine);
+    if (seen < value) {
       const uint64_t start = GlobalTimerNs();
       int spins = 0;
-      while (static_cast<int32_t>((seen = LoadAcquire(mine)) - value) < 0) {
+      while ((seen = LoadAcquire(mine)) < value) {
         if (++spins == 1024) {
           spins = 0;
           if (GlobalTimerNs() - start > c.timeout_ns) {
@@ -120,6 +134,12 @@ __device__ inline void PeerBarrier(const DeviceComm& c, uint32_t value) {
     }
   }
   __syncthreads();
+}
+
+// Signal, then wait: every peer's same block has reached `value` too.
+__device__ inline void PeerBarrier(const DeviceComm& c, uint64_t value) {
+  SignalPeers(c, value);
+  WaitPeers(c, value);
 }
 
 // 16 bytes of T, widened to float for the sum.

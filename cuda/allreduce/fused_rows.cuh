@@ -100,13 +100,13 @@ __device__ inline const uint4* Contribution(const DeviceComm& c, int parity, int
 template <typename T, int K, bool kPush, Quant Q>
 __global__ void __launch_bounds__(kRowBlockThreads)
     FusedOneShotKernel(const __grid_constant__ DeviceComm c, RowPtrs a, int tpr) {
-  const uint32_t call = BeginCall(c);
+  const uint64_t call = BeginCall(c);
   const int parity = call & 1;
   const RowGroup g = MakeRowGroup(tpr);
   SIGHTLINE_FOR_ROWS(row, 0, a.tokens, g) {
     if (row < a.tokens) SendRow<kPush, K>(c, a, g, parity, row, -1);
   }
-  PeerBarrier(c, 2 * call - 1);
+  PeerBarrier(c, FlagValue(call, 1));
   SIGHTLINE_FOR_ROWS(row, 0, a.tokens, g) {
     const bool active = row < a.tokens;
     uint4 s[kRowMaxVecPerThread];
@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kRowBlockThreads)
 template <typename T, int K, bool kPush, Quant Q>
 __global__ void __launch_bounds__(kRowBlockThreads)
     FusedTwoShotKernel(const __grid_constant__ DeviceComm c, RowPtrs a, int tpr) {
-  const uint32_t call = BeginCall(c);
+  const uint64_t call = BeginCall(c);
   const int parity = call & 1;
   const RowGroup g = MakeRowGroup(tpr);
   for (int j = 0; j + 1 < c.world; ++j) {
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kRowBlockThreads)
       if (row < e) SendRow<kPush, K>(c, a, g, parity, row, s);
     }
   }
-  PeerBarrier(c, 2 * call - 1);
+  PeerBarrier(c, FlagValue(call, 1));
   {
     const int64_t e = RowSegBegin(a.tokens, c.world, c.rank + 1);
     SIGHTLINE_FOR_ROWS(row, RowSegBegin(a.tokens, c.world, c.rank), e, g) {
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(kRowBlockThreads)
       }
     }
   }
-  PeerBarrier(c, 2 * call);
+  PeerBarrier(c, FlagValue(call, 2));
   for (int j = 0; j < c.world; ++j) {
     const int s = RankAt(c, j);
     const uint4* src = reinterpret_cast<const uint4*>(ResultOf(c, kPush ? c.rank : s, parity));

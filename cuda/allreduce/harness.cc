@@ -629,6 +629,7 @@ void SetUp(Run& r, int64_t cap, int64_t max_hidden, int64_t qscale_cap) {
   r.comm.error = dev_error;
   r.comm.push = !r.opt.pull;
   r.comm.peer_order = r.opt.peer_order;
+  r.comm.pipeline_iters = r.opt.pipeline_iters;
   for (int p = 0; p < r.world; ++p) {
     if (p == r.rank) {
       r.comm.base[p] = static_cast<char*>(r.comm_alloc);
@@ -734,9 +735,10 @@ int Main(int argc, char** argv) {
     ncclGetVersion(&nccl_version);
     std::fprintf(stderr,
                  "allreduce bench: world size %d (%s), %s, NCCL %d, %s kernels, peer order %s, "
-                 "%zu configurations%s\n",
+                 "two-shot pipeline %d, %zu configurations%s\n",
                  r.world, env.found ? env.source.c_str() : "--single", prop.name, nccl_version,
-                 opt.pull ? "pull" : "push", PeerOrderName(opt.peer_order), configs.size(),
+                 opt.pull ? "pull" : "push", PeerOrderName(opt.peer_order), opt.pipeline_iters,
+                 configs.size(),
                  r.comm.lamport_cap_bytes > 0
                      ? (", Lamport slots of " + std::to_string(r.comm.lamport_cap_bytes) +
                         " bytes (3 buffers x world)")

@@ -18,13 +18,13 @@ template <typename T, int K>
 __global__ void __launch_bounds__(kElemThreads)
     OneShotPushKernel(const __grid_constant__ DeviceComm c, const uint4* __restrict__ in,
                       uint4* __restrict__ out, int64_t nvec) {
-  const uint32_t call = BeginCall(c);
+  const uint64_t call = BeginCall(c);
   const int parity = call & 1;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   // Each block pushes exactly the vectors that the same block on every peer will reduce.
   for (int64_t i = first; i < nvec; i += stride) PushToPeers<K>(c, parity, i, in[i]);
-  PeerBarrier(c, 2 * call - 1);
+  PeerBarrier(c, FlagValue(call, 1));
   for (int64_t i = first; i < nvec; i += stride) {
     out[i] = SumOverRanks<T, K>(c, in[i], [&](int p) {
       return reinterpret_cast<const uint4*>(SlotOf(c, c.rank, parity, p)) + i;
@@ -36,13 +36,13 @@ template <typename T, int K>
 __global__ void __launch_bounds__(kElemThreads)
     OneShotPullKernel(const __grid_constant__ DeviceComm c, const uint4* __restrict__ in,
                       uint4* __restrict__ out, int64_t nvec) {
-  const uint32_t call = BeginCall(c);
+  const uint64_t call = BeginCall(c);
   const int parity = call & 1;
   uint4* stage = reinterpret_cast<uint4*>(StageOf(c, c.rank, parity));
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   for (int64_t i = first; i < nvec; i += stride) stage[i] = in[i];
-  PeerBarrier(c, 2 * call - 1);
+  PeerBarrier(c, FlagValue(call, 1));
   for (int64_t i = first; i < nvec; i += stride) {
     out[i] = SumOverRanks<T, K>(
         c, in[i], [&](int p) { return reinterpret_cast<const uint4*>(StageOf(c, p, parity)) + i; });

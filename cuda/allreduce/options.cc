@@ -124,6 +124,8 @@ Kernels and safety:
   --peer-order ORDER       order in which two-shot blocks visit the peers: spread (default:
                            rank r's block b starts with peer r+1+b), rank (rank r starts with
                            r+1) or fixed (0, 1, ... on every rank); sums stay in rank order
+  --pipeline N             push two-shot: 16-byte vectors per thread in one pipelined chunk
+                           (default 4; 0: one chunk, i.e. send, barrier, reduce, barrier, gather)
 Output:
   -o FILE                  CSV on rank 0 (default stdout): world_size,dtype,size_bytes,
                            num_tokens,hidden_size,strategy,fusion,mode,time_us,algbw_gbps,busbw_gbps
@@ -186,6 +188,12 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
       const long long n = std::strtoll(v.c_str(), &end, 10);
       if (v.empty() || *end != '\0' || n < 0 || n > (1ll << 31)) return bad("expected a count");
       o->quant_check_rows = n;
+    } else if (a == "--pipeline") {
+      if (!value(&v)) return "missing value after " + a;
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 0 || n > 1 << 20) return bad("expected a count");
+      o->pipeline_iters = static_cast<int>(n);
     } else if (a == "-f" || a == "--iters" || a == "--warmup" || a == "--batch" ||
                a == "--max-blocks") {
       if (!value(&v)) return "missing value after " + a;

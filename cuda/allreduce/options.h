@@ -75,8 +75,9 @@ struct Options {
   bool check_only = false;  // verify every configuration, time nothing
   bool peer_bw = false;     // measure the peer copy bandwidth first
   bool pull = false;        // pull kernels (remote loads) instead of push (remote stores)
-  PeerOrder peer_order = PeerOrder::kSpread;  // two-shot's order of visiting peers
-  std::string output;                         // CSV path (rank 0); "" = stdout
+  PeerOrder peer_order = PeerOrder::kSpread;   // two-shot's order of visiting peers
+  int pipeline_iters = kDefaultPipelineIters;  // push two-shot's chunk (DeviceComm)
+  std::string output;                          // CSV path (rank 0); "" = stdout
   std::string job_id;
 };
 

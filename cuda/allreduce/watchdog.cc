@@ -44,9 +44,10 @@ void Watchdog::Loop() {
     if (device_error_ != nullptr && device_error_->code != 0) {
       std::fprintf(stderr,
                    "rank %d: a device flag wait timed out: rank %d did not arrive (block %d, "
-                   "expected flag %u, saw %u)\n",
+                   "expected flag %llu, saw %llu)\n",
                    rank_, device_error_->missing_rank, device_error_->block,
-                   device_error_->expected, device_error_->seen);
+                   static_cast<unsigned long long>(device_error_->expected),
+                   static_cast<unsigned long long>(device_error_->seen));
     }
     std::fflush(stderr);
     _exit(3);
