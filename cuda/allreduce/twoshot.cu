@@ -86,15 +86,19 @@ __device__ inline void ReduceAndSend(const DeviceComm& c, int parity, const uint
 // The push kernel, pipelined. A block's share of each segment is cut into `chunks` chunks of
 // `span` vectors of the segment (chunk t: [seg + t x span, seg + (t+1) x span), of which the block
 // takes every stride-th vector from `first` on). Step t = 0 .. chunks+1 of the block:
-//   1. reduce chunk t-1 of this rank's segment once every peer's same block has sent it (flag
-//      step 2(t-1)+1); store the sums into the output and every peer's result buffer; signal 2t;
-//   2. send chunk t of each peer's segment into slot `rank` of its owner; signal 2t+1;
-//   3. copy chunk t-2 of each peer's segment from this rank's result buffer into the output, once
-//      its owner's same block has signalled 2(t-2)+2.
-// So the sends, the sums going back and the local copies of different chunks overlap, where one
-// chunk (chunks = 1) separates them by two barriers. A block's flag values grow in the order it
-// signals (2t before 2t+1), as a wait for "at least v" needs. Every block waits for every peer in
-// each call (chunks >= 1), which keeps the parity argument of comm.h.
+//   1. send chunk t of each peer's segment into slot `rank` of its owner;
+//   2. wait until every peer's same block has finished its step t-1 (flag value t), which means
+//      its chunk t-1 of this rank's segment has arrived and its sums of chunk t-2 of its own
+//      segment are in this rank's result buffer;
+//   3. reduce chunk t-1 of this rank's segment: the sums into the output and into every peer's
+//      result buffer;
+//   4. signal the end of step t (flag value t+1): sends and sums before it are visible;
+//   5. copy chunk t-2 of each peer's segment from this rank's result buffer into the output.
+// One signal (one drain of the block's remote stores, by one warp while the others copy on) and
+// one wait per step: the sends, the sums going back and the local copies of different chunks
+// overlap, where one chunk (chunks = 1) is the plain schedule, send, barrier, reduce, barrier,
+// gather. Every block waits for every peer in each call (step 1), which keeps the parity argument
+// of comm.h.
 template <typename T, int K>
 __global__ void __launch_bounds__(kElemThreads)
     TwoShotPushKernel(const __grid_constant__ DeviceComm c, const uint4* __restrict__ in,
@@ -107,11 +111,6 @@ __global__ void __launch_bounds__(kElemThreads)
   auto lo = [&](int s, int t) { return ChunkBegin(nvec, c.world, s, t, span); };
   auto hi = [&](int s, int t) { return ChunkEnd(nvec, c.world, s, t, span); };
   for (int t = 0; t <= chunks + 1; ++t) {
-    if (t >= 1 && t <= chunks) {
-      WaitPeers(c, FlagValue(call, 2 * t - 1));
-      ReduceAndSend<T, K>(c, parity, in, out, lo(c.rank, t - 1), hi(c.rank, t - 1), first, stride);
-      SignalPeers(c, FlagValue(call, 2 * t));
-    }
     if (t < chunks) {
       // Block b sends the vectors that block b of each owner reduces, one owner after the other.
       for (int j = 0; j + 1 < c.world; ++j) {
@@ -119,10 +118,13 @@ __global__ void __launch_bounds__(kElemThreads)
         CopyVecs<false>(reinterpret_cast<uint4*>(SlotOf(c, s, parity, c.rank)), in, lo(s, t),
                         hi(s, t), first, stride);
       }
-      SignalPeers(c, FlagValue(call, 2 * t + 1));
     }
+    if (t >= 1) WaitPeers(c, FlagValue(call, t));
+    if (t >= 1 && t <= chunks) {
+      ReduceAndSend<T, K>(c, parity, in, out, lo(c.rank, t - 1), hi(c.rank, t - 1), first, stride);
+    }
+    if (t <= chunks) SignalPeers(c, FlagValue(call, t + 1));
     if (t >= 2) {
-      WaitPeers(c, FlagValue(call, 2 * t - 2));
       for (int j = 0; j + 1 < c.world; ++j) {
         const int s = PeerAt(c, j);
         CopyVecs<true>(out, result, lo(s, t - 2), hi(s, t - 2), first, stride);
