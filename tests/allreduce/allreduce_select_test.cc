@@ -36,14 +36,16 @@ ArCallShape Plain(int world, int64_t count, int64_t hidden = 0,
   return c;
 }
 
-// Cells of the committed table (src/allreduce/allreduce_lut.h, H200 runs A-C).
+// Cells of the committed table (src/allreduce/allreduce_lut.h: world 2 from the H200 sweeps of
+// session 19, worlds 4 and 8 from H200 runs B and C).
 TEST(AllreduceSelect, CommittedTableCells) {
-  EXPECT_EQ(TableStrategy(Plain(2, 128, 128)), kOne);               // hidden 128 x 1 token
+  EXPECT_EQ(TableStrategy(Plain(2, 128, 128)), kLamport);           // hidden 128 x 1 token
+  EXPECT_EQ(TableStrategy(Plain(2, 8192LL * 256, 8192)), kOne);     // 4 MB
   EXPECT_EQ(TableStrategy(Plain(2, 8192LL * 16384, 8192)), kTwo);   // 256 MB
   EXPECT_EQ(TableStrategy(Plain(4, 4096LL * 16384, 4096)), kNccl);  // world 4, 128 MB
   EXPECT_EQ(TableStrategy(Plain(8, 8192LL * 32, 8192)), kNccl);     // world 8: hidden 8192 x 32
-  EXPECT_EQ(TableStrategy(Fused(2, 4096, 1024)), kTwo);             // fused, world 2
-  EXPECT_EQ(TableStrategy(Fused(2, 4096, 512)), kOne);
+  EXPECT_EQ(TableStrategy(Fused(2, 4096, 4096)), kTwo);             // fused, world 2
+  EXPECT_EQ(TableStrategy(Fused(2, 4096, 1024)), kOne);
   EXPECT_EQ(TableStrategy(Fused(8, 8192, 128)), kNccl);
 }
 
@@ -193,7 +195,7 @@ ArFits AllBut(std::initializer_list<sightline_ar_strategy> no) {
 }
 
 TEST(AllreduceSelect, ArgumentThenEnvironmentThenTable) {
-  const ArCallShape small = Plain(2, 4096);  // the table says one-shot
+  const ArCallShape small = Plain(2, 8192LL * 256, 8192);  // 4 MB: the table says one-shot
   ArChoice c;
   std::string error;
   ASSERT_TRUE(ChooseStrategy(small, kAuto, kAuto, AllBut({}), &c, &error));
@@ -209,17 +211,18 @@ TEST(AllreduceSelect, ArgumentThenEnvironmentThenTable) {
 }
 
 TEST(AllreduceSelect, FallsBackTowardsNcclButNotForAnExplicitArgument) {
-  const ArCallShape small = Plain(2, 4096);
+  const ArCallShape small = Plain(2, 4096);  // 8 KB: the table says Lamport
   ArChoice c;
   std::string error;
   // The override asks for Lamport, which is off: one-shot runs, and the choice says why.
   ASSERT_TRUE(ChooseStrategy(small, kAuto, kLamport, AllBut({kLamport}), &c, &error));
   EXPECT_EQ(c.strategy, kOne);
   EXPECT_EQ(c.fallback, "lamport: lamport is out");
-  // Too large for the workspace: one-shot and two-shot are out, NCCL runs.
-  ASSERT_TRUE(ChooseStrategy(small, kAuto, kAuto, AllBut({kOne, kTwo}), &c, &error));
+  // The table's Lamport is off and the workspace too small: one-shot and two-shot are out as
+  // well, NCCL runs.
+  ASSERT_TRUE(ChooseStrategy(small, kAuto, kAuto, AllBut({kLamport, kOne, kTwo}), &c, &error));
   EXPECT_EQ(c.strategy, kNccl);
-  EXPECT_EQ(c.fallback, "oneshot: oneshot is out");
+  EXPECT_EQ(c.fallback, "lamport: lamport is out");
   // An explicit strategy is never replaced.
   EXPECT_FALSE(ChooseStrategy(small, kLamport, kAuto, AllBut({kLamport}), &c, &error));
   EXPECT_EQ(error, "lamport cannot take this call: lamport is out");
@@ -227,7 +230,7 @@ TEST(AllreduceSelect, FallsBackTowardsNcclButNotForAnExplicitArgument) {
   error.clear();
   EXPECT_FALSE(
       ChooseStrategy(small, kAuto, kAuto, AllBut({kLamport, kOne, kTwo, kNccl}), &c, &error));
-  EXPECT_EQ(error, "no strategy can take this call: oneshot is out");
+  EXPECT_EQ(error, "no strategy can take this call: lamport is out");
 }
 
 }  // namespace
