@@ -81,7 +81,15 @@ def truth_from_node_export():
     db = sqlite_of("serve_node.sqlite.gz")
     ranges = Ranges(db)
     plan = plan_of("serve_node")
-    eager_bs = {p["step"]: p["batch_run"] for p in plan["steps"] if p["mode"] == "eager"}
+    # The eager steps' ranges and their batch: `step_N`, N = the plan's iteration (one counter over
+    # every step), or, in recordings made before the steps shared one counter, `eager_step_N`, N =
+    # the index among the eager steps.
+    eager_bs = {}
+    for p in plan["steps"]:
+        if p["mode"] == "eager":
+            eager_bs[f"eager_step_{p['step']}"] = p["batch_run"]
+            if "iteration" in p:
+                eager_bs[f"step_{p['iteration']}"] = p["batch_run"]
     # Eager kernels: their runtime launch call's thread and time.
     calls = {}
     for corr, tid, start in db.execute(
@@ -96,10 +104,10 @@ def truth_from_node_export():
             continue
         tid, t = calls[corr]
         names = [r[2] for r in ranges.open_at(tid, t)]
-        steps = [n for n in names if n.startswith("eager_step_")]
+        steps = [n for n in names if n in eager_bs]
         if not steps:
             continue
-        step = int(steps[0].rsplit("_", 1)[1])
+        step = steps[0]
         seen_steps.add(step)
         path = " > ".join(names[names.index(steps[0]) + 1:]) or "(no range)"
         eager[eager_bs[step]][path] += 1
