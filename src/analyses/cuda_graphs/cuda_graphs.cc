@@ -272,10 +272,12 @@ void AddStepBatches(const WholeGraphEstimate& e, const GraphStepBatches& sb, Sec
   }
   s.AddFact("graphs_of_own_batch", "Graphs estimated from eager runs of their own batch", own,
             Unit::kCount);
-  const int64_t unusable = sb.no_batch + sb.bad_batch + sb.bad_graph + sb.with_context;
-  if (unusable > 0) {
-    s.AddFact("steps_without_batch", "Joined lines that state no usable batch", unusable,
+  if (sb.without_batch > 0) {
+    s.AddFact("steps_without_batch", "Joined lines that give no batch", sb.without_batch,
               Unit::kCount);
+  }
+  if (sb.garbage > 0) {
+    s.AddFact("steps_bad_batch", "Joined lines with a bad batch value", sb.garbage, Unit::kCount);
   }
   if (e.runs_without_batch > 0) {
     s.AddFact("whole_runs_without_batch", "Whole-graph runs in no step with a batch",
@@ -296,13 +298,13 @@ void AddStepBatches(const WholeGraphEstimate& e, const GraphStepBatches& sb, Sec
   } else if (!sb.note.empty()) {
     note += " Iteration log: " + sb.note + ".";
   }
-  if (unusable > 0) {
+  if (sb.without_batch > 0 || sb.garbage > 0) {
     std::vector<std::string> why;
-    if (sb.no_batch > 0) {
+    if (sb.nothing_stated > 0) {
       why.push_back(
-          fmt::format("{} state no generation_requests or active_requests (or 0) nor a "
+          fmt::format("{} state no generation_requests or active_requests (or 0) and no "
                       "graph_batch_size",
-                      sb.no_batch));
+                      sb.nothing_stated));
     }
     if (sb.bad_batch > 0) why.push_back(fmt::format("{} a negative request count", sb.bad_batch));
     if (sb.bad_graph > 0) {
@@ -316,9 +318,10 @@ void AddStepBatches(const WholeGraphEstimate& e, const GraphStepBatches& sb, Sec
                       "tokens, not the batch",
                       sb.with_context));
     }
-    note +=
-        fmt::format(" {} of the {} joined lines give no batch ({}); their steps choose nothing.",
-                    unusable, sb.steps, fmt::join(why, "; "));
+    note += fmt::format(
+        " {} of the {} joined lines give no batch, so their steps choose nothing; of the lines, "
+        "{}.",
+        sb.without_batch, sb.steps, fmt::join(why, "; "));
   }
   if (e.runs_without_batch > 0) {
     note += fmt::format(" {} of the {} whole-graph runs lie in no step that states a batch.",

@@ -33,8 +33,10 @@ std::optional<GraphStepBatches> GraphStepBatchesFromLog(AnalysisContext& context
     out.with_context += b.context;
     out.bad_batch += b.bad_decode;
     out.bad_graph += b.bad_graph;
-    if (step.batch < 0 && step.graph_batch < 0 && !b.context && !b.bad_decode && !b.bad_graph) {
-      ++out.no_batch;
+    out.garbage += b.bad_decode || b.bad_graph;
+    if (step.batch < 0 && step.graph_batch < 0) {
+      ++out.without_batch;
+      out.nothing_stated += !b.context && !b.bad_decode && !b.bad_graph;
     }
   }
   return out;
