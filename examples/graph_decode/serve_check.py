@@ -287,6 +287,22 @@ def check_whole_graph(name, measured, plan, extra=""):
           sorted(b for _, b, *_ in table if b is not None) == sorted(buckets) and
           all(n == want_runs[b] for _, b, n, *_ in table),
           str([(g, b, n) for g, b, n, *_ in table]))
+    if "--iteration-log" not in extra:
+        return
+    # With the iteration log: each graph's batch is its bucket, and where the log holds the eager
+    # steps (graph_serve.py logs them since the steps share one counter) its estimate takes the
+    # eager runs of that bucket only (the whole_graphs table's selection).
+    eager_logged = any(p["mode"] == "eager" and "iteration" in p for p in plan["steps"])
+    rows = {r["graph"]: r for r in cg["tables"].get("whole_graphs", {"rows": []})["rows"]}
+    got = [(g, b, rows.get(g, {}).get("batch"), rows.get(g, {}).get("selection"),
+            rows.get(g, {}).get("eager_runs")) for g, b, *_ in table]
+    want_selection = "of_batch" if eager_logged else "all_none_of_batch"
+    per_bucket = collections.Counter(p["batch_run"] for p in plan["steps"] if p["mode"] == "eager")
+    check(f"{name}: with the iteration log each graph's batch is its bucket and its estimate takes "
+          f"{'the eager runs of that bucket' if eager_logged else 'all eager runs (none logged)'}",
+          all(batch == b and sel == want_selection and
+              (not eager_logged or runs == per_bucket[b]) for _, b, batch, sel, runs in got),
+          str(got))
 
 
 def main():
@@ -317,6 +333,9 @@ def main():
         check_findings(name, plan_of(name.split(".")[0]))
     for name in ("serve_graph.sqlite.gz", "serve_rec_graph.slrec"):
         check_whole_graph(name, measured, plan_of(name.split(".")[0]))
+        log = os.path.join(DIR, name.split(".")[0] + ".iterations.jsonl")
+        check_whole_graph(name, measured, plan_of(name.split(".")[0]),
+                          extra=f"--iteration-log '{log}'")
     ref = os.path.join(DIR, "serve_eager_only.sqlite.gz")
     if os.path.exists(os.path.join(DIR, "serve_graph_only.sqlite.gz")):
         check_whole_graph("serve_graph_only.sqlite.gz", measured, plan_of("serve_graph_only"),
