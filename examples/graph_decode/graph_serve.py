@@ -4,18 +4,21 @@ The decode step of graph_decode.py (8 layers, NVTX ranges `embed`, `layer_i > at
 `head`) is captured once per batch-size bucket (1, 2, 4, 8 by default, each capture inside a range
 `capture_bs{B}`), as TensorRT-LLM, vLLM and SGLang do. The loop then runs steps whose real batch
 (a fixed, repeating pattern of 1..8 sequences) is padded up to the smallest bucket that holds it and
-replays that bucket's graph (range `graph_step_N`), and last runs the same step eagerly at each
-bucket size (range `eager_step_N`). The truth is known from the program: every kernel of a step
-belongs to exactly one of `embed`, `layer_i > attention`, `layer_i > mlp`, `head`; per range a
-replay runs as many kernels as the eager step of the same batch size; the real and the replayed
-batch of every graph step are in the iteration log.
+replays that bucket's graph, and last runs the same step eagerly at each bucket size. Every step,
+graph or eager, is one iteration of one counter N, in a range `step_N`, as a runtime numbers its
+executor steps (TensorRT-LLM's `_forward_step N`). The truth is known from the program: every
+kernel of a step belongs to exactly one of `embed`, `layer_i > attention`, `layer_i > mlp`, `head`;
+per range a replay runs as many kernels as the eager step of the same batch size; the batch of
+every step is in the iteration log.
 
   python3 graph_serve.py --mode none                   # timing only
   python3 graph_serve.py --mode nsys --log it.jsonl    # cudaProfilerStart before the captures
 
-Writes an iteration log (docs/formats/iteration-log.md: one line per graph step, `iteration` =
-N of `graph_step_N`, `generation_requests` = the real batch, user field `graph_batch_size` = the
-bucket replayed) and with --plan a JSON file: per step its mode, real batch and batch run.
+Writes an iteration log (docs/formats/iteration-log.md: one line per step, `iteration` = N of
+`step_N`, `generation_requests` = the real batch; a graph step also has the user field
+`graph_batch_size` = the bucket replayed, an eager step none, as it replayed no graph: its real
+batch is the batch it ran) and with --plan a JSON file: per step its iteration, mode, index among
+the steps of its mode, real batch and batch run.
 """
 
 import argparse
@@ -122,6 +125,7 @@ def main():
     plan, log_lines, times = [], [], {"graph": [], "eager": []}
     eager_sizes = [b for b in buckets for _ in range(args.eager_per_bucket)]
     graph_steps = 0 if args.no_graphs else args.steps
+    iteration = 0  # one counter over graph and eager steps, as a runtime's executor keeps
     for mode, n_steps in (("graph", graph_steps), ("eager", len(eager_sizes))):
         for n in range(n_steps):
             real = REAL_BATCHES[n % len(REAL_BATCHES)] if mode == "graph" else eager_sizes[n]
@@ -129,7 +133,9 @@ def main():
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             t0_real, t0 = time.time_ns(), time.monotonic_ns()
-            nvtx.range_push(f"{mode}_step_{n}")
+            # One name pattern for every step, so that the trace's iterations (and the log's join
+            # to them) hold the eager steps too.
+            nvtx.range_push(f"step_{iteration}")
             start.record()
             if mode == "graph":
                 graphs[run].replay()
@@ -140,14 +146,17 @@ def main():
             end.synchronize()
             t1 = time.monotonic_ns()
             times[mode].append(start.elapsed_time(end) * 1000.0)  # us
-            plan.append({"mode": mode, "step": n, "real_batch": real, "batch_run": run})
-            if mode == "graph":
-                log_lines.append({
-                    "schema_version": 1, "iteration": n, "pid": os.getpid(),
-                    "timestamp_ns": t0_real, "begin_monotonic_ns": t0, "end_monotonic_ns": t1,
-                    "latency_ns": t1 - t0, "active_requests": real, "context_requests": 0,
-                    "generation_requests": real, "generated_tokens": real,
-                    "user": {"graph_batch_size": run}})
+            plan.append({"iteration": iteration, "mode": mode, "step": n, "real_batch": real,
+                         "batch_run": run})
+            line = {
+                "schema_version": 1, "iteration": iteration, "pid": os.getpid(),
+                "timestamp_ns": t0_real, "begin_monotonic_ns": t0, "end_monotonic_ns": t1,
+                "latency_ns": t1 - t0, "active_requests": real, "context_requests": 0,
+                "generation_requests": real, "generated_tokens": real}
+            if mode == "graph":  # an eager step replayed no graph: no graph_batch_size
+                line["user"] = {"graph_batch_size": run}
+            log_lines.append(line)
+            iteration += 1
     torch.cuda.synchronize()
     if args.mode == "nsys":
         torch.cuda.cudart().cudaProfilerStop()

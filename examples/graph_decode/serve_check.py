@@ -81,7 +81,15 @@ def truth_from_node_export():
     db = sqlite_of("serve_node.sqlite.gz")
     ranges = Ranges(db)
     plan = plan_of("serve_node")
-    eager_bs = {p["step"]: p["batch_run"] for p in plan["steps"] if p["mode"] == "eager"}
+    # The eager steps' ranges and their batch: `step_N`, N = the plan's iteration (one counter over
+    # every step), or, in recordings made before the steps shared one counter, `eager_step_N`, N =
+    # the index among the eager steps.
+    eager_bs = {}
+    for p in plan["steps"]:
+        if p["mode"] == "eager":
+            eager_bs[f"eager_step_{p['step']}"] = p["batch_run"]
+            if "iteration" in p:
+                eager_bs[f"step_{p['iteration']}"] = p["batch_run"]
     # Eager kernels: their runtime launch call's thread and time.
     calls = {}
     for corr, tid, start in db.execute(
@@ -96,10 +104,10 @@ def truth_from_node_export():
             continue
         tid, t = calls[corr]
         names = [r[2] for r in ranges.open_at(tid, t)]
-        steps = [n for n in names if n.startswith("eager_step_")]
+        steps = [n for n in names if n in eager_bs]
         if not steps:
             continue
-        step = int(steps[0].rsplit("_", 1)[1])
+        step = steps[0]
         seen_steps.add(step)
         path = " > ".join(names[names.index(steps[0]) + 1:]) or "(no range)"
         eager[eager_bs[step]][path] += 1
@@ -279,6 +287,22 @@ def check_whole_graph(name, measured, plan, extra=""):
           sorted(b for _, b, *_ in table if b is not None) == sorted(buckets) and
           all(n == want_runs[b] for _, b, n, *_ in table),
           str([(g, b, n) for g, b, n, *_ in table]))
+    if "--iteration-log" not in extra:
+        return
+    # With the iteration log: each graph's batch is its bucket, and where the log holds the eager
+    # steps (graph_serve.py logs them since the steps share one counter) its estimate takes the
+    # eager runs of that bucket only (the whole_graphs table's selection).
+    eager_logged = any(p["mode"] == "eager" and "iteration" in p for p in plan["steps"])
+    rows = {r["graph"]: r for r in cg["tables"].get("whole_graphs", {"rows": []})["rows"]}
+    got = [(g, b, rows.get(g, {}).get("batch"), rows.get(g, {}).get("selection"),
+            rows.get(g, {}).get("eager_runs")) for g, b, *_ in table]
+    want_selection = "of_batch" if eager_logged else "all_none_of_batch"
+    per_bucket = collections.Counter(p["batch_run"] for p in plan["steps"] if p["mode"] == "eager")
+    check(f"{name}: with the iteration log each graph's batch is its bucket and its estimate takes "
+          f"{'the eager runs of that bucket' if eager_logged else 'all eager runs (none logged)'}",
+          all(batch == b and sel == want_selection and
+              (not eager_logged or runs == per_bucket[b]) for _, b, batch, sel, runs in got),
+          str(got))
 
 
 def main():
@@ -309,6 +333,9 @@ def main():
         check_findings(name, plan_of(name.split(".")[0]))
     for name in ("serve_graph.sqlite.gz", "serve_rec_graph.slrec"):
         check_whole_graph(name, measured, plan_of(name.split(".")[0]))
+        log = os.path.join(DIR, name.split(".")[0] + ".iterations.jsonl")
+        check_whole_graph(name, measured, plan_of(name.split(".")[0]),
+                          extra=f"--iteration-log '{log}'")
     ref = os.path.join(DIR, "serve_eager_only.sqlite.gz")
     if os.path.exists(os.path.join(DIR, "serve_graph_only.sqlite.gz")):
         check_whole_graph("serve_graph_only.sqlite.gz", measured, plan_of("serve_graph_only"),

@@ -127,6 +127,32 @@ std::vector<Window> CaptureWindows(const Trace& trace) {
   return out;
 }
 
+// The step holding an instant of a process: the latest one starting at or before it that has not
+// ended (a loop's steps do not overlap; a hostile log's may, so the search looks back a bounded
+// number of steps).
+class StepLocator {
+ public:
+  explicit StepLocator(const StepBatches& batches) : steps_(batches.steps) {
+    std::stable_sort(steps_.begin(), steps_.end(),
+                     [](const StepBatches::Step& a, const StepBatches::Step& b) {
+                       return a.start_ns < b.start_ns;
+                     });
+  }
+  const StepBatches::Step* At(int32_t pid, TimeNs t) const {
+    constexpr int kLookBack = 64;
+    auto it = std::upper_bound(steps_.begin(), steps_.end(), t,
+                               [](TimeNs x, const StepBatches::Step& s) { return x < s.start_ns; });
+    for (int hops = 0; it != steps_.begin() && hops < kLookBack; ++hops) {
+      --it;
+      if (it->end_ns > t && (it->pid < 0 || pid < 0 || it->pid == pid)) return &*it;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<StepBatches::Step> steps_;
+};
+
 // One launching thread's eager kernels, in launch order.
 struct EagerThread {
   int32_t pid = 0, tid = 0;
@@ -135,9 +161,57 @@ struct EagerThread {
   std::vector<DurationNs> dur_ns;  // the kernel's GPU duration
 };
 
+// A graph's batch size from the steps holding its runs (launch times `at`): the graph batch they
+// name most often (ties: the smaller), else the largest real batch among them.
+void GraphBatch(const StepLocator& steps, const std::vector<TimeNs>& at, WholeGraphEstimate& out,
+                WholeGraphEstimate::Graph& g) {
+  std::map<int64_t, int64_t> named;  // graph batch -> runs
+  int64_t largest_real = -1;
+  for (const TimeNs t : at) {
+    const StepBatches::Step* step = steps.At(g.pid, t);
+    if (step == nullptr || (step->graph_batch <= 0 && step->batch <= 0)) {
+      ++out.runs_without_batch;
+      continue;
+    }
+    ++g.runs_in_steps;
+    if (step->graph_batch > 0) ++named[step->graph_batch];
+    if (step->batch > 0) largest_real = std::max(largest_real, step->batch);
+  }
+  if (!named.empty()) {
+    int64_t most = 0;
+    for (const auto& [batch, runs] : named) {
+      if (runs > most) most = runs, g.batch = batch;
+    }
+    g.batch_source = GraphBatchSource::kGraphBatch;
+    for (const auto& [batch, runs] : named) {
+      if (batch != g.batch) g.runs_other_batch += runs;
+    }
+  } else if (largest_real > 0) {
+    g.batch = largest_real;
+    g.batch_source = GraphBatchSource::kLargestRealBatch;
+  }
+}
+
 }  // namespace
 
-WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_reference) {
+const char* EagerSelectionName(EagerSelection selection) {
+  switch (selection) {
+    case EagerSelection::kAll:
+      return "all";
+    case EagerSelection::kOfBatch:
+      return "of_batch";
+    case EagerSelection::kAllNoneOfBatch:
+      return "all_none_of_batch";
+    case EagerSelection::kAllGraphUnknown:
+      return "all_graph_batch_unknown";
+    case EagerSelection::kAllNoEagerBatch:
+      return "all_eager_batch_unknown";
+  }
+  return "all";
+}
+
+WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_reference,
+                                       const StepBatches* batches) {
   WholeGraphEstimate out;
   const KernelTable& k = trace.kernels;
   const ApiCallTable& a = trace.api_calls;
@@ -149,14 +223,26 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_re
   const ApiCallTable& ea = e.api_calls;
   const RangeTable& er = e.ranges;
 
-  // The whole-graph runs, per (process, graph id).
-  std::map<std::pair<int32_t, int64_t>, std::vector<DurationNs>> runs;
+  out.step_batches = batches != nullptr;
+  std::optional<StepLocator> steps;
+  if (batches != nullptr) steps.emplace(*batches);
+
+  // The whole-graph runs, per (process, graph id): their GPU durations, and when each was
+  // launched (the launching call's start; without one, the run's GPU start).
+  struct Runs {
+    std::vector<DurationNs> dur_ns;
+    std::vector<TimeNs> at_ns;
+  };
+  std::map<std::pair<int32_t, int64_t>, Runs> runs;
   for (size_t i = 0; i < k.size(); ++i) {
     const std::string_view name = trace.str(k.name[i]);
     if (!IsWholeGraphName(name)) continue;
     ++out.whole_runs;
-    const int32_t pid = k.launch_call[i] != kNoRow ? a.pid[k.launch_call[i]] : k.pid[i];
-    runs[{pid, GraphIdOf(name)}].push_back(k.end_ns[i] - k.start_ns[i]);
+    const int32_t call = k.launch_call[i];
+    const int32_t pid = call != kNoRow ? a.pid[call] : k.pid[i];
+    Runs& of = runs[{pid, GraphIdOf(name)}];
+    of.dur_ns.push_back(k.end_ns[i] - k.start_ns[i]);
+    of.at_ns.push_back(call != kNoRow ? a.start_ns[call] : k.start_ns[i]);
   }
   if (runs.empty()) return out;
 
@@ -173,7 +259,7 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_re
   for (const GraphCreation& c : trace.graph_creations)
     creation_of.try_emplace({c.pid, c.graph_id}, c);
   std::map<int32_t, int64_t> graphs_of;
-  for (const auto& [key, durations] : runs) ++graphs_of[key.first];
+  for (const auto& [key, of] : runs) ++graphs_of[key.first];
 
   const RangeLocator locator(trace);
   std::optional<RangeLocator> reference_locator;
@@ -230,14 +316,15 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_re
   };
   int64_t budget = kWorkBudget;
   std::map<int32_t, size_t> next_window;  // per process: graphs paired so far
-  for (const auto& [key, durations] : runs) {
+  for (const auto& [key, of] : runs) {
     WholeGraphEstimate::Graph& g = out.graphs.emplace_back();
     g.pid = key.first;
     g.graph_id = key.second;
-    g.runs = static_cast<int64_t>(durations.size());
-    std::vector<DurationNs> sorted = durations;
+    g.runs = static_cast<int64_t>(of.dur_ns.size());
+    std::vector<DurationNs> sorted = of.dur_ns;
     std::sort(sorted.begin(), sorted.end());
     g.median_run_ns = sorted[sorted.size() / 2];
+    if (steps) GraphBatch(*steps, of.at_ns, out, g);
     const std::vector<Window>& ws = windows_of[g.pid];
     std::optional<Window> found;
     const auto created = creation_of.find({g.pid, g.graph_id});
@@ -303,6 +390,7 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_re
       int32_t range;
       std::vector<int32_t> map;  // per captured launch: the launch matched in [lo, hi), or -1
       int64_t score = 0;
+      int64_t batch = -1;  // the batch of the step holding the run; -1: unknown
     };
     std::vector<Candidate> candidates;
     const auto fewest =
@@ -344,9 +432,34 @@ WholeGraphEstimate EstimateWholeGraphs(const Trace& trace, const Trace* eager_re
         }
       }
       c.score = std::count_if(c.map.begin(), c.map.end(), [](int32_t p) { return p >= 0; });
+      if (steps && eager_reference == nullptr) {
+        const StepBatches::Step* step = steps->At(er.pid[x], er.start_ns[x]);
+        if (step != nullptr && step->batch > 0) c.batch = step->batch;
+      }
       if (2 * c.score >= static_cast<int64_t>(m)) candidates.push_back(std::move(c));
     }
     if (candidates.empty()) continue;
+    // The eager runs of the graph's own batch size, when the steps say both.
+    std::set<std::tuple<size_t, size_t, size_t>> runs_seen;
+    std::set<int64_t> batches_seen;
+    for (const Candidate& c : candidates) {
+      runs_seen.insert({c.thread, c.lo, c.hi});
+      batches_seen.insert(c.batch);
+    }
+    g.eager_candidates = static_cast<int64_t>(runs_seen.size());
+    g.candidate_batches.assign(batches_seen.begin(), batches_seen.end());
+    if (steps) {
+      if (eager_reference != nullptr) {
+        g.selection = EagerSelection::kAllNoEagerBatch;
+      } else if (g.batch <= 0) {
+        g.selection = EagerSelection::kAllGraphUnknown;
+      } else if (batches_seen.count(g.batch) == 0) {
+        g.selection = EagerSelection::kAllNoneOfBatch;
+      } else {
+        g.selection = EagerSelection::kOfBatch;
+        std::erase_if(candidates, [&](const Candidate& c) { return c.batch != g.batch; });
+      }
+    }
     std::stable_sort(candidates.begin(), candidates.end(), [&](const auto& x, const auto& y) {
       return x.score != y.score ? x.score > y.score : er.start_ns[x.range] < er.start_ns[y.range];
     });

@@ -12,13 +12,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <optional>
-#include <string_view>
 #include <vector>
 
 #include "analyses/findings/findings.h"
+#include "analyses/iteration_log/iteration_log_batch.h"
 #include "analyses/iteration_log/iteration_log_join.h"
 #include "base/stats.h"
 #include "facts/graph_replays.h"
@@ -29,21 +28,6 @@ namespace {
 constexpr int64_t kMinPaddedIterations = 3;
 constexpr double kMinPaddedShare = 0.10;  // of the replayed batch slots
 constexpr ptrdiff_t kMaxReplaysPerStep = 1024;
-constexpr std::array<std::string_view, 3> kBatchKeys = {"graph_batch_size", "padded_batch_size",
-                                                        "cuda_graph_batch_size"};
-
-// The log's own replayed batch size, where it names one.
-std::optional<int64_t> LoggedGraphBatch(const IterationLogEntry& e) {
-  for (const auto& [key, value] : e.user) {
-    if (std::find(kBatchKeys.begin(), kBatchKeys.end(), key) == kBatchKeys.end()) continue;
-    if (const int64_t* v = std::get_if<int64_t>(&value); v != nullptr && *v > 0) return *v;
-    if (const double* v = std::get_if<double>(&value); v != nullptr && *v >= 1 && *v < 1e12) {
-      return static_cast<int64_t>(*v);
-    }
-  }
-  return std::nullopt;
-}
-
 struct Step {
   TimeNs start_ns = 0;
   int64_t real = 0;               // sequences decoded
@@ -80,7 +64,7 @@ Status RuleGraphPadding(AnalysisContext& c, std::vector<Finding>& out) {
     Step s;
     s.start_ns = row.start_ns;
     s.real = *real;
-    s.logged = LoggedGraphBatch(e);
+    s.logged = LoggedBatchOf(e).graph;  // the log's own replayed batch size, where it names one
     auto lo = std::lower_bound(launch.begin(), launch.end(), row.start_ns);
     // Bounded per iteration (log windows may overlap in a hostile log; a step replays a few).
     const auto hi = launch.end() - lo > kMaxReplaysPerStep ? lo + kMaxReplaysPerStep : launch.end();
