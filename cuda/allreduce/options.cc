@@ -5,35 +5,19 @@
 #include <cstring>
 #include <sstream>
 
+#include "importers/allreduce_sweep/ar_names.h"
+
 namespace sightline::allreduce {
 
+static_assert(static_cast<int>(Strategy::kLamport) == 3 &&
+                  static_cast<int>(Fusion::kResidualRmsNormNvfp4) == 4,
+              "the codes index allreduce_names' tables");
+// The names are literals, so their data are NUL-terminated C strings.
 const char* StrategyName(Strategy s) {
-  switch (s) {
-    case Strategy::kNccl:
-      return "nccl";
-    case Strategy::kOneShot:
-      return "oneshot";
-    case Strategy::kTwoShot:
-      return "twoshot";
-    case Strategy::kLamport:
-      return "lamport";
-  }
-  return "?";
+  return allreduce_names::NameAt(allreduce_names::kStrategies, static_cast<int>(s)).data();
 }
 const char* FusionName(Fusion f) {
-  switch (f) {
-    case Fusion::kNone:
-      return "none";
-    case Fusion::kResidualRmsNorm:
-      return "residual_rmsnorm";
-    case Fusion::kResidualRmsNormFp8:
-      return "residual_rmsnorm_fp8";
-    case Fusion::kResidualRmsNormFp8PerToken:
-      return "residual_rmsnorm_fp8_per_token";
-    case Fusion::kResidualRmsNormNvfp4:
-      return "residual_rmsnorm_nvfp4";
-  }
-  return "?";
+  return allreduce_names::NameAt(allreduce_names::kFusions, static_cast<int>(f)).data();
 }
 const char* ModeName(Mode m) { return m == Mode::kEager ? "eager" : "graph"; }
 const char* PeerOrderName(PeerOrder o) {
@@ -264,36 +248,21 @@ std::string ParseOptions(int argc, char** argv, Options* o) {
       if (!value(&v)) return "missing value after " + a;
       o->strategies.clear();
       for (const std::string& s : Split(v)) {
-        if (s == "nccl")
-          o->strategies.push_back(Strategy::kNccl);
-        else if (s == "oneshot")
-          o->strategies.push_back(Strategy::kOneShot);
-        else if (s == "twoshot")
-          o->strategies.push_back(Strategy::kTwoShot);
-        else if (s == "lamport")
-          o->strategies.push_back(Strategy::kLamport);
-        else
-          return bad("strategies are nccl, oneshot, twoshot, lamport");
+        const int code = allreduce_names::IndexOf(allreduce_names::kStrategies, s);
+        if (code < 0)
+          return bad("strategies are " +
+                     allreduce_names::Listed(allreduce_names::kStrategies, ", "));
+        o->strategies.push_back(static_cast<Strategy>(code));
       }
     } else if (a == "--fusion") {
       if (!value(&v)) return "missing value after " + a;
       o->fusions.clear();
       fusion_given = true;
       for (const std::string& s : Split(v)) {
-        if (s == "none")
-          o->fusions.push_back(Fusion::kNone);
-        else if (s == "residual_rmsnorm")
-          o->fusions.push_back(Fusion::kResidualRmsNorm);
-        else if (s == "residual_rmsnorm_fp8")
-          o->fusions.push_back(Fusion::kResidualRmsNormFp8);
-        else if (s == "residual_rmsnorm_fp8_per_token")
-          o->fusions.push_back(Fusion::kResidualRmsNormFp8PerToken);
-        else if (s == "residual_rmsnorm_nvfp4")
-          o->fusions.push_back(Fusion::kResidualRmsNormNvfp4);
-        else
-          return bad(
-              "fusions are none, residual_rmsnorm, residual_rmsnorm_fp8, "
-              "residual_rmsnorm_fp8_per_token, residual_rmsnorm_nvfp4");
+        const int code = allreduce_names::IndexOf(allreduce_names::kFusions, s);
+        if (code < 0)
+          return bad("fusions are " + allreduce_names::Listed(allreduce_names::kFusions, ", "));
+        o->fusions.push_back(static_cast<Fusion>(code));
       }
     } else if (a == "--mode") {
       if (!value(&v)) return "missing value after " + a;

@@ -8,9 +8,13 @@
 #include <string>
 
 #include "allreduce/allreduce_lut.h"
+#include "importers/allreduce_sweep/ar_names.h"
 
 namespace sightline::allreduce {
 namespace {
+
+static_assert(SIGHTLINE_AR_STRATEGY_LAMPORT == 3 && SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4 == 4,
+              "the codes index allreduce_names' tables");
 
 constexpr int kRowElements = 4096;  // the row an unfused call without a hidden size is taken as
 
@@ -88,17 +92,11 @@ bool ParseStrategyName(std::string_view name, sightline_ar_strategy* out) {
   const std::string s = Lower(name);
   if (s == "auto") {
     *out = SIGHTLINE_AR_STRATEGY_AUTO;
-  } else if (s == "nccl") {
-    *out = SIGHTLINE_AR_STRATEGY_NCCL;
-  } else if (s == "oneshot") {
-    *out = SIGHTLINE_AR_STRATEGY_ONESHOT;
-  } else if (s == "twoshot") {
-    *out = SIGHTLINE_AR_STRATEGY_TWOSHOT;
-  } else if (s == "lamport") {
-    *out = SIGHTLINE_AR_STRATEGY_LAMPORT;
-  } else {
-    return false;
+    return true;
   }
+  const int code = allreduce_names::IndexOf(allreduce_names::kStrategies, s);
+  if (code < 0) return false;
+  *out = static_cast<sightline_ar_strategy>(code);
   return true;
 }
 
@@ -106,41 +104,21 @@ bool ParseStrategyOverride(const char* value, sightline_ar_strategy* out, std::s
   *out = SIGHTLINE_AR_STRATEGY_AUTO;
   if (value == nullptr || *value == '\0') return true;
   if (ParseStrategyName(value, out)) return true;
-  *error = std::string("SIGHTLINE_ALLREDUCE_STRATEGY=") + value +
-           ": expected one of auto, nccl, oneshot, twoshot, lamport";
+  *error = std::string("SIGHTLINE_ALLREDUCE_STRATEGY=") + value + ": expected one of auto, " +
+           allreduce_names::Listed(allreduce_names::kStrategies, ", ");
   return false;
 }
 
 const char* StrategyLabel(sightline_ar_strategy s) {
-  switch (s) {
-    case SIGHTLINE_AR_STRATEGY_AUTO:
-      return "auto";
-    case SIGHTLINE_AR_STRATEGY_NCCL:
-      return "nccl";
-    case SIGHTLINE_AR_STRATEGY_ONESHOT:
-      return "oneshot";
-    case SIGHTLINE_AR_STRATEGY_TWOSHOT:
-      return "twoshot";
-    case SIGHTLINE_AR_STRATEGY_LAMPORT:
-      return "lamport";
-  }
-  return "unknown";
+  // The names are literals, so their data are NUL-terminated C strings.
+  if (s == SIGHTLINE_AR_STRATEGY_AUTO) return "auto";
+  const std::string_view n = allreduce_names::NameAt(allreduce_names::kStrategies, s);
+  return n == "?" ? "unknown" : n.data();
 }
 
 const char* FusionLabel(sightline_ar_fusion f) {
-  switch (f) {
-    case SIGHTLINE_AR_FUSION_NONE:
-      return "none";
-    case SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM:
-      return "residual_rmsnorm";
-    case SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_FP8:
-      return "residual_rmsnorm_fp8";
-    case SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_FP8_PER_TOKEN:
-      return "residual_rmsnorm_fp8_per_token";
-    case SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4:
-      return "residual_rmsnorm_nvfp4";
-  }
-  return "unknown";
+  const std::string_view n = allreduce_names::NameAt(allreduce_names::kFusions, f);
+  return n == "?" ? "unknown" : n.data();
 }
 
 std::string PlainCallSizeError(uint64_t count, uint64_t hidden) {

@@ -12,21 +12,15 @@
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "base/lines.h"
+#include "importers/allreduce_sweep/ar_names.h"
 
 namespace sightline {
 
+static_assert(static_cast<int>(ArStrategy::kLamport) == 3 &&
+              static_cast<int>(ArFusion::kResidualRmsNormNvfp4) == 4);
+
 std::string_view ArStrategyName(ArStrategy s) {
-  switch (s) {
-    case ArStrategy::kNccl:
-      return "nccl";
-    case ArStrategy::kOneShot:
-      return "oneshot";
-    case ArStrategy::kTwoShot:
-      return "twoshot";
-    case ArStrategy::kLamport:
-      return "lamport";
-  }
-  return "?";
+  return allreduce_names::NameAt(allreduce_names::kStrategies, static_cast<int>(s));
 }
 
 std::string_view ArStrategyLabel(ArStrategy s) {
@@ -44,19 +38,7 @@ std::string_view ArStrategyLabel(ArStrategy s) {
 }
 
 std::string_view ArFusionName(ArFusion f) {
-  switch (f) {
-    case ArFusion::kNone:
-      return "none";
-    case ArFusion::kResidualRmsNorm:
-      return "residual_rmsnorm";
-    case ArFusion::kResidualRmsNormFp8:
-      return "residual_rmsnorm_fp8";
-    case ArFusion::kResidualRmsNormFp8PerToken:
-      return "residual_rmsnorm_fp8_per_token";
-    case ArFusion::kResidualRmsNormNvfp4:
-      return "residual_rmsnorm_nvfp4";
-  }
-  return "?";
+  return allreduce_names::NameAt(allreduce_names::kFusions, static_cast<int>(f));
 }
 
 std::string_view ArModeName(ArMode m) { return m == ArMode::kEager ? "eager" : "graph"; }
@@ -149,32 +131,19 @@ StatusOr<SweepRow> ParseRow(const std::vector<std::string_view>& fields, std::st
   ASSIGN_OR_RETURN(r.num_tokens, p.Int(3, 0));
   ASSIGN_OR_RETURN(r.hidden_size, p.Int(4, 0));
   const std::string_view strategy = p.Text(5);
-  bool known = false;
-  for (ArStrategy s : kArStrategies) {
-    if (strategy == ArStrategyName(s)) {
-      r.strategy = s;
-      known = true;
-    }
+  const int strategy_code = allreduce_names::IndexOf(allreduce_names::kStrategies, strategy);
+  if (strategy_code < 0) {
+    return p.Error(5, fmt::format("unknown strategy '{}' (expected {})", strategy,
+                                  allreduce_names::Listed(allreduce_names::kStrategies)));
   }
-  if (!known) {
-    return p.Error(5,
-                   fmt::format("unknown strategy '{}' (expected nccl, oneshot, twoshot or lamport)",
-                               strategy));
-  }
+  r.strategy = static_cast<ArStrategy>(strategy_code);
   const std::string_view fusion = p.Text(6);
-  known = false;
-  for (ArFusion f : kArFusions) {
-    if (fusion == ArFusionName(f)) {
-      r.fusion = f;
-      known = true;
-    }
+  const int fusion_code = allreduce_names::IndexOf(allreduce_names::kFusions, fusion);
+  if (fusion_code < 0) {
+    return p.Error(6, fmt::format("unknown fusion '{}' (expected {})", fusion,
+                                  allreduce_names::Listed(allreduce_names::kFusions)));
   }
-  if (!known) {
-    return p.Error(6, fmt::format("unknown fusion '{}' (expected none, residual_rmsnorm, "
-                                  "residual_rmsnorm_fp8, residual_rmsnorm_fp8_per_token or "
-                                  "residual_rmsnorm_nvfp4)",
-                                  fusion));
-  }
+  r.fusion = static_cast<ArFusion>(fusion_code);
   const std::string_view mode = p.Text(7);
   if (mode == "eager") {
     r.mode = ArMode::kEager;
