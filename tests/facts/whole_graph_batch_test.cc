@@ -25,33 +25,7 @@ struct Serving {
   TraceFixture f;
   Serving() {
     f.Device(0);
-    for (int c = 0; c < 2; ++c) {
-      const TimeNs base = c * 1'000;
-      f.Range(c == 0 ? "capture_bs1" : "capture_bs4", base, base + 900);
-      f.Api("cudaStreamBeginCapture", base + 1, base + 5);
-      f.Range("layer_0", base + 10, base + 100);
-      f.Range("attention", base + 11, base + 50);
-      f.Api("cudaLaunchKernel", base + 20, base + 25, ApiKind::kRuntime, {}, 500 + c * 10);
-      f.Range("mlp", base + 55, base + 99);
-      f.Api("cudaLaunchKernel", base + 60, base + 65, ApiKind::kRuntime, {}, 501 + c * 10);
-      f.Api("cudaStreamEndCapture", base + 200, base + 205);
-    }
-    for (int run = 0; run < 4; ++run) {
-      const TimeNs base = 10'000 + run * 1'000;
-      f.Range("step_" + std::to_string(run), base, base + 500);
-      f.Api("cudaGraphLaunch", base + 1, base + 5, ApiKind::kRuntime, {}, 900 + run);
-      f.Kernel(WholeGraphName(run < 2 ? 1 : 2), base + 10, base + 210, {}, 900 + run);
-    }
-    for (int step = 0; step < 2; ++step) {
-      const TimeNs base = 20'000 + step * 1'000;
-      const TimeNs scale = step == 0 ? 1 : 4;  // batch 1, batch 4
-      f.Range("step_" + std::to_string(20 + step), base, base + 500);
-      f.Range("layer_0", base + 10, base + 400);
-      f.Range("attention", base + 11, base + 100);
-      f.Launch("attn", base + 20, base + 25, base + 30, base + 30 + 10 * scale);
-      f.Range("mlp", base + 110, base + 390);
-      f.Launch("up", base + 120, base + 125, base + 200, base + 200 + 20 * scale);
-    }
+    testing::AddTwoBucketServingLoop(f, /*first_eager_step=*/20, /*eager_start=*/20'000);
   }
 };
 

@@ -88,6 +88,14 @@ class TraceFixture {
   int64_t next_correlation_ = 1'000'000;  // away from ids tests pass explicitly
 };
 
+// A serving loop of two batch-size buckets, for the whole-graph estimate by batch size: graphs
+// captured in `capture_bs1` (graph 1, at 0) and `capture_bs4` (graph 2, at 1'000), each launching
+// `attn` inside `layer_0 > attention` and `up` inside `layer_0 > mlp`; steps 0 and 1 replay graph
+// 1 and steps 2 and 3 graph 2 as whole-graph rows (step_N at 10'000 + 1'000 N); then two eager
+// steps with the same ranges, step_<first_eager_step> at `eager_start` at batch 1 (kernels of 10
+// and 20 ns) and the next, 1'000 later, at batch 4 (40 and 80 ns): the larger batch runs longer.
+void AddTwoBucketServingLoop(TraceFixture& f, int first_eager_step, TimeNs eager_start);
+
 // Forgets where each graph kernel was captured (node, time, thread), as a trace whose capture
 // happened before the recorded window, or a PyTorch profiler trace, would give.
 void RemoveCapturePoints(Trace& trace);
