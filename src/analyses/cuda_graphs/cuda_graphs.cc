@@ -158,7 +158,7 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
   const GraphAlignment& by_reference = gp.reference_alignment;
   struct Acc {
     std::map<int64_t, int> nodes;  // original node (aligned: its eager counterpart) -> seen
-    std::set<int64_t> replays;     // launching calls (reference rows)
+    std::set<int64_t> replays;     // launching calls, else correlations (reference rows)
     int64_t kernels = 0;
     DurationNs gpu_ns = 0;
     TimeNs first_ns = INT64_MAX;
@@ -204,7 +204,11 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
     }
     Acc& acc = by_path[{gp.source[i], path.empty() ? std::string("(no range open)") : path}];
     acc.nodes[node] = 1;
-    if (gp.source[i] == PathSource::kReference) acc.replays.insert(k.launch_call[i]);
+    if (gp.source[i] == PathSource::kReference) {
+      // A replay is a launching call, else a correlation id (as the alignment groups them).
+      acc.replays.insert(k.launch_call[i] != kNoRow ? int64_t{k.launch_call[i]}
+                                                    : (int64_t{1} << 40) + k.correlation[i]);
+    }
     ++acc.kernels;
     acc.gpu_ns += d;
     acc.first_ns = std::min(acc.first_ns, point);
