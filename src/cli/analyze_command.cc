@@ -219,8 +219,10 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option("--eager-reference", args->eager_reference,
                   "A trace of the same program run eagerly, recorded separately: its eager runs "
                   "estimate the per-range GPU time of CUDA graphs the analysed traces ran as a "
-                  "whole (docs/analyses/cuda_graphs.md, \"Graphs traced as a whole\"); refused if "
-                  "it is not a trace")
+                  "whole, and give node-traced replays without capture points (or an eager run in "
+                  "their own trace) the ranges of their matched eager kernels there "
+                  "(docs/analyses/cuda_graphs.md, \"Graphs traced as a whole\", \"Alignment with "
+                  "an eager reference trace\"); refused if it is not a trace")
       ->type_name("TRACE");
   cmd->add_option("--slo", args->slo,
                   "Service-level objectives for goodput with serving results, in ms: "

@@ -124,14 +124,14 @@ void LabelGraphKernels(const Trace& trace, Intern& intern, int32_t outside,
   }
   for (size_t i = 0; i < k.size(); ++i) {
     if (paths.source[i] == PathSource::kNone || range_of[i] == outside) continue;
-    const std::vector<StringId>& names = paths.components[paths.path[i]];
+    const std::vector<std::string_view>& names = paths.components[paths.path[i]];
     size_t skip = 0;
     if (paths.source[i] == PathSource::kCapture && !names.empty()) {
       auto w = wrapper.find(ThreadKey(k.capture_pid[i], k.capture_tid[i]));
-      if (w != wrapper.end() && names[0] == w->second) skip = 1;
+      if (w != wrapper.end() && names[0] == trace.str(w->second)) skip = 1;
     }
     if (names.size() <= skip) continue;
-    range_of[i] = intern(DigitRunsToN(trace.str(names[skip])));
+    range_of[i] = intern(DigitRunsToN(names[skip]));
   }
 }
 

@@ -30,7 +30,7 @@ class TrackSlicer {
     size_t common = 0;
     size_t levels = 0;
     if (path >= 0) {
-      const std::vector<StringId>& names = paths_.components[path];
+      const std::vector<std::string_view>& names = paths_.components[path];
       levels = std::min<size_t>(names.size(), kMaxGraphRangeLevels);
       if (replay == replay_ && source == source_) {
         while (common < open_.size() && common < levels &&

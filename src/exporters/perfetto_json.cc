@@ -285,14 +285,14 @@ void WriteGraphRanges(const Trace& trace, const GraphKernelPaths& gp,
         w.ThreadSortIndex(pid, tid, 2 * ordinal[{device, stream}] + 1);
       },
       [&](const GraphRangeSlice& s) {
-        const std::vector<StringId>& names = gp.components[s.path];
+        const std::vector<std::string_view>& names = gp.components[s.path];
         path.clear();
         for (int32_t d = 0; d <= s.depth; ++d) {
           if (d > 0) path += " > ";
-          path += trace.str(names[d]);
+          path += names[d];
         }
         w.Begin('X', kGpuPidBase + s.device, kGraphRangesTidBase + s.track, s.start_ns);
-        w.Name(trace.str(names[s.depth]));
+        w.Name(names[s.depth]);
         w.Field("cat", "graph_range");
         w.Dur(s.end_ns - s.start_ns);
         std::string& o = w.out();

@@ -58,22 +58,36 @@ GraphAlignment AlignGraphKernels(const Trace& trace) {
   return AlignGraphKernels(trace, GraphKernelRows(trace));
 }
 
-GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>& graph) {
+namespace {
+
+// Aligns the replays of `trace` (graph kernels without a capture point, less those of replays
+// `in_trace` matched) with the eager kernels of `eager_trace` (`trace` itself, or a reference).
+// Names are compared as text: a reference name is looked up in `trace`'s pool once.
+GraphAlignment Align(const Trace& trace, const std::vector<uint8_t>& graph,
+                     const Trace& eager_trace, const std::vector<uint8_t>& eager_graph,
+                     const GraphAlignment* in_trace) {
   GraphAlignment out;
+  out.reference = &eager_trace != &trace;
   const KernelTable& k = trace.kernels;
-  const ApiCallTable& a = trace.api_calls;
 
   // The replays: graph kernels without a capture point, by launching call (or correlation).
   std::map<std::pair<int, int64_t>, std::vector<int32_t>> replays;
   for (size_t i = 0; i < k.size(); ++i) {
     if (!graph[i] || k.capture_ns[i] >= 0) continue;
-    ++out.kernels;
     const std::pair<int, int64_t> key =
         k.launch_call[i] != kNoRow ? std::pair<int, int64_t>{0, k.launch_call[i]}
         : k.correlation[i] >= 0    ? std::pair<int, int64_t>{1, k.correlation[i]}
                                    : std::pair<int, int64_t>{2, static_cast<int64_t>(i)};
     replays[key].push_back(static_cast<int32_t>(i));
   }
+  if (in_trace != nullptr && !in_trace->counterpart.empty()) {
+    // A replay matched in its own trace keeps that match (the same clock, the same run).
+    std::erase_if(replays, [&](const auto& entry) {
+      return std::any_of(entry.second.begin(), entry.second.end(),
+                         [&](int32_t row) { return in_trace->counterpart[row] != kNoRow; });
+    });
+  }
+  for (const auto& [key, rows] : replays) out.kernels += static_cast<int64_t>(rows.size());
   if (out.kernels == 0) return out;
   out.replays = static_cast<int64_t>(replays.size());
   out.counterpart.assign(k.size(), kNoRow);
@@ -96,24 +110,40 @@ GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>&
   }
 
   // The eager kernels per launching thread, in launch order (the API table is sorted by start).
+  const KernelTable& ek = eager_trace.kernels;
+  const ApiCallTable& a = eager_trace.api_calls;
   std::vector<int32_t> eager;
-  for (size_t i = 0; i < k.size(); ++i) {
-    if (!graph[i] && k.launch_call[i] != kNoRow && !IsWholeGraphName(trace.str(k.name[i]))) {
+  for (size_t i = 0; i < ek.size(); ++i) {
+    if (!eager_graph[i] && ek.launch_call[i] != kNoRow &&
+        !IsWholeGraphName(eager_trace.str(ek.name[i]))) {
       eager.push_back(static_cast<int32_t>(i));
     }
   }
   std::sort(eager.begin(), eager.end(), [&](int32_t x, int32_t y) {
-    return std::pair(k.launch_call[x], x) < std::pair(k.launch_call[y], y);
+    return std::pair(ek.launch_call[x], x) < std::pair(ek.launch_call[y], y);
   });
+  // A reference's name ids, as ids of `trace` (a name `trace` lacks matches no replayed kernel).
+  constexpr uint32_t kForeign = UINT32_MAX;
+  std::unordered_map<uint32_t, uint32_t> name_in_trace;
+  auto name_of = [&](int32_t row) -> uint32_t {
+    const uint32_t id = ek.name[row].value;
+    if (!out.reference) return id;
+    auto [it, inserted] = name_in_trace.try_emplace(id, kForeign);
+    StringId found;
+    if (inserted && trace.strings.Find(eager_trace.str(ek.name[row]), &found)) {
+      it->second = found.value;
+    }
+    return it->second;
+  };
   std::vector<EagerStream> streams;
   std::unordered_map<int64_t, size_t> stream_of;
   for (int32_t row : eager) {
-    const int32_t call = k.launch_call[row];
+    const int32_t call = ek.launch_call[row];
     auto [it, inserted] =
         stream_of.try_emplace(ThreadKey(a.pid[call], a.tid[call]), streams.size());
     if (inserted) streams.push_back({a.pid[call], a.tid[call], {}, {}, {}});
     EagerStream& s = streams[it->second];
-    const uint32_t name = k.name[row].value;
+    const uint32_t name = name_of(row);
     if (anchor_names.count(name) > 0) {
       s.anchors[name].push_back(static_cast<uint32_t>(s.rows.size()));
     }
@@ -177,7 +207,7 @@ GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>&
     GraphAlignment::EagerRun run{s.pid, s.tid, INT64_MAX, INT64_MIN};
     for (int64_t p : map) {
       if (p < 0) continue;
-      const TimeNs launch = a.start_ns[k.launch_call[s.rows[p]]];
+      const TimeNs launch = a.start_ns[ek.launch_call[s.rows[p]]];
       run.first_launch_ns = std::min(run.first_launch_ns, launch);
       run.last_launch_ns = std::max(run.last_launch_ns, launch);
     }
@@ -195,6 +225,19 @@ GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>&
     }
   }
   return out;
+}
+
+}  // namespace
+
+GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>& graph) {
+  return Align(trace, graph, trace, graph, nullptr);
+}
+
+GraphAlignment AlignGraphKernelsWithReference(const Trace& trace, const std::vector<uint8_t>& graph,
+                                              const Trace& reference,
+                                              const GraphAlignment* in_trace) {
+  if (&reference == &trace) return {};
+  return Align(trace, graph, reference, GraphKernelRows(reference), in_trace);
 }
 
 }  // namespace sightline

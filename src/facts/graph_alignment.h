@@ -22,17 +22,20 @@ std::vector<uint8_t> GraphKernelRows(const Trace& trace);
 
 struct GraphAlignment {
   // The eager run a replay was matched with: its launching thread and the launch times of its
-  // first and last matched kernels. Ranges holding all of it (the step) say nothing about one
-  // kernel; ranges inside it do.
+  // first and last matched kernels (on the clock of the trace that holds it: the reference's,
+  // when `reference`). Ranges holding all of it (the step) say nothing about one kernel; ranges
+  // inside it do.
   struct EagerRun {
     int32_t pid = -1, tid = -1;
     TimeNs first_launch_ns = 0, last_launch_ns = 0;
   };
   // Per kernel row (empty when the trace has no graph kernel without a capture point): the eager
-  // kernel row matched with it, or kNoRow; and the index into eager_runs of its match.
+  // kernel row matched with it (a row of the reference trace, when `reference`), or kNoRow; and
+  // the index into eager_runs of its match.
   std::vector<int32_t> counterpart;
   std::vector<int32_t> eager_run;
   std::vector<EagerRun> eager_runs;
+  bool reference = false;  // the eager runs are another trace's (AlignGraphKernelsWithReference)
 
   int64_t kernels = 0;          // graph kernels without a capture point
   int64_t kernels_matched = 0;  // ... given an eager counterpart
@@ -53,5 +56,15 @@ struct GraphAlignment {
 GraphAlignment AlignGraphKernels(const Trace& trace);
 // The same with GraphKernelRows(trace) computed by the caller.
 GraphAlignment AlignGraphKernels(const Trace& trace, const std::vector<uint8_t>& graph);
+
+// The same search against the eager runs of a second trace (`analyze --eager-reference`: the same
+// program run eagerly, recorded separately), for the replays that `in_trace` (this trace's own
+// alignment; may be null) left unmatched, so that a capture point wins over both alignments and
+// an eager run of the trace itself over the reference. Kernel names are compared as text; times
+// of the two traces are never compared (counterparts and eager runs are the reference's rows and
+// clock). Empty when `reference` is `trace`.
+GraphAlignment AlignGraphKernelsWithReference(const Trace& trace, const std::vector<uint8_t>& graph,
+                                              const Trace& reference,
+                                              const GraphAlignment* in_trace);
 
 }  // namespace sightline

@@ -191,7 +191,8 @@ const LaunchIndex& TraceFacts::LaunchesWithCapture() {
 
 const GraphKernelPaths& TraceFacts::GraphPaths() {
   std::call_once(graph_paths_once_, [this] {
-    graph_paths_ = std::make_unique<GraphKernelPaths>(ComputeGraphKernelPaths(*trace_));
+    graph_paths_ = std::make_unique<GraphKernelPaths>(
+        ComputeGraphKernelPaths(*trace_, options_.eager_reference.get()));
   });
   return *graph_paths_;
 }

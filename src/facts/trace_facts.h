@@ -118,7 +118,10 @@ class TraceFacts {
   // counterpart's launch (LaunchPoints::kLaunchAndCapture with GraphPaths().alignment). What
   // attributes work to the ranges that say what it is (NVTX projection, GPU metrics per range).
   const LaunchIndex& LaunchesWithCapture();
-  // Per graph kernel, its capture-time (or aligned) range path and how it was attributed.
+  // Per graph kernel, its capture-time (or aligned) range path and how it was attributed; with
+  // options().eager_reference, replays left without either are aligned with the reference's
+  // eager runs (PathSource::kReference: a path, not a point of this trace, so LaunchesWithCapture
+  // has no point for them).
   const GraphKernelPaths& GraphPaths();
   // The CUDA graph replays in launch order, the distinct graphs they replay, the captures.
   const GraphReplays& Replays();

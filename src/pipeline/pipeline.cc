@@ -519,9 +519,8 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
           "the CUDA graphs another trace ran as a whole");
     }
     ASSIGN_OR_RETURN(InputDocument d, OpenInput(in.eager_reference));
-    options.cuda_graphs.eager_reference =
-        std::make_shared<const Trace>(std::move(std::get<Trace>(d.value)));
-    options.cuda_graphs.eager_reference_path = in.eager_reference;
+    options.eager_reference = std::make_shared<const Trace>(std::move(std::get<Trace>(d.value)));
+    options.eager_reference_path = in.eager_reference;
   }
   ASSIGN_OR_RETURN(Report report, RunRankSet(in.traces, options, run));
   // A log without the trace of its run: what the log itself states, and what the trace would add.

@@ -15,16 +15,20 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "analyses/cuda_graphs/cuda_graphs.h"
 #include "analyses/cuda_graphs/graph_step_batches.h"
+#include "analyses/nvtx_projection/nvtx_projection.h"
+#include "facts/graph_kernel_paths.h"
 #include "facts/whole_graph_estimate.h"
 #include "importers/importer.h"
 #include "importers/iteration_log/iteration_log.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"
+#include "testing/status.h"
 
 namespace sightline {
 namespace {
@@ -33,6 +37,8 @@ const std::string kData = std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/";
 const std::string kNode = kData + "nsys/graph_serve_node_h200.sqlite.gz";
 const std::string kGraphOnly = kData + "nsys/graph_serve_graph_only_h200.sqlite.gz";
 const std::string kEagerOnly = kData + "nsys/graph_serve_eager_only_h200.sqlite.gz";
+// The node export less its capture points and eager kernels (tests/data/nsys/README.md).
+const std::string kNoCapture = kData + "nsys/graph_serve_node_no_capture_no_eager_h200.sqlite.gz";
 const std::string kRecorderGraph = kData + "recorder/graph_serve_graph_h200.slrec.gz";
 const std::string kRecorderGraphLog = kData + "recorder/graph_serve_graph_h200.iterations.jsonl";
 
@@ -242,6 +248,137 @@ TEST(GraphServe, AnEagerOnlyTraceEstimatesAGraphOnlyTrace) {
   EXPECT_EQ(no_trace.exit_code, 2);
   EXPECT_NE(no_trace.err.find("--eager-reference needs a trace"), std::string::npos)
       << no_trace.err;
+}
+
+// The node export as if profiling had started after the capture (no capture points) and stopped
+// before the eager steps (no eager run): the eager-only run of the program, recorded separately,
+// gives each replayed kernel its range path (`analyze --eager-reference`,
+// PathSource::kReference). The truth is the original export's capture points: every kernel,
+// found there by its start and correlation id, was captured in `capture_bsB > P`, and takes P
+// from the reference.
+TEST(GraphServe, AnEagerReferenceGivesReplaysWithoutCapturePointsTheirCaptureRanges) {
+  StatusOr<Trace> node = ImportTrace(kNode);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  StatusOr<Trace> bare = ImportTrace(kNoCapture);
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  auto eager = std::make_shared<Trace>();
+  {
+    StatusOr<Trace> e = ImportTrace(kEagerOnly);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    *eager = std::move(*e);
+  }
+  // The truth: (start, correlation) -> (bucket, path below capture_bsB).
+  const GraphKernelPaths truth = ComputeGraphKernelPaths(*node);
+  const std::regex capture(R"(capture_bs(\d+) > (.*))");
+  std::map<std::pair<TimeNs, int64_t>, std::pair<int, std::string>> truth_of;
+  for (size_t i = 0; i < node->kernels.size(); ++i) {
+    if (truth.source.empty() || truth.source[i] != PathSource::kCapture) continue;
+    std::smatch m;
+    const std::string& path = truth.paths[truth.path[i]];
+    ASSERT_TRUE(std::regex_match(path, m, capture)) << path;
+    truth_of[{node->kernels.start_ns[i], node->kernels.correlation[i]}] = {std::stoi(m[1]), m[2]};
+  }
+  ASSERT_EQ(truth_of.size(), 40u * 279);
+
+  AnalyzeOptions options;
+  options.eager_reference = eager;
+  options.eager_reference_path = kEagerOnly;
+  const auto context = testing::Ctx(*bare, options);
+  const GraphKernelPaths& p = context->GraphPaths();
+  EXPECT_EQ(p.alignment.kernels_matched, 0);  // the trace holds no eager run
+  EXPECT_EQ(p.reference_alignment.replays, 40);
+  EXPECT_EQ(p.reference_alignment.replays_matched, 40);
+  EXPECT_EQ(p.reference_alignment.kernels, 40 * 279);
+  EXPECT_EQ(p.reference_alignment.kernels_matched, 40 * 279);
+  // Per bucket and path: kernels, and replays (launching calls) holding them.
+  std::map<std::pair<int, std::string>, int64_t> kernels;
+  std::map<std::pair<int, std::string>, std::set<int32_t>> replays;
+  int64_t agree = 0;
+  for (size_t i = 0; i < bare->kernels.size(); ++i) {
+    ASSERT_EQ(p.source[i], PathSource::kReference) << i;
+    auto t = truth_of.find({bare->kernels.start_ns[i], bare->kernels.correlation[i]});
+    ASSERT_NE(t, truth_of.end()) << i;
+    const std::string& path = p.paths[p.path[i]];
+    agree += path == t->second.second;
+    kernels[{t->second.first, path}] += 1;
+    replays[{t->second.first, path}].insert(bare->kernels.launch_call[i]);
+  }
+  EXPECT_EQ(agree, 40 * 279);  // every kernel in the range it was captured in
+  const std::map<std::string, int> per_part = {
+      {"embed", 2}, {"attention", 18}, {"mlp", 15}, {"head", 13}};
+  EXPECT_EQ(kernels.size(), 4u * 18);
+  for (const auto& [key, n] : kernels) {
+    const int replays_of_bucket = kReplays.at(key.first);
+    EXPECT_EQ(static_cast<int>(replays.at(key).size()), replays_of_bucket) << key.second;
+    const std::string part = key.second.substr(key.second.rfind(' ') + 1);
+    EXPECT_EQ(n, int64_t{per_part.at(part)} * replays_of_bucket) << key.first << " " << key.second;
+  }
+
+  // The section's rows: per path, the kernels per replay of every bucket, 40 replays; the eager
+  // columns are the reference's 8 eager steps.
+  const CudaGraphsResult g = ComputeCudaGraphs(*bare, p, eager.get());
+  EXPECT_EQ(g.by_reference, 40 * 279);
+  EXPECT_EQ(g.in_ranges, g.graph_kernels);
+  EXPECT_EQ(g.reference_unmatched, 0);
+  ASSERT_EQ(g.rows.size(), 18u);
+  for (const CaptureRangeRow& row : g.rows) {
+    EXPECT_TRUE(row.reference) << row.path;
+    const std::string part = row.path.substr(row.path.rfind(' ') + 1);
+    EXPECT_EQ(row.nodes, per_part.at(part)) << row.path;
+    EXPECT_DOUBLE_EQ(row.replays, 40.0) << row.path;
+    EXPECT_EQ(row.eager_instances, 8) << row.path;
+    EXPECT_DOUBLE_EQ(row.eager_kernels_per_instance, static_cast<double>(row.nodes)) << row.path;
+  }
+  // The NVTX projection counts them in the reference's ranges, apart from the trace's own.
+  const NvtxProjectionResult np = testing::ValueOrDie(ComputeNvtxProjection(*context, {}));
+  EXPECT_EQ(np.kernels_by_reference, 40 * 279);
+  EXPECT_EQ(np.graph_kernels_unattributed(), 0);
+  int64_t attention = 0;
+  for (const NvtxRangeGroup& group : np.groups) {
+    if (group.from_reference && group.reference_name == "attention") {
+      EXPECT_EQ(group.depth, 1);
+      EXPECT_EQ(group.count, 0);
+      attention += group.work.kernel_count;
+    }
+  }
+  EXPECT_EQ(attention, 40 * 8 * 18);
+
+  testing::CliResult r =
+      testing::RunSightline("analyze '" + kNoCapture + "' --eager-reference '" + kEagerOnly + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("11160 (100.0%) by alignment with the eager reference"), std::string::npos);
+  // Without the reference nothing places them; an unreadable reference is a usage error.
+  testing::CliResult plain = testing::RunSightline("analyze '" + kNoCapture + "'");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("No graph kernel has a capture point or an eager counterpart"),
+            std::string::npos);
+  testing::CliResult missing =
+      testing::RunSightline("analyze '" + kNoCapture + "' --eager-reference '" + kData +
+                            "nsys/no_such_reference.sqlite'");
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+}
+
+// With capture points in the trace, the reference changes nothing: every kernel keeps its capture.
+TEST(GraphServe, CapturePointsWinOverTheEagerReference) {
+  StatusOr<Trace> node = ImportTrace(kNode);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  auto eager = std::make_shared<Trace>();
+  {
+    StatusOr<Trace> e = ImportTrace(kEagerOnly);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    *eager = std::move(*e);
+  }
+  AnalyzeOptions options;
+  options.eager_reference = eager;
+  const auto context = testing::Ctx(*node, options);
+  const GraphKernelPaths& p = context->GraphPaths();
+  EXPECT_TRUE(p.reference_alignment.counterpart.empty());
+  int64_t captured = 0;
+  for (PathSource s : p.source) captured += s == PathSource::kCapture;
+  EXPECT_EQ(captured, 40 * 279);
+  const CudaGraphsResult g = ComputeCudaGraphs(*node, p, eager.get());
+  EXPECT_EQ(g.with_capture, 40 * 279);
+  EXPECT_EQ(g.by_reference, 0);
 }
 
 }  // namespace

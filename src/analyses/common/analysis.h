@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "analyses/common/diff_options.h"
-#include "analyses/cuda_graphs/cuda_graphs_options.h"
 #include "analyses/findings/findings_options.h"
 #include "analyses/idle_gaps/idle_gaps_options.h"
 #include "analyses/iteration_log/iteration_log_options.h"
@@ -37,7 +36,6 @@ struct AnalyzeOptions : FactsOptions {
   ServingOptions serving;             // --requests, --slo
   RanksOptions ranks;                 // --ranks-per-host
   FindingsOptions findings;           // --no-findings
-  CudaGraphsOptions cuda_graphs;      // --eager-reference
   // `sightline diff`: --min-share, --fail-if-slower, and how many of the traces are the baseline.
   DiffOptions diff;
 };

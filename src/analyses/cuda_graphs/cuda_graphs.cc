@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,12 +25,15 @@ namespace {
 // The same step run eagerly: for each capture path ("capture > layer_0 > attention"), the ranges
 // of the same names below another outermost range ("eager_step_7 > layer_0 > attention"), and
 // the kernels launched inside each of them.
+// `reference_rows`: the rows attributed with the eager reference, whose eager runs are `trace`, the
+// reference; else the other rows, with `trace` the analysed one.
 void AddEagerCounterparts(const Trace& trace, const std::set<int32_t>& capture_roots,
-                          CudaGraphsResult& out) {
+                          bool reference_rows, CudaGraphsResult& out) {
   const RangeTable& r = trace.ranges;
   // Path without its outermost range -> the rows of that path (captured and aligned).
   std::map<std::string, std::vector<CaptureRangeRow*>> wanted;
   for (CaptureRangeRow& row : out.rows) {
+    if (row.reference != reference_rows) continue;
     if (row.aligned) {  // the path is already the one below the eager run's outermost range
       wanted[row.path].push_back(&row);
       continue;
@@ -146,21 +150,28 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
   return ComputeCudaGraphs(trace, ComputeGraphKernelPaths(trace));
 }
 
-CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& gp) {
+CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& gp,
+                                   const Trace* eager_reference) {
   CudaGraphsResult out;
   const KernelTable& k = trace.kernels;
   const GraphAlignment& alignment = gp.alignment;
+  const GraphAlignment& by_reference = gp.reference_alignment;
   struct Acc {
     std::map<int64_t, int> nodes;  // original node (aligned: its eager counterpart) -> seen
+    std::set<int64_t> replays;     // launching calls, else correlations (reference rows)
     int64_t kernels = 0;
     DurationNs gpu_ns = 0;
     TimeNs first_ns = INT64_MAX;
   };
-  std::map<std::pair<bool, std::string>, Acc> by_path;  // (aligned, path)
+  std::map<std::pair<PathSource, std::string>, Acc> by_path;
   out.graph_launches = CountGraphLaunches(trace);
   out.replays_to_align = alignment.replays;
   out.replays_aligned = alignment.replays_matched;
-  out.sequences_cut = alignment.sequences_cut;
+  out.sequences_cut = alignment.sequences_cut + by_reference.sequences_cut;
+  out.reference_given = eager_reference != nullptr;
+  out.replays_to_reference = by_reference.replays;
+  out.replays_by_reference = by_reference.replays_matched;
+  out.reference_unmatched = by_reference.kernels - by_reference.kernels_matched;
   for (size_t i = 0; i < k.size(); ++i) {
     if (!gp.graph[i]) continue;
     ++out.graph_kernels;
@@ -175,6 +186,14 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
       node = -1 - static_cast<int64_t>(alignment.counterpart[i]);  // apart from real node ids
       const int32_t call = k.launch_call[alignment.counterpart[i]];
       point = call != kNoRow ? trace.api_calls.start_ns[call] : INT64_MAX;
+    } else if (gp.source[i] == PathSource::kReference) {
+      ++out.by_reference;
+      node = -1 - static_cast<int64_t>(by_reference.counterpart[i]);
+      // The reference's clock orders the rows among themselves (they are rows of their own).
+      const int32_t call = eager_reference != nullptr
+                               ? eager_reference->kernels.launch_call[by_reference.counterpart[i]]
+                               : kNoRow;
+      point = call != kNoRow ? eager_reference->api_calls.start_ns[call] : INT64_MAX;
     } else {
       continue;
     }
@@ -183,28 +202,41 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
       ++out.in_ranges;
       out.in_ranges_gpu_ns += d;
     }
-    Acc& acc = by_path[{gp.source[i] == PathSource::kAligned,
-                        path.empty() ? std::string("(no range open)") : path}];
+    Acc& acc = by_path[{gp.source[i], path.empty() ? std::string("(no range open)") : path}];
     acc.nodes[node] = 1;
+    if (gp.source[i] == PathSource::kReference) {
+      // A replay is a launching call, else a correlation id (as the alignment groups them).
+      acc.replays.insert(k.launch_call[i] != kNoRow ? int64_t{k.launch_call[i]}
+                                                    : (int64_t{1} << 40) + k.correlation[i]);
+    }
     ++acc.kernels;
     acc.gpu_ns += d;
     acc.first_ns = std::min(acc.first_ns, point);
   }
   for (auto& [key, a] : by_path) {
     CaptureRangeRow& row = out.rows.emplace_back();
-    row.aligned = key.first;
+    row.aligned = key.first != PathSource::kCapture;
+    row.reference = key.first == PathSource::kReference;
     row.path = key.second;
     row.first_ns = a.first_ns;
     row.nodes = static_cast<int64_t>(a.nodes.size());
+    if (row.reference) {
+      row.nodes = static_cast<int64_t>(
+          std::llround(static_cast<double>(a.kernels) / static_cast<double>(a.replays.size())));
+    }
     row.kernels = a.kernels;
     row.gpu_ns = a.gpu_ns;
-    row.replays =
-        row.nodes > 0 ? static_cast<double>(a.kernels) / static_cast<double>(row.nodes) : 0;
+    row.replays = row.reference   ? static_cast<double>(a.replays.size())
+                  : row.nodes > 0 ? static_cast<double>(a.kernels) / static_cast<double>(row.nodes)
+                                  : 0;
     row.per_replay_ns =
         row.replays > 0 ? static_cast<DurationNs>(static_cast<double>(a.gpu_ns) / row.replays) : 0;
   }
   AddEagerCounterparts(trace, std::set<int32_t>(gp.capture_roots.begin(), gp.capture_roots.end()),
-                       out);
+                       /*reference_rows=*/false, out);
+  if (eager_reference != nullptr && out.by_reference > 0) {
+    AddEagerCounterparts(*eager_reference, {}, /*reference_rows=*/true, out);
+  }
   std::stable_sort(
       out.rows.begin(), out.rows.end(),
       [](const CaptureRangeRow& a, const CaptureRangeRow& b) { return a.gpu_ns > b.gpu_ns; });
@@ -443,7 +475,8 @@ bool AddWholeGraphEstimate(const WholeGraphEstimate& e, const GraphStepBatches* 
 
 Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report) {
   const Trace& trace = context.trace();
-  const CudaGraphsResult g = ComputeCudaGraphs(trace, context.GraphPaths());
+  const CudaGraphsResult g =
+      ComputeCudaGraphs(trace, context.GraphPaths(), context.options().eager_reference.get());
   const int64_t whole = trace.diagnostics.Count(DiagCode::kWholeGraphRuns);
   if (g.graph_kernels == 0 && whole == 0) return Status::Ok();
   if (g.graph_kernels == 0) {
@@ -456,7 +489,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "record with `sightline record` (node tracing by default; it records where nodes were "
         "captured even before its capture window), to attribute each replayed kernel to the "
         "ranges open when it was captured.";
-    const CudaGraphsOptions& options = context.options().cuda_graphs;
+    const AnalyzeOptions& options = context.options();
     const Trace* reference = options.eager_reference.get();
     const std::string where = reference != nullptr ? fmt::format("the eager reference trace ({})",
                                                                  options.eager_reference_path)
@@ -505,6 +538,35 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
               Unit::kCount);
     s.AddFact("replays_aligned", "... matched with an eager run", g.replays_aligned, Unit::kCount);
   }
+  if (g.reference_given && g.replays_to_reference > 0) {
+    s.AddFact("by_reference", "Of them matched with the eager reference instead", g.by_reference,
+              Unit::kCount);
+    s.AddFact("by_reference_pct", "Share of graph kernels",
+              100.0 * static_cast<double>(g.by_reference) / static_cast<double>(g.graph_kernels),
+              Unit::kPercent);
+    s.AddFact("replays_to_reference", "Replays left to the eager reference", g.replays_to_reference,
+              Unit::kCount);
+    s.AddFact("replays_by_reference", "... matched with one of its eager runs",
+              g.replays_by_reference, Unit::kCount);
+    s.AddFact("reference_unmatched", "Kernels of those replays without a counterpart there",
+              g.reference_unmatched, Unit::kCount);
+  }
+  if (g.reference_given && g.replays_to_reference > 0) {
+    s.notes.push_back(fmt::format(
+        "{} replays ({} kernels) have neither capture points nor an eager run in this trace. "
+        "They were matched with the eager runs of the eager reference trace ({}: the same "
+        "program run eagerly, recorded separately; its times are never compared with this "
+        "trace's): a replay's kernels, in GPU order, aligned by name with the reference's "
+        "kernels in launch order; each matched kernel takes the range path around its "
+        "counterpart's launch in the reference, below the ranges holding the whole eager run "
+        "(rows marked \"reference\"; their eager columns are the reference's runs). {} replays "
+        "matched; {} kernels ({:.1f}% of graph kernels) found a counterpart, {} did not and are "
+        "not attributed.",
+        g.replays_to_reference, g.by_reference + g.reference_unmatched,
+        context.options().eager_reference_path, g.replays_by_reference, g.by_reference,
+        100.0 * static_cast<double>(g.by_reference) / static_cast<double>(g.graph_kernels),
+        g.reference_unmatched));
+  }
   if (g.aligned > 0) {
     s.notes.push_back(fmt::format(
         "{} of {} graph kernels have no capture point (the trace does not say where their nodes "
@@ -512,7 +574,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "They were matched instead with the same step run eagerly in this trace: the kernels of "
         "a replay, in GPU order, aligned by name with the kernels launched eagerly, in launch "
         "order; each takes the ranges around its eager counterpart below the eager step's own "
-        "ranges (rows marked \"aligned\"). {} kernels found a counterpart, {} did not.",
+        "ranges (rows marked \"aligned\"). {} kernels found a counterpart here, {} did not.",
         g.graph_kernels - g.with_capture, g.graph_kernels, g.aligned,
         g.graph_kernels - g.with_capture - g.aligned));
   }
@@ -522,7 +584,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "(4e8 comparisons) was spent on the others; their kernels count as not attributed.",
         g.sequences_cut));
   }
-  if (g.with_capture == 0 && g.aligned == 0) {
+  if (g.with_capture == 0 && g.aligned == 0 && g.by_reference == 0) {
     s.notes.push_back(
         "No graph kernel has a capture point or an eager counterpart, so none can be given to a "
         "range inside the graph: the trace does not say where the graph's nodes were created (a "
@@ -557,13 +619,18 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
                                          : Value(),
                       row.eager_instances, eager ? Value(row.eager_kernels_per_instance) : Value(),
                       eager ? Value(row.eager_per_instance_ns) : Value(),
-                      row.aligned ? "aligned" : "capture", row.path});
+                      row.reference ? "reference"
+                      : row.aligned ? "aligned"
+                                    : "capture",
+                      row.path});
   }
   AddPerReplayChart(g, s);
   t.note = fmt::format(
       "Each kernel of a replay is counted in the innermost host ranges (NVTX, PyTorch "
       "annotations) that were open on the capturing thread when its graph node was created (By: "
-      "capture), or around its eager counterpart (By: aligned); "
+      "capture), or around its eager counterpart (By: aligned), or around its counterpart in the "
+      "eager reference trace (By: reference; Kernels/replay = kernels / the replays with one "
+      "there); "
       "Replays = kernels / kernels per replay; Share = of all graph kernels' GPU time. Eager: the "
       "ranges of the same names below another "
       "outermost range (the step run without the graph), kernels launched inside each, per run. "

@@ -25,8 +25,12 @@ struct CaptureRangeRow {
   // "capture > layer_3 > attention"; "(no range)" when none was open. Aligned rows: the ranges
   // around the eager counterparts inside the eager run ("layer_3 > attention").
   std::string path;
-  bool aligned = false;          // ranges from alignment with an eager run, not from the capture
-  int64_t nodes = 0;             // distinct graph nodes captured there (kernels per replay)
+  bool aligned = false;    // ranges from alignment with an eager run, not from the capture
+  bool reference = false;  // ... with an eager run of the eager reference trace
+  // Distinct graph nodes captured there (kernels per replay). Reference rows: kernels / the
+  // replays with a kernel there (the counterparts are another trace's kernels, and replays of two
+  // graphs may match two eager runs).
+  int64_t nodes = 0;
   int64_t kernels = 0;           // kernel executions, all replays
   DurationNs gpu_ns = 0;         // summed kernel durations, all replays
   double replays = 0;            // kernels / nodes
@@ -36,6 +40,7 @@ struct CaptureRangeRow {
   TimeNs first_ns = INT64_MAX;
   // The same ranges run eagerly (names below another outermost range): runs, and per run the
   // kernels launched inside and their GPU time. 0 runs: no eager counterpart in the trace.
+  // Reference rows: in the eager reference trace.
   int64_t eager_instances = 0;
   double eager_kernels_per_instance = 0;
   DurationNs eager_per_instance_ns = 0;
@@ -45,19 +50,28 @@ struct CudaGraphsResult {
   int64_t graph_kernels = 0;    // kernels that ran from a graph node
   int64_t with_capture = 0;     // ... whose capture point is known
   int64_t aligned = 0;          // ... without one, matched with an eager kernel (graph_alignment.h)
+  int64_t by_reference = 0;     // ... without either, matched with a kernel of the eager reference
   int64_t in_ranges = 0;        // ... given at least one range (at capture or by alignment)
   DurationNs graph_gpu_ns = 0;  // summed durations of the graph kernels
   DurationNs in_ranges_gpu_ns = 0;
-  int64_t graph_launches = 0;         // cudaGraphLaunch / cuGraphLaunch calls
-  int64_t replays_to_align = 0;       // replays with kernels but no capture points
-  int64_t replays_aligned = 0;        // ... matched with an eager run
-  int64_t sequences_cut = 0;          // graphs not aligned: the alignment's work bound was spent
+  int64_t graph_launches = 0;    // cudaGraphLaunch / cuGraphLaunch calls
+  int64_t replays_to_align = 0;  // replays with kernels but no capture points
+  int64_t replays_aligned = 0;   // ... matched with an eager run
+  int64_t sequences_cut = 0;     // graphs not aligned: the alignment's work bound was spent
+  // With an eager reference: the replays left to it (matched with no eager run of the trace), and
+  // those matched with an eager run of the reference; its kernels left unmatched.
+  bool reference_given = false;
+  int64_t replays_to_reference = 0;
+  int64_t replays_by_reference = 0;
+  int64_t reference_unmatched = 0;
   std::vector<CaptureRangeRow> rows;  // by GPU time, largest first
 };
 
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace);
-// The same with the paths computed by the caller (AnalysisContext::GraphPaths()).
-CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& paths);
+// The same with the paths computed by the caller (AnalysisContext::GraphPaths()); with the eager
+// reference they were computed with, whose ranges give the reference rows' eager columns.
+CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& paths,
+                                   const Trace* eager_reference = nullptr);
 
 // cudaGraphLaunch / cuGraphLaunch calls, one per launch (a runtime call and the driver call inside
 // it share a correlation id).

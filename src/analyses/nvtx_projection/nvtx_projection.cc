@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "analyses/common/analysis_context.h"
 #include "facts/graph_kernel_paths.h"
@@ -42,6 +45,42 @@ struct GroupKeyHash {
 std::string DisplayName(const Trace& trace, StringId name, StringId domain) {
   if (domain.value == 0) return std::string(trace.str(name));
   return fmt::format("{}:{}", trace.str(domain), trace.str(name));
+}
+
+std::string DisplayName(const Trace& trace, const NvtxRangeGroup& g) {
+  return g.from_reference ? std::string(g.reference_name) : DisplayName(trace, g.name, g.domain);
+}
+
+// The groups of the eager reference's ranges: per graph kernel with a path there, each range of
+// the path (outermost first, below the eager step) by (name, depth), as this trace's are.
+void AddReferenceGroups(const GraphKernelPaths& gp, const Trace& trace, NvtxProjectionResult& res) {
+  std::map<std::pair<std::string_view, int32_t>, size_t> group_of;
+  for (size_t i = 0; i < gp.source.size(); ++i) {
+    if (gp.source[i] != PathSource::kReference) continue;
+    ++res.kernels_reference_matched;
+    const std::vector<std::string_view>& names = gp.components[gp.path[i]];
+    if (names.empty()) continue;
+    ++res.kernels_by_reference;
+    const DurationNs d = trace.kernels.dur_ns(i);
+    for (size_t depth = 0; depth < names.size(); ++depth) {
+      auto [it, inserted] =
+          group_of.try_emplace({names[depth], static_cast<int32_t>(depth)}, res.groups.size());
+      if (inserted) {
+        NvtxRangeGroup& g = res.groups.emplace_back();
+        g.from_reference = true;
+        g.reference_name = names[depth];
+        g.depth = static_cast<int32_t>(depth);
+        g.path = "eager reference: ";
+        for (size_t n = 0; n <= depth; ++n) {
+          if (n > 0) g.path += " / ";
+          g.path += names[n];
+        }
+      }
+      NvtxRangeGroup& g = res.groups[it->second];
+      ++g.work.kernel_count;
+      g.work.kernel_time_ns += d;
+    }
+  }
 }
 
 double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
@@ -129,6 +168,10 @@ StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
     }
     res.groups[gi].path = std::move(path);
   }
+  AddReferenceGroups(context.GraphPaths(), trace, res);
+  const auto name_of = [&](const NvtxRangeGroup& g) {
+    return g.from_reference ? g.reference_name : trace.str(g.name);
+  };
   std::sort(res.groups.begin(), res.groups.end(),
             [&](const NvtxRangeGroup& a, const NvtxRangeGroup& b) {
               if (a.work.gpu_time_ns() != b.work.gpu_time_ns()) {
@@ -136,7 +179,8 @@ StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
               }
               if (a.cpu_total_ns != b.cpu_total_ns) return a.cpu_total_ns > b.cpu_total_ns;
               if (a.depth != b.depth) return a.depth < b.depth;
-              return trace.str(a.name) < trace.str(b.name);
+              if (a.from_reference != b.from_reference) return b.from_reference;
+              return name_of(a) < name_of(b);
             });
   return res;
 }
@@ -178,10 +222,17 @@ Status RunNvtxProjectionSection(AnalysisContext& context, int input, Report& rep
               r.kernels_by_alignment, Unit::kCount);
     s.AddFact("kernels_by_alignment_pct", "Share of replayed kernels",
               share(r.kernels_by_alignment), Unit::kPercent);
+    if (r.kernels_reference_matched > 0) {
+      s.AddFact("kernels_by_reference",
+                "Replayed kernels inside a range of the eager reference at their counterpart",
+                r.kernels_by_reference, Unit::kCount);
+      s.AddFact("kernels_by_reference_pct", "Share of replayed kernels",
+                share(r.kernels_by_reference), Unit::kPercent);
+    }
     s.AddFact("graph_kernels_unattributed_pct",
               "Share of replayed kernels in no range by either (at their launch only)",
               share(r.graph_kernels_unattributed()), Unit::kPercent);
-    if (r.kernels_with_capture + r.kernels_aligned == 0) {
+    if (r.kernels_with_capture + r.kernels_aligned + r.kernels_reference_matched == 0) {
       s.notes.push_back(
           "the CUDA graph kernels here count only in the ranges around their replay: the trace "
           "does not say where their nodes were captured, and no eager run of the same step was "
@@ -201,13 +252,25 @@ Status RunNvtxProjectionSection(AnalysisContext& context, int input, Report& rep
             "in the ranges around its eager counterpart, the same kernel of the same step run "
             "eagerly, less the eager step's own ranges";
       }
+      if (r.kernels_reference_matched > 0) {
+        if (!how.empty()) how += " or, without either, ";
+        how +=
+            "in the ranges of the eager reference trace around its counterpart there, below the "
+            "reference's eager step (rows whose path starts \"eager reference:\"; they hold no "
+            "range of this trace: count and CPU time 0, no span)";
+      }
       s.notes.push_back(fmt::format(
           "a kernel replayed from a CUDA graph counts in the ranges open where it was launched "
           "(the replay) and {}; a range around both counts it once. Of {} replayed kernels, {} "
-          "({:.1f}%) are placed by capture, {} ({:.1f}%) by alignment, {} ({:.1f}%) by neither",
+          "({:.1f}%) are placed by capture, {} ({:.1f}%) by alignment{}, {} ({:.1f}%) by {}",
           how, r.graph_kernels, r.kernels_by_capture, share(r.kernels_by_capture),
-          r.kernels_by_alignment, share(r.kernels_by_alignment), r.graph_kernels_unattributed(),
-          share(r.graph_kernels_unattributed())));
+          r.kernels_by_alignment, share(r.kernels_by_alignment),
+          r.kernels_reference_matched > 0
+              ? fmt::format(" in this trace, {} ({:.1f}%) by alignment with the eager reference",
+                            r.kernels_by_reference, share(r.kernels_by_reference))
+              : std::string(),
+          r.graph_kernels_unattributed(), share(r.graph_kernels_unattributed()),
+          r.kernels_reference_matched > 0 ? "none" : "neither"));
     }
   }
   if (r.unlinked_kernels > 0) {
@@ -236,8 +299,8 @@ Status RunNvtxProjectionSection(AnalysisContext& context, int input, Report& rep
   const size_t keep = std::min(r.groups.size(), static_cast<size_t>(std::max(options.top_n, 0)));
   for (size_t i = 0; i < keep; ++i) {
     const NvtxRangeGroup& g = r.groups[i];
-    t.rows.push_back({DisplayName(trace, g.name, g.domain), int64_t{g.depth}, g.count,
-                      g.cpu_total_ns, AvgNs(g.cpu_total_ns, g.count), g.work.gpu_time_ns(),
+    t.rows.push_back({DisplayName(trace, g), int64_t{g.depth}, g.count, g.cpu_total_ns,
+                      AvgNs(g.cpu_total_ns, g.count), g.work.gpu_time_ns(),
                       AvgNs(g.work.gpu_time_ns(), g.count), AvgNs(g.gpu_span_total_ns, g.count),
                       g.work.kernel_count, g.work.memop_count, g.path});
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyses/common/analysis.h"
@@ -26,7 +27,14 @@ struct NvtxProjectionOptions {
 // projection considers, so a name that nests inside itself gets a row per level and no row
 // counts the same GPU work twice.
 struct NvtxRangeGroup {
-  StringId name;
+  StringId name;  // of this trace; empty for a group of the eager reference
+  // A group of the eager reference's ranges (`analyze --eager-reference`): graph kernels whose
+  // replay matched an eager run there count in the ranges around their counterpart's launch,
+  // below the eager step (facts/graph_kernel_paths.h, PathSource::kReference). No range of this
+  // trace: count and CPU time are 0, the work adds no span. `reference_name` views the
+  // reference's string pool.
+  bool from_reference = false;
+  std::string_view reference_name;
   StringId domain;
   RangeKind kind = RangeKind::kNvtxPushPop;  // of the first instance
   int32_t depth = 0;
@@ -61,9 +69,14 @@ struct NvtxProjectionResult {
   int64_t kernels_aligned = 0;       // without one, matched with an eager kernel instead
   int64_t kernels_by_capture = 0;    // of kernels_in_ranges, held by a range at their capture
   int64_t kernels_by_alignment = 0;  // ... at their eager counterpart (below the eager step)
-  // Graph kernels held by neither way: counted only at their launch (graph_step_N).
+  // Graph kernels matched with a kernel of the eager reference (neither a capture point nor an
+  // eager run in this trace), and of them those inside a range there (below its eager step):
+  // they count in the reference's groups (from_reference), not in kernels_in_ranges.
+  int64_t kernels_reference_matched = 0;
+  int64_t kernels_by_reference = 0;
+  // Graph kernels held by no way: counted only at their launch (graph_step_N).
   int64_t graph_kernels_unattributed() const {
-    return graph_kernels - kernels_by_capture - kernels_by_alignment;
+    return graph_kernels - kernels_by_capture - kernels_by_alignment - kernels_by_reference;
   }
 };
 
