@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
@@ -24,6 +27,7 @@ struct ExportArgs {
   std::string iterations_regex;
   std::vector<std::string> gc_range_names = AnalyzeOptions{}.gc_range_names;
   bool no_annotations = false;
+  std::string eager_reference;  // --eager-reference
 };
 
 int RunExport(const ExportArgs& args) {
@@ -31,17 +35,28 @@ int RunExport(const ExportArgs& args) {
     return ReportError(InvalidArgumentError(
         "no export format chosen; usage: sightline export TRACE --perfetto -o out.json"));
   }
-  if (Status s = CheckOutputIsNotAnInput(args.output, {args.trace}); !s.ok()) return ReportError(s);
+  std::vector<std::string> inputs = {args.trace};
+  if (!args.eager_reference.empty()) inputs.push_back(args.eager_reference);
+  if (Status s = CheckOutputIsNotAnInput(args.output, inputs); !s.ok()) return ReportError(s);
   StatusOr<Trace> imported = ImportTrace(args.trace);
   if (!imported.ok()) return ReportError(imported.status());
+  std::shared_ptr<const Trace> reference;
+  if (!args.eager_reference.empty()) {
+    StatusOr<Trace> r = ImportTrace(args.eager_reference);
+    if (!r.ok()) return ReportError(r.status());
+    reference = std::make_shared<const Trace>(std::move(*r));
+  }
 
   // Annotations: the iterations and findings `sightline analyze` would report, from one context.
   AnalyzeOptions analyze;
   analyze.iterations_regex = args.iterations_regex;
   analyze.gc_range_names = args.gc_range_names;
+  analyze.eager_reference = reference;
+  analyze.eager_reference_path = args.eager_reference;
   AnalysisContext context(*imported, analyze);
   const Trace* trace = &context.trace();
   PerfettoExportOptions options;
+  options.eager_reference = reference.get();
   std::vector<Finding> findings;
   if (!args.no_annotations) {
     StatusOr<const IterationsResult*> iterations = context.Iterations();
@@ -106,6 +121,11 @@ void AddExportCommand(CLI::App& app, CommandRunner& runner) {
                   "(comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_option("--eager-reference", args->eager_reference,
+                  "The same program run eagerly, recorded separately: its eager runs give CUDA "
+                  "graph kernels without a capture point (capture before the recorded window) "
+                  "and without an eager run in TRACE their ranges (as in `sightline analyze "
+                  "--eager-reference`)");
   cmd->add_flag("--no-annotations", args->no_annotations,
                 "Leave out the iteration markers, findings and GIL/GC tracks (the raw timeline "
                 "only)");

@@ -362,7 +362,7 @@ Status WritePerfettoJson(const Trace& trace, const PerfettoExportOptions& option
   };
 
   // Graph kernels carry the ranges of their capture (or eager counterpart) as args.
-  const GraphKernelPaths gp = ComputeGraphKernelPaths(trace);
+  const GraphKernelPaths gp = ComputeGraphKernelPaths(trace, options.eager_reference);
   const KernelTable& k = trace.kernels;
   for (size_t i = 0; i < k.size(); ++i) {
     const int64_t pid = kGpuPidBase + k.device[i];

@@ -48,6 +48,11 @@ struct PerfettoExportOptions {
   // context's --gc-ranges), and the GPU memory counter tracks (the memory analysis's timeline).
   // Null: none of those.
   AnalysisContext* context = nullptr;
+  // --eager-reference: the same program run eagerly, recorded separately; its eager runs give
+  // node-traced replays without a capture point or an eager run of their own trace their range
+  // paths (facts/graph_kernel_paths.h, PathSource::kReference), so their kernels carry ranges and
+  // get graph range slices too. Null: none.
+  const Trace* eager_reference = nullptr;
 };
 
 // GPU processes get pid kGpuPidBase + device, so they never collide with host pids; the findings

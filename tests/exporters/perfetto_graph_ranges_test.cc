@@ -264,6 +264,62 @@ TEST(PerfettoGraphRanges, WithoutCapturePointsSlicesComeFromAlignment) {
   ExpectGraphDecodeLayout(ex, "aligned", "");
 }
 
+// A capture before the recorded window and no eager step in the trace (the serving loop of four
+// buckets recorded on an H200, its capture points, eager kernels and the ranges outside the graph
+// steps removed: tests/data/nsys/README.md): nothing to attribute from the trace itself; with the
+// program's eager-only run as the reference, every graph kernel carries the ranges of its
+// counterpart there, below the eager step, and the slices are marked "reference". Per replay the
+// program launches 2 kernels in embed, 18 in each attention, 15 in each mlp and 13 in head.
+TEST(PerfettoGraphRanges, WithAnEagerReferenceSlicesComeFromTheReference) {
+  const std::string data = std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/nsys/";
+  StatusOr<Trace> t = ImportTrace(data + "graph_serve_node_no_capture_no_eager_h200.sqlite.gz");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  StatusOr<Trace> reference = ImportTrace(data + "graph_serve_eager_only_h200.sqlite.gz");
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  constexpr int kServeReplays = 40;
+
+  PerfettoExportCounts without;
+  const Export bare = Parse(ExportPerfettoJson(*t, &without));
+  ASSERT_TRUE(bare.ok);
+  EXPECT_EQ(without.graph_range_slices, 0);
+  for (const KernelEvent& k : bare.kernels) EXPECT_FALSE(k.has_ranges);
+
+  PerfettoExportOptions options;
+  options.eager_reference = &*reference;
+  PerfettoExportCounts counts;
+  const Export ex = Parse(ExportPerfettoJson(*t, &counts, options));
+  ASSERT_TRUE(ex.ok);
+  std::map<std::string, int64_t> kernels_by_path;
+  int64_t graph = 0;
+  for (const KernelEvent& k : ex.kernels) {
+    if (!k.graph) continue;
+    ++graph;
+    EXPECT_EQ(k.attributed_by, "reference");
+    if (k.has_ranges) ++kernels_by_path[k.ranges];
+  }
+  EXPECT_EQ(graph, kServeReplays * kPerReplay);  // 279 per replay here too
+  std::map<std::string, int64_t> want, want_slices;
+  for (int i = 0; i < kLayers; ++i) {
+    want[fmt::format("layer_{} > attention", i)] = kServeReplays * kAttention;
+    want[fmt::format("layer_{} > mlp", i)] = kServeReplays * kMlp;
+    want_slices[fmt::format("layer_{}", i)] = want_slices[fmt::format("layer_{} > attention", i)] =
+        want_slices[fmt::format("layer_{} > mlp", i)] = kServeReplays;
+  }
+  want["head"] = kServeReplays * kHead;
+  want["embed"] = kServeReplays * 2;  // the serving step's embed: 2 kernels
+  want_slices["head"] = want_slices["embed"] = kServeReplays;
+  EXPECT_EQ(kernels_by_path, want);
+  std::map<std::string, int64_t> slices_by_path;
+  for (const RangeSlice& s : ex.slices) {
+    ++slices_by_path[s.path];
+    EXPECT_EQ(s.attributed_by, "reference") << s.path;
+  }
+  EXPECT_EQ(slices_by_path, want_slices);
+  EXPECT_EQ(counts.graph_range_slices, static_cast<int64_t>(ex.slices.size()));
+  ExpectNested(ex);
+  ExpectSlicesCoverTheirKernels(ex);
+}
+
 // Graph kernels of different ranges that overlap on one stream: the earlier slice ends where the
 // later begins (marked clipped), so slices on the track still nest. Kernels without graph nodes
 // carry no graph args; a trace without graph kernels gets no graph range track.
