@@ -125,7 +125,8 @@ void AddExportCommand(CLI::App& app, CommandRunner& runner) {
                   "The same program run eagerly, recorded separately: its eager runs give CUDA "
                   "graph kernels without a capture point (capture before the recorded window) "
                   "and without an eager run in TRACE their ranges (as in `sightline analyze "
-                  "--eager-reference`)");
+                  "--eager-reference`)")
+      ->type_name("TRACE");
   cmd->add_flag("--no-annotations", args->no_annotations,
                 "Leave out the iteration markers, findings and GIL/GC tracks (the raw timeline "
                 "only)");
