@@ -21,6 +21,9 @@
 namespace sightline::allreduce {
 namespace {
 
+// The push kernel signals steps 1 .. chunks+1 of a call (FlagValue): all below kFlagSteps.
+static_assert(kMaxPipelineChunks + 1 < kFlagSteps);
+
 // Copies the vectors begin + first, begin + first + stride, ... below end from src to dst, with
 // kCopyUnroll loads in flight per thread before the first store (a single load per iteration
 // leaves the copy bound by memory latency, not bandwidth). kCg: src was written by a peer (bypass
