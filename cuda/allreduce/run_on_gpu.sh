@@ -72,22 +72,24 @@ stage() {  # stage NAME: whether to run it (listed in STAGES, and time left)
   if [ "$(left)" -lt "$need" ]; then say "$1 (world $np): skipped, deadline"; return 1; fi
 }
 
-# The big sizes' table: NCCL and two-shot per size and mode against two link bounds, size / the
-# one-way peer copy's bandwidth (rank 0 writes rank 1) and size / the both-ways copy's (every rank
+# The big sizes' table: NCCL and two-shot per size and mode against two link bounds: the bytes each
+# GPU must send, 2 (n-1)/n x size (reduce-scatter, then all-gather; size itself at world 2), over the
+# one-way peer copy's bandwidth (rank 0 writes rank 1) and over the both-ways copy's (every rank
 # writes the next at once; copy engines). Usage: big_summary CSV LOG
 big_summary() {
   local one both
   one=$(sed -n 's/^peer_copy: rank 0 writes rank 1, [0-9]* bytes, \([0-9.]*\) GB\/s.*/\1/p' "$2")
   both=$(sed -n 's/^peer_copy: every rank writes the next at once, [0-9]* bytes, \([0-9.]*\) GB\/s.*/\1/p' "$2")
   echo "bf16, $np GPUs ($(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)), us per call;" \
-    "bound1 = size / ${one:-?} GB/s (one-way peer copy), bound2 = size / ${both:-?} GB/s (both ways at once)"
-  awk -F, -v one="${one:-0}" -v both="${both:-0}" 'FNR > 1 { t[$3 "," $8 "," $6] = $9; sizes[$3] = 1 }
+    "bound1 = 2 ($np-1)/$np x size / ${one:-?} GB/s (one-way peer copy), bound2 = the same / ${both:-?} GB/s (both ways at once)"
+  awk -F, -v one="${one:-0}" -v both="${both:-0}" -v np="$np" 'FNR > 1 { t[$3 "," $8 "," $6] = $9; sizes[$3] = 1 }
     END { printf "%10s %-6s %9s %9s %9s %9s %13s\n", "bytes", "mode", "nccl", "twoshot", "bound1", "bound2", "twoshot/bnd1"
           n = 0; for (s in sizes) list[++n] = s + 0
           for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (list[j] < list[i]) { x = list[i]; list[i] = list[j]; list[j] = x }
           for (i = 1; i <= n; ++i) for (m = 0; m < 2; ++m) {
             mode = m ? "graph" : "eager"; k = list[i] "," mode
-            b1 = one > 0 ? list[i] / (one * 1e3) : 0; b2 = both > 0 ? list[i] / (both * 1e3) : 0
+            f = 2 * (np - 1) / np
+            b1 = one > 0 ? f * list[i] / (one * 1e3) : 0; b2 = both > 0 ? f * list[i] / (both * 1e3) : 0
             printf "%10d %-6s %9.2f %9.2f %9.2f %9.2f %12.2fx\n", list[i], mode, t[k ",nccl"], t[k ",twoshot"], b1, b2, (b1 > 0 ? t[k ",twoshot"] / b1 : 0) } }' "$1"
 }
 if stage lib; then

@@ -37,14 +37,15 @@ ArCallShape Plain(int world, int64_t count, int64_t hidden = 0,
 }
 
 // Cells of the committed table (src/allreduce/allreduce_lut.h: world 2 from the H200 sweeps of
-// session 19, worlds 4 and 8 from H200 runs B and C).
+// session 19, world 4 from session 20's, world 8 from H200 run C).
 TEST(AllreduceSelect, CommittedTableCells) {
-  EXPECT_EQ(TableStrategy(Plain(2, 128, 128)), kLamport);           // hidden 128 x 1 token
-  EXPECT_EQ(TableStrategy(Plain(2, 8192LL * 256, 8192)), kOne);     // 4 MB
-  EXPECT_EQ(TableStrategy(Plain(2, 8192LL * 16384, 8192)), kTwo);   // 256 MB
-  EXPECT_EQ(TableStrategy(Plain(4, 4096LL * 16384, 4096)), kNccl);  // world 4, 128 MB
-  EXPECT_EQ(TableStrategy(Plain(8, 8192LL * 32, 8192)), kNccl);     // world 8: hidden 8192 x 32
-  EXPECT_EQ(TableStrategy(Fused(2, 4096, 4096)), kTwo);             // fused, world 2
+  EXPECT_EQ(TableStrategy(Plain(2, 128, 128)), kLamport);          // hidden 128 x 1 token
+  EXPECT_EQ(TableStrategy(Plain(2, 8192LL * 256, 8192)), kOne);    // 4 MB
+  EXPECT_EQ(TableStrategy(Plain(2, 8192LL * 16384, 8192)), kTwo);  // 256 MB
+  EXPECT_EQ(TableStrategy(Plain(4, 4096LL * 16384, 4096)), kTwo);  // world 4, 128 MB
+  EXPECT_EQ(TableStrategy(Plain(4, 128, 128)), kLamport);          // world 4, 256 bytes
+  EXPECT_EQ(TableStrategy(Plain(8, 8192LL * 32, 8192)), kNccl);    // world 8: hidden 8192 x 32
+  EXPECT_EQ(TableStrategy(Fused(2, 4096, 4096)), kTwo);            // fused, world 2
   EXPECT_EQ(TableStrategy(Fused(2, 4096, 1024)), kOne);
   EXPECT_EQ(TableStrategy(Fused(8, 8192, 128)), kNccl);
 }
@@ -129,6 +130,11 @@ TEST(AllreduceSelect, WorldsAndFusionsWithoutTheirOwnTable) {
                                 q.fusion == SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM
                                     ? SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM
                                     : SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_FP8)));
+  // World 4 was swept with the quantizing fusions (session 20), world 8 was not.
+  EXPECT_EQ(TableKeyFor(Fused(4, 4096, 64, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4)).fusion,
+            static_cast<int>(SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4));
+  EXPECT_EQ(TableKeyFor(Fused(8, 4096, 64, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4)).fusion,
+            static_cast<int>(SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM));
 }
 
 // The library's sizes are size_t: a count near 2^64 (a negative int64 passed through, or a
