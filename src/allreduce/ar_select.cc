@@ -52,8 +52,15 @@ std::string Lower(std::string_view s) {
 ArTableKey TableKeyFor(const ArCallShape& call) {
   ArTableKey key;
   int fusion = static_cast<int>(call.fusion);
-  if (fusion > SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM && TableWorld(call.world, fusion) == 0)
-    fusion = SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM;  // the same row kernels, plus a tail
+  if (fusion > SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM) {
+    // The quantizing fusions run residual_rmsnorm's row kernels plus a tail. The world size
+    // decides more than the tail (one-shot's cost grows with it), so the world is
+    // residual_rmsnorm's choice, and the fusion's own table is used only where it was measured at
+    // that world.
+    const int world = TableWorld(call.world, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM);
+    if (world != 0 ? FindTable(world, fusion) == nullptr : TableWorld(call.world, fusion) == 0)
+      fusion = SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM;
+  }
   key.fusion = fusion;
   key.world = TableWorld(call.world, fusion);
   const lut_detail::Table* t = key.world != 0 ? FindTable(key.world, fusion) : nullptr;

@@ -29,7 +29,8 @@ struct ArCallShape {
 // one row). Both are clamped into the grid, so that the nearest cell (in log2) decides.
 struct ArTableKey {
   int world = 0;   // the table's world size: the call's, else the next larger, else the largest
-  int fusion = 0;  // the table's fusion (quantizing fusions take residual_rmsnorm's table)
+  int fusion = 0;  // the table's fusion (a quantizing fusion's own where measured at `world`,
+                   // else residual_rmsnorm's)
   int hidden = 0;
   int tokens = 0;
   bool found = false;  // false: no table for this world size and fusion (the choice is NCCL)

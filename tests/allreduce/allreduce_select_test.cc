@@ -130,11 +130,14 @@ TEST(AllreduceSelect, WorldsAndFusionsWithoutTheirOwnTable) {
                                 q.fusion == SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM
                                     ? SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM
                                     : SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_FP8)));
-  // World 4 was swept with the quantizing fusions (session 20), world 8 was not.
+  // World 4 was swept with the quantizing fusions (session 20), world 8 was not: a world-8 call
+  // takes world 8's residual_rmsnorm table, not a smaller world's quantizing one.
   EXPECT_EQ(TableKeyFor(Fused(4, 4096, 64, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4)).fusion,
             static_cast<int>(SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4));
-  EXPECT_EQ(TableKeyFor(Fused(8, 4096, 64, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4)).fusion,
-            static_cast<int>(SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM));
+  const ArTableKey w8 = TableKeyFor(Fused(8, 4096, 64, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_NVFP4));
+  EXPECT_EQ(w8.world, 8);
+  EXPECT_EQ(w8.fusion, static_cast<int>(SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM));
+  EXPECT_EQ(TableKeyFor(Fused(3, 4096, 64, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM_FP8)).world, 4);
 }
 
 // The library's sizes are size_t: a count near 2^64 (a negative int64 passed through, or a
