@@ -70,10 +70,17 @@ std::string GenerateLutHeader(const TuneResult& r, const std::vector<std::string
       "repository).\n");
   Emit(out, "// Measured: {}, {} mode", r.dtype, ArModeName(r.mode));
   out += r.mode == ArMode::kGraph ? " (CUDA-graph replay).\n" : " (eager launches).\n";
-  Emit(out, "// Sources:");
+  // The file names, wrapped at 100 columns (a name longer than a line gets a line of its own).
+  std::string line = "// Sources:";
   for (const std::string& s : sources) {
-    Emit(out, " {}", CommentSafe(std::filesystem::path(s).filename().string()));
+    const std::string name = CommentSafe(std::filesystem::path(s).filename().string());
+    if (line.size() + 1 + name.size() > 100 && line != "// Sources:" && line != "//") {
+      out += line + "\n";
+      line = "//";
+    }
+    line += " " + name;
   }
+  out += line;
   Emit(
       out,
       "\n//\n"

@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "allreduce/lut_codegen.h"
 #include "allreduce/lut_tune.h"
@@ -137,6 +140,33 @@ std::string Enumerator(ArStrategy s) {
 std::string Assert(int world, const char* fusion, int64_t hidden, int64_t tokens, ArStrategy s) {
   return fmt::format("static_assert(SelectStrategy({}, Fusion::{}, {}, {}) == {});\n", world,
                      fusion, hidden, tokens, Enumerator(s));
+}
+
+// The header names its sources in a comment wrapped at 100 columns (the committed table is read
+// and formatted like the rest of the source); every name is kept, paths dropped.
+TEST(AllReduceTune, GeneratedHeaderWrapsItsSourcesAt100Columns) {
+  StatusOr<TuneResult> r = TuneAllReduce(SyntheticRows(), TuneOptions{});
+  ASSERT_TRUE(r.ok());
+  std::vector<std::string> sources;
+  for (int i = 0; i < 6; ++i)
+    sources.push_back(fmt::format("/data/grid_w{}_quant_h200_s20.csv", i));
+  sources.push_back(std::string(120, 'x') + ".csv");  // longer than a line: a line of its own
+  const std::string header = GenerateLutHeader(*r, sources);
+  std::istringstream lines(header);
+  std::string line;
+  int source_lines = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("grid_w") != std::string::npos) {
+      ++source_lines;
+      EXPECT_LE(line.size(), 100u) << line;
+    }
+  }
+  EXPECT_GE(source_lines, 2);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NE(header.find(fmt::format("grid_w{}_quant_h200_s20.csv", i)), std::string::npos);
+  }
+  EXPECT_NE(header.find("// " + std::string(120, 'x') + ".csv\n"), std::string::npos);
+  EXPECT_EQ(header.find("/data/"), std::string::npos);
 }
 
 TEST(AllReduceTune, GeneratedHeaderCompilesAndSelects) {
