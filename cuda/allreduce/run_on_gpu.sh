@@ -86,9 +86,9 @@ big_summary() {
     END { printf "%10s %-6s %9s %9s %9s %9s %13s\n", "bytes", "mode", "nccl", "twoshot", "bound1", "bound2", "twoshot/bnd1"
           n = 0; for (s in sizes) list[++n] = s + 0
           for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (list[j] < list[i]) { x = list[i]; list[i] = list[j]; list[j] = x }
+          f = 2 * (np - 1) / np
           for (i = 1; i <= n; ++i) for (m = 0; m < 2; ++m) {
             mode = m ? "graph" : "eager"; k = list[i] "," mode
-            f = 2 * (np - 1) / np
             b1 = one > 0 ? f * list[i] / (one * 1e3) : 0; b2 = both > 0 ? f * list[i] / (both * 1e3) : 0
             printf "%10d %-6s %9.2f %9.2f %9.2f %9.2f %12.2fx\n", list[i], mode, t[k ",nccl"], t[k ",twoshot"], b1, b2, (b1 > 0 ? t[k ",twoshot"] / b1 : 0) } }' "$1"
 }

@@ -52,17 +52,17 @@ std::string Lower(std::string_view s) {
 ArTableKey TableKeyFor(const ArCallShape& call) {
   ArTableKey key;
   int fusion = static_cast<int>(call.fusion);
-  if (fusion > SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM) {
-    // The quantizing fusions run residual_rmsnorm's row kernels plus a tail. The world size
-    // decides more than the tail (one-shot's cost grows with it), so the world is
-    // residual_rmsnorm's choice, and the fusion's own table is used only where it was measured at
-    // that world.
-    const int world = TableWorld(call.world, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM);
-    if (world != 0 ? FindTable(world, fusion) == nullptr : TableWorld(call.world, fusion) == 0)
-      fusion = SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM;
+  int world = TableWorld(call.world, fusion);
+  // The quantizing fusions run residual_rmsnorm's row kernels plus a tail. The world size decides
+  // more than the tail (one-shot's cost grows with it), so the world is residual_rmsnorm's choice,
+  // and the fusion's own table is used only where it was measured at that world.
+  const int row_world = TableWorld(call.world, SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM);
+  if (fusion > SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM && row_world != 0) {
+    world = row_world;
+    if (FindTable(world, fusion) == nullptr) fusion = SIGHTLINE_AR_FUSION_RESIDUAL_RMSNORM;
   }
   key.fusion = fusion;
-  key.world = TableWorld(call.world, fusion);
+  key.world = world;
   const lut_detail::Table* t = key.world != 0 ? FindTable(key.world, fusion) : nullptr;
   const int64_t dtype_bytes = call.dtype == SIGHTLINE_AR_FP32 ? 4 : 2;
   const int64_t elems = std::max<int64_t>(1, call.count * dtype_bytes / 2);  // bf16-sized
