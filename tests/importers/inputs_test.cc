@@ -10,12 +10,16 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <variant>
 
 #include "base/file_io.h"
 #include "base/input_data.h"
+#include "base/input_limits.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {
@@ -250,6 +254,64 @@ TEST(Inputs, PipesAndDevicesAreRefusedWithWhatToDo) {
   testing::CliResult r = testing::RunSightline("analyze /dev/zero");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
+}
+
+// Every command that reads a file reads it through the same door: /dev/zero is refused before
+// anything is read, and a gzip bomb of each door's own format stops at the input limit (issue 34:
+// `ncu`, `--requests`, `--iteration-log` and `allreduce tune` died of std::bad_alloc on both).
+TEST(Inputs, EveryDoorRefusesDevicesAndStopsBombs) {
+  const std::string trace = "'" + kRoot + "/tests/data/kineto/basic.json'";
+  TempDir dir;
+  const std::string out = (dir.path() / "out").string();
+  // Each door with a shipped file of its format.
+  struct Door {
+    std::string command;  // {} stands for the input
+    const char* sample;   // a file that door takes
+  };
+  const Door doors[] = {
+      {"analyze {}", "tests/data/kineto/basic.json"},
+      {"export --perfetto -o '" + out + "' {}", "tests/data/kineto/basic.json"},
+      {"diff " + trace + " {}", "tests/data/kineto/basic.json"},
+      {"ncu {}", "tests/data/ncu/h100_torch_full_details.csv.gz"},
+      {"analyze " + trace + " --requests {}", "tests/data/serving/vllm_detailed_small.json"},
+      {"analyze " + trace + " --iteration-log {}",
+       "examples/samples/serving_loop_h100.iterations.jsonl"},
+      {"allreduce tune -o '" + out + ".h' {}", "fuzz/seeds/sweep_csv/grid.csv"},
+  };
+  auto with = [](const std::string& command, const std::string& input) {
+    std::string c = command;
+    c.replace(c.find("{}"), 2, "'" + input + "'");
+    return c;
+  };
+  for (const Door& d : doors) {
+    testing::CliResult r = testing::RunSightline(with(d.command, "/dev/zero"));
+    EXPECT_EQ(r.exit_code, 2) << d.command;
+    EXPECT_NE(r.err.find("/dev/zero: not a regular file (a device)"), std::string::npos)
+        << d.command << ": " << r.err;
+    EXPECT_EQ(r.out, "") << d.command;
+
+    // The door's own sample followed by 64 MiB of blanks (JSON and CSV readers take them as
+    // trailing space; the limit must stop the inflation first), in ~70 KB of gzip, against 16 MiB.
+    std::ifstream in(kRoot + "/" + d.sample, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(bytes.empty()) << d.sample;
+    if (bytes.starts_with("\x1f\x8b")) {
+      StatusOr<std::string> plain = GunzipToString(bytes, d.sample);
+      ASSERT_TRUE(plain.ok()) << plain.status().message();
+      bytes = *plain;
+    }
+    const std::string bomb = dir.Write("bomb.gz", Gzip(bytes + std::string(64 << 20, ' ')));
+    ASSERT_LT(fs::file_size(bomb), 1u << 20);
+    ::setenv(kMaxInputSizeEnv, "16M", 1);
+    r = testing::RunSightline(with(d.command, bomb));
+    ::unsetenv(kMaxInputSizeEnv);
+    EXPECT_EQ(r.exit_code, 2) << d.command << ": " << r.err;
+    EXPECT_NE(r.err.find("inflates to more than 16777216 bytes"), std::string::npos)
+        << d.command << ": " << r.err;
+    EXPECT_EQ(r.out, "") << d.command;
+  }
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".h"));
 }
 
 }  // namespace
