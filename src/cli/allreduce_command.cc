@@ -195,8 +195,7 @@ void AddAllReduceCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   t->add_option("--noise-pct", tune->noise_pct,
                 "A cell whose runner-up is within this % of the best counts as a close call")
-      ->check(FiniteNumber())
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(Percent())
       ->capture_default_str();
   t->callback([&runner, tune] { runner = [tune] { return RunTune(*tune); }; });
 

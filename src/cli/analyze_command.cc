@@ -22,6 +22,8 @@
 namespace sightline::cli {
 namespace {
 
+constexpr double kMaxMinGapUs = 4611686018427387.0;  // 2^62 ns in microseconds
+
 struct AnalyzeArgs {
   std::vector<std::string> traces;
   std::string iteration_log;    // --iteration-log
@@ -235,13 +237,14 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--min-gap-us", args->min_gap_us,
                   "Idle gaps shorter than this many microseconds are ignored")
-      ->check(FiniteNumber())
-      ->check(CLI::NonNegativeNumber)
+      // Held to the times a trace keeps (2^62 ns), so that the gap in nanoseconds fits in int64.
+      ->check(NumberIn(0, kMaxMinGapUs, "0 to 4.6e15 (2^62 ns, the longest time a trace holds)",
+                       "NONNEGATIVE"))
       ->capture_default_str();
   cmd->add_option("--top", args->top_n,
                   "Rows kept in each long table (kernels, API calls, gaps, ...); default 15 for "
                   "text, 50 for HTML, 100 for JSON")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveCount<int>());
   cmd->add_flag_function(
       "--no-findings", [args](int64_t) { args->options.findings.enabled = false; },
       "Leave out the findings (ranked advice); the analyses' sections stay");
@@ -249,7 +252,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "Threads that import rank files at once (several traces); default: one per "
                   "core. Each holds one trace in memory. Threads left over (fewer traces than "
                   "threads, e.g. one trace) run each trace's analyses side by side")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveCount<int>());
   CLI::Option* ranks_only = cmd->add_flag(
       "--ranks-only", args->ranks_only,
       "Several ranks: report only the ranks section (collectives, clocks, waits, straggler) and "
@@ -266,7 +269,7 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "from the traces (nsys: the export's Hostname) or from "
                   "tensorboard_trace_handler's file names ({hostname}_{pid}.*.pt.trace.json), "
                   "else each rank is aligned on its own clock (docs/analyses/ranks.md)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveCount<int32_t>());
   cmd->add_flag("-q,--quiet", args->quiet,
                 "No progress line on standard error (it is shown only on a terminal anyway)");
   cmd->add_flag("--list", args->list, "List the analyses and exit");

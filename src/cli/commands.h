@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -40,20 +42,33 @@ void AddFormatsCommand(CLI::App& app, CommandRunner& runner);
 void AddFindingsCommand(CLI::App& app, CommandRunner& runner);
 void AddRedactCommand(CLI::App& app, CommandRunner& runner);
 
-// A validator for number options: the value must be finite. CLI11's NonNegativeNumber and Range
-// let "nan" through (every comparison with NaN is false), and "nan" as --fail-if-slower made a
-// gate that could never fail; "inf" likewise. Put it before the range check.
-inline CLI::Validator FiniteNumber() {
+// A number option's range, checked by the option's name and said plainly: `--top: '0' is out of
+// range: 1 to 2147483647`. CLI11's PositiveNumber, NonNegativeNumber and Range print their limits
+// as doubles in full (309 digits for "positive") and let "nan" through (every comparison with NaN
+// is false: "nan" as --fail-if-slower made a gate that could never fail); "inf" likewise. `range`
+// says the limits in words; `name` is what --help shows after the type.
+inline CLI::Validator NumberIn(double lo, double hi, std::string range, std::string name) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [lo, hi, range](std::string& text) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(text.c_str(), &end);
         if (end == text.c_str() || *end != '\0') return "'" + text + "' is not a number";
         if (!std::isfinite(v)) return "'" + text + "' is not a finite number";
+        if (v < lo || v > hi) return "'" + text + "' is out of range: " + range;
         return std::string();
       },
-      "FINITE");
+      std::move(name));
 }
+
+// A count (rows, threads, blocks, ranks): 1 to the largest value of the option's type.
+template <typename T>
+CLI::Validator PositiveCount() {
+  const T hi = std::numeric_limits<T>::max();
+  return NumberIn(1, static_cast<double>(hi), "1 to " + std::to_string(hi), "POSITIVE");
+}
+
+// A percentage: 0 to 100.
+inline CLI::Validator Percent() { return NumberIn(0, 100, "0 to 100", "0-100"); }
 
 // `--iterations REGEX`, declared once for analyze, export, diff and baseline save: the regex is
 // compiled when the command line is read, so a bad one is refused (exit 2) before any input is.

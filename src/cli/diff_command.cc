@@ -126,7 +126,7 @@ void AddDiffCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   cmd->add_option("--top", args->top_n,
                   "Rows kept in each long table; default 15 for text, 100 for JSON")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveCount<int>());
   cmd->add_option(
          "--fail-if-slower", args->fail_if_slower_pct,
          "The gate. With iterations on both sides it reads the 95% intervals of the change in "
@@ -136,14 +136,12 @@ void AddDiffCommand(CLI::App& app, CommandRunner& runner) {
          "exit 1 when GPU time, or a kernel holding at least --min-share percent of the "
          "baseline's GPU time, grew by more than PCT percent (sums, no interval)")
       ->type_name("PCT")
-      ->check(FiniteNumber())
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberIn(0, std::numeric_limits<double>::max(), "0 or more", "NONNEGATIVE"));
   cmd->add_option("--min-share", args->min_share_pct,
                   "Kernels below this share (percent) of the baseline's GPU time are not gated "
                   "one by one (the sums gate)")
       ->type_name("PCT")
-      ->check(FiniteNumber())
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(Percent())
       ->capture_default_str();
   AddIterationsOption(cmd, args->iterations_regex, "with a saved baseline, its regex by default");
   cmd->callback([&runner, args] { runner = [args] { return RunDiff(*args); }; });

@@ -92,7 +92,7 @@ void AddNcuCommand(CLI::App& app, CommandRunner& runner) {
                   "order when the exports hold as many kernels and the names differ")
       ->allow_extra_args(false);  // one pair per --pair, so exports may follow it
   cmd->add_option("--top", args->top, "Kernels (longest first) shown in detail per export")
-      ->check(CLI::PositiveNumber)
+      ->check(PositiveCount<int>())
       ->capture_default_str();
   cmd->callback([&runner, args] { runner = [args] { return RunNcu(*args); }; });
 }

@@ -94,9 +94,9 @@ void AddOccupancyCommand(CLI::App& app, CommandRunner& runner) {
                   "Shared memory carveout per SM (ncu: Shared Memory Configuration Size); "
                   "default: the one the driver is expected to pick");
   cmd->add_option("--grid", args->grid, "Blocks in the grid: waves per SM and the tail effect")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveCount<int64_t>());
   cmd->add_option("--sms", args->sms, "SM count (default: the named GPU's, or a typical part's)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveCount<int>());
   cmd->add_option("--sweep", args->sweep, "Also print occupancy over block sizes or registers")
       ->check(CLI::IsMember({"block-size", "registers"}));
   cmd->add_option("--format", args->format, "Report format")

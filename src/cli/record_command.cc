@@ -383,7 +383,7 @@ void AddRecordCommand(CLI::App& app, CommandRunner& runner) {
       "GPU count too");
   cmd->add_option("--gpu-metrics-frequency", args->gpu_metrics_frequency,
                   "Samples per second with --gpu-metrics (10 to 200000, as nsys)")
-      ->check(CLI::Range(10, 200000))
+      ->check(NumberIn(10, 200000, "10 to 200000", "10-200000"))
       ->needs(metrics)
       ->capture_default_str();
   cmd->add_flag("--cuda-memory-usage", args->cuda_memory_usage,

@@ -62,6 +62,43 @@ TEST(Cli, NumberOptionsRefuseNanAndInfinity) {
   EXPECT_EQ(RunSightline("diff --fail-if-slower 5" + trace + trace).exit_code, 4);
 }
 
+// A number out of its option's range is refused by the option's name with the range in words
+// (CLI11's own checks printed "not in range 0.000000 to " and 309 digits), and a value that
+// cannot be converted to the program's units is refused before it is: --min-gap-us 1e308 was
+// turned into nanoseconds past int64 and reported as "min_gap_ns must not be negative".
+TEST(Cli, NumberOptionsSayTheirRangeByName) {
+  const std::string trace =
+      std::string(" '") + SIGHTLINE_SOURCE_DIR + "/tests/data/kineto/basic.json'";
+  const struct {
+    std::string args;
+    const char* says;
+  } cases[] = {
+      {"analyze --top 0" + trace, "--top: '0' is out of range: 1 to 2147483647"},
+      {"analyze --top 99999999999" + trace, "--top: '99999999999' is out of range"},
+      {"analyze --jobs -1" + trace, "--jobs: '-1' is out of range: 1 to"},
+      {"analyze --min-gap-us 1e308" + trace,
+       "--min-gap-us: '1e308' is out of range: 0 to 4.6e15 (2^62 ns"},
+      {"diff --top 0" + trace + trace, "--top: '0' is out of range"},
+      {"diff --fail-if-slower -1" + trace + trace,
+       "--fail-if-slower: '-1' is out of range: 0 or more"},
+      {"diff --min-share 101" + trace + trace, "--min-share: '101' is out of range: 0 to 100"},
+      {"ncu --top 0 x.csv", "--top: '0' is out of range"},
+      {"occupancy --arch h100 --block-size 128 --registers 32 --grid 0",
+       "--grid: '0' is out of range: 1 to 9223372036854775807"},
+      {"allreduce tune --noise-pct 1e300 x.csv -o y.h",
+       "--noise-pct: '1e300' is out of range: 0 to 100"},
+  };
+  for (const auto& c : cases) {
+    testing::CliResult r = RunSightline(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(r.err.find("0.000000"), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+  // The largest gap a trace can hold is taken.
+  EXPECT_EQ(RunSightline("analyze --min-gap-us 4.6e15" + trace).exit_code, 0);
+}
+
 // --ranks-per-host: a positive count, else a usage error; given, the ranks section says the hosts
 // came from it (the same sample twice: ranks 0 and 1 by order, on hosts 0 and 1).
 // A bad --iterations regex is refused when the command line is read, before any input is: the
