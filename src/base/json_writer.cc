@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "base/utf8.h"
+
 namespace sightline {
 
 void JsonWriter::Newline() {
@@ -124,13 +126,17 @@ void JsonWriter::AppendEscaped(std::string& out, std::string_view s) {
       out.push_back(static_cast<char>(c));
       ++i;
     } else {
-      // Validate one UTF-8 sequence; replace malformed bytes so the output always parses.
-      int len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-      bool ok = len > 0 && i + len <= n;
-      for (int k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xc0) == 0x80;
-      if (ok) {
-        out.append(s.substr(i, len));
-        i += len;
+      // One well-formed UTF-8 sequence, else U+FFFD for the byte, so that the output always
+      // parses (also for decoders that refuse overlong forms and surrogates, as Python's).
+      const Utf8Char u = DecodeUtf8(s, i);
+      if (u.length > 0 && IsControlCodePoint(u.code_point)) {
+        // C1 controls and bidi overrides, escaped like C0 (the same string once decoded): a
+        // terminal showing the file (cat, less -r) does not act on them.
+        fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(u.code_point));
+        i += u.length;
+      } else if (u.length > 0) {
+        out.append(s.substr(i, u.length));
+        i += u.length;
       } else {
         out.append("\xef\xbf\xbd");
         ++i;

@@ -12,6 +12,7 @@
 #include "analyses/serving/serving_metrics.h"
 #include "base/file_io.h"
 #include "base/progress_line.h"
+#include "base/utf8.h"
 #include "cli/commands.h"
 #include "distributed/mpi_workers.h"
 #include "facts/iterations.h"
@@ -151,7 +152,9 @@ CLI::Option* AddIterationsOption(CLI::App* cmd, std::string& regex, std::string_
 }
 
 int ReportError(const Status& status) {
-  std::fprintf(stderr, "sightline: error: %s\n", status.message().c_str());
+  // A message may quote the input (a CSV header, a name): its controls are shown, not obeyed.
+  std::fprintf(stderr, "sightline: error: %s\n",
+               PrintableText(status.message(), /*keep_line_breaks=*/true).c_str());
   switch (status.code()) {
     case StatusCode::kInternal:
       return kExitFailed;

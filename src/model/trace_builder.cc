@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "base/utf8.h"
+
 namespace sightline {
 
 StringId TraceBuilder::InternCut(std::string_view s) {
-  size_t keep = kMaxStringBytes;
-  // Not inside a UTF-8 sequence: back up over continuation bytes (10xxxxxx).
-  while (keep > 0 && (static_cast<unsigned char>(s[keep]) & 0xC0) == 0x80) --keep;
+  const size_t keep = Utf8PrefixLength(s, kMaxStringBytes);
   trace_.diagnostics.Add(DiagCode::kStringCut);
   return trace_.strings.Intern(
       fmt::format("{}... [cut: {} bytes in all]", s.substr(0, keep), s.size()));

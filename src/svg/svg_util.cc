@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/utf8.h"
+
 namespace sightline::svg {
 namespace {
 
@@ -26,7 +28,10 @@ std::string Interpolate(const std::vector<Rgb>& stops, double t) {
 
 }  // namespace
 
-std::string XmlEscape(std::string_view s) {
+std::string XmlEscape(std::string_view raw) {
+  // Controls and bytes that are not UTF-8 cannot appear in XML (nor sensibly in HTML): shown as
+  // the text report shows them (\x1b, \xff), so the document stays well formed.
+  const std::string s = PrintableText(raw, /*keep_line_breaks=*/true);
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
