@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/file_io.h"
+#include "base/utf8.h"
 #include "cli/commands.h"
 #include "pipeline/pipeline.h"
 #include "reporters/reporter.h"
@@ -90,7 +91,8 @@ int RunDiff(const DiffArgs& args) {
   }
   if (!report->gate.failed && !report->gate.undecided) return kExitOk;
   // CI logs show stderr even when the report goes to a file: say what failed there too.
-  std::fprintf(stderr, "sightline: diff: %s\n", report->gate.message.c_str());
+  std::fprintf(stderr, "sightline: diff: %s\n",
+               PrintableText(report->gate.message, /*keep_line_breaks=*/true).c_str());
   return report->gate.failed ? kExitFailed : kExitCannotTell;
 }
 
