@@ -121,7 +121,8 @@ void RenderTable(std::string& out, const Table& t, int width) {
 
 void RenderHeading(std::string& out, const std::string& title, int width) {
   std::string line = "== " + P(title) + " ";
-  if (static_cast<int>(line.size()) < width) line += std::string(width - line.size(), '=');
+  const size_t columns = Columns(line);
+  if (columns < static_cast<size_t>(std::max(width, 0))) line += std::string(width - columns, '=');
   out += line + "\n";
 }
 
