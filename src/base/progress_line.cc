@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/utf8.h"
+
 namespace sightline {
 namespace {
 
@@ -49,8 +51,10 @@ void ProgressLine::Update(const std::string& text, bool force) {
   size_t width = 80;
   winsize ws{};
   if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) width = ws.ws_col;
-  std::string line = "sightline: " + text;
-  if (line.size() >= width) line.resize(width - 1);  // never wrap: \r must reach the start
+  // A file name from a directory listing may hold controls: shown, not sent to the terminal.
+  std::string line = "sightline: " + PrintableText(text);
+  // Never wrap (\r must reach the start), and never cut inside a character.
+  if (line.size() >= width) line.resize(Utf8PrefixLength(line, width - 1));
   std::fprintf(stderr, "\r\033[K%s", line.c_str());
   std::fflush(stderr);
   shown_ = true;

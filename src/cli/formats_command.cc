@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "base/utf8.h"
 #include "cli/commands.h"
 #include "importers/inputs.h"
 
@@ -31,7 +32,8 @@ int RunFormats(const FormatsArgs& args) {
       rc = ReportError(in.status());
       continue;
     }
-    out += fmt::format("{}: {} ({}{}): {}\n", f, in->reader->name, InputKindName(in->reader->kind),
+    out += fmt::format("{}: {} ({}{}): {}\n", PrintableText(f), in->reader->name,
+                       InputKindName(in->reader->kind),
                        in->compression == Compression::kNone
                            ? ""
                            : fmt::format(", {}", CompressionName(in->compression)),
