@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "base/time_units.h"
 #include "base/utf8.h"
@@ -183,11 +185,16 @@ std::string RenderTextReport(const Report& report, const TextReportOptions& opti
       title += " — " + report.inputs[s.input].label;  // P'd with the title below
     }
     RenderHeading(out, title, options.width);
+    std::vector<std::string> labels;
     size_t label_width = 0;
-    for (const Fact& f : s.facts) label_width = std::max(label_width, P(f.label).size());
     for (const Fact& f : s.facts) {
-      fmt::format_to(std::back_inserter(out), "  {:<{}}  {}\n", P(f.label), label_width,
-                     P(FormatValue(f.value, f.unit)));
+      labels.push_back(P(f.label));
+      label_width = std::max(label_width, Columns(labels.back()));
+    }
+    for (size_t i = 0; i < s.facts.size(); ++i) {
+      fmt::format_to(std::back_inserter(out), "  {}{}  {}\n", labels[i],
+                     std::string(label_width - Columns(labels[i]), ' '),
+                     P(FormatValue(s.facts[i].value, s.facts[i].unit)));
     }
     if (!s.facts.empty()) out += '\n';
     for (const Table& t : s.tables) RenderTable(out, t, options.width);

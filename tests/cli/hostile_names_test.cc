@@ -75,7 +75,8 @@ TEST(HostileNames, TheTextReportShowsControlsAndStaysOneLinePerRow) {
   EXPECT_NE(wide.find("attn_\\u202edlrow_\\xff\\xfe_\\xc0\\x80_\\xed\\xa0\\x80\n"),
             std::string::npos);
   // Fitted to 100 columns, names are cut between characters, and the columns stay aligned: the
-  // kernel table's rows are as long in characters as its rule.
+  // first lines holding the long name and the gemm name (their rows of the kernels table, where
+  // both are cut) are as long in characters.
   const std::string narrow = RenderTextReport(report, {.width = 100});
   ExpectCleanUtf8("text", narrow, "\n");
   const size_t long_row = narrow.find("long_\xc3\xa9");
