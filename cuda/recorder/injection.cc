@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "pm_sampler.h"
+#include "recording/output_claim.h"
 #include "recording/recorder_env.h"
 #include "recording/recorder_format.h"
 #include "sightline/gpu_check.h"
@@ -552,21 +553,25 @@ void StartOnce() {
   }
 
   const char* pattern = std::getenv(recenv::kOutputEnv);
-  const std::string path = recenv::ExpandOutputPattern(
+  const std::string expanded = recenv::ExpandOutputPattern(
       pattern && *pattern ? pattern : recenv::kDefaultOutputPattern, getpid(), rank);
+  // Claimed in the run's manifest before the file is created: a name another process of the run
+  // writes (a fixed -o reached by torch.compile's workers) becomes this process's own.
+  int64_t taken_by = 0;
+  const std::string path =
+      recenv::ClaimOutput(std::getenv(recenv::kManifestEnv), expanded, getpid(), &taken_by);
+  if (taken_by != 0) {
+    std::fprintf(stderr,
+                 "sightline-recorder: %s is written by process %lld of this run; process %d "
+                 "writes %s\n",
+                 expanded.c_str(), static_cast<long long>(taken_by), static_cast<int>(getpid()),
+                 path.c_str());
+  }
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     std::fprintf(stderr, "sightline-recorder: cannot create %s: %s; not recording\n", path.c_str(),
                  std::strerror(errno));
     return;
-  }
-  if (const char* manifest = std::getenv(recenv::kManifestEnv); manifest && *manifest) {
-    const int m = open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (m >= 0) {
-      const std::string line = path + "\n";  // one write with O_APPEND: lines never interleave
-      (void)!write(m, line.data(), line.size());
-      close(m);
-    }
   }
 
   s.writer = new Writer(fd, EnvSize(recenv::kBufferBytesEnv, kDefaultBufferBytes),

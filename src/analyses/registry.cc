@@ -15,6 +15,7 @@
 #include "analyses/memory/memory.h"
 #include "analyses/nvtx_projection/nvtx_projection.h"
 #include "analyses/overview/overview.h"
+#include "analyses/processes/processes.h"
 #include "analyses/threads/threads.h"
 
 // Each analysis header declares its Run...Section function; add one line here per analysis, with
@@ -44,6 +45,8 @@ const std::vector<AnalysisEntry>& Analyses() {
        &RunGpuMetricsSection},
       {"memory", "GPU memory: peak of the trace's allocations, what held it, headroom",
        &RunMemorySection},
+      {"processes", "the run's processes: parent, life, CPU time, CPU while the GPU idled",
+       &RunProcessesSection},
       {"threads", "host threads: launching thread, GIL held and waited, who holds it (GIL traces)",
        &RunThreadsSection},
       {"findings",

@@ -21,7 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "base/file_io.h"
 #include "cli/commands.h"
+#include "cli/process_watch.h"
+#include "recording/output_claim.h"
 #include "recording/recorder_env.h"
 #include "recording/recorder_format.h"
 
@@ -168,34 +171,47 @@ FileSummary Summarize(const std::string& path) {
   return s;
 }
 
-void PrintSummary(const std::string& manifest, const std::string& program) {
+// The files of the run and the processes that wrote them, from the manifest ("PID PATH" lines,
+// recording/output_claim.h), in order of creation.
+std::vector<recenv::ClaimedOutput> ReadManifest(const std::string& manifest) {
   std::ifstream in(manifest);
-  std::vector<std::string> files;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) files.push_back(line);
-  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return recenv::ParseManifest(ss.str());
+}
+
+std::string FileLine(const std::string& path) {
+  const FileSummary s = Summarize(path);
+  if (s.not_regular) return path + " (not a regular file: not read back)";
+  return path + " (" + std::to_string(s.records) + " records, " + std::to_string(s.kernels) +
+         " kernels, " +
+         (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +
+         (s.graph_nodes ? std::to_string(s.graph_nodes) + " graph node records, " : std::string()) +
+         (s.metric_samples ? std::to_string(s.metric_samples) + " GPU metric samples, "
+                           : std::string()) +
+         std::to_string(s.dropped) + " dropped" + (s.truncated ? ", cut off" : "") + ")";
+}
+
+// One line to stderr: the run's processes, those that used CUDA and the files they wrote.
+void PrintSummary(const std::vector<recenv::ClaimedOutput>& files, size_t processes,
+                  const std::string& processes_file, const std::string& program) {
+  const std::string tree = processes_file.empty()
+                               ? std::string()
+                               : std::to_string(processes) +
+                                     (processes == 1 ? " process" : " processes") +
+                                     " (tree and CPU time in " + processes_file + "); ";
   if (files.empty()) {
     std::fprintf(stderr,
-                 "sightline record: no recording: %s never initialised CUDA, so there was nothing "
-                 "to record (or no selected rank ran here)\n",
-                 program.c_str());
+                 "sightline record: %sno CUDA recording: %s never initialised CUDA, so there was "
+                 "nothing to record (or no selected rank ran here)\n",
+                 tree.c_str(), program.c_str());
     return;
   }
-  std::string line = "sightline record: wrote";
+  std::string line = "sightline record: " + tree + std::to_string(files.size()) +
+                     (files.size() == 1 ? " process" : " processes") + " used CUDA, wrote";
   for (size_t i = 0; i < files.size(); ++i) {
-    const FileSummary s = Summarize(files[i]);
-    if (s.not_regular) {
-      line += (i ? "; " : " ") + files[i] + " (not a regular file: not read back)";
-      continue;
-    }
-    line +=
-        (i ? "; " : " ") + files[i] + " (" + std::to_string(s.records) + " records, " +
-        std::to_string(s.kernels) + " kernels, " +
-        (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +
-        (s.graph_nodes ? std::to_string(s.graph_nodes) + " graph node records, " : std::string()) +
-        (s.metric_samples ? std::to_string(s.metric_samples) + " GPU metric samples, "
-                          : std::string()) +
-        std::to_string(s.dropped) + " dropped" + (s.truncated ? ", cut off" : "") + ")";
+    line += (i ? "; " : " ") + FileLine(files[i].path);
+    if (files.size() > 1) line += " [pid " + std::to_string(files[i].pid) + "]";
   }
   std::fprintf(stderr, "%s\n", line.c_str());
 }
@@ -305,6 +321,12 @@ int RunRecord(const RecordArgs& args) {
   }
   g_child = child;
   close(error_pipe[1]);
+  ProcessWatcher watcher;
+  {
+    std::string command;
+    for (const std::string& a : args.command) command += (command.empty() ? "" : " ") + a;
+    watcher.Start(child, std::filesystem::path(args.command[0]).filename().string(), command);
+  }
   struct sigaction sa {};
   sa.sa_sigaction = ForwardSignal;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -321,6 +343,9 @@ int RunRecord(const RecordArgs& args) {
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  timespec reaped{};
+  clock_gettime(CLOCK_MONOTONIC, &reaped);
+  watcher.Stop(static_cast<int64_t>(reaped.tv_sec) * 1'000'000'000 + reaped.tv_nsec);
   g_child = 0;
   if (n == static_cast<ssize_t>(sizeof exec_errno)) {
     unlink(manifest.c_str());
@@ -329,8 +354,21 @@ int RunRecord(const RecordArgs& args) {
                                       : std::strerror(exec_errno));
     return exec_errno == ENOENT ? kExitNotFound : kExitCannotExecute;
   }
-  PrintSummary(manifest, args.command[0]);
+  const std::vector<recenv::ClaimedOutput> files = ReadManifest(manifest);
   unlink(manifest.c_str());
+  // The process tree beside the recordings: named after the root process's own output name.
+  std::string processes_file =
+      ProcessesPathFor(recenv::ExpandOutputPattern(*output, child, recenv::DetectRank()));
+  std::vector<std::pair<int64_t, std::string>> written;
+  for (const recenv::ClaimedOutput& f : files) written.emplace_back(f.pid, f.path);
+  if (Status st =
+          WriteFileAtomically(processes_file, ProcessesJson(watcher, args.command, written));
+      !st.ok()) {
+    std::fprintf(stderr, "sightline record: cannot write the process tree: %s\n",
+                 st.message().c_str());
+    processes_file.clear();
+  }
+  PrintSummary(files, watcher.processes().size(), processes_file, args.command[0]);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return kExitFailed;

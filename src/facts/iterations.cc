@@ -9,6 +9,7 @@
 #include <map>
 
 #include "base/name_pattern.h"
+#include "facts/inferred_steps.h"
 #include "facts/intervals.h"
 #include "facts/trace_facts.h"
 
@@ -50,6 +51,10 @@ void ComputeDistribution(IterationSet& set, const IterationsOptions& options) {
     set.outliers += it.outlier;
   }
 }
+
+// The devices, launched work, GPU busy time and distribution of a set whose pid, tid and
+// iterations' times (and names, range rows) are set.
+void MeasureSet(TraceFacts& facts, const IterationsOptions& options, IterationSet& set);
 
 }  // namespace
 
@@ -130,7 +135,27 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
     g.rows.push_back(row);
     g.total_ns += r.dur_ns(row);
   }
-  if (groups.empty()) return res;
+  if (groups.empty()) {
+    // No range names a step: the trace's own rhythm may (graph replays, synchronizations); a
+    // user's --iterations that matched nothing stays unanswered.
+    if (!res.default_regex) return res;
+    const InferredSteps inferred = InferSteps(facts);
+    if (inferred.steps.empty()) return res;
+    res.method = inferred.method;
+    res.regular_share = inferred.regular_share;
+    IterationSet& set = res.sets.emplace_back();
+    set.pid = inferred.pid;
+    set.tid = inferred.tid;
+    set.pattern = inferred.pattern;
+    for (const InferredSteps::Step& step : inferred.steps) {
+      Iteration& it = set.iterations.emplace_back();
+      it.name = inferred.name;
+      it.start_ns = step.start_ns;
+      it.end_ns = step.end_ns;
+    }
+    MeasureSet(facts, options, set);
+    return res;
+  }
 
   // Per process, the group with the most iterations (then the longest in total).
   std::map<int32_t, const std::pair<const std::tuple<int32_t, int32_t, std::string>, Group>*> best;
@@ -145,16 +170,37 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
     }
   }
 
-  const std::vector<std::pair<int32_t, int32_t>>& pid_devices = facts.PidDevices();
-
-  const LaunchIndex& index = facts.Launches();
-  std::vector<Interval> launched;
   for (const auto& [pid, entry] : best) {
     const auto& [key, group] = *entry;
     IterationSet& set = res.sets.emplace_back();
     set.pid = pid;
     set.tid = std::get<1>(key);
     set.pattern = res.default_regex ? std::get<2>(key) : res.regex;
+    for (int32_t row : group.rows) {
+      Iteration& it = set.iterations.emplace_back();
+      it.range_row = row;
+      it.name = r.name[row];
+      it.start_ns = r.start_ns[row];
+      it.end_ns = r.end_ns[row];
+    }
+    MeasureSet(facts, options, set);
+  }
+  std::stable_sort(res.sets.begin(), res.sets.end(),
+                   [](const IterationSet& a, const IterationSet& b) {
+                     return a.iterations.size() > b.iterations.size();
+                   });
+  return res;
+}
+
+namespace {
+
+void MeasureSet(TraceFacts& facts, const IterationsOptions& options, IterationSet& set) {
+  const Trace& trace = facts.trace();
+  const std::vector<std::pair<int32_t, int32_t>>& pid_devices = facts.PidDevices();
+  const LaunchIndex& index = facts.Launches();
+  std::vector<Interval> launched;
+  {
+    const int32_t pid = set.pid;
     for (const auto& [p, device] : pid_devices) {
       if (p == pid && pid >= 0) set.devices.push_back(device);
     }
@@ -165,13 +211,8 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
     set.devices.erase(std::unique(set.devices.begin(), set.devices.end()), set.devices.end());
 
     const int32_t thread = index.ThreadOf(set.pid, set.tid);
-    for (int32_t row : group.rows) {
-      Iteration& it = set.iterations.emplace_back();
-      it.index = static_cast<int64_t>(set.iterations.size() - 1);
-      it.range_row = row;
-      it.name = r.name[row];
-      it.start_ns = r.start_ns[row];
-      it.end_ns = r.end_ns[row];
+    for (Iteration& it : set.iterations) {
+      it.index = &it - set.iterations.data();
       launched.clear();
       for (uint32_t w : index.LaunchedIn(thread, it.start_ns, it.end_ns)) {
         index.Accumulate(w, it.launched);
@@ -203,11 +244,8 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
     }
     ComputeDistribution(set, options);
   }
-  std::stable_sort(res.sets.begin(), res.sets.end(),
-                   [](const IterationSet& a, const IterationSet& b) {
-                     return a.iterations.size() > b.iterations.size();
-                   });
-  return res;
 }
+
+}  // namespace
 
 }  // namespace sightline

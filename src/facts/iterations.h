@@ -60,6 +60,11 @@ struct IterationSet {
 struct IterationsResult {
   std::string regex;  // the regex used
   bool default_regex = true;
+  // How the steps were found: "ranges" (names matching the regex), or, in a trace whose ranges
+  // name no step, "graph replays" or "synchronize cadence" (facts/inferred_steps.h), with the
+  // share of those steps whose launch count is within 10% of the median's (how sure).
+  std::string method = "ranges";
+  double regular_share = 1.0;
   int64_t matching_ranges = 0;     // ranges whose name matched, before choosing sets
   std::vector<IterationSet> sets;  // most iterations first; sets[0] is the main set
 };

@@ -223,6 +223,9 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kRecorderSampledGraphTrace, "recorder_sampled_graph_trace", kInfo,
      "CUDA graphs traced by sample (--cuda-graph-trace sampled:N): some replays have their "
      "kernels, the others are whole-graph rows; per-replay figures rest on the sampled ones"},
+    {kRecorderRunProcessesUnreadable, "recorder_run_processes_unreadable", kWarning,
+     "the run's process tree beside the recording (NAME.processes.json, written by `sightline "
+     "record`) names this recording but could not be read; the processes section is left out"},
 
     // PyTorch memory snapshot.
     {kTorchSnapshotEntryUnusable, "torch_snapshot_entry_unusable", kWarning,

@@ -93,6 +93,7 @@ enum class DiagCode : uint16_t {
   kRecorderGpuMetricsNotAligned,
   kGraphKernelsWithoutCapture,
   kRecorderSampledGraphTrace,
+  kRecorderRunProcessesUnreadable,
   // PyTorch memory snapshot importer.
   kTorchSnapshotEntryUnusable,
   kTorchSnapshotNoTime,

@@ -11,6 +11,7 @@
 #include "base/string_pool.h"
 #include "base/time_units.h"
 #include "model/diagnostics.h"
+#include "model/run_processes.h"
 
 namespace sightline {
 
@@ -442,6 +443,9 @@ struct Trace {
   std::vector<ProcessInfo> processes;
   std::vector<ThreadInfo> threads;             // sorted by (pid, tid); those the importer named
   std::vector<GraphCreation> graph_creations;  // sorted by time
+  // The processes of the run the trace was recorded in (recorder traces with the run's process
+  // tree beside them), sorted by start; not part of the trace's span.
+  std::vector<RunProcess> run_processes;
   Diagnostics diagnostics;
 
   std::string_view str(StringId id) const { return strings.Get(id); }

@@ -112,6 +112,11 @@ class TraceBuilder {
     trace_.graph_creations.push_back(creation);
   }
 
+  // The processes of the recorded run (Trace::run_processes), sorted by start by the caller.
+  void SetRunProcesses(std::vector<RunProcess> processes) {
+    trace_.run_processes = std::move(processes);
+  }
+
   void Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges);
 
   // Drops intervals longer than the trace can hold (absurd_duration: more than twice the span of

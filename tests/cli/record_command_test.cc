@@ -2,6 +2,7 @@
 // a program that never uses CUDA gives a note and no file, and bad options, a missing program or an
 // unwritable output directory are clear errors.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -40,9 +41,53 @@ TEST_F(RecordCommand, ProgramWithoutCudaGivesNoteAndExitZero) {
   CliResult r = RunSightline("record " + Out() + "-- /bin/true");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("never initialised CUDA"), std::string::npos) << r.err;
+  // No recording; only the process tree beside where it would have been.
+  int trees = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 15 && name.substr(name.size() - 15) == ".processes.json") {
+      ++trees;
+      continue;
+    }
     EXPECT_EQ(e.path().extension(), ".so") << "unexpected file " << e.path();
   }
+  EXPECT_EQ(trees, 1);
+  EXPECT_NE(r.err.find("1 process (tree and CPU time in"), std::string::npos) << r.err;
+}
+
+// Every process the program starts is in the run's process tree, CUDA or not: a shell that
+// starts two children, each with its parent, command, start and end on the launcher's clock.
+TEST_F(RecordCommand, ProcessTreeOfTheRunIsWritten) {
+  CliResult r = RunSightline("record -o '" + dir_ +
+                             "/run.slrec' -- sh -c 'sleep 0.4 & sleep 0.5; wait; exit 3'");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("3 processes (tree and CPU time in " + dir_ + "/run.processes.json)"),
+            std::string::npos)
+      << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.load(dir_ + "/run.processes.json").get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(doc["sightline_processes"]), 1);
+  const int64_t run_start = doc["start_ns"], run_end = doc["end_ns"];
+  simdjson::dom::array procs = doc["processes"];
+  ASSERT_EQ(procs.size(), 3u);
+  const int64_t root = procs.at(0)["pid"];
+  EXPECT_EQ(std::string_view(procs.at(0)["name"]), "sh");
+  int sleeps = 0;
+  for (simdjson::dom::element p : procs) {
+    const int64_t start = p["start_ns"], end = p["end_ns"];
+    EXPECT_LE(run_start - 20'000'000, start);  // /proc's start times are in 10 ms ticks
+    EXPECT_LT(start, end);
+    EXPECT_LE(end, run_end);
+    if (std::string_view(p["name"]) == "sleep") {
+      ++sleeps;
+      EXPECT_EQ(int64_t(p["ppid"]), root);
+      EXPECT_NE(std::string_view(p["command"]).find("sleep 0."), std::string_view::npos);
+      // Lived about as long as it slept (ends are seen at the next 20 ms scan).
+      EXPECT_GE(end - start, 300'000'000);
+    }
+  }
+  EXPECT_EQ(sleeps, 2);
 }
 
 TEST_F(RecordCommand, ExitCodeAndOutputPassThrough) {

@@ -238,7 +238,7 @@ def phase_mpi(ranks_expect_gpus):
     rc, out = run(f"mpirun --allow-run-as-root -n 2 -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH "
                   f"-x SIGHTLINE_RECORDER_LIB {SL} record --ranks 1 -o {d}/r%r.slrec -- {APP} --iters 50",
                   timeout=120)
-    files = sorted(os.path.basename(f) for f in glob.glob(d + "/*"))
+    files = sorted(os.path.basename(f) for f in glob.glob(d + "/*.slrec"))
     check("mpi: exit code", rc == 0, f"rc={rc}")
     check("mpi: only rank 1 wrote a file", files == ["r1.slrec"], f"files {files}")
     s = summary(f"{d}/r1.slrec") if "r1.slrec" in files else None

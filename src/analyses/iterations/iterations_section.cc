@@ -57,6 +57,12 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
 
   s.AddFact("iterations", "Iterations", static_cast<int64_t>(main.iterations.size()), Unit::kCount);
   s.AddFact("name_pattern", "Name", main.pattern);
+  if (r.method != "ranges") {
+    // No range names a step: say how they were found and how alike they are.
+    s.AddFact("found_by", "Found by (no step ranges in the trace)", r.method);
+    s.AddFact("alike_pct", "Steps alike (launches within 10% of the median)",
+              100.0 * r.regular_share, Unit::kPercent);
+  }
   s.AddFact("thread", "Thread (pid/tid)", fmt::format("{}/{}", main.pid, main.tid));
   s.AddFact("wall_median_ns", "Wall time median", Round(main.wall.median), Unit::kDurationNs);
   s.AddFact("wall_mean_ns", "Wall time mean", Round(main.wall.mean), Unit::kDurationNs);

@@ -6,6 +6,7 @@
 
 #include "base/input_data.h"
 #include "importers/recorder/recorder_mapper.h"
+#include "importers/recorder/run_processes.h"
 #include "model/trace_builder.h"
 #include "recording/recorder_format.h"
 
@@ -26,6 +27,11 @@ StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& p
         error));
   }
   mapper.Finish(path, summary);
+  // The run's other processes, from the launcher's process tree beside the file.
+  if (const recfmt::ProcessBody* p = mapper.process(); p != nullptr && !path.empty()) {
+    builder.SetRunProcesses(
+        FindRunProcesses(path, p->start_cupti_ns - p->start_monotonic_ns, builder.diagnostics()));
+  }
   return builder.Finish();
 }
 

@@ -28,6 +28,8 @@ class RecorderMapper {
   void Visit(recfmt::RecordType type, std::string_view body);
   // After the last record.
   void Finish(const std::string& path, const recfmt::ReadSummary& summary);
+  // The file's process record; null when it had none.
+  const recfmt::ProcessBody* process() const { return have_process_ ? &process_ : nullptr; }
 
  private:
   // One per record type (recorder_mapper.cc).

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Hugging Face transformers' own generate() on a Llama-shaped model with random weights, as engineers
+run it: no NVTX, no step ranges, nothing written for a profiler.
+
+  python3 hf_generate.py --mode eager     # eager decode: one forward pass per new token
+  python3 hf_generate.py --mode static    # cache_implementation="static": transformers compiles the
+                                          # forward with torch.compile (worker processes start) and
+                                          # replays CUDA graphs for the decode steps
+
+It prints the truth a profile should find, as one JSON line on stdout: generate() calls, forward passes
+per call (the prefill and one per further new token), batch, parameter bytes, wall time per call.
+"""
+import argparse
+import json
+import os
+import time
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--mode", choices=["eager", "static"], default="eager")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--prompt", type=int, default=128)
+    ap.add_argument("--new-tokens", type=int, default=64)
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--calls", type=int, default=3)
+    args = ap.parse_args()
+
+    # Llama-3.2-1B's shape (16 layers of hidden 2048, GQA 32/8 heads, MLP 8192, vocabulary 128256).
+    config = LlamaConfig(hidden_size=2048, intermediate_size=8192, num_hidden_layers=args.layers,
+                         num_attention_heads=32, num_key_value_heads=8, head_dim=64,
+                         vocab_size=128256, max_position_embeddings=4096, tie_word_embeddings=True,
+                         rope_theta=500000.0)
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(config).to(torch.bfloat16).eval()
+    param_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    ids = torch.randint(0, config.vocab_size, (args.batch, args.prompt), device="cuda")
+    mask = torch.ones_like(ids)
+    kwargs = dict(max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, do_sample=False,
+                  pad_token_id=0, attention_mask=mask)
+    if args.mode == "static":
+        kwargs["cache_implementation"] = "static"
+    times = []
+    with torch.inference_mode():
+        for _ in range(args.calls):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            out = model.generate(ids, **kwargs)
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - t0)
+    assert out.shape[1] == args.prompt + args.new_tokens, out.shape
+    print(json.dumps({
+        "program": "hf_generate", "mode": args.mode, "pid": os.getpid(), "calls": args.calls,
+        "forward_passes_per_call": args.new_tokens, "batch": args.batch, "prompt": args.prompt,
+        "param_bytes": param_bytes, "call_s": [round(t, 4) for t in times],
+    }), flush=True)
+
+
+if __name__ == "__main__":
+    main()

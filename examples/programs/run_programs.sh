@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# On the GPU machine: records the real programs of examples/programs with `sightline record` (fixed
+# and default -o), and Nsight Systems where asked, and keeps what a user would see (summary lines,
+# file lists, process trees, reports) under $OUT.
+# Needs the pack of scripts/device_pack.sh at .device/pack.tgz (and .device/device/ for nsys).
+#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp hf overhead nsys
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:?set OUT}
+stages=${*:-mp hf overhead}
+mkdir -p /tmp/sl && tar xzf "$root/.device/pack.tgz" -C /tmp/sl
+export LD_LIBRARY_PATH=/tmp/sl/lib:/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export SIGHTLINE_RECORDER_LIB=/tmp/sl/lib/libsightline_recorder.so
+SL=/tmp/sl/bin/sightline
+P=$root/examples/programs
+runs=/tmp/runs
+rm -rf $runs && mkdir -p $runs
+log() { echo "== $*" | tee -a $runs/summary.txt; }
+
+# One recorded run in its own folder: the program's stdout, the recorder's stderr, the files.
+rec() {  # rec NAME [record options] -- PROGRAM ARGS
+  local name=$1; shift
+  mkdir -p $runs/$name && pushd $runs/$name > /dev/null
+  local t0=$(date +%s.%N)
+  $SL record "$@" > stdout.txt 2> stderr.txt
+  local rc=$?
+  local t1=$(date +%s.%N)
+  log "$name: exit $rc, $(echo "$t1 - $t0" | bc) s"
+  grep -E '^sightline' stderr.txt | tee -a $runs/summary.txt
+  ls -la >> $runs/summary.txt
+  tail -1 stdout.txt | tee -a $runs/summary.txt
+  popd > /dev/null
+}
+
+if [[ $stages == *mp* ]]; then
+  rec mp_fixed_w0 -o run.slrec -- python3 $P/mp_server.py --requests 48 --tokens 32 --workers 0
+  rec mp_fixed_w2 -o run.slrec -- python3 $P/mp_server.py --requests 48 --tokens 32 --workers 2
+  rec mp_default_w2 -- python3 $P/mp_server.py --requests 48 --tokens 32 --workers 2
+fi
+if [[ $stages == *hf* ]]; then
+  rec hf_static_fixed -o run.slrec -- python3 $P/hf_generate.py --mode static --calls 3
+  rec hf_eager_default -- python3 $P/hf_generate.py --mode eager --calls 3
+fi
+# Reports of every recording, as a user would ask for them.
+for d in $runs/*/; do
+  for f in "$d"*.slrec; do
+    [ -f "$f" ] || continue
+    timeout 300 $SL analyze "$f" > "${f%.slrec}.report.txt" 2>&1 || echo "analyze $f: exit $?" >> $runs/summary.txt
+  done
+done
+if [[ $stages == *overhead* ]]; then
+  # What watching the process tree costs a program that never touches CUDA (so nothing is injected):
+  # a CPU-bound multi-process job, plain and under `sightline record`, interleaved.
+  cat > /tmp/cpu_job.py <<'PY'
+import multiprocessing as mp, sys, time
+def work(n):
+    x = 0
+    for i in range(n): x += i * i
+    return x
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    with mp.get_context("spawn").Pool(8) as pool:
+        pool.map(work, [3_000_000] * 64)
+    print(f"{time.perf_counter() - t0:.4f}")
+PY
+  for round in 1 2 3 4 5 6 7; do
+    plain=$(python3 /tmp/cpu_job.py)
+    recd=$(cd /tmp && $SL record -o /tmp/ovh.slrec -- python3 /tmp/cpu_job.py 2>/tmp/ovh.err)
+    echo "overhead round $round: plain $plain s, recorded $recd s" | tee -a $runs/summary.txt
+  done
+  cp /tmp/ovh.processes.json $runs/overhead.processes.json 2>/dev/null
+  grep -h '"watch_cpu_ns"\|"scans"\|"end_ns"\|"start_ns"' /tmp/ovh.processes.json | head -4 >> $runs/summary.txt
+fi
+if [[ $stages == *nsys* ]] && [ -d "$root/.device/device" ]; then
+  source "$root/.device/device/nsys-env.sh" "$root/.device/device"
+  mkdir -p $runs/nsys_mp_w2 && cd $runs/nsys_mp_w2
+  $NSYS profile -t cuda,nvtx,osrt -s none --cpuctxsw none -o /tmp/mpn python3 $P/mp_server.py --requests 48 --tokens 32 --workers 2 > stdout.txt 2> stderr.txt
+  [ -f /tmp/mpn.nsys-rep ] || $QDSTRM_IMPORTER -i /tmp/mpn.qdstrm >> stderr.txt 2>&1
+  $NSYS export --type sqlite -o $runs/nsys_mp_w2/mp_w2.sqlite /tmp/mpn.nsys-rep >> stderr.txt 2>&1
+  log "nsys mp_w2: $(tail -1 stdout.txt)"
+  $SL analyze mp_w2.sqlite > mp_w2.report.txt 2>&1
+fi
+cd /tmp && tar czf $out/runs.tgz -C /tmp runs && cp $runs/summary.txt $out/summary.txt
+ls -la $out

@@ -1,0 +1,38 @@
+// Steps of a loop that carries no step ranges (Hugging Face generate(), most real programs), found
+// from the trace's own rhythm: one replay of the step's CUDA graph per step, or the host's
+// synchronizations (every step ends reading something back, such as the stop check's .item()),
+// grouped by the period of the launch counts between them. Used by the iterations fact when no
+// range names an iteration and the user gave no --iterations. docs/metrics.md, "Iterations".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/time_units.h"
+#include "model/trace.h"
+
+namespace sightline {
+
+class TraceFacts;
+
+struct InferredSteps {
+  std::string method;   // "graph replays" or "synchronize cadence"
+  std::string pattern;  // what marks a step: "cudaGraphLaunch of graph 2 (297 kernels)"
+  int32_t pid = -1, tid = -1;
+  StringId name;  // the marking call's name, for each step's name
+  struct Step {
+    TimeNs start_ns = 0, end_ns = 0;
+    int64_t launches = 0;  // launch calls of the thread inside it
+  };
+  std::vector<Step> steps;
+  // How sure: the share of steps whose launch count lies within 10% of the median step's.
+  double regular_share = 0;
+  int period = 1;  // synchronizations per step (synchronize cadence)
+};
+
+// The steps of the main launching thread, or an empty result (no steps) when the trace shows no
+// regular loop: fewer than 3 steps, or fewer than half of them alike.
+InferredSteps InferSteps(TraceFacts& facts);
+
+}  // namespace sightline
