@@ -332,13 +332,16 @@ void WriteHotJournalCopy(const std::string& dir, const std::string& path) {
 TEST(NsysHostileSqlite, AHotJournalIsRefusedWithWhatToDo) {
   ScratchDir scratch;
   const std::string& dir = scratch.path();
-  const std::string path = dir + "/export.sqlite";
+  // A name the advice must quote for the shell, and must not let sqlite3 take as a URI.
+  const std::string path = dir + "/file:my export.sqlite";
   WriteHotJournalCopy(dir, path);
   const std::string real = fs::canonical(path).string();  // as the message names the journal
   const auto before = Snapshot(dir);
-  ExpectError(ImportTrace(path), path,
-              {real + "-journal beside it holds unfinished writes", "hot rollback journal",
-               "wait for it to finish", "sqlite3 " + real, ".backup copy.sqlite"});
+  ExpectError(
+      ImportTrace(path), path,
+      {real + "-journal beside it holds unfinished writes", "hot rollback journal",
+       "wait for it to finish", "`sqlite3 '" + real + "' 'SELECT count(*) FROM sqlite_master;'`",
+       "`sqlite3 '" + real + "' '.backup copy.sqlite'`"});
   EXPECT_EQ(Snapshot(dir), before);
   // Through a symbolic link: the journal beside the file the link leads to counts.
   fs::create_symlink(path, dir + "/link.sqlite");
@@ -394,7 +397,8 @@ TEST(NsysHostileSqlite, AWriteAheadLogIsRefusedWithWhatToDo) {
   const auto before = Snapshot(dir);
   ExpectError(ImportTrace(path), path,
               {real + "-wal beside it holds unfinished writes",
-               "sqlite3 " + real + " 'PRAGMA wal_checkpoint;'", ".backup copy.sqlite"});
+               "`sqlite3 " + real + " 'PRAGMA wal_checkpoint;'`",
+               "`sqlite3 " + real + " '.backup copy.sqlite'`"});
   EXPECT_EQ(Snapshot(dir), before);
   // The advice works: the checkpoint folds the third kernel in (and sqlite3 removes the log).
   Exec(path, "PRAGMA wal_checkpoint;");

@@ -23,12 +23,28 @@ bool NonEmptyFile(const std::string& path, int* first) {
   return true;
 }
 
+// `path` as one word of a shell command, for advice the user can paste: as it is when it holds
+// nothing the shell reads specially, else in single quotes.
+std::string ShellWord(std::string_view path) {
+  bool plain = !path.empty();
+  for (const char c : path) {
+    plain = plain && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      std::string_view("/._~+,:=@%-").find(c) != std::string_view::npos);
+  }
+  if (plain) return std::string(path);
+  std::string out = "'";
+  for (const char c : path) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 // Immutable reading ignores a journal and a WAL, so they are looked at here. A rollback journal is
 // hot (SQLite would roll it back on the next read) when it has a header: not empty, and its first
 // byte is not 0 (journal_mode=PERSIST zeroes the header of a finished one; TRUNCATE empties it).
 // A write-ahead log that is not empty may hold commits not yet copied into the database; whether
 // they were is kept in the -shm file of the writer, not something to trust, so any is refused.
 Status CheckNoUnfinishedWrites(const std::string& path, const std::string& real) {
+  // The advice names the file by its absolute path: `sqlite3 file:x.sqlite` would open x.sqlite.
+  const std::string db = ShellWord(real);
   int first = 0;
   const std::string journal = real + "-journal";
   if (NonEmptyFile(journal, &first) && first != 0) {
@@ -37,19 +53,19 @@ Status CheckNoUnfinishedWrites(const std::string& path, const std::string& real)
         "short, or one still going on). Sightline reads an input without changing it, so it "
         "cannot roll the journal back. If nsys export or another program is still writing the "
         "file, wait for it to finish; otherwise let SQLite roll it back with one read, "
-        "`sqlite3 {} 'SELECT count(*) FROM sqlite_master;'` (this changes the file), or copy the "
-        "database with `sqlite3 {} .backup "
-        "copy.sqlite`, then analyze again",
-        path, journal, real, real));
+        "`sqlite3 {} 'SELECT count(*) FROM sqlite_master;'` (this changes the file), and analyze "
+        "again; or copy the database with `sqlite3 {} '.backup copy.sqlite'` and analyze the copy",
+        path, journal, db, db));
   }
   const std::string wal = real + "-wal";
   if (NonEmptyFile(wal, &first)) {
     return InvalidInputError(fmt::format(
         "{}: {} beside it holds unfinished writes (a write-ahead log not yet copied into the "
         "database). Sightline reads an input without changing it, so it cannot copy them in. "
-        "Fold them in once with `sqlite3 {} 'PRAGMA wal_checkpoint;'` (this changes the file) or "
-        "copy the database with `sqlite3 {} .backup copy.sqlite`, then analyze again",
-        path, wal, real, real));
+        "Fold them in once with `sqlite3 {} 'PRAGMA wal_checkpoint;'` (this changes the file) and "
+        "analyze again; or copy the database with `sqlite3 {} '.backup copy.sqlite'` and analyze "
+        "the copy",
+        path, wal, db, db));
   }
   return Status::Ok();
 }
