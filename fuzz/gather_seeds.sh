@@ -153,9 +153,15 @@ def schema_shapes(seed, out_dirs):
             for t in tables:
                 if not t.startswith(keep):
                     db.execute(f'DROP TABLE "{t}"')
-        db.executescript(sql)
-        db.commit()
-        db.execute('VACUUM')
+        try:
+            db.executescript(sql)
+            db.commit()
+            db.execute('VACUUM')
+        except sqlite3.Error as e:  # a seed whose schema does not take this shape: no such seed
+            print(f'gather_seeds.sh: schema shape {shape} left out: {e}', file=sys.stderr)
+            db.close()
+            os.remove(dst)
+            continue
         db.close()
         for other in out_dirs[1:]:
             shutil.copyfile(dst, os.path.join(other, 'nsys-sqlite_schema_' + shape + '.sqlite'))
