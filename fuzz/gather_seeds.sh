@@ -9,6 +9,8 @@
 #   DIR/fuzz_gpu_metrics_config/  fuzz/seeds/gpu_metrics_config (YAML no reader takes on its own)
 # Seeds are decompressed and cut down: nsys exports to their first 8 rows per table (StringIds
 # included: names whose ids are gone become unknown-string diagnostics) in 512-byte pages;
+# the first export that has kernels, NVTX and strings also in hostile schema shapes (views,
+# a virtual table, a generated column, triggers, 1 KiB and 64 KiB pages: schema_shapes below);
 # recordings to whole records in valid chunks (shrink_slrec: the first 24 KiB, then a few records
 # of each type); other files over 64 KiB to their first 64 KiB (text at a line's end). The inputs
 # that once crashed a reader (tests/data/fuzz_regressions/<reader or target>/) join that corpus.
@@ -118,6 +120,52 @@ def cut(data):
         part = part[:part.rindex(b'\n') + 1]
     return part
 
+def schema_shapes(seed, out_dirs):
+    """Variants of one shrunk export in the shapes a hostile file takes (issue 53; each is refused
+    or read, never run for ever): its kernel and string tables as endless views over their rows,
+    its NVTX table a virtual table, a generated column in the kernel table, triggers on every
+    table, and page sizes of 1 KiB and 64 KiB (the 64 KiB one keeps the kernel, API and string
+    tables only, so that it stays small); mutations then start from these schemas too."""
+    endless = ('ALTER TABLE "{t}" RENAME TO "{t}_rows"; CREATE VIEW "{t}" AS WITH RECURSIVE '
+               'c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT r.* FROM "{t}_rows" r, c')
+    shapes = {
+        'view_kernels': endless.format(t='CUPTI_ACTIVITY_KIND_KERNEL'),
+        'view_strings': endless.format(t='StringIds'),
+        'virtual_nvtx': 'ALTER TABLE NVTX_EVENTS RENAME TO NVTX_rows; '
+                        'CREATE VIRTUAL TABLE NVTX_EVENTS USING fts5(text)',
+        'generated_column': 'ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN g INTEGER '
+                            'AS (start + 1)',
+        'triggers': 'triggers',
+        'page_1024': 'PRAGMA page_size = 1024',
+        'page_65536': 'PRAGMA page_size = 65536',
+    }
+    for shape, sql in shapes.items():
+        dst = os.path.join(out_dirs[0], 'schema_' + shape + '.sqlite')
+        shutil.copyfile(seed, dst)
+        db = sqlite3.connect(os.path.abspath(dst))  # a path, never a URI
+        tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        if shape == 'triggers':
+            sql = ';'.join(f'CREATE TRIGGER "fire_{t}" AFTER INSERT ON "{t}" BEGIN '
+                           f'DELETE FROM "{t}"; END' for t in tables)
+        if shape == 'page_65536':
+            keep = ('META_DATA_EXPORT', 'StringIds', 'CUPTI_ACTIVITY_KIND_KERNEL',
+                    'CUPTI_ACTIVITY_KIND_RUNTIME')
+            for t in tables:
+                if not t.startswith(keep):
+                    db.execute(f'DROP TABLE "{t}"')
+        try:
+            db.executescript(sql)
+            db.commit()
+            db.execute('VACUUM')
+        except sqlite3.Error as e:  # a seed whose schema does not take this shape: no such seed
+            print(f'gather_seeds.sh: schema shape {shape} left out: {e}', file=sys.stderr)
+            db.close()
+            os.remove(dst)
+            continue
+        db.close()
+        for other in out_dirs[1:]:
+            shutil.copyfile(dst, os.path.join(other, 'nsys-sqlite_schema_' + shape + '.sqlite'))
+
 n = 0
 counts = {}
 for line in open(os.path.join(out, 'classified.tsv'), encoding='utf-8', errors='replace'):
@@ -142,6 +190,17 @@ for line in open(os.path.join(out, 'classified.tsv'), encoding='utf-8', errors='
     also = {'sightline-recorder': 'fuzz_recorder', 'kineto-json': 'fuzz_kineto_json'}.get(reader)
     for target in ['fuzz_pipeline'] + ([also] if also else []):
         shutil.copyfile(dst, os.path.join(out, target, f'{reader}_{name}'))
+
+# The schema shapes, from the first seed that has the tables they change.
+for name in sorted(os.listdir(os.path.join(out, 'fuzz_reader.nsys-sqlite'))):
+    path = os.path.join(out, 'fuzz_reader.nsys-sqlite', name)
+    db = sqlite3.connect(os.path.abspath(path))
+    have = {t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    db.close()
+    if {'CUPTI_ACTIVITY_KIND_KERNEL', 'StringIds', 'NVTX_EVENTS'} <= have:
+        schema_shapes(path, [os.path.join(out, 'fuzz_reader.nsys-sqlite'),
+                             os.path.join(out, 'fuzz_pipeline')])
+        break
 
 # The inputs that once crashed a target start its corpus too.
 root = 'tests/data/fuzz_regressions'

@@ -1,6 +1,8 @@
 // A thin RAII layer over the SQLite C API for the nsys importer: a read-only connection, the
 // table/column catalogue (nsys creates a table only when it has rows, so every read checks first),
 // and prepared statements whose errors become a Status that names the file and says what to do.
+// The file is untrusted: it is opened as named and immutable (sqlite_input.h), and each connection
+// has a guard (sqlite_guard.h) that bounds its queries and refuses what is not a plain table.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "importers/nsys/sqlite_guard.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -55,24 +58,37 @@ class SqliteStatement {
 
  private:
   friend class SqliteDb;
-  SqliteStatement(sqlite3* db, std::string path, sqlite3_stmt* stmt)
-      : db_(db), path_(std::move(path)), stmt_(stmt) {}
+  SqliteStatement(sqlite3* db, std::string path, sqlite3_stmt* stmt,
+                  std::shared_ptr<SqliteGuard> guard)
+      : db_(db), path_(std::move(path)), stmt_(stmt), guard_(std::move(guard)) {}
 
   sqlite3* db_ = nullptr;  // the connection, for error messages
   std::string path_;
   sqlite3_stmt* stmt_ = nullptr;
+  // The connection's guard, shared: its progress handler may run while this statement steps.
+  std::shared_ptr<SqliteGuard> guard_;
   Status status_;
+};
+
+struct SqliteReadOptions {
+  // Virtual-machine steps one connection may take over all its queries; 0: from the database's
+  // size (DefaultSqliteStepBudget). Tests set a small one.
+  int64_t max_steps = 0;
 };
 
 class SqliteDb {
  public:
-  // Opens `path` read-only and loads the list of tables. NotFound when the file does not exist;
-  // InvalidInput when it is not a readable SQLite database (corrupt, truncated, encrypted). A
-  // gzip'd or zstd'd database is decompressed into memory (within the input limit) and opened
-  // there.
-  static StatusOr<SqliteDb> OpenReadOnly(const std::string& path);
-  // Another connection to the same database (for scans on other threads); a decompressed image is
-  // shared, not decompressed again.
+  // Opens `path` read-only and immutable (sqlite_input.h) and loads the catalogue. NotFound when
+  // the file does not exist; InvalidInput when it is not a readable SQLite database (corrupt,
+  // truncated, encrypted) or has unfinished writes beside it (a hot journal, a WAL). A gzip'd or
+  // zstd'd database is decompressed into memory (within the input limit) and opened there.
+  // Views, virtual tables and tables with generated columns are listed as tables, so that the
+  // importer reads them, and every read of one is refused with an error that says what it is.
+  static StatusOr<SqliteDb> OpenReadOnly(const std::string& path,
+                                         const SqliteReadOptions& options = {});
+  // Another connection to the same database (for scans on other threads), with the catalogue and
+  // budget of this one (a budget of its own); a decompressed image is shared, not decompressed
+  // again.
   StatusOr<SqliteDb> OpenAgain() const;
 
   SqliteDb(SqliteDb&& other) noexcept;
@@ -85,7 +101,8 @@ class SqliteDb {
   sqlite3* handle() const { return db_; }
   bool HasTable(std::string_view table) const { return tables_.count(std::string(table)) > 0; }
   const std::unordered_set<std::string>& tables() const { return tables_; }
-  // Column names of a table (PRAGMA table_info), cached. Empty when the table does not exist.
+  // Column names of a table (read when the database is opened). Empty when the table does not
+  // exist; the refusal when it is not a plain table (a view, ...).
   StatusOr<std::vector<std::string>> Columns(const std::string& table);
 
   StatusOr<SqliteStatement> Prepare(std::string_view sql) const;
@@ -96,12 +113,19 @@ class SqliteDb {
 
  private:
   SqliteDb(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
-  static StatusOr<SqliteDb> Open(const std::string& path, std::shared_ptr<std::string> image);
+  // Opens `name` (a URI, or ":memory:" for an image), installs the guard and, when `from` is null,
+  // loads the catalogue (else copies from's).
+  static StatusOr<SqliteDb> Open(const std::string& path, const std::string& name,
+                                 std::shared_ptr<std::string> image, int64_t budget_steps,
+                                 const SqliteDb* from);
+  Status LoadCatalogue();
 
   std::string path_;
+  std::string name_;  // what SQLite opened: our URI for a file, ":memory:" for an image
   sqlite3* db_ = nullptr;
   // The decompressed database when the file was compressed; SQLite reads it in place.
   std::shared_ptr<std::string> image_;
+  std::shared_ptr<SqliteGuard> guard_;
   std::unordered_set<std::string> tables_;
   std::unordered_map<std::string, std::vector<std::string>> columns_;
 };
