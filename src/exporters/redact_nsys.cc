@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -13,184 +14,11 @@
 
 #include "base/file_io.h"
 #include "base/utf8.h"
+#include "exporters/sqlite_tables.h"
 #include "importers/nsys/sqlite_db.h"
 
 namespace sightline {
 namespace {
-
-// A prepared statement on a raw connection (the copy has no SqliteDb); errors name `path`.
-class Stmt {
- public:
-  static StatusOr<Stmt> Prepare(sqlite3* db, const std::string& path, const std::string& sql) {
-    sqlite3_stmt* st = nullptr;
-    const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
-    if (rc != SQLITE_OK) {
-      sqlite3_finalize(st);
-      return SqliteError(db, path, rc, fmt::format("preparing `{}`", sql));
-    }
-    return Stmt(db, path, st);
-  }
-  Stmt(Stmt&& o) noexcept
-      : db_(o.db_), path_(std::move(o.path_)), st_(std::exchange(o.st_, nullptr)) {}
-  Stmt& operator=(Stmt&&) = delete;
-  ~Stmt() { sqlite3_finalize(st_); }
-
-  // True for a row; false at the end, with `status` set on an error.
-  bool Step(Status* status) {
-    const int rc = sqlite3_step(st_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE && status->ok()) {
-      *status = SqliteError(db_, path_, rc, fmt::format("running `{}`", sqlite3_sql(st_)));
-    }
-    return false;
-  }
-  sqlite3_stmt* get() const { return st_; }
-  std::string_view Text(int col) const {
-    const unsigned char* t = sqlite3_column_text(st_, col);
-    return t == nullptr ? std::string_view()
-                        : std::string_view(reinterpret_cast<const char*>(t),
-                                           static_cast<size_t>(sqlite3_column_bytes(st_, col)));
-  }
-  std::string_view Blob(int col) const {
-    const void* b = sqlite3_column_blob(st_, col);
-    return b == nullptr ? std::string_view()
-                        : std::string_view(static_cast<const char*>(b),
-                                           static_cast<size_t>(sqlite3_column_bytes(st_, col)));
-  }
-
- private:
-  Stmt(sqlite3* db, std::string path, sqlite3_stmt* st)
-      : db_(db), path_(std::move(path)), st_(st) {}
-  sqlite3* db_;
-  std::string path_;
-  sqlite3_stmt* st_;
-};
-
-struct Column {
-  std::string name;
-  std::string affinity;  // INTEGER, TEXT, REAL, NUMERIC or "" (none, as BLOB)
-  bool rowid_alias = false;
-};
-
-struct Table {
-  std::string name;
-  std::vector<Column> columns;
-  std::string rowid;  // how to select the rowid ("rowid", "_rowid_", "oid"); "" when none is
-                      // needed (an INTEGER PRIMARY KEY carries it) or there is none
-};
-
-// SQLite's rules for a declared type's affinity (sqlite.org/datatype3.html, 3.1): the copy's
-// columns store values as the export's did, whatever words the declaration used.
-std::string AffinityOf(std::string_view declared) {
-  const std::string t = [&] {
-    std::string up(declared);
-    for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return up;
-  }();
-  if (t.find("INT") != std::string::npos) return "INTEGER";
-  if (t.find("CHAR") != std::string::npos || t.find("CLOB") != std::string::npos ||
-      t.find("TEXT") != std::string::npos) {
-    return "TEXT";
-  }
-  if (t.empty() || t.find("BLOB") != std::string::npos) return "";
-  if (t.find("REAL") != std::string::npos || t.find("FLOA") != std::string::npos ||
-      t.find("DOUB") != std::string::npos) {
-    return "REAL";
-  }
-  return "NUMERIC";
-}
-
-bool IsVirtualTableSql(std::string_view sql) {
-  while (!sql.empty() && std::isspace(static_cast<unsigned char>(sql.front())))
-    sql.remove_prefix(1);
-  return sql.size() >= 14 && EqualsIgnoringCase(sql.substr(0, 14), "CREATE VIRTUAL");
-}
-
-// The tables to copy (or scan) and how many other schema entries there are.
-StatusOr<std::vector<Table>> ReadTables(sqlite3* db, const std::string& path, int64_t* others,
-                                        std::vector<std::pair<std::string, std::string>>* skipped) {
-  std::vector<Table> tables;
-  Status status;
-  {
-    ASSIGN_OR_RETURN(Stmt st, Stmt::Prepare(db, path, "SELECT type, name, sql FROM sqlite_master"));
-    while (st.Step(&status)) {
-      const std::string type(st.Text(0)), name(st.Text(1));
-      if (type == "table" && name.rfind("sqlite_", 0) != 0 && !IsVirtualTableSql(st.Text(2))) {
-        tables.push_back(Table{name, {}, ""});
-      } else if (name.rfind("sqlite_", 0) != 0 && (type != "index" || !st.Text(2).empty())) {
-        ++*others;  // a view, a trigger, an index, a virtual table
-        if (skipped != nullptr) skipped->emplace_back(type, name);
-      }
-    }
-    RETURN_IF_ERROR(status);
-  }
-  for (Table& t : tables) {
-    ASSIGN_OR_RETURN(Stmt cols, Stmt::Prepare(db, path,
-                                              "SELECT name, type, pk, hidden FROM "
-                                              "pragma_table_xinfo(?1)"));
-    sqlite3_bind_text(cols.get(), 1, t.name.data(), static_cast<int>(t.name.size()),
-                      SQLITE_TRANSIENT);
-    int pk_columns = 0;
-    int integer_pk = -1;
-    while (cols.Step(&status)) {
-      if (sqlite3_column_int(cols.get(), 3) != 0) continue;  // generated: derived, not stored
-      const int pk = sqlite3_column_int(cols.get(), 2);
-      if (pk > 0) {
-        ++pk_columns;
-        if (EqualsIgnoringCase(cols.Text(1), "INTEGER"))
-          integer_pk = static_cast<int>(t.columns.size());
-      }
-      t.columns.push_back(Column{std::string(cols.Text(0)), AffinityOf(cols.Text(1)), false});
-    }
-    RETURN_IF_ERROR(status);
-    // An INTEGER PRIMARY KEY is the rowid (lookups by id stay fast in the copy) unless the table is
-    // WITHOUT ROWID, which gives its key an index of origin 'pk'.
-    ASSIGN_OR_RETURN(
-        Stmt pk_index,
-        Stmt::Prepare(db, path, "SELECT count(*) FROM pragma_index_list(?1) WHERE origin = 'pk'"));
-    sqlite3_bind_text(pk_index.get(), 1, t.name.data(), static_cast<int>(t.name.size()),
-                      SQLITE_TRANSIENT);
-    const bool pk_index_found = pk_index.Step(&status) && sqlite3_column_int(pk_index.get(), 0) > 0;
-    RETURN_IF_ERROR(status);
-    if (pk_columns == 1 && integer_pk >= 0 && !pk_index_found) {
-      t.columns[static_cast<size_t>(integer_pk)].rowid_alias = true;
-      continue;
-    }
-    // Otherwise the rowid is copied as it is (the importer splits scans by rowid ranges), under a
-    // name no column takes; a WITHOUT ROWID table has none.
-    for (const char* alias : {"rowid", "_rowid_", "oid"}) {
-      bool taken = false;
-      for (const Column& c : t.columns) taken |= EqualsIgnoringCase(c.name, alias);
-      if (taken) continue;
-      sqlite3_stmt* probe = nullptr;
-      const std::string sql =
-          fmt::format("SELECT {} FROM {} LIMIT 0", alias, QuoteIdentifier(t.name));
-      const bool ok = sqlite3_prepare_v2(db, sql.c_str(), -1, &probe, nullptr) == SQLITE_OK;
-      sqlite3_finalize(probe);
-      if (ok) t.rowid = alias;
-      break;
-    }
-  }
-  return tables;
-}
-
-// "SELECT rowid, "a", "b" FROM "t"" for the columns of `t`.
-std::string SelectAll(const Table& t) {
-  std::string sql = "SELECT ";
-  if (!t.rowid.empty()) sql += t.rowid + ", ";
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    sql += (i > 0 ? ", " : "") + QuoteIdentifier(t.columns[i].name);
-  }
-  if (t.columns.empty()) sql += "NULL";
-  return sql + " FROM " + QuoteIdentifier(t.name);
-}
-
-int ColumnIndex(const Table& t, std::string_view name) {
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (t.columns[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
 
 bool Contains(std::string_view s, std::string_view part) {
   return LowerAscii(s).find(LowerAscii(part)) != std::string::npos;
@@ -258,14 +86,15 @@ Status LearnNsysIdentity(const SqliteDb& db, Redactor& redactor) {
   }
   // Users named by paths anywhere: every value of every column that may hold text.
   int64_t others = 0;
-  ASSIGN_OR_RETURN(std::vector<Table> tables, ReadTables(db.handle(), db.path(), &others, nullptr));
-  for (const Table& t : tables) {
-    Table text_columns{t.name, {}, ""};
-    for (const Column& c : t.columns) {
+  ASSIGN_OR_RETURN(std::vector<SqliteTable> tables,
+                   ReadSqliteTables(db.handle(), db.path(), &others, nullptr));
+  for (const SqliteTable& t : tables) {
+    SqliteTable text_columns{t.name, {}, ""};
+    for (const SqliteColumn& c : t.columns) {
       if (c.affinity == "TEXT" || c.affinity.empty()) text_columns.columns.push_back(c);
     }
     if (text_columns.columns.empty()) continue;
-    ASSIGN_OR_RETURN(SqliteStatement st, db.Prepare(SelectAll(text_columns)));
+    ASSIGN_OR_RETURN(SqliteStatement st, db.Prepare(SelectAllColumns(text_columns)));
     const int n = static_cast<int>(text_columns.columns.size());
     while (st.Step()) {
       for (int i = 0; i < n; ++i) {
@@ -290,7 +119,7 @@ Status ScanNsysDatabase(sqlite3* db, const std::string& name, const Redactor& re
   };
   int64_t others = 0;
   std::vector<std::pair<std::string, std::string>> skipped;
-  ASSIGN_OR_RETURN(std::vector<Table> tables, ReadTables(db, name, &others, &skipped));
+  ASSIGN_OR_RETURN(std::vector<SqliteTable> tables, ReadSqliteTables(db, name, &others, &skipped));
   for (const auto& [type, object] : skipped) {
     if (type == "index") continue;  // its values are its table's, scanned there
     result.findings.push_back(fmt::format(
@@ -300,13 +129,15 @@ Status ScanNsysDatabase(sqlite3* db, const std::string& name, const Redactor& re
   }
   {
     Status status;
-    ASSIGN_OR_RETURN(Stmt schema, Stmt::Prepare(db, name, "SELECT name, sql FROM sqlite_master"));
+    ASSIGN_OR_RETURN(RawStatement schema,
+                     RawStatement::Prepare(db, name, "SELECT name, sql FROM sqlite_master"));
     while (schema.Step(&status)) {
       look(schema.Text(0), "the schema (names)", 0);
       look(schema.Text(1), "the schema (CREATE statements)", 0);
     }
     RETURN_IF_ERROR(status);
-    ASSIGN_OR_RETURN(Stmt free_pages, Stmt::Prepare(db, name, "PRAGMA freelist_count"));
+    ASSIGN_OR_RETURN(RawStatement free_pages,
+                     RawStatement::Prepare(db, name, "PRAGMA freelist_count"));
     if (free_pages.Step(&status) && sqlite3_column_int64(free_pages.get(), 0) > 0) {
       result.findings.push_back(fmt::format(
           "{} free pages, which can hold values removed from the file: redact writes none",
@@ -314,11 +145,11 @@ Status ScanNsysDatabase(sqlite3* db, const std::string& name, const Redactor& re
     }
     RETURN_IF_ERROR(status);
   }
-  for (const Table& t : tables) {
-    Table all{t.name, t.columns, ""};
-    ASSIGN_OR_RETURN(Stmt st, Stmt::Prepare(db, name, SelectAll(all)));
+  for (const SqliteTable& t : tables) {
+    SqliteTable all{t.name, t.columns, ""};
+    ASSIGN_OR_RETURN(RawStatement st, RawStatement::Prepare(db, name, SelectAllColumns(all)));
     std::vector<std::string> where;
-    for (const Column& c : t.columns) where.push_back(t.name + "." + c.name);
+    for (const SqliteColumn& c : t.columns) where.push_back(t.name + "." + c.name);
     Status status;
     int64_t row = 0;
     while (st.Step(&status)) {
@@ -383,18 +214,18 @@ struct RowRules {
   int output_id = -1, output_value = -1;  // StringIds: the program's output emptied
 };
 
-Status CopyTable(const SqliteDb& src, sqlite3* dst, const std::string& output, const Table& t,
+Status CopyTable(const SqliteDb& src, sqlite3* dst, const std::string& output, const SqliteTable& t,
                  const Redactor& redactor, const std::unordered_set<int64_t>& program_outputs,
                  RedactCounts& counts, RedactSummary& sum) {
   RowRules rules;
-  if (t.name == "META_DATA_CAPTURE") rules.drop_if_environment = ColumnIndex(t, "name");
+  if (t.name == "META_DATA_CAPTURE") rules.drop_if_environment = SqliteColumnIndex(t, "name");
   if (t.name == "TARGET_INFO_SYSTEM_ENV") {
-    rules.device_environment_name = ColumnIndex(t, "name");
-    rules.device_environment_value = ColumnIndex(t, "value");
+    rules.device_environment_name = SqliteColumnIndex(t, "name");
+    rules.device_environment_value = SqliteColumnIndex(t, "value");
   }
   if (t.name == "StringIds") {
-    rules.output_id = ColumnIndex(t, "id");
-    rules.output_value = ColumnIndex(t, "value");
+    rules.output_id = SqliteColumnIndex(t, "id");
+    rules.output_value = SqliteColumnIndex(t, "value");
   }
   // The new table: names redacted like any string, types by affinity, no constraint but the
   // INTEGER PRIMARY KEY (a NOT NULL or CHECK the export's rows break would stop the copy).
@@ -406,7 +237,7 @@ Status CopyTable(const SqliteDb& src, sqlite3* dst, const std::string& output, c
     params += "?";
   }
   for (size_t i = 0; i < t.columns.size(); ++i) {
-    const Column& c = t.columns[i];
+    const SqliteColumn& c = t.columns[i];
     const std::string column = QuoteIdentifier(redactor.Redact(c.name, &counts));
     create += (i > 0 ? ", " : "") + column;
     if (c.rowid_alias) {
@@ -421,10 +252,12 @@ Status CopyTable(const SqliteDb& src, sqlite3* dst, const std::string& output, c
   RETURN_IF_ERROR(Exec(dst, output, create + ")"));
   ++sum.tables;
   if (params.empty()) return Status::Ok();
-  ASSIGN_OR_RETURN(Stmt put, Stmt::Prepare(dst, output, insert + ") VALUES (" + params + ")"));
+  ASSIGN_OR_RETURN(RawStatement put,
+                   RawStatement::Prepare(dst, output, insert + ") VALUES (" + params + ")"));
 
   // Every storage class as it is (SqliteStatement reads typed values only).
-  ASSIGN_OR_RETURN(Stmt rows, Stmt::Prepare(src.handle(), src.path(), SelectAll(t)));
+  ASSIGN_OR_RETURN(RawStatement rows,
+                   RawStatement::Prepare(src.handle(), src.path(), SelectAllColumns(t)));
   const int offset = t.rowid.empty() ? 0 : 1;
   const int n = offset + static_cast<int>(t.columns.size());
   Status status;
@@ -487,8 +320,8 @@ Status RedactNsys(const std::string& input, const std::string& output, RedactSum
   ASSIGN_OR_RETURN(SqliteDb src, SqliteDb::OpenReadOnly(input));
   Redactor redactor;
   RETURN_IF_ERROR(LearnNsysIdentity(src, redactor));
-  ASSIGN_OR_RETURN(std::vector<Table> tables,
-                   ReadTables(src.handle(), src.path(), &sum.schema_dropped, nullptr));
+  ASSIGN_OR_RETURN(std::vector<SqliteTable> tables,
+                   ReadSqliteTables(src.handle(), src.path(), &sum.schema_dropped, nullptr));
 
   // The program's own output, captured by nsys (the strings ProcessStreams names): emptied.
   std::unordered_set<int64_t> program_outputs;
@@ -504,7 +337,7 @@ Status RedactNsys(const std::string& input, const std::string& output, RedactSum
   ASSIGN_OR_RETURN(auto dst, NewMemoryDatabase(output));
   RETURN_IF_ERROR(Exec(dst.get(), output, "BEGIN"));
   RedactCounts counts;
-  for (const Table& t : tables) {
+  for (const SqliteTable& t : tables) {
     RETURN_IF_ERROR(CopyTable(src, dst.get(), output, t, redactor, program_outputs, counts, sum));
   }
   RETURN_IF_ERROR(Exec(dst.get(), output, "COMMIT"));

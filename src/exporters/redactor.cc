@@ -37,13 +37,24 @@ bool HasLetter(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) { return IsNameStart(c) && c != '_'; });
 }
 
+// Whether `lower` is one of the words of `list`, written "|a|b|c|".
+bool InList(std::string_view list, std::string_view lower) {
+  if (lower.empty()) return false;
+  for (size_t i = list.find(lower); i != std::string_view::npos; i = list.find(lower, i + 1)) {
+    if (i > 0 && list[i - 1] == '|' && i + lower.size() < list.size() &&
+        list[i + lower.size()] == '|') {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Account names that identify nobody: their folders and mentions stay.
 bool IsGenericUser(std::string_view name) {
-  static constexpr std::array<std::string_view, 12> kNames = {
-      "root",   "user",   "users",     "nobody",       "public",       "default",
-      "shared", "ubuntu", "all users", "default user", "defaultuser0", "guest"};
-  const std::string lower = LowerAscii(name);
-  return std::find(kNames.begin(), kNames.end(), lower) != kNames.end();
+  return InList(
+      "|root|user|users|nobody|public|default|shared|ubuntu|all users|default user|"
+      "defaultuser0|guest|",
+      LowerAscii(name));
 }
 
 bool IsGenericHost(std::string_view name) {
@@ -69,73 +80,27 @@ bool IsIpAddress(std::string_view s) {
 // they would rewrite library paths and settings the analyses show. A user or host name inside
 // them is searched as such.
 bool IsDescriptiveVariable(std::string_view name) {
-  static constexpr std::array<std::string_view, 33> kNames = {"path",
-                                                              "ld_library_path",
-                                                              "library_path",
-                                                              "cpath",
-                                                              "c_include_path",
-                                                              "cplus_include_path",
-                                                              "manpath",
-                                                              "infopath",
-                                                              "pkg_config_path",
-                                                              "pythonpath",
-                                                              "shell",
-                                                              "term",
-                                                              "colorterm",
-                                                              "lang",
-                                                              "language",
-                                                              "tz",
-                                                              "cuda_home",
-                                                              "cuda_path",
-                                                              "cuda_visible_devices",
-                                                              "nvidia_visible_devices",
-                                                              "nvidia_driver_capabilities",
-                                                              "nvidia_require_cuda",
-                                                              "cuda_version",
-                                                              "omp_num_threads",
-                                                              "hosttype",
-                                                              "ostype",
-                                                              "machtype",
-                                                              "shlvl",
-                                                              "ls_colors",
-                                                              "_",
-                                                              "pwd",
-                                                              "oldpwd",
-                                                              "home"};
   const std::string lower = LowerAscii(name);
-  return std::find(kNames.begin(), kNames.end(), lower) != kNames.end() ||
+  return InList(
+             "|path|ld_library_path|library_path|cpath|c_include_path|cplus_include_path|"
+             "manpath|infopath|pkg_config_path|pythonpath|shell|term|colorterm|lang|language|"
+             "tz|cuda_home|cuda_path|cuda_visible_devices|nvidia_visible_devices|"
+             "nvidia_driver_capabilities|nvidia_require_cuda|cuda_version|omp_num_threads|"
+             "hosttype|ostype|machtype|shlvl|ls_colors|_|pwd|oldpwd|home|",
+             lower) ||
          lower.starts_with("lc_") || lower.starts_with("xdg_");
 }
 
 // Common variables recognised in NAME=value strings even when the file lists no environment.
 bool IsCommonVariable(std::string_view name) {
-  static constexpr std::array<std::string_view, 24> kNames = {"path",
-                                                              "home",
-                                                              "user",
-                                                              "logname",
-                                                              "username",
-                                                              "hostname",
-                                                              "pwd",
-                                                              "oldpwd",
-                                                              "shell",
-                                                              "mail",
-                                                              "ld_library_path",
-                                                              "ld_preload",
-                                                              "pythonpath",
-                                                              "virtual_env",
-                                                              "conda_prefix",
-                                                              "conda_default_env",
-                                                              "ssh_client",
-                                                              "ssh_connection",
-                                                              "ssh_tty",
-                                                              "ssh_auth_sock",
-                                                              "display",
-                                                              "xdg_runtime_dir",
-                                                              "sudo_user",
-                                                              "kubeconfig"};
   const std::string lower = LowerAscii(name);
-  return std::find(kNames.begin(), kNames.end(), lower) != kNames.end() ||
-         lower.ends_with("_proxy") || lower == "proxy";
+  return InList(
+             "|path|home|user|logname|username|hostname|pwd|oldpwd|shell|mail|ld_library_path|"
+             "ld_preload|pythonpath|virtual_env|conda_prefix|conda_default_env|ssh_client|"
+             "ssh_connection|ssh_tty|ssh_auth_sock|display|xdg_runtime_dir|sudo_user|"
+             "kubeconfig|proxy|",
+             lower) ||
+         lower.ends_with("_proxy");
 }
 
 // Where a value written after '=' (or as the next word) ends: a quoted value at its closing quote,
@@ -193,6 +158,19 @@ bool IsLearnableUser(std::string_view name) {
          name.find_first_of("$%{~") == std::string_view::npos;
 }
 
+bool IsSecretWord(std::string_view lower) {
+  if (InList("|key|token|secret|password|passwd|auth|cookie|cookies|credential|credentials|"
+             "passphrase|authorization|",
+             lower)) {
+    return true;
+  }
+  for (std::string_view ending :
+       {"token", "secret", "password", "apikey", "accesskey", "secretkey"}) {
+    if (lower.ends_with(ending)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string HostPseudonym(std::string_view host) {
@@ -207,16 +185,9 @@ std::string HostPseudonym(std::string_view host) {
 }
 
 bool IsSecretName(std::string_view name) {
-  static constexpr std::array<std::string_view, 12> kWords = {
-      "key",    "token",   "secret",     "password",    "passwd",     "auth",
-      "cookie", "cookies", "credential", "credentials", "passphrase", "authorization"};
-  static constexpr std::array<std::string_view, 6> kEndings = {"token",  "secret",    "password",
-                                                               "apikey", "accesskey", "secretkey"};
   std::string word;
   auto check = [&]() {
-    const bool secret = std::find(kWords.begin(), kWords.end(), word) != kWords.end() ||
-                        std::any_of(kEndings.begin(), kEndings.end(),
-                                    [&](std::string_view e) { return word.ends_with(e); });
+    const bool secret = IsSecretWord(word);
     word.clear();
     return secret;
   };
