@@ -421,6 +421,12 @@ std::string Redactor::Redact(std::string_view text, RedactCounts* counts) const 
   return out;
 }
 
+size_t Redactor::learned() const {
+  size_t short_secrets = 0;
+  for (const std::string& s : exact_secrets_) short_secrets += s.size() < NeedleSet::kMinLength;
+  return info_.size() + short_secrets;
+}
+
 std::vector<int> Redactor::Find(std::string_view text, size_t min_length) const {
   std::vector<int> found;
   for (auto m = needles_.FindNext(text, 0, min_length); m;

@@ -74,7 +74,8 @@ class Redactor {
   std::vector<int> Find(std::string_view text, size_t min_length = 0) const;
   // What a learned string is, without quoting it: "the user name", "the value of HF_TOKEN".
   const std::string& What(int needle) const { return info_[static_cast<size_t>(needle)].what; }
-  size_t learned() const { return info_.size() + exact_secrets_.size(); }
+  // How many names and values were learned (a secret too short to search counts once).
+  size_t learned() const;
   int64_t environment_variables() const { return environment_variables_; }
 
  private:
