@@ -122,7 +122,7 @@ TEST(Redact, NsysCopyKeepsTheReportAndLosesTheEnvironment) {
   EXPECT_EQ(IdentityIn(copy), "");
   EXPECT_GE(sum->environment_values, 4);  // the capture's, the two of the list, the string
   EXPECT_GE(sum->host_names, 1);
-  EXPECT_GE(sum->user_paths, 1);
+  EXPECT_GE(sum->user_names, 1);
   StatusOr<std::string> bytes = ReadFileToString(copy);
   ASSERT_TRUE(bytes.ok());
   for (const char* secret : {"hf_secret", "alice", "gpu-node-17", "SECRET=1", "=abc"}) {
@@ -171,16 +171,38 @@ TEST(Redact, RecordingAndCompressedExport) {
   fs::remove(copy);
 }
 
-TEST(Redact, PathsLoseTheirUser) {
-  bool changed = false;
-  EXPECT_EQ(RedactUserPaths("/home/alice/x.py:/Users/bob/y", &changed),
-            "/home/user/x.py:/Users/user/y");
-  EXPECT_TRUE(changed);
-  changed = false;
-  EXPECT_EQ(RedactUserPaths("/usr/lib/home/", &changed), "/usr/lib/home/");
-  EXPECT_FALSE(changed);
-  EXPECT_EQ(HostPseudonym("node1"), HostPseudonym("node1"));
-  EXPECT_NE(HostPseudonym("node1"), HostPseudonym("node2"));
+// The command's errors: what is wrong, exit 2, and no output left behind.
+TEST(Redact, UsageAndInputErrorsLeaveNoOutput) {
+  const std::string copy = TempPath("never_written.sqlite");
+  const std::string export_path = kRoot + "/examples/samples/host_loop_h100.nsys.sqlite";
+  testing::CliResult no_against = testing::RunSightline("redact --check '" + export_path + "'");
+  EXPECT_EQ(no_against.exit_code, 2);
+  EXPECT_NE(no_against.err.find("needs --against ORIGINAL"), std::string::npos) << no_against.err;
+  testing::CliResult no_output = testing::RunSightline("redact '" + export_path + "'");
+  EXPECT_EQ(no_output.exit_code, 2);
+  EXPECT_NE(no_output.err.find("name the copy with -o FILE"), std::string::npos) << no_output.err;
+  testing::CliResult both =
+      testing::RunSightline("redact '" + export_path + "' -o '" + copy + "' --check '" +
+                            export_path + "' --against '" + export_path + "'");
+  EXPECT_EQ(both.exit_code, 2);
+  // A truncated export: a clear error naming the file, and no copy.
+  StatusOr<std::string> bytes = ReadFileToString(export_path);
+  ASSERT_TRUE(bytes.ok());
+  const std::string cut = TempPath("cut.sqlite");
+  std::ofstream(cut, std::ios::binary).write(bytes->data(), 8192);
+  testing::CliResult truncated = testing::RunSightline("redact '" + cut + "' -o '" + copy + "'");
+  EXPECT_EQ(truncated.exit_code, 2);
+  EXPECT_NE(truncated.err.find(cut), std::string::npos) << truncated.err;
+  EXPECT_FALSE(fs::exists(copy));
+  // The check of a clean copy says so and exits 0; the original against itself exits 1.
+  testing::CliResult made = testing::RunSightline("redact '" + export_path + "' -o '" + copy + "'");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  testing::CliResult clean =
+      testing::RunSightline("redact --check '" + copy + "' --against '" + export_path + "'");
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_NE(clean.err.find("holds none of the"), std::string::npos) << clean.err;
+  fs::remove(cut);
+  fs::remove(copy);
 }
 
 // Every export and recording the project ships was redacted (scripts: sightline redact).
