@@ -118,17 +118,19 @@ Status RunProcessesSection(AnalysisContext& context, int input, Report& report) 
       "(processes that lived less may be missed), CPU time per process every 100 ms in 10 ms "
       "ticks. CPU while GPU idle: each sample's CPU time spread evenly over its interval, the "
       "part when no GPU of this trace had work, inside the GPU active span.";
-  // Which other process worked most while this trace's GPU waited.
+  // Which host-only process (a pipeline stage: front end, scheduler, detokenizer) worked most
+  // while this trace's GPU waited. Processes with CUDA recordings of their own are left out: a
+  // GPU worker spinning in its own synchronize is busy for its GPU, not holding this one up.
   const ProcessRow* top = nullptr;
   for (const ProcessRow& p : r.processes) {
-    if (p.recording == ProcessRecording::kThisTrace) continue;
+    if (p.recording != ProcessRecording::kNone) continue;
     if (top == nullptr || p.cpu_while_gpu_idle_ns > top->cpu_while_gpu_idle_ns) top = &p;
   }
   if (top != nullptr && top->cpu_while_gpu_idle_ns > 0 && r.gpu_idle_in_span_ns > 0) {
     s.notes.push_back(fmt::format(
         "While this trace's GPU was idle inside its active span ({:.3f} s), process {} ({}) used "
-        "{:.3f} s of CPU: the busiest other process then. A pipeline stage in another process "
-        "(tokenizing, scheduling, detokenizing) that the GPU waits on shows here.",
+        "{:.3f} s of CPU: the busiest process without CUDA then. A pipeline stage in another "
+        "process (tokenizing, scheduling, detokenizing) that the GPU waits on shows here.",
         r.gpu_idle_in_span_ns / 1e9, top->pid, top->name, top->cpu_while_gpu_idle_ns / 1e9));
   }
   return Status::Ok();

@@ -1,0 +1,75 @@
+// Real programs recorded on an H200 (examples/programs, run_programs.sh), checked against the truth
+// each program printed: a server shaped like vLLM V1 (front, engine core, detokenizer, two CUDA
+// workers that replay a CUDA graph per step) recorded with one fixed `-o run.slrec`. Each worker
+// kept its own file, the process tree has every process with its parent, and the steps of each
+// worker are found without any step range.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <map>
+#include <string>
+
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+const std::string kDir =
+    std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/recorder/mp_server_w2_h200";
+
+simdjson::dom::element Section(simdjson::dom::element report, std::string_view key) {
+  for (simdjson::dom::element s : report["sections"].get_array()) {
+    if (std::string_view(s["key"]) == key) return s;
+  }
+  ADD_FAILURE() << "no section " << key;
+  return {};
+}
+
+TEST(RealPrograms, ServerWorkersEachKeepTheirFileStepsAndTheRunsProcesses) {
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  ASSERT_EQ(truth_parser.load(kDir + "/truth.json").get(truth), simdjson::SUCCESS);
+  std::map<std::string, int64_t> pid_of;
+  std::map<std::string, int64_t> steps_of;
+  for (simdjson::dom::element p : truth["processes"].get_array()) {
+    const std::string role{std::string_view(p["role"])};
+    pid_of[role] = int64_t(p["pid"]);
+    int64_t steps = 0;
+    if (p["steps"].get(steps) == simdjson::SUCCESS) steps_of[role] = steps;
+  }
+  for (const auto& [file, role] : std::map<std::string, std::string>{
+           {"run.slrec", "worker1"},
+           {"run." + std::to_string(pid_of["worker0"]) + ".slrec", "worker0"}}) {
+    SCOPED_TRACE(file);
+    testing::CliResult r =
+        testing::RunSightline("analyze --format json '" + kDir + "/" + file + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element report;
+    ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+    // Each decode step is one replay of the worker's graph; no range says so.
+    simdjson::dom::element it = Section(report, "iterations");
+    EXPECT_EQ(int64_t(it["facts"]["iterations"]), steps_of[role]);
+    EXPECT_EQ(std::string_view(it["facts"]["found_by"]), "graph replays");
+    // The run's processes with their parents, and which one this recording is.
+    simdjson::dom::element procs = Section(report, "processes");
+    EXPECT_EQ(int64_t(procs["facts"]["with_cuda"]), 2);
+    std::map<int64_t, int64_t> parent;
+    std::map<int64_t, std::string> recording;
+    for (simdjson::dom::element row : procs["tables"]["processes"]["rows"].get_array()) {
+      parent[int64_t(row["pid"])] = int64_t(row["ppid"]);
+      recording[int64_t(row["pid"])] = std::string(std::string_view(row["recording"]));
+    }
+    for (const auto& [r, pid] : pid_of) ASSERT_TRUE(parent.count(pid)) << r;
+    EXPECT_EQ(parent[pid_of["engine_core"]], pid_of["front"]);
+    EXPECT_EQ(parent[pid_of["detokenizer"]], pid_of["front"]);
+    EXPECT_EQ(parent[pid_of["worker0"]], pid_of["engine_core"]);
+    EXPECT_EQ(parent[pid_of["worker1"]], pid_of["engine_core"]);
+    EXPECT_EQ(recording[pid_of[role]], "this trace");
+    EXPECT_EQ(recording[pid_of[role == "worker0" ? "worker1" : "worker0"]], "another file");
+    EXPECT_EQ(recording[pid_of["engine_core"]], "none");
+  }
+}
+
+}  // namespace
+}  // namespace sightline
