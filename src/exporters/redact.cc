@@ -7,6 +7,7 @@
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "exporters/redact_nsys.h"
+#include "exporters/redact_processes.h"
 #include "exporters/redact_recording.h"
 #include "importers/inputs.h"
 #include "importers/nsys/sqlite_db.h"
@@ -19,6 +20,11 @@ constexpr char kRecording[] = "sightline-recorder";
 
 // The reader that takes `path`, refused unless redact handles it.
 StatusOr<std::string> RedactableFormat(const std::string& path) {
+  // A run's process tree is no input of analyze's readers: recognised by its first bytes.
+  if (StatusOr<std::string> head = ReadFilePrefix(path, 256);
+      head.ok() && LooksLikeProcessesDocument(*head)) {
+    return std::string(kProcessesFormat);
+  }
   ASSIGN_OR_RETURN(RecognisedInput in, RecogniseInput(path));
   const std::string format = in.reader->name;
   if (format != kNsys && format != kRecording) {
@@ -52,6 +58,9 @@ StatusOr<Redactor> LearnIdentity(const std::string& input) {
   if (format == kNsys) {
     ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::OpenReadOnly(input));
     RETURN_IF_ERROR(LearnNsysIdentity(db, redactor));
+  } else if (format == kProcessesFormat) {
+    ASSIGN_OR_RETURN(std::string file, ReadInput(input));
+    RETURN_IF_ERROR(LearnProcessesIdentity(file, input, redactor));
   } else {
     ASSIGN_OR_RETURN(std::string file, ReadInput(input));
     RETURN_IF_ERROR(LearnRecordingIdentity(file, input, redactor));
@@ -68,10 +77,17 @@ StatusOr<RedactSummary> RedactFile(const std::string& input, const std::string& 
   }
   ASSIGN_OR_RETURN(std::string file, ReadInput(input));
   Redactor redactor;
-  RETURN_IF_ERROR(LearnRecordingIdentity(file, input, redactor));
-  ASSIGN_OR_RETURN(std::string copy, RedactRecording(file, input, redactor, sum));
+  std::string copy;
   RedactCheckResult check;
-  RETURN_IF_ERROR(ScanRecording(copy, output, redactor, check));
+  if (sum.format == kProcessesFormat) {
+    RETURN_IF_ERROR(LearnProcessesIdentity(file, input, redactor));
+    ASSIGN_OR_RETURN(copy, RedactProcessesDocument(file, input, redactor, sum));
+    RETURN_IF_ERROR(ScanProcessesDocument(copy, output, redactor, check));
+  } else {
+    RETURN_IF_ERROR(LearnRecordingIdentity(file, input, redactor));
+    ASSIGN_OR_RETURN(copy, RedactRecording(file, input, redactor, sum));
+    RETURN_IF_ERROR(ScanRecording(copy, output, redactor, check));
+  }
   if (!check.findings.empty()) {
     return InternalError(fmt::format(
         "{}: the redacted copy still holds {} things (first: {}); nothing was written. This is a "
@@ -92,6 +108,9 @@ StatusOr<RedactCheckResult> CheckRedactedCopy(const std::string& copy,
   if (result.format == kNsys) {
     ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::OpenReadOnly(copy));
     RETURN_IF_ERROR(ScanNsysDatabase(db.handle(), copy, redactor, result));
+  } else if (result.format == kProcessesFormat) {
+    ASSIGN_OR_RETURN(std::string file, ReadInput(copy));
+    RETURN_IF_ERROR(ScanProcessesDocument(file, copy, redactor, result));
   } else {
     ASSIGN_OR_RETURN(std::string file, ReadInput(copy));
     RETURN_IF_ERROR(ScanRecording(file, copy, redactor, result));
