@@ -54,6 +54,16 @@ Status LearnRecordingIdentity(std::string_view file, const std::string& name, Re
 
 StatusOr<std::string> RedactRecording(std::string_view file, const std::string& name,
                                       const Redactor& redactor, RedactSummary& sum) {
+  // The process records' host strings become the pseudonym whole, however short the name (a
+  // name of two letters is too short to search for elsewhere, but not to keep here).
+  std::set<uint32_t> hosts;
+  RETURN_IF_ERROR(
+      ReadWholeRecording(file, name, [&](recfmt::RecordType type, std::string_view body) {
+        if (type == recfmt::RecordType::kProcess) {
+          const auto p = recfmt::DecodeBody<recfmt::ProcessBody>(body);
+          if (p.hostname_string != recfmt::kNoString) hosts.insert(p.hostname_string);
+        }
+      }));
   std::string out = recfmt::FileHeaderBytes();
   recfmt::ChunkBuilder chunk;
   RedactCounts counts;
@@ -62,7 +72,12 @@ StatusOr<std::string> RedactRecording(std::string_view file, const std::string& 
         uint32_t id = 0;
         std::string_view text;
         if (type == recfmt::RecordType::kString && recfmt::DecodeString(body, &id, &text)) {
-          chunk.AddString(id, redactor.Redact(text, &counts));
+          if (hosts.count(id) > 0 && !text.empty() && !IsPseudonym(text) && !IsGenericHost(text)) {
+            ++counts.host;
+            chunk.AddString(id, HostPseudonym(text));
+          } else {
+            chunk.AddString(id, redactor.Redact(text, &counts));
+          }
         } else {
           chunk.AddRaw(type, body.data(), body.size());
         }

@@ -57,18 +57,6 @@ bool IsGenericUser(std::string_view name) {
       LowerAscii(name));
 }
 
-bool IsGenericHost(std::string_view name) {
-  const std::string lower = LowerAscii(name);
-  return lower == "localhost" || lower == "localhost.localdomain" || lower == "local" ||
-         lower == "(none)" || lower == "unknown";
-}
-
-bool IsPseudonym(std::string_view s) {
-  if (s.size() != 13 || !s.starts_with("host-")) return false;
-  return std::all_of(s.begin() + 5, s.end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 bool IsIpAddress(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= '0' && c <= '9') || c == '.' || c == ':';
@@ -172,6 +160,18 @@ bool IsSecretWord(std::string_view lower) {
 }
 
 }  // namespace
+
+bool IsGenericHost(std::string_view name) {
+  const std::string lower = LowerAscii(name);
+  return lower == "localhost" || lower == "localhost.localdomain" || lower == "local" ||
+         lower == "(none)" || lower == "unknown";
+}
+
+bool IsPseudonym(std::string_view s) {
+  if (s.size() != 13 || !s.starts_with("host-")) return false;
+  return std::all_of(s.begin() + 5, s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
 
 std::string HostPseudonym(std::string_view host) {
   std::string key = LowerAscii(host);

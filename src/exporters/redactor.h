@@ -47,6 +47,11 @@ std::string HostPseudonym(std::string_view host);
 // apikey, accesskey or secretkey (HF_TOKEN, --api-key, hfToken; not --max-tokens).
 bool IsSecretName(std::string_view name);
 
+// A host name that identifies nobody (localhost, "(none)", ...), and a pseudonym ("host-" and 8
+// hex digits) already.
+bool IsGenericHost(std::string_view name);
+bool IsPseudonym(std::string_view s);
+
 class Redactor {
  public:
   // Learning. Names that identify nobody (root, localhost, ...) and strings too short to search
