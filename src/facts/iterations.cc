@@ -33,21 +33,52 @@ namespace {
 // put ProfilerStep#N); python_function frames never count.
 bool CandidateKind(RangeKind kind) { return kind != RangeKind::kPythonFunction; }
 
-void ComputeDistribution(IterationSet& set, const IterationsOptions& options) {
-  std::vector<int64_t> walls;
-  walls.reserve(set.iterations.size());
-  for (const Iteration& it : set.iterations) walls.push_back(it.wall_ns());
-  set.wall = ComputeDurationStats(walls);
+// The outlier threshold of a set of wall times: median + max(k x 1.4826 x MAD, (r - 1) x median).
+double OutlierThreshold(const std::vector<int64_t>& walls, const IterationsOptions& options,
+                        double* median_out = nullptr, double* mad_out = nullptr) {
+  const double median = Median(walls);
   std::vector<double> deviations;
   deviations.reserve(walls.size());
-  for (int64_t w : walls) deviations.push_back(std::abs(static_cast<double>(w) - set.wall.median));
-  set.wall_mad_ns = Median(std::move(deviations));
-  if (set.iterations.size() < 3) return;
-  set.outlier_threshold_ns =
-      set.wall.median + std::max(options.outlier_mads * 1.4826 * set.wall_mad_ns,
-                                 (options.outlier_min_ratio - 1.0) * set.wall.median);
+  for (int64_t w : walls) deviations.push_back(std::abs(static_cast<double>(w) - median));
+  const double mad = Median(std::move(deviations));
+  if (median_out != nullptr) *median_out = median;
+  if (mad_out != nullptr) *mad_out = mad;
+  return median +
+         std::max(options.outlier_mads * 1.4826 * mad, (options.outlier_min_ratio - 1.0) * median);
+}
+
+// The warm-up prefix (IterationSet::warmup): judged against the second half of the steps.
+constexpr size_t kMinStepsForWarmup = 8;
+int64_t WarmupSteps(const std::vector<int64_t>& walls, const IterationsOptions& options) {
+  const size_t n = walls.size();
+  if (n < kMinStepsForWarmup) return 0;
+  const double threshold =
+      OutlierThreshold(std::vector<int64_t>(walls.begin() + n / 2, walls.end()), options);
+  int64_t over = 0, warmup = 0;
+  for (size_t i = 0; i < n / 2; ++i) {
+    if (static_cast<double>(walls[i]) <= threshold) continue;
+    ++over;
+    if (2 * over >= static_cast<int64_t>(i + 1)) warmup = static_cast<int64_t>(i + 1);
+  }
+  return warmup;
+}
+
+void ComputeDistribution(IterationSet& set, const IterationsOptions& options) {
+  std::vector<int64_t> all;
+  all.reserve(set.iterations.size());
+  for (const Iteration& it : set.iterations) all.push_back(it.wall_ns());
+  set.warmup = WarmupSteps(all, options);
+  for (int64_t i = 0; i < set.warmup; ++i) {
+    set.iterations[i].warmup = true;
+    set.warmup_ns += set.iterations[i].wall_ns();
+  }
+  std::vector<int64_t> walls(all.begin() + set.warmup, all.end());
+  set.wall = ComputeDurationStats(walls);
+  const double threshold = OutlierThreshold(walls, options, nullptr, &set.wall_mad_ns);
+  if (walls.size() < 3) return;
+  set.outlier_threshold_ns = threshold;
   for (Iteration& it : set.iterations) {
-    it.outlier = static_cast<double>(it.wall_ns()) > set.outlier_threshold_ns;
+    it.outlier = !it.warmup && static_cast<double>(it.wall_ns()) > set.outlier_threshold_ns;
     set.outliers += it.outlier;
   }
 }

@@ -39,6 +39,10 @@ struct Iteration {
   // Union of all GPU work on the set's devices that falls inside [start_ns, end_ns).
   DurationNs gpu_busy_in_window_ns = 0;
   bool outlier = false;
+  // One of the set's first steps, before the loop settles (first calls: lazy module loading,
+  // autotuning, allocator growth, graph capture): neither counted in the distribution nor an
+  // outlier. IterationSet::warmup says how many.
+  bool warmup = false;
 
   DurationNs wall_ns() const { return end_ns - start_ns; }
 };
@@ -55,6 +59,12 @@ struct IterationSet {
   double wall_mad_ns = 0;           // median absolute deviation of wall_ns
   double outlier_threshold_ns = 0;  // 0 when fewer than 3 iterations
   int64_t outliers = 0;
+  // Steps at the start before the steady state: the longest prefix, within the first half of
+  // the steps, that ends with a step over the steady state's outlier threshold (from the second
+  // half's median and MAD) and of whose steps at least half are over it. The distribution and
+  // the outliers are over the steps after it.
+  int64_t warmup = 0;
+  DurationNs warmup_ns = 0;  // their summed wall time
 };
 
 struct IterationsResult {

@@ -510,7 +510,9 @@ void TraceFacts::EnsureWindows() {
         const DurationNs t = TotalLength(Busy(d));
         if (t > best) best = t, device = d;
       }
+      // The steady state only: findings speak of it, not of the warm-up steps before it.
       for (const Iteration& it : main_set_->iterations) {
+        if (it.warmup) continue;
         windows_.push_back(LoopWindow{it.index, it.start_ns, it.end_ns, main_set_->pid,
                                       main_set_->tid, device, &it});
       }

@@ -157,7 +157,8 @@ class TraceFacts {
   StatusOr<const IterationsResult*> Iterations();
   // The main iteration set; null when there are none (or the regex is invalid).
   const IterationSet* MainSet();
-  // The loop windows: the main set's iterations, or one whole-span window per busy device.
+  // The loop windows: the main set's iterations after its warm-up steps, or one whole-span
+  // window per busy device.
   const std::vector<LoopWindow>& Windows();
   // The window that holds time `t` of process `pid`; -1 when none.
   int64_t FindWindow(int32_t pid, TimeNs t);

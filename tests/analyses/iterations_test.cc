@@ -230,14 +230,41 @@ TEST(Iterations, SectionTablesAndSeries) {
   ASSERT_NE(all, nullptr);
   EXPECT_EQ(all->rows.size(), 5u);
   EXPECT_EQ(all->total_rows, 20);
-  ASSERT_NE(outliers, nullptr);
-  ASSERT_EQ(outliers->rows.size(), 1u);
-  EXPECT_EQ(std::get<int64_t>(outliers->rows[0][1]), 0);  // the warm-up step
+  // The slow first step is the warm-up, not an outlier: said in the table and the facts.
+  EXPECT_EQ(outliers, nullptr);
+  EXPECT_EQ(std::get<std::string>(all->rows[0].back()), "warm-up");
+  bool warmup_fact = false;
+  for (const Fact& fact : s.facts) {
+    if (fact.key == "warmup") warmup_fact = std::get<int64_t>(fact.value) == 1;
+  }
+  EXPECT_TRUE(warmup_fact);
   ASSERT_FALSE(s.series.empty());
   EXPECT_EQ(s.series[0].y.size(), 20u);
-  bool warmup_note = false;
-  for (const std::string& n : s.notes) warmup_note |= n.find("warm-up") != std::string::npos;
-  EXPECT_TRUE(warmup_note);
+}
+
+// Warm-up: the longest prefix in the first half that ends over the steady state's threshold and
+// is at least half over it; a slow step later in the loop stays an outlier.
+TEST(Iterations, WarmupIsTheSlowPrefixAndLaterStallsStayOutliers) {
+  TraceFixture f;
+  const std::vector<TimeNs> walls = {900, 800, 300, 850, 300, 300, 300, 300,
+                                     300, 300, 300, 300, 300, 900, 300, 300};
+  TimeNs at = 0;
+  for (size_t i = 0; i < walls.size(); ++i) {
+    f.Range("ProfilerStep#" + std::to_string(i), at, at + walls[i], RangeKind::kUserAnnotation);
+    at += walls[i] + 10;
+  }
+  Trace t = f.Build();
+  auto ctx = Ctx(t);
+  const IterationSet* set = ctx->MainSet();
+  ASSERT_NE(set, nullptr);
+  EXPECT_EQ(set->warmup, 4);  // 900, 800, 300, 850: 3 of 4 over
+  EXPECT_EQ(set->warmup_ns, 900 + 800 + 300 + 850);
+  EXPECT_EQ(set->outliers, 1);  // the 900 at step 13
+  EXPECT_TRUE(set->iterations[13].outlier);
+  EXPECT_FALSE(set->iterations[0].outlier);
+  // The loop windows (what the findings read) are the steady state's.
+  ASSERT_EQ(ctx->Windows().size(), walls.size() - 4);
+  EXPECT_EQ(ctx->Windows().front().it, &set->iterations[4]);
 }
 
 }  // namespace

@@ -123,7 +123,7 @@ Status RuleLowUtilization(AnalysisContext& c, std::vector<Finding>& out) {
     if (has_loop) {
       not_counted.push_back({std::min(first, loop_start), loop_start});
       for (const Iteration& it : set->iterations) {
-        if (it.outlier) not_counted.push_back({it.start_ns, it.end_ns});
+        if (it.outlier || it.warmup) not_counted.push_back({it.start_ns, it.end_ns});
       }
       not_counted.push_back({loop_end, std::max(last, loop_end)});
       not_counted = MergeIntervals(std::move(not_counted));

@@ -77,6 +77,11 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
             Pct(static_cast<double>(window_busy_total), static_cast<double>(wall_total)),
             Unit::kPercent);
   s.AddFact("kernels_median", "Kernels per iteration (median)", kernel_stats.median, Unit::kCount);
+  if (main.warmup > 0) {
+    s.AddFact("warmup", "Warm-up steps (before the steady state; not in the wall-time figures)",
+              main.warmup, Unit::kCount);
+    s.AddFact("warmup_ns", "Warm-up time", main.warmup_ns, Unit::kDurationNs);
+  }
   s.AddFact("outliers", "Outliers", main.outliers, Unit::kCount);
   if (main.outlier_threshold_ns > 0) {
     s.AddFact("outlier_threshold_ns", "Outlier above", Round(main.outlier_threshold_ns),
@@ -124,7 +129,9 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
              it.wall_ns(), it.gpu_busy_launched_ns, it.gpu_busy_in_window_ns,
              Pct(static_cast<double>(it.gpu_busy_in_window_ns), static_cast<double>(it.wall_ns())),
              it.launched.span_ns(), it.launched.kernel_count, it.launched.memop_count,
-             std::string(it.outlier ? "yes" : "")}) {
+             std::string(it.outlier  ? "yes"
+                         : it.warmup ? "warm-up"
+                                     : "")}) {
       row.push_back(std::move(v));
     }
     return row;
@@ -172,7 +179,7 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
     }
     t.total_rows = static_cast<int64_t>(outliers.size());
     t.note = fmt::format("outlier: wall > median + max(3 x 1.4826 x MAD, 0.5 x median)");
-    if (main.iterations.front().outlier) {
+    if (main.iterations.front().outlier && main.warmup == 0) {
       s.notes.push_back(
           "the first iteration is an outlier: often warm-up (allocator growth, autotuning, "
           "CUDA graph capture, lazy init); leave it out of steady-state numbers");
