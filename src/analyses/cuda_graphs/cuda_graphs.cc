@@ -9,12 +9,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analyses/common/analysis_context.h"
 #include "analyses/cuda_graphs/graph_step_batches.h"
 #include "facts/graph_alignment.h"
 #include "facts/graph_kernel_paths.h"
+#include "facts/graph_replays.h"
 #include "facts/launch_projection.h"
 #include "facts/whole_graph_estimate.h"
 #include "model/trace_builder.h"
@@ -151,7 +153,7 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace) {
 }
 
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& gp,
-                                   const Trace* eager_reference) {
+                                   const Trace* eager_reference, const KernelGraphs* graphs) {
   CudaGraphsResult out;
   const KernelTable& k = trace.kernels;
   const GraphAlignment& alignment = gp.alignment;
@@ -163,7 +165,9 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
     DurationNs gpu_ns = 0;
     TimeNs first_ns = INT64_MAX;
   };
-  std::map<std::pair<PathSource, std::string>, Acc> by_path;
+  // (source, path, graph): the graph only for kernels captured under no range, where nothing
+  // else tells two graphs apart (-1 otherwise).
+  std::map<std::tuple<PathSource, std::string, int32_t>, Acc> by_path;
   out.graph_launches = CountGraphLaunches(trace);
   out.replays_to_align = alignment.replays;
   out.replays_aligned = alignment.replays_matched;
@@ -202,7 +206,11 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
       ++out.in_ranges;
       out.in_ranges_gpu_ns += d;
     }
-    Acc& acc = by_path[{gp.source[i], path.empty() ? std::string("(no range open)") : path}];
+    const int32_t graph = path.empty() && gp.source[i] == PathSource::kCapture &&
+                                  graphs != nullptr && i < graphs->of_kernel.size()
+                              ? graphs->of_kernel[i]
+                              : -1;
+    Acc& acc = by_path[{gp.source[i], path.empty() ? std::string("(no range open)") : path, graph}];
     acc.nodes[node] = 1;
     if (gp.source[i] == PathSource::kReference) {
       // A replay is a launching call, else a correlation id (as the alignment groups them).
@@ -213,11 +221,18 @@ CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& g
     acc.gpu_ns += d;
     acc.first_ns = std::min(acc.first_ns, point);
   }
+  std::map<std::pair<PathSource, std::string>, int> graphs_per_path;
+  for (const auto& [key, a] : by_path) ++graphs_per_path[{std::get<0>(key), std::get<1>(key)}];
   for (auto& [key, a] : by_path) {
+    const auto& [source, path, graph] = key;
     CaptureRangeRow& row = out.rows.emplace_back();
-    row.aligned = key.first != PathSource::kCapture;
-    row.reference = key.first == PathSource::kReference;
-    row.path = key.second;
+    row.aligned = source != PathSource::kCapture;
+    row.reference = source == PathSource::kReference;
+    row.path = path;
+    if (graphs_per_path[{source, path}] > 1 && graph >= 0 &&
+        static_cast<size_t>(graph) < graphs->labels.size()) {
+      row.path = graphs->labels[graph];  // "graph 2 (279 kernels)": captured under no range
+    }
     row.first_ns = a.first_ns;
     row.nodes = static_cast<int64_t>(a.nodes.size());
     if (row.reference) {
@@ -475,8 +490,23 @@ bool AddWholeGraphEstimate(const WholeGraphEstimate& e, const GraphStepBatches* 
 
 Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report) {
   const Trace& trace = context.trace();
-  const CudaGraphsResult g =
-      ComputeCudaGraphs(trace, context.GraphPaths(), context.options().eager_reference.get());
+  // The graph each replayed kernel ran in: through its launching call's replay.
+  KernelGraphs kernel_graphs;
+  {
+    const GraphReplays& replays = context.Replays();
+    std::map<int32_t, int32_t> graph_of_call;
+    for (const GraphReplay& r : replays.replays) {
+      if (r.launch_call != kNoRow) graph_of_call[r.launch_call] = r.variant;
+    }
+    kernel_graphs.of_kernel.assign(trace.kernels.size(), -1);
+    for (size_t i = 0; i < trace.kernels.size(); ++i) {
+      const auto it = graph_of_call.find(trace.kernels.launch_call[i]);
+      if (it != graph_of_call.end()) kernel_graphs.of_kernel[i] = it->second;
+    }
+    for (const GraphVariant& v : replays.variants) kernel_graphs.labels.push_back(v.label);
+  }
+  const CudaGraphsResult g = ComputeCudaGraphs(
+      trace, context.GraphPaths(), context.options().eager_reference.get(), &kernel_graphs);
   const int64_t whole = trace.diagnostics.Count(DiagCode::kWholeGraphRuns);
   if (g.graph_kernels == 0 && whole == 0) return Status::Ok();
   if (g.graph_kernels == 0) {
@@ -634,7 +664,8 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
       "Replays = kernels / kernels per replay; Share = of all graph kernels' GPU time. Eager: the "
       "ranges of the same names below another "
       "outermost range (the step run without the graph), kernels launched inside each, per run. "
-      "{} of {} rows shown.",
+      "Kernels captured under no range are one row per graph when several graphs have them "
+      "(named as the graphs: \"graph 2 (279 kernels)\"). {} of {} rows shown.",
       std::min<size_t>(g.rows.size(), static_cast<size_t>(std::max(top, 1))), g.rows.size());
   return Status::Ok();
 }

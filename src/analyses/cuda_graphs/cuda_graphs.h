@@ -70,8 +70,16 @@ struct CudaGraphsResult {
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace);
 // The same with the paths computed by the caller (AnalysisContext::GraphPaths()); with the eager
 // reference they were computed with, whose ranges give the reference rows' eager columns.
+// `graphs` (may be null): per kernel row, the graph its replay ran and that graph's label
+// (facts/graph_replays.h); kernels captured under no range are then one row per graph, since
+// nothing else tells two graphs apart there.
+struct KernelGraphs {
+  std::vector<int32_t> of_kernel;   // -1: not a replay's kernel, or unknown
+  std::vector<std::string> labels;  // by graph
+};
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace, const GraphKernelPaths& paths,
-                                   const Trace* eager_reference = nullptr);
+                                   const Trace* eager_reference = nullptr,
+                                   const KernelGraphs* graphs = nullptr);
 
 // cudaGraphLaunch / cuGraphLaunch calls, one per launch (a runtime call and the driver call inside
 // it share a correlation id).
