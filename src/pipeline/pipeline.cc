@@ -134,14 +134,28 @@ Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& 
   std::vector<Status> status;
   RETURN_IF_ERROR(RunAnalyses(analyses, context, input, threads, parts, status));
   bool added_findings = false;
+  // An input without a timeline (a memory snapshot alone) shows only the sections it can fill.
+  const Trace& trace = context.trace();
+  const bool timeline = trace.kernels.size() + trace.memops.size() + trace.api_calls.size() +
+                            trace.ranges.size() + trace.gil.size() + trace.os_calls.size() >
+                        0;
+  const size_t first_section = report.sections.size();
   for (size_t i = 0; i < analyses.size(); ++i) {
     if (!status[i].ok()) {
       return status[i].WithPrefix(
           fmt::format("{}: {}", context.trace().source.path, analyses[i].name));
     }
+    if (!timeline && analyses[i].timeline) continue;
     for (Section& section : parts[i].sections) report.sections.push_back(std::move(section));
     added_findings = added_findings || !parts[i].findings.empty();
     for (Finding& f : parts[i].findings) report.findings.push_back(std::move(f));
+  }
+  if (!timeline && report.sections.size() > first_section) {
+    report.sections[first_section].notes.push_back(
+        "This input holds no timeline (no kernels, API calls or ranges), so the sections of a "
+        "trace (overview, kernels, API calls, iterations, NVTX ranges, idle gaps) are left out: "
+        "analyse it together with a trace of the same run (an nsys export, a PyTorch profiler "
+        "trace or a `sightline record` recording) for those.");
   }
   // As RunFindings sorts the report's findings, those of earlier inputs included.
   if (added_findings) SortFindings(report.findings);

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "testing/cli_runner.h"
 
@@ -69,6 +70,37 @@ TEST(RealPrograms, ServerWorkersEachKeepTheirFileStepsAndTheRunsProcesses) {
     EXPECT_EQ(recording[pid_of[role == "worker0" ? "worker1" : "worker0"]], "another file");
     EXPECT_EQ(recording[pid_of["engine_core"]], "none");
   }
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// A memory snapshot alone shows the sections it can fill (memory), not a trace's empty ones
+// (overview, kernels 0, API calls 0, idle gaps none), and says what another input would add.
+TEST(RealPrograms, SnapshotAloneShowsOnlyWhatItCanFill) {
+  testing::CliResult r =
+      testing::RunSightline("analyze --format json '" + std::string(SIGHTLINE_SOURCE_DIR) +
+                            "/tests/data/torch_snapshot/history.pickle'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+  std::vector<std::string> keys;
+  bool note = false;
+  for (simdjson::dom::element s : report["sections"].get_array()) {
+    keys.emplace_back(std::string_view(s["key"]));
+    simdjson::dom::array notes;
+    if (s["notes"].get(notes) == simdjson::SUCCESS) {
+      for (simdjson::dom::element n : notes) {
+        note = note || std::string_view(n).find("holds no timeline") != std::string_view::npos;
+      }
+    }
+  }
+  EXPECT_EQ(keys, std::vector<std::string>{"memory"});
+  EXPECT_TRUE(note);
 }
 
 }  // namespace

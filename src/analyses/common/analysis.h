@@ -49,6 +49,9 @@ struct AnalysisEntry {
   // accessors) this one reads: AnalyzeTrace starts it only once they are computed. Reading an
   // undeclared one is an error while an entry runs (ResultsCache::Reader).
   std::vector<const char*> needs = {};
+  // Its sections describe a timeline (GPU work, host calls, ranges): left out of the report of an
+  // input that has none (a memory snapshot alone), where they could only say "0" and "none".
+  bool timeline = false;
 };
 
 // All single-trace analyses, in report order.
