@@ -16,8 +16,8 @@ namespace sightline {
 // whose input 0 is the baseline and input 1 the candidate, and sets Report::gate. Long tables keep
 // `top_n` rows.
 void AddDiffSections(const TraceDiffResult& diff, int top_n, Report& report);
-// With a verdict (diff/loop_verdicts.h): its section comes first, and when it is available and has a
-// threshold, it decides the gate (slower, not slower, cannot tell) instead of the sums.
+// With a verdict (diff/loop_verdicts.h): its section comes first, and when it is available and has
+// a threshold, it decides the gate (slower, not slower, cannot tell) instead of the sums.
 // `candidate_input`: the report input of the candidate's (first) run.
 void AddDiffSections(const TraceDiffResult& diff, const LoopVerdicts* verdict, int top_n,
                      Report& report, int candidate_input = 1);

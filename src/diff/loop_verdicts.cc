@@ -81,14 +81,14 @@ std::string Clause(const VerdictResult& v) {
   std::vector<std::string> stats;
   const bool launched = std::isfinite(v.launched_change_pct.value);
   const bool launched_first =
-      launched && (v.decision == VerdictDecision::kNoGate
-                       ? !v.step_time_gated
-                       : v.decided_by.find("step time") == std::string::npos);
+      launched && (v.decided_by.empty() ? !v.step_time_gated
+                                        : v.decided_by.find("step time") == std::string::npos);
   std::string step = Short("step time", v.median_change_pct);
   if (!v.step_time_gated) step += ", host noise";
   if (launched_first) stats.push_back(Short("GPU time launched", v.launched_change_pct));
   stats.push_back(step);
-  if (launched && !launched_first) stats.push_back(Short("GPU time launched", v.launched_change_pct));
+  if (launched && !launched_first)
+    stats.push_back(Short("GPU time launched", v.launched_change_pct));
   const char* words = DecisionWords(v.decision);
   return fmt::format("`{}`{}{} ({})", v.loop, *words != '\0' ? " " : "", words,
                      fmt::join(stats, "; "));
@@ -129,9 +129,9 @@ LoopVerdicts ComputeLoopVerdicts(const std::vector<std::vector<RunSamples>>& bef
     }
     const int64_t b = Steps(before, p), a = Steps(after, p);
     if (std::min(a, b) < options.min_iterations) {
-      notes.push_back(fmt::format(
-          "loop `{}`: {} and {} steps, fewer than {} on a side: not compared", p, b, a,
-          options.min_iterations));
+      notes.push_back(
+          fmt::format("loop `{}`: {} and {} steps, fewer than {} on a side: not compared", p, b, a,
+                      options.min_iterations));
       continue;
     }
     others.push_back(p);
@@ -178,11 +178,10 @@ LoopVerdicts ComputeLoopVerdicts(const std::vector<std::vector<RunSamples>>& bef
   if (several) {
     const char* words = DecisionWords(out.decision);
     if (out.lead == 0) {
-      out.lead_why = fmt::format(
-          "the main loop (the most steps, then the longest in total){}",
-          out.decision == VerdictDecision::kNoGate
-              ? std::string()
-              : fmt::format(", and it is {}", words));
+      out.lead_why = fmt::format("the main loop (the most steps, then the longest in total){}",
+                                 out.decision == VerdictDecision::kNoGate
+                                     ? std::string()
+                                     : fmt::format(", and it is {}", words));
     } else {
       out.lead_why = fmt::format("it is {}, where the main loop `{}` is {}", words, main.loop,
                                  DecisionWords(main.decision));
@@ -194,8 +193,8 @@ LoopVerdicts ComputeLoopVerdicts(const std::vector<std::vector<RunSamples>>& bef
     for (size_t i = 0; i < out.loops.size(); ++i) {
       if (i != out.lead) clauses.push_back(Clause(out.loops[i]));
     }
-    out.sentence += fmt::format(" Other loop{}: {}.", clauses.size() == 1 ? "" : "s",
-                                fmt::join(clauses, "; "));
+    out.sentence +=
+        fmt::format(" Other loop{}: {}.", clauses.size() == 1 ? "" : "s", fmt::join(clauses, "; "));
   }
   return out;
 }

@@ -17,8 +17,8 @@ struct LoopVerdicts {
   // [0]: the main loop (the main set's names; each run's main set when the sides share no name),
   // then the other loops found on both sides, in the baseline's order (most iterations first).
   std::vector<VerdictResult> loops;
-  size_t lead = 0;        // the loop that decided the gate, whose figures the report shows
-  std::string lead_why;   // why that loop leads; empty with one loop
+  size_t lead = 0;       // the loop that decided the gate, whose figures the report shows
+  std::string lead_why;  // why that loop leads; empty with one loop
   // Slower when a loop is slower, cannot tell when none is and one cannot tell, not slower when
   // every loop is not slower; no gate without a threshold.
   VerdictDecision decision = VerdictDecision::kNoGate;

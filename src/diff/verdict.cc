@@ -160,24 +160,23 @@ void MakeSentence(VerdictResult& r, const std::string& loop) {
     return;
   }
   // The statistics that decided come first, with their intervals; the others follow as context.
-  // Without a gate the step time leads, unless it is host noise.
+  // When none decided (no gate, too few iterations) the step time leads, unless it is host noise.
   const Estimate& l = r.launched_change_pct;
   const bool launched = std::isfinite(l.value);
+  const bool none_decided = r.decided_by.empty();
   const bool step_decided = r.decided_by.find("step time") != std::string::npos;
   const bool launched_decided = r.decided_by.find("GPU time launched") != std::string::npos;
   const bool launched_first =
-      launched && (r.decision == VerdictDecision::kNoGate ? !r.step_time_gated
-                                                          : launched_decided && !step_decided);
+      launched && (none_decided ? !r.step_time_gated : launched_decided && !step_decided);
   const char* step_name = s.empty() && !launched_first ? "Step time" : "step time";
-  const bool no_gate = r.decision == VerdictDecision::kNoGate;
-  std::string step = Statistic(step_name, m, "median",
-                               no_gate ? !launched_first : step_decided, r.confidence,
-                               launched_first ? "" : loop);
+  std::string step =
+      Statistic(step_name, m, "median", none_decided ? !launched_first : step_decided, r.confidence,
+                launched_first ? "" : loop);
   if (!r.step_time_gated) step += " (host noise here: not gated)";
   std::string gpu;
   if (launched) {
     gpu = Statistic("GPU time launched", l, "median per step",
-                    no_gate ? launched_first : launched_decided, r.confidence,
+                    none_decided ? launched_first : launched_decided, r.confidence,
                     launched_first ? loop : "");
   }
   if (launched_first) {
@@ -220,7 +219,8 @@ void JudgeStepTime(VerdictResult& r) {
       !std::isfinite(l.hi)) {
     return;
   }
-  if (!(r.busy_share_before_pct < kHostBoundBusyPct && r.busy_share_after_pct < kHostBoundBusyPct)) {
+  if (!(r.busy_share_before_pct < kHostBoundBusyPct &&
+        r.busy_share_after_pct < kHostBoundBusyPct)) {
     return;
   }
   const double step_width = m.hi - m.lo, launched_width = l.hi - l.lo;

@@ -88,7 +88,7 @@ struct VerdictResult {
   double launched_median_before_ns = 0, launched_median_after_ns = 0;
   Estimate launched_change_pct;
 
-  VerdictPart gpu_busy, gpu_idle;       // sums of the GPU and idle parts
+  VerdictPart gpu_busy, gpu_idle;  // sums of the GPU and idle parts
   // GPU busy (mean) / mean step time * 100, per side.
   double busy_share_before_pct = 0, busy_share_after_pct = 0;
   // False when the step time is host noise (kHostBoundBusyPct): it is shown, not gated, and
@@ -115,7 +115,7 @@ struct VerdictResult {
   // them would (the estimate sits on the threshold).
   std::optional<int64_t> iterations_to_decide, runs_to_decide;
 
-  std::string loop;      // the iteration names of the loop compared ("graph_step_N")
+  std::string loop;  // the iteration names of the loop compared ("graph_step_N")
   // "Slower: step time +6.8% ± 0.9% (median; 95%: ...), GPU time launched ...; of the mean's
   // ...": the statistics that decided first, with their intervals, then the others as context.
   std::string sentence;

@@ -89,8 +89,8 @@ void ExpectFirstLineNamesWhatDecided(const testing::CliResult& r, const std::str
   const size_t at = r.out.find("Decided by", r.out.find("== Gate (--fail-if-slower)"));
   ASSERT_NE(at, std::string::npos) << r.out;
   const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
-  const std::string median = statistic == "step time" ? "median step time "
-                                                      : "median GPU time launched per step ";
+  const std::string median =
+      statistic == "step time" ? "median step time " : "median GPU time launched per step ";
   EXPECT_NE(line.find("verdict: " + median), std::string::npos) << line;
   const char* relation = decision == "Slower"       ? "above"
                          : decision == "Not slower" ? "at or below"
@@ -166,8 +166,8 @@ TEST_F(CliVerdict, HostNoiseLeavesTheDecisionToTheGpuTime) {
   const std::vector<std::string> bs = {b, Write("b2.json", LoopsTrace({after}, 45)),
                                        Write("b3.json", LoopsTrace({after}, 46))};
   testing::CliResult three =
-      RunSightline(fmt::format("diff --fail-if-slower 5 {} {} {} -- {} {} {}", Q(as[0]),
-                               Q(as[1]), Q(as[2]), Q(bs[0]), Q(bs[1]), Q(bs[2])));
+      RunSightline(fmt::format("diff --fail-if-slower 5 {} {} {} -- {} {} {}", Q(as[0]), Q(as[1]),
+                               Q(as[2]), Q(bs[0]), Q(bs[1]), Q(bs[2])));
   EXPECT_EQ(three.out.find("host noise"), std::string::npos) << three.out.substr(0, 3000);
 }
 
@@ -340,8 +340,8 @@ TEST_F(CliVerdict, RealGraphDecodePairIsDecidedByTheGpuTime) {
 TEST_F(CliVerdict, ShippedGraphDecodePairNamesTheLoopThatDecided) {
   const std::string data = std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/nsys/";
   testing::CliResult r =
-      RunSightline("diff --fail-if-slower 5 " + Q(data + "graph_decode_node_h100.sqlite.gz") +
-                   " " + Q(data + "graph_decode_graph_h100.sqlite.gz"));
+      RunSightline("diff --fail-if-slower 5 " + Q(data + "graph_decode_node_h100.sqlite.gz") + " " +
+                   Q(data + "graph_decode_graph_h100.sqlite.gz"));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   ExpectFirstLineNamesWhatDecided(r, "Slower", "GPU time launched", 5);
   EXPECT_NE(r.err.find("GPU time launched +12.7% ± 0.2% in `graph_step_N`"), std::string::npos)
