@@ -274,7 +274,8 @@ void Decide(const VerdictOptions& options, VerdictResult& r) {
   auto describe = [&](const Gated& g) {
     return fmt::format("{} {} to {}", g.name, Signed(g.e->lo, "%"), Signed(g.e->hi, "%"));
   };
-  // "GPU time launched per step +7.0% (95%: +6.9% to +7.1%)" for decided_by_detail.
+  // decided_by_detail: "median GPU time launched per step +7.0% (95%: +6.9% to +7.1%), above the
+  // threshold +5.0%".
   auto detail = [&](const std::vector<const Gated*>& gs, const char* relation) {
     std::vector<std::string> parts;
     for (const Gated* g : gs) {

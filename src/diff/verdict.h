@@ -33,7 +33,7 @@ struct VerdictOptions {
 // run (the interval cannot hold the spread between runs, which for host time is wide), the GPU
 // is busy less than kHostBoundBusyPct of the step on both sides (the step is mostly host time)
 // and the step time's interval is at least kHostNoiseWidthRatio times as wide as the GPU time
-// launched's. On an H200, two unchanged runs of examples/graph_decode differed by -18% in eager
+// launched's. On an H200, two unchanged runs of examples/graph_decode differed by -17.5% in eager
 // step time (GPU busy 7% of it) while their GPU time launched moved 0.1%.
 inline constexpr double kHostBoundBusyPct = 50;
 inline constexpr double kHostNoiseWidthRatio = 5;
@@ -108,7 +108,8 @@ struct VerdictResult {
   std::string decision_reason;  // one sentence
   std::string decided_by;       // "step time", "GPU time launched", or both joined by " and "
   // The statistics that decided with their intervals and the threshold they crossed (or stayed
-  // under, or straddle): "GPU time launched per step +7.0% (95%: +6.9% to +7.1%), above +5.0%".
+  // under, or straddle): "median GPU time launched per step +7.0% (95%: +6.9% to +7.1%), above
+  // the threshold +5.0%".
   std::string decided_by_detail;
   // Cannot tell: about how many iterations per side (runs per side when a side has several)
   // would make the interval clear the threshold at the same estimate; absent when no number of
