@@ -10,6 +10,7 @@ position tensor on the device so one graph serves every step).
   python3 graph_decode.py --mode none          # timing only (CUDA events, medians)
   python3 graph_decode.py --mode nsys          # under nsys: cudaProfilerStart/Stop around the steps
   python3 graph_decode.py --mode torch --trace out.json.gz   # PyTorch profiler of some steps
+  python3 graph_decode.py --mode nsys --inter 3104  # a 10% wider MLP: a candidate for `diff`
 
 Ranges: `capture` (the graph's capture: layer_i > attention / mlp and head open inside it), then
 graph_step_N (N = 0..steps-1, one replay each), then eager_step_N (the same step run eagerly, with
@@ -36,7 +37,7 @@ def rms_norm(x, w):
 
 
 class Model:
-    def __init__(self, device):
+    def __init__(self, device, inter=INTER):
         g = torch.Generator(device="cpu").manual_seed(0)
 
         def p(*shape):
@@ -49,8 +50,8 @@ class Model:
                 "qkv": p(HIDDEN, (HEADS + 2 * KV_HEADS) * HEAD_DIM),
                 "o": p(HEADS * HEAD_DIM, HIDDEN),
                 "ln2": torch.ones(HIDDEN, device=device, dtype=torch.bfloat16),
-                "gate_up": p(HIDDEN, 2 * INTER),
-                "down": p(INTER, HIDDEN),
+                "gate_up": p(HIDDEN, 2 * inter),
+                "down": p(inter, HIDDEN),
                 "k_cache": torch.zeros(BATCH, KV_HEADS, CACHE, HEAD_DIM, device=device,
                                        dtype=torch.bfloat16),
                 "v_cache": torch.zeros(BATCH, KV_HEADS, CACHE, HEAD_DIM, device=device,
@@ -102,13 +103,15 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--trace", default="graph_decode.pytorch.json.gz")
     ap.add_argument("--timings", default="")
+    ap.add_argument("--inter", type=int, default=INTER,
+                    help="the MLP's intermediate size (3104: 10%% wider, a planted change for diff)")
     ap.add_argument("--start-after-capture", action="store_true",
                     help="--mode nsys: call cudaProfilerStart after the capture, so that the graph "
                          "is captured before the profiled window (as production warm-up does)")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = True
     dev = torch.device("cuda")
-    m = Model(dev)
+    m = Model(dev, args.inter)
     nvtx = torch.cuda.nvtx
     stream = torch.cuda.Stream()
     # Warm-up on the side stream (cuBLAS handles, SDPA kernels), as CUDA graph capture wants.

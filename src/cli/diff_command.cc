@@ -132,9 +132,11 @@ void AddDiffCommand(CLI::App& app, CommandRunner& runner) {
   cmd->add_option(
          "--fail-if-slower", args->fail_if_slower_pct,
          "The gate. With iterations on both sides it reads the 95% intervals of the change in "
-         "median step time and in median GPU time launched per iteration: exit 1 when "
+         "median step time (left out when it is host noise: one run on a side, the GPU busy "
+         "under half the step) and in median GPU time launched per iteration: exit 1 when "
          "either lies wholly above PCT percent, 0 when both lie at or below it, 4 (cannot "
-         "tell) otherwise or when a side has fewer than 5 iterations. Without iterations: "
+         "tell) otherwise or when a side has fewer than 5 iterations; each loop of a trace "
+         "(graph_step_N, eager_step_N) on its own, slower if any is. Without iterations: "
          "exit 1 when GPU time, or a kernel holding at least --min-share percent of the "
          "baseline's GPU time, grew by more than PCT percent (sums, no interval)")
       ->type_name("PCT")

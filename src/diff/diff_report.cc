@@ -105,7 +105,7 @@ void AddSummary(const TraceDiffResult& r, int candidate_input, Report& report) {
 }
 
 // `verdict`: the verdict decides the gate; the sums' items over the threshold are shown, not gated.
-void AddGate(const TraceDiffResult& r, const VerdictResult* verdict, Report& report) {
+void AddGate(const TraceDiffResult& r, const LoopVerdicts* verdict, Report& report) {
   const GateResult& g = r.gate;
   if (!g.enabled) return;
   Section& s = report.AddSection("diff_gate", "Gate (--fail-if-slower)", -1);
@@ -114,7 +114,7 @@ void AddGate(const TraceDiffResult& r, const VerdictResult* verdict, Report& rep
                          : verdict->decision == VerdictDecision::kNotSlower ? "pass"
                                                                             : "CANNOT TELL";
     s.AddFact("result", "Result", std::string(result));
-    s.AddFact("decided_by", "Decided by", std::string("median step time (verdict)"));
+    s.AddFact("decided_by", "Decided by", "verdict: " + DecidedBy(*verdict));
     s.AddFact("threshold_pct", "Fails when growth exceeds", g.threshold_pct, Unit::kPercent);
     s.AddFact("sum_items_over", "Items over the threshold on sums (not gated)",
               static_cast<int64_t>(g.failures.size()), Unit::kCount);
@@ -277,7 +277,7 @@ void AddDiffSections(const TraceDiffResult& diff, int top_n, Report& report) {
   AddDiffSections(diff, nullptr, top_n, report);
 }
 
-void AddDiffSections(const TraceDiffResult& diff, const VerdictResult* verdict, int top_n,
+void AddDiffSections(const TraceDiffResult& diff, const LoopVerdicts* verdict, int top_n,
                      Report& report, int candidate_input) {
   if (verdict != nullptr) AddVerdictSection(*verdict, top_n, report);
   const bool by_verdict = verdict != nullptr && SetGateFromVerdict(*verdict, report);
@@ -321,7 +321,7 @@ class DiffAnalysis : public MultiTraceAnalysis {
              const TraceSetMember& member) override {
     const bool baseline = seen_ < baseline_runs_;
     ++seen_;
-    ASSIGN_OR_RETURN(RunSamples run, CollectRunSamples(*context));
+    ASSIGN_OR_RETURN(std::vector<RunSamples> run, CollectLoopSamples(*context));
     (baseline ? before_ : after_).push_back(std::move(run));
     std::shared_ptr<AnalysisContext>& first = baseline ? first_before_ : first_after_;
     if (first == nullptr) {
@@ -339,7 +339,7 @@ class DiffAnalysis : public MultiTraceAnalysis {
     }
     ASSIGN_OR_RETURN(TraceDiffResult diff,
                      ComputeTraceDiff(*first_before_, *first_after_, options_));
-    const VerdictResult verdict = ComputeVerdict(before_, after_, verdict_options_);
+    const LoopVerdicts verdict = ComputeLoopVerdicts(before_, after_, verdict_options_);
     AddDiffSections(diff, &verdict, top_n_, report, candidate_input_);
     return Status::Ok();
   }
@@ -352,7 +352,7 @@ class DiffAnalysis : public MultiTraceAnalysis {
   int seen_ = 0;
   int candidate_input_ = 1;
   std::shared_ptr<AnalysisContext> first_before_, first_after_;
-  std::vector<RunSamples> before_, after_;
+  std::vector<std::vector<RunSamples>> before_, after_;  // [run][loop]
 };
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "analyses/common/analysis.h"
+#include "diff/loop_verdicts.h"
 #include "diff/trace_diff.h"
-#include "diff/verdict.h"
 #include "model/trace.h"
 #include "report/report.h"
 
@@ -16,10 +16,10 @@ namespace sightline {
 // whose input 0 is the baseline and input 1 the candidate, and sets Report::gate. Long tables keep
 // `top_n` rows.
 void AddDiffSections(const TraceDiffResult& diff, int top_n, Report& report);
-// With a verdict (diff/verdict.h): its section comes first, and when it is available and has a
-// threshold, it decides the gate (slower, not slower, cannot tell) instead of the sums.
+// With a verdict (diff/loop_verdicts.h): its section comes first, and when it is available and has
+// a threshold, it decides the gate (slower, not slower, cannot tell) instead of the sums.
 // `candidate_input`: the report input of the candidate's (first) run.
-void AddDiffSections(const TraceDiffResult& diff, const VerdictResult* verdict, int top_n,
+void AddDiffSections(const TraceDiffResult& diff, const LoopVerdicts* verdict, int top_n,
                      Report& report, int candidate_input = 1);
 
 // Registry entry "diff" (a TraceSet of kind kDiff: AnalyzeOptions::diff.baseline_runs baseline

@@ -241,15 +241,11 @@ std::string MemOpName(MemOpKind kind) {
   return kind == MemOpKind::kMemset ? "memset" : fmt::format("memcpy {}", MemOpKindName(kind));
 }
 
-}  // namespace
-
-StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
+// The per-iteration figures of one set (or loop) of `context`'s trace.
+RunSamples SetSamples(AnalysisContext& context, const IterationSet& set) {
   const Trace& trace = context.trace();
   RunSamples run;
   run.source = trace.source.path;
-  ASSIGN_OR_RETURN(const IterationsResult* iterations, context.Iterations());
-  if (iterations->sets.empty() || iterations->sets[0].iterations.empty()) return run;
-  const IterationSet& set = iterations->sets[0];
   run.pattern = set.pattern;
   const LaunchIndex& index = context.Launches();
   const size_t num_kernels = trace.kernels.size();
@@ -440,6 +436,30 @@ StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
     }
   }
   return run;
+}
+
+}  // namespace
+
+StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
+  ASSIGN_OR_RETURN(const IterationsResult* iterations, context.Iterations());
+  if (iterations->sets.empty() || iterations->sets[0].iterations.empty()) {
+    RunSamples run;
+    run.source = context.trace().source.path;
+    return run;
+  }
+  return SetSamples(context, iterations->sets[0]);
+}
+
+StatusOr<std::vector<RunSamples>> CollectLoopSamples(AnalysisContext& context) {
+  std::vector<RunSamples> loops;
+  ASSIGN_OR_RETURN(RunSamples main, CollectRunSamples(context));
+  loops.push_back(std::move(main));
+  ASSIGN_OR_RETURN(const IterationsResult* iterations, context.Iterations());
+  if (iterations->sets.empty()) return loops;
+  for (const IterationSet& loop : iterations->other_loops) {
+    if (loop.pid == iterations->sets[0].pid) loops.push_back(SetSamples(context, loop));
+  }
+  return loops;
 }
 
 }  // namespace sightline

@@ -74,4 +74,8 @@ struct RunSamples {
 // set's process). No iterations: a RunSamples with none (not an error).
 StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context);
 
+// The main set's figures (CollectRunSamples) first, then those of each other loop of its process
+// (IterationsResult::other_loops: a graph_step_N loop beside eager_step_N), each with its pattern.
+StatusOr<std::vector<RunSamples>> CollectLoopSamples(AnalysisContext& context);
+
 }  // namespace sightline

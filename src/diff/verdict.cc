@@ -124,7 +124,22 @@ std::string PointsPhrase(double v) {
   return s == "+1.0" || s == "-1.0" ? s + " point" : s + " points";
 }
 
-void MakeSentence(VerdictResult& r) {
+// How a statistic reads in the sentence: with its interval when it decided, shorter as context.
+std::string Statistic(const char* name, const Estimate& e, const char* what, bool full,
+                      double confidence, const std::string& loop) {
+  std::string s = fmt::format("{} {}", name, Signed(e.value, "%"));
+  const bool interval = std::isfinite(e.lo) && std::isfinite(e.hi);
+  if (interval) s += fmt::format(" ± {:.1f}%", (e.hi - e.lo) / 2);
+  if (!loop.empty()) s += fmt::format(" in `{}`", loop);
+  if (!full) return s;
+  if (interval) {
+    return s + fmt::format(" ({}; {:.0f}%: {} to {})", what, confidence * 100, Signed(e.lo, "%"),
+                           Signed(e.hi, "%"));
+  }
+  return s + fmt::format(" ({}; no interval)", what);
+}
+
+void MakeSentence(VerdictResult& r, const std::string& loop) {
   const Estimate& m = r.median_change_pct;
   std::string s;
   switch (r.decision) {
@@ -144,16 +159,31 @@ void MakeSentence(VerdictResult& r) {
     r.sentence = s + "the step time has no finite median on one side.";
     return;
   }
-  const std::string step = s.empty() ? "Step time" : "step time";
-  if (std::isfinite(m.lo) && std::isfinite(m.hi)) {
-    s += fmt::format("{} {} ± {:.1f}% (median; {:.0f}%: {} to {})", step, Signed(m.value, "%"),
-                     (m.hi - m.lo) / 2, r.confidence * 100, Signed(m.lo, "%"), Signed(m.hi, "%"));
-  } else {
-    s += fmt::format("{} {} (median; no interval)", step, Signed(m.value, "%"));
-  }
+  // The statistics that decided come first, with their intervals; the others follow as context.
+  // When none decided (no gate, too few iterations) the step time leads, unless it is host noise.
   const Estimate& l = r.launched_change_pct;
-  if (r.decided_by.find("GPU time launched") != std::string::npos && std::isfinite(l.lo)) {
-    s += fmt::format(", GPU time launched {} ± {:.1f}%", Signed(l.value, "%"), (l.hi - l.lo) / 2);
+  const bool launched = std::isfinite(l.value);
+  const bool none_decided = r.decided_by.empty();
+  const bool step_decided = r.decided_by.find("step time") != std::string::npos;
+  const bool launched_decided = r.decided_by.find("GPU time launched") != std::string::npos;
+  const bool launched_first =
+      launched && (none_decided ? !r.step_time_gated : launched_decided && !step_decided);
+  const char* step_name = s.empty() && !launched_first ? "Step time" : "step time";
+  std::string step =
+      Statistic(step_name, m, "median", none_decided ? !launched_first : step_decided, r.confidence,
+                launched_first ? "" : loop);
+  if (!r.step_time_gated) step += " (host noise here: not gated)";
+  std::string gpu;
+  if (launched) {
+    gpu = Statistic("GPU time launched", l, "median per step",
+                    none_decided ? launched_first : launched_decided, r.confidence,
+                    launched_first ? loop : "");
+  }
+  if (launched_first) {
+    s += gpu + "; " + step;
+  } else {
+    s += step;
+    if (!gpu.empty()) s += ", " + gpu;
   }
   std::vector<const VerdictPart*> clear;
   for (const VerdictPart& p : r.parts) {
@@ -177,9 +207,40 @@ void MakeSentence(VerdictResult& r) {
   r.sentence = std::move(s);
 }
 
+// Whether the step time is host noise (kHostBoundBusyPct): then only the GPU time launched is
+// gated, and the verdict says why.
+void JudgeStepTime(VerdictResult& r) {
+  const Estimate& m = r.median_change_pct;
+  const Estimate& l = r.launched_change_pct;
+  if (r.mean_before_ns > 0) r.busy_share_before_pct = r.gpu_busy.before_ns / r.mean_before_ns * 100;
+  if (r.mean_after_ns > 0) r.busy_share_after_pct = r.gpu_busy.after_ns / r.mean_after_ns * 100;
+  if (r.runs_before > 1 && r.runs_after > 1) return;
+  if (!std::isfinite(m.lo) || !std::isfinite(m.hi) || !std::isfinite(l.lo) ||
+      !std::isfinite(l.hi)) {
+    return;
+  }
+  if (!(r.busy_share_before_pct < kHostBoundBusyPct &&
+        r.busy_share_after_pct < kHostBoundBusyPct)) {
+    return;
+  }
+  const double step_width = m.hi - m.lo, launched_width = l.hi - l.lo;
+  if (!(step_width >= kHostNoiseWidthRatio * launched_width) || !(step_width > 0)) return;
+  r.step_time_gated = false;
+  const std::string times =
+      launched_width > 0 ? fmt::format(", {:.0f} times as wide as", step_width / launched_width)
+                         : std::string(" against");
+  r.step_time_noise = fmt::format(
+      "the step time is host noise here: one run on a side (its interval holds the spread "
+      "between that run's steps, not between runs), the GPU busy {:.0f}% and {:.0f}% of the step "
+      "(the rest is host time), and its interval ±{:.1f}%{} the GPU time launched's (±{:.1f}%); "
+      "so the GPU time launched per step decides",
+      r.busy_share_before_pct, r.busy_share_after_pct, step_width / 2, times, launched_width / 2);
+}
+
 // One gated statistic against the threshold.
 struct Gated {
-  const char* name;
+  const char* name;    // "step time", "GPU time launched"
+  const char* detail;  // "median step time", "median GPU time launched per step"
   const Estimate* e;
 };
 
@@ -203,14 +264,29 @@ void Decide(const VerdictOptions& options, VerdictResult& r) {
     r.decision_reason = "the change in median step time has no finite interval";
     return;
   }
-  std::vector<Gated> gated = {{"step time", &r.median_change_pct}};
+  std::vector<Gated> gated;
+  if (r.step_time_gated) gated.push_back({"step time", "median step time", &r.median_change_pct});
   const Estimate& l = r.launched_change_pct;
   if (std::isfinite(l.value) && std::isfinite(l.lo) && std::isfinite(l.hi)) {
-    gated.push_back({"GPU time launched", &l});
+    gated.push_back({"GPU time launched", "median GPU time launched per step", &l});
   }
+  const std::string conf = fmt::format("{:.0f}%", r.confidence * 100);
   auto describe = [&](const Gated& g) {
     return fmt::format("{} {} to {}", g.name, Signed(g.e->lo, "%"), Signed(g.e->hi, "%"));
   };
+  // decided_by_detail: "median GPU time launched per step +7.0% (95%: +6.9% to +7.1%), above the
+  // threshold +5.0%".
+  auto detail = [&](const std::vector<const Gated*>& gs, const char* relation) {
+    std::vector<std::string> parts;
+    for (const Gated* g : gs) {
+      parts.push_back(fmt::format("{} {} ({}: {} to {})", g->detail, Signed(g->e->value, "%"), conf,
+                                  Signed(g->e->lo, "%"), Signed(g->e->hi, "%")));
+    }
+    return fmt::format("{}, {} the threshold {}", fmt::join(parts, " and "), relation,
+                       Signed(t, "%"));
+  };
+  // Why the step time is left out, after the reason.
+  const std::string noise = r.step_time_gated ? "" : "; " + r.step_time_noise;
   std::vector<const Gated*> above, straddling;
   for (const Gated& g : gated) {
     if (g.e->lo > t) {
@@ -219,40 +295,42 @@ void Decide(const VerdictOptions& options, VerdictResult& r) {
       straddling.push_back(&g);
     }
   }
-  const std::string conf = fmt::format("{:.0f}%", r.confidence * 100);
+  auto names_of = [](const std::vector<const Gated*>& gs) {
+    std::vector<std::string> names;
+    for (const Gated* g : gs) names.push_back(g->name);
+    return fmt::format("{}", fmt::join(names, " and "));
+  };
+  auto what_of = [&](const std::vector<const Gated*>& gs) {
+    std::vector<std::string> what;
+    for (const Gated* g : gs) what.push_back(describe(*g));
+    return fmt::format("{}", fmt::join(what, "; "));
+  };
   if (!above.empty()) {
     r.decision = VerdictDecision::kSlower;
-    std::vector<std::string> what, names;
-    for (const Gated* g : above) {
-      what.push_back(describe(*g));
-      names.push_back(g->name);
-    }
-    r.decided_by = fmt::format("{}", fmt::join(names, " and "));
+    r.decided_by = names_of(above);
+    r.decided_by_detail = detail(above, "above");
     r.decision_reason =
-        fmt::format("the whole {} interval of the change in median {} is above the threshold {}",
-                    conf, fmt::join(what, "; "), Signed(t, "%"));
+        fmt::format("the whole {} interval of the change in median {} is above the threshold {}{}",
+                    conf, what_of(above), Signed(t, "%"), noise);
     return;
   }
   if (straddling.empty()) {
     r.decision = VerdictDecision::kNotSlower;
-    std::vector<std::string> what;
-    for (const Gated& g : gated) what.push_back(describe(g));
-    r.decided_by = gated.size() == 1 ? "step time" : "step time and GPU time launched";
+    std::vector<const Gated*> all;
+    for (const Gated& g : gated) all.push_back(&g);
+    r.decided_by = names_of(all);
+    r.decided_by_detail = detail(all, "at or below");
     r.decision_reason = fmt::format(
-        "the whole {} interval of the change in median {} is at or below the threshold {}", conf,
-        fmt::join(what, "; "), Signed(t, "%"));
+        "the whole {} interval of the change in median {} is at or below the threshold {}{}", conf,
+        what_of(all), Signed(t, "%"), noise);
     return;
   }
   r.decision = VerdictDecision::kCannotTell;
-  std::vector<std::string> what, names;
-  for (const Gated* g : straddling) {
-    what.push_back(describe(*g));
-    names.push_back(g->name);
-  }
-  r.decided_by = fmt::format("{}", fmt::join(names, " and "));
+  r.decided_by = names_of(straddling);
+  r.decided_by_detail = detail(straddling, straddling.size() == 1 ? "straddles" : "straddle");
   r.decision_reason =
-      fmt::format("the {} interval of the change in median {} straddles the threshold {}", conf,
-                  fmt::join(what, "; "), Signed(t, "%"));
+      fmt::format("the {} interval of the change in median {} straddles the threshold {}{}", conf,
+                  what_of(straddling), Signed(t, "%"), noise);
   // An interval's half on the threshold's side shrinks as 1/sqrt(n): it clears the threshold once
   // n grows by (half-width / distance)^2. The statistic that needs the most decides.
   double factor = 0;
@@ -376,6 +454,7 @@ VerdictResult ComputeVerdict(const std::vector<RunSamples>& before,
   };
   const Side b = lay_out(before, r.runs_before, "baseline");
   const Side a = lay_out(after, r.runs_after, "candidate");
+  r.loop = fmt::format("{}", fmt::join(patterns, ", "));
   if (patterns.size() > 1) {
     r.notes.push_back(fmt::format(
         "iteration names differ between runs ({}): each run's iterations are compared as steps of "
@@ -540,8 +619,9 @@ VerdictResult ComputeVerdict(const std::vector<RunSamples>& before,
   std::sort(r.ranges.begin(), r.ranges.end(), ByPoints);
   std::sort(r.categories.begin(), r.categories.end(), ByPoints);
 
+  JudgeStepTime(r);
   Decide(options, r);
-  MakeSentence(r);
+  MakeSentence(r, options.loop_label);
   return r;
 }
 

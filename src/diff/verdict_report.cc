@@ -47,9 +47,56 @@ void AddPartTable(Section& s, const char* key, const char* title, const char* fi
   t.note = std::move(note);
 }
 
+// decided_by in a table cell: "step time", "GPU time", "both".
+std::string ShortDecidedBy(const VerdictResult& v) {
+  if (v.decided_by == "step time and GPU time launched") return "both";
+  return v.decided_by == "GPU time launched" ? "GPU time" : v.decided_by;
+}
+
+// Every loop's answer, when a trace holds several.
+void AddLoopTable(const LoopVerdicts& lv, Section& s) {
+  Table& t = s.AddTable("loops", "Loops: each compared on its own",
+                        {{"loop", "Loop", Unit::kText},
+                         {"iterations_before", "N before", Unit::kCount},
+                         {"iterations_after", "N after", Unit::kCount},
+                         {"decision", "Decision", Unit::kText},
+                         {"decided_by", "Decided by", Unit::kText},
+                         {"step_change_pct", "Step time", Unit::kPercent},
+                         {"step_low_pct", "Low", Unit::kPercent},
+                         {"step_high_pct", "High", Unit::kPercent},
+                         {"launched_change_pct", "GPU launched", Unit::kPercent},
+                         {"launched_low_pct", "Low", Unit::kPercent},
+                         {"launched_high_pct", "High", Unit::kPercent},
+                         {"busy_share_pct", "GPU busy", Unit::kPercent},
+                         {"step_time_gated", "Step time gated", Unit::kText, true}});
+  for (const VerdictResult& v : lv.loops) {
+    const Estimate& m = v.median_change_pct;
+    const Estimate& l = v.launched_change_pct;
+    t.rows.push_back({v.loop, v.iterations_before, v.iterations_after,
+                      std::string(VerdictDecisionName(v.decision)), ShortDecidedBy(v), Num(m.value),
+                      Num(m.lo), Num(m.hi), Num(l.value), Num(l.lo), Num(l.hi),
+                      Num(v.busy_share_before_pct),
+                      std::string(v.step_time_gated ? "yes" : "no: host noise")});
+  }
+  t.note = "Medians per step; GPU busy: share of the baseline's step. The gate: slower if any is.";
+}
+
 }  // namespace
 
+std::string DecidedBy(const LoopVerdicts& lv) {
+  const VerdictResult& v = lv.Lead();
+  std::string s = v.decided_by_detail;
+  if (lv.loops.size() > 1) s += fmt::format(", in `{}`", v.loop);
+  if (!v.step_time_gated) s += "; the step time is host noise here, not gated";
+  return s;
+}
+
 void AddVerdictSection(const VerdictResult& v, int top_n, Report& report) {
+  AddVerdictSection(OneLoop(v), top_n, report);
+}
+
+void AddVerdictSection(const LoopVerdicts& lv, int top_n, Report& report) {
+  const VerdictResult& v = lv.Lead();
   Section& s = report.AddSection("diff_verdict", "Verdict: step time, how sure, and why", -1);
   if (!v.available) {
     s.AddFact("available", "Verdict", std::string("none"));
@@ -57,10 +104,23 @@ void AddVerdictSection(const VerdictResult& v, int top_n, Report& report) {
                       "; the comparison below is of sums, without an interval");
     return;
   }
-  s.AddFact("summary", "In one sentence", v.sentence);
+  s.AddFact("summary", "In one sentence", lv.sentence);
+  if (lv.loops.size() > 1) {
+    s.AddFact("loop", "Loop shown", v.loop);
+    s.AddFact("loop_reason", "  because", lv.lead_why);
+    AddLoopTable(lv, s);
+  }
+  for (const std::string& n : lv.notes) s.notes.push_back(n);
   for (const std::string& n : v.notes) s.notes.push_back(n);
+  // Host noise: said in full in the decision's reason, or here without a gate.
+  if (!v.step_time_gated) {
+    s.AddFact("step_time_gated", "Step time gated", std::string("no: host noise"));
+    if (v.decision == VerdictDecision::kNoGate) {
+      s.AddFact("step_time_noise", "  because", v.step_time_noise);
+    }
+  }
   if (v.decision != VerdictDecision::kNoGate) {
-    s.AddFact("decision", "Decision", std::string(VerdictDecisionName(v.decision)));
+    s.AddFact("decision", "Decision", std::string(VerdictDecisionName(lv.decision)));
     s.AddFact("threshold_pct", "Threshold (--fail-if-slower)", v.threshold_pct, Unit::kPercent);
     s.AddFact("decided_by", "  read from", v.decided_by);
     s.AddFact("decision_reason", "  because", v.decision_reason);
@@ -126,11 +186,16 @@ void AddVerdictSection(const VerdictResult& v, int top_n, Report& report) {
 }
 
 bool SetGateFromVerdict(const VerdictResult& v, Report& report) {
-  if (!v.available || v.decision == VerdictDecision::kNoGate) return false;
-  report.gate.failed = v.decision == VerdictDecision::kSlower;
-  report.gate.undecided = v.decision == VerdictDecision::kCannotTell;
-  std::string message = v.sentence;
-  if (v.decision != VerdictDecision::kNotSlower) message += " (" + v.decision_reason + ")";
+  return SetGateFromVerdict(OneLoop(v), report);
+}
+
+bool SetGateFromVerdict(const LoopVerdicts& lv, Report& report) {
+  const VerdictResult& v = lv.Lead();
+  if (!v.available || lv.decision == VerdictDecision::kNoGate) return false;
+  report.gate.failed = lv.decision == VerdictDecision::kSlower;
+  report.gate.undecided = lv.decision == VerdictDecision::kCannotTell;
+  std::string message = lv.sentence;
+  if (lv.decision != VerdictDecision::kNotSlower) message += " (" + v.decision_reason + ")";
   if (v.iterations_to_decide.has_value()) {
     message += v.runs_to_decide.has_value()
                    ? fmt::format("; about {} runs per side would likely decide", *v.runs_to_decide)

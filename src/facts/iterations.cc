@@ -201,10 +201,10 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
     }
   }
 
-  for (const auto& [pid, entry] : best) {
-    const auto& [key, group] = *entry;
-    IterationSet& set = res.sets.emplace_back();
-    set.pid = pid;
+  auto make_set = [&](const std::tuple<int32_t, int32_t, std::string>& key, const Group& group,
+                      std::vector<IterationSet>& into) {
+    IterationSet& set = into.emplace_back();
+    set.pid = std::get<0>(key);
     set.tid = std::get<1>(key);
     set.pattern = res.default_regex ? std::get<2>(key) : res.regex;
     for (int32_t row : group.rows) {
@@ -215,11 +215,24 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
       it.end_ns = r.end_ns[row];
     }
     MeasureSet(facts, options, set);
+  };
+  for (const auto& [pid, entry] : best) make_set(entry->first, entry->second, res.sets);
+  // The other loops: another name in a process with a set (a given regex names one loop).
+  if (res.default_regex) {
+    for (const auto& entry : groups) {
+      auto b = best.find(std::get<0>(entry.first));
+      if (b->second == &entry || std::get<2>(entry.first) == std::get<2>(b->second->first) ||
+          entry.second.rows.size() < kMinOtherLoopIterations) {
+        continue;
+      }
+      make_set(entry.first, entry.second, res.other_loops);
+    }
   }
-  std::stable_sort(res.sets.begin(), res.sets.end(),
-                   [](const IterationSet& a, const IterationSet& b) {
-                     return a.iterations.size() > b.iterations.size();
-                   });
+  auto most_first = [](const IterationSet& a, const IterationSet& b) {
+    return a.iterations.size() > b.iterations.size();
+  };
+  std::stable_sort(res.sets.begin(), res.sets.end(), most_first);
+  std::stable_sort(res.other_loops.begin(), res.other_loops.end(), most_first);
   return res;
 }
 

@@ -77,7 +77,13 @@ struct IterationsResult {
   double regular_share = 1.0;
   int64_t matching_ranges = 0;     // ranges whose name matched, before choosing sets
   std::vector<IterationSet> sets;  // most iterations first; sets[0] is the main set
+  // With the default names, the other loops of each set's process: groups of ranges named by
+  // another pattern (a graph_step_N loop of CUDA graph replays beside an eager_step_N one) with
+  // at least kMinOtherLoopIterations of them, measured like the sets; most iterations first. The
+  // diff's verdict compares each loop on its own (diff/loop_verdicts.h).
+  std::vector<IterationSet> other_loops;
 };
+inline constexpr size_t kMinOtherLoopIterations = 2;
 
 class TraceFacts;  // facts/trace_facts.h
 

@@ -19,6 +19,7 @@
 #include "analyses/serving/serving_diff.h"
 #include "base/file_io.h"
 #include "diff/baseline_file.h"
+#include "diff/loop_verdicts.h"
 #include "diff/step_samples.h"
 #include "diff/verdict.h"
 #include "diff/verdict_report.h"
@@ -803,7 +804,7 @@ StatusOr<Report> DiffSamples(const std::vector<std::string>& baseline,
   report.tool_version = SIGHTLINE_VERSION;
   // One side's runs: a saved baseline's runs, a trace's (or a directory's traces') samples.
   auto collect = [&](const std::vector<std::string>& paths, const char* side,
-                     std::vector<RunSamples>& runs) -> Status {
+                     std::vector<std::vector<RunSamples>>& runs) -> Status {
     std::vector<std::string> traces;
     for (const std::string& path : paths) {
       auto it =
@@ -818,15 +819,16 @@ StatusOr<Report> DiffSamples(const std::vector<std::string>& baseline,
       in.format = kBaselineFormat;
       in.format_version = std::to_string(kBaselineFormatVersion);
       in.producer = "sightline " + it->second.tool_version;
-      for (const RunSamples& run : it->second.runs) runs.push_back(run);
+      // A saved baseline keeps each run's main loop only.
+      for (const RunSamples& run : it->second.runs) runs.push_back({run});
     }
     if (traces.empty()) return Status::Ok();
     ASSIGN_OR_RETURN(std::vector<std::string> files, TracesOfSide(traces, side));
     for (size_t i = 0; i < files.size(); ++i) {
       ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(files[i], o));
       AddReportInput(*context, RunLabel(side, i, files.size()), report);
-      ASSIGN_OR_RETURN(RunSamples run, CollectRunSamples(*context));
-      if (run.iterations() == 0) {
+      ASSIGN_OR_RETURN(std::vector<RunSamples> run, CollectLoopSamples(*context));
+      if (run[0].iterations() == 0) {
         return InvalidInputError(fmt::format(
             "{}: no iterations found, so it cannot be compared by iteration (with saved "
             "baselines the diff is the verdict alone); name the iteration ranges with "
@@ -837,12 +839,12 @@ StatusOr<Report> DiffSamples(const std::vector<std::string>& baseline,
     }
     return Status::Ok();
   };
-  std::vector<RunSamples> before, after;
+  std::vector<std::vector<RunSamples>> before, after;  // [run][loop]
   RETURN_IF_ERROR(collect(baseline, "baseline", before));
   RETURN_IF_ERROR(collect(candidate, "candidate", after));
   VerdictOptions vo;
   vo.threshold_pct = options.diff.fail_if_slower_pct;
-  const VerdictResult verdict = ComputeVerdict(before, after, vo);
+  const LoopVerdicts verdict = ComputeLoopVerdicts(before, after, vo);
   AddVerdictSection(verdict, options.top_n, report);
   SetGateFromVerdict(verdict, report);
   return report;

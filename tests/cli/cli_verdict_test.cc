@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -32,10 +33,17 @@ std::string Event(const char* cat, const std::string& name, int pid, int tid, do
   return e + "}";
 }
 
-// A PyTorch profiler (Kineto) trace of `steps` ProfilerStep#N ranges. Each step launches a GEMM
-// inside an "mlp" range, waits for it in cudaStreamSynchronize and then runs host code; the GEMM
-// takes gemm_us, the host code host_us, each times (1 + noise * a normal draw from `seed`).
-std::string LoopTrace(int steps, double gemm_us, double host_us, double noise, uint64_t seed) {
+// One loop of a trace: `steps` ranges named `name` + N. Each step launches a GEMM inside an "mlp"
+// range, waits for it in cudaStreamSynchronize and then runs host code; the GEMM takes gemm_us,
+// the host code host_us, each times (1 + noise * a normal draw); host_noise < 0: `noise`.
+struct Loop {
+  std::string name = "ProfilerStep#";
+  int steps = 40;
+  double gemm_us = 100, host_us = 20, noise = 0.02, host_noise = -1;
+};
+
+// A PyTorch profiler (Kineto) trace of the loops, one after the other, draws from `seed`.
+std::string LoopsTrace(const std::vector<Loop>& loops, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> z(0.0, 1.0);
   std::string events;
@@ -44,21 +52,54 @@ std::string LoopTrace(int steps, double gemm_us, double host_us, double noise, u
     events += e;
   };
   double t = 1000;
-  for (int i = 0; i < steps; ++i) {
-    const double gemm = gemm_us * (1 + noise * z(rng)), host = host_us * (1 + noise * z(rng));
-    const double kernel_start = t + 5, kernel_end = kernel_start + gemm;
-    const double end = kernel_end + 1 + host;
-    const int corr = 100 + i;
-    add(Event("user_annotation", "ProfilerStep#" + std::to_string(i), 1, 1, t, end - t, ""));
-    add(Event("user_annotation", "mlp", 1, 1, t + 1, 3, ""));
-    add(Event("cuda_runtime", "cudaLaunchKernel", 1, 1, t + 2, 1,
-              "\"correlation\": " + std::to_string(corr)));
-    add(Event("kernel", "ampere_sgemm_128x64_nn", 0, 7, kernel_start, gemm,
-              "\"device\": 0, \"stream\": 7, \"correlation\": " + std::to_string(corr)));
-    add(Event("cuda_runtime", "cudaStreamSynchronize", 1, 1, t + 4, kernel_end + 1 - (t + 4), ""));
-    t = end + 1;  // a microsecond between steps: float times never make them overlap
+  int corr = 100;
+  for (const Loop& loop : loops) {
+    const double host_noise = loop.host_noise < 0 ? loop.noise : loop.host_noise;
+    for (int i = 0; i < loop.steps; ++i, ++corr) {
+      const double gemm = loop.gemm_us * (1 + loop.noise * z(rng));
+      const double host = std::max(1.0, loop.host_us * (1 + host_noise * z(rng)));
+      const double kernel_start = t + 5, kernel_end = kernel_start + gemm;
+      const double end = kernel_end + 1 + host;
+      add(Event("user_annotation", loop.name + std::to_string(i), 1, 1, t, end - t, ""));
+      add(Event("user_annotation", "mlp", 1, 1, t + 1, 3, ""));
+      add(Event("cuda_runtime", "cudaLaunchKernel", 1, 1, t + 2, 1,
+                "\"correlation\": " + std::to_string(corr)));
+      add(Event("kernel", "ampere_sgemm_128x64_nn", 0, 7, kernel_start, gemm,
+                "\"device\": 0, \"stream\": 7, \"correlation\": " + std::to_string(corr)));
+      add(Event("cuda_runtime", "cudaStreamSynchronize", 1, 1, t + 4, kernel_end + 1 - (t + 4),
+                ""));
+      t = end + 1;  // a microsecond between steps: float times never make them overlap
+    }
   }
   return "{\"schemaVersion\": 1, \"traceEvents\": [\n" + events + "\n]}\n";
+}
+
+// `steps` ProfilerStep#N ranges (Loop).
+std::string LoopTrace(int steps, double gemm_us, double host_us, double noise, uint64_t seed) {
+  return LoopsTrace({{.steps = steps, .gemm_us = gemm_us, .host_us = host_us, .noise = noise}},
+                    seed);
+}
+
+// The line `sightline diff` prints on stderr names first the statistic that decided, and the
+// gate section's "Decided by" names that statistic with its interval and the threshold.
+void ExpectFirstLineNamesWhatDecided(const testing::CliResult& r, const std::string& decision,
+                                     const std::string& statistic, double threshold_pct) {
+  const std::string first = "sightline: diff: " + decision + ": " + statistic + " ";
+  EXPECT_EQ(r.err.rfind(first, 0), 0u) << "expected " << first << "\n" << r.err;
+  const size_t at = r.out.find("Decided by", r.out.find("== Gate (--fail-if-slower)"));
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  const std::string median =
+      statistic == "step time" ? "median step time " : "median GPU time launched per step ";
+  EXPECT_NE(line.find("verdict: " + median), std::string::npos) << line;
+  const char* relation = decision == "Slower"       ? "above"
+                         : decision == "Not slower" ? "at or below"
+                                                    : "straddle";
+  EXPECT_NE(line.find(fmt::format("{} the threshold +{:.1f}%", relation, threshold_pct)),
+            std::string::npos)
+      << line;
+  // The statistic and its interval as the verdict printed them: "+7.0% (95%: +6.9% to +7.1%)".
+  EXPECT_NE(line.find("(95%: "), std::string::npos) << line;
 }
 
 class CliVerdict : public ::testing::Test {
@@ -93,7 +134,68 @@ TEST_F(CliVerdict, PlantedSlowdownFailsWithTheSentence) {
   ASSERT_NE(verdict, std::string::npos);
   EXPECT_LT(verdict, r.out.find("Diff: candidate against baseline"));
   EXPECT_NE(r.out.find("In one sentence"), std::string::npos);
-  EXPECT_NE(r.out.find("median step time (verdict)"), std::string::npos);
+  // The GEMM is the step: both statistics crossed the threshold, the step time first.
+  ExpectFirstLineNamesWhatDecided(r, "Slower", "step time", 5);
+  EXPECT_NE(r.out.find("and median GPU time launched per step +"), std::string::npos);
+}
+
+// A host-bound loop (GPU busy a tenth of the step) whose host time is noisy and, in the candidate,
+// 30% shorter, while its GEMM is 10% slower: the step time is host noise, the GPU time decides.
+TEST_F(CliVerdict, HostNoiseLeavesTheDecisionToTheGpuTime) {
+  const Loop before = {.gemm_us = 100, .host_us = 900, .noise = 0.01, .host_noise = 0.3};
+  Loop after = before;
+  after.gemm_us *= 1.10;
+  after.host_us *= 0.7;
+  const std::string a = Write("a.json", LoopsTrace({before}, 41));
+  const std::string b = Write("b.json", LoopsTrace({after}, 42));
+  testing::CliResult r = RunSightline("diff " + Q(a) + " " + Q(b) + " --fail-if-slower 5");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  ExpectFirstLineNamesWhatDecided(r, "Slower", "GPU time launched", 5);
+  EXPECT_NE(r.err.find("step time -"), std::string::npos) << r.err;  // faster, as context
+  EXPECT_NE(r.err.find("(host noise here: not gated)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the step time is host noise here: one run on a side"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("no: host noise"), std::string::npos);
+  // The other way round the GPU time is 9% faster, and the step time's +43% is not gated.
+  testing::CliResult back = RunSightline("diff " + Q(b) + " " + Q(a) + " --fail-if-slower 5");
+  EXPECT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_NE(back.out.find("Not slower: GPU time launched -"), std::string::npos);
+  // Three runs per side measure the spread between runs: the step time is gated again.
+  const std::vector<std::string> as = {a, Write("a2.json", LoopsTrace({before}, 43)),
+                                       Write("a3.json", LoopsTrace({before}, 44))};
+  const std::vector<std::string> bs = {b, Write("b2.json", LoopsTrace({after}, 45)),
+                                       Write("b3.json", LoopsTrace({after}, 46))};
+  testing::CliResult three =
+      RunSightline(fmt::format("diff --fail-if-slower 5 {} {} {} -- {} {} {}", Q(as[0]), Q(as[1]),
+                               Q(as[2]), Q(bs[0]), Q(bs[1]), Q(bs[2])));
+  EXPECT_EQ(three.out.find("host noise"), std::string::npos) << three.out.substr(0, 3000);
+}
+
+// Two loops in each trace, as a program that replays a CUDA graph (graph_step_N) and runs the
+// same step eagerly (eager_step_N, more steps, so the main set): only the graph's GEMM got
+// slower. Each loop is compared on its own; the graph loop decides and leads.
+TEST_F(CliVerdict, EachLoopIsComparedAndTheOneThatDecidedLeads) {
+  const Loop eager = {.name = "eager_step_", .steps = 30, .gemm_us = 100, .host_us = 60};
+  const Loop graph = {.name = "graph_step_", .steps = 20, .gemm_us = 100, .host_us = 5};
+  Loop slower_graph = graph;
+  slower_graph.gemm_us *= 1.10;
+  const std::string a = Write("a.json", LoopsTrace({graph, eager}, 51));
+  const std::string b = Write("b.json", LoopsTrace({slower_graph, eager}, 52));
+  testing::CliResult r = RunSightline("diff " + Q(a) + " " + Q(b) + " --fail-if-slower 5");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  ExpectFirstLineNamesWhatDecided(r, "Slower", "step time", 5);
+  EXPECT_NE(r.err.find("in `graph_step_N` (median;"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Other loop: `eager_step_N` not slower"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("in `graph_step_N`"), std::string::npos);  // in "Decided by"
+  EXPECT_NE(r.out.find("Loops: each compared on its own"), std::string::npos);
+  EXPECT_NE(r.out.find("where the main loop `eager_step_N` is not slower"), std::string::npos);
+  // Unchanged, both loops are not slower; the main loop leads.
+  const std::string c = Write("c.json", LoopsTrace({graph, eager}, 53));
+  testing::CliResult same = RunSightline("diff " + Q(a) + " " + Q(c) + " --fail-if-slower 5");
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find("Not slower: step time"), std::string::npos);
+  EXPECT_NE(same.out.find("in `eager_step_N`"), std::string::npos);
+  EXPECT_NE(same.out.find("Other loop: `graph_step_N` not slower"), std::string::npos);
 }
 
 TEST_F(CliVerdict, SameProgramPasses) {
@@ -196,6 +298,57 @@ TEST_F(CliVerdict, RealUnchangedRunsOfAnH200) {
       RunSightline("diff --fail-if-slower 1 --format json " + run(15) + " -- " + run(16));
   EXPECT_EQ(one.exit_code, 1) << one.err;
   EXPECT_NE(one.out.find("one run on a side"), std::string::npos);
+}
+
+// Real runs of examples/graph_decode on an H200 under nsys node tracing (issue 55;
+// tests/data/nsys/README.md): the candidate's MLP is 10% wider. Each trace holds a graph_step_N
+// and an eager_step_N loop; the eager steps' wall time is host time (the GPU busy 7% of it) that
+// moved +12.8% between two single runs, the GPU time launched per step +0.9%. The verdict said
+// "Slower: step time +12.8%" at 5%, decided by the host's noise.
+TEST_F(CliVerdict, RealGraphDecodePairIsDecidedByTheGpuTime) {
+  const std::string data = std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/nsys/";
+  const std::string pair = Q(data + "graph_decode_node_base_h200.sqlite.gz") + " " +
+                           Q(data + "graph_decode_node_mlp110_h200.sqlite.gz");
+  testing::CliResult five = RunSightline("diff --fail-if-slower 5 " + pair);
+  EXPECT_EQ(five.exit_code, 0) << five.err;
+  EXPECT_NE(five.out.find("Not slower: GPU time launched +0.9% ± 0.2% in `eager_step_N` (median "
+                          "per step; 95%: +0.6% to +1.1%); step time +12.8% ± 3.4% (host noise "
+                          "here: not gated)"),
+            std::string::npos)
+      << five.out.substr(0, 3000);
+  EXPECT_NE(five.out.find("verdict: median GPU time launched per step +0.9% (95%: +0.6% to "
+                          "+1.1%), at or below the threshold +5.0%, in `eager_step_N`"),
+            std::string::npos);
+  // Both loops are compared, each on its own, and the table says so.
+  EXPECT_NE(five.out.find("Other loop: `graph_step_N` not slower (GPU time launched +0.8%"),
+            std::string::npos);
+  EXPECT_NE(five.out.find("  eager_step_N        20       20  not_slower"), std::string::npos);
+  EXPECT_NE(five.out.find("  graph_step_N        20       20  not_slower"), std::string::npos);
+
+  // A threshold under the MLP's +0.9%: slower, decided by the GPU time, said first.
+  testing::CliResult half = RunSightline("diff --fail-if-slower 0.5 " + pair);
+  EXPECT_EQ(half.exit_code, 1) << half.err;
+  ExpectFirstLineNamesWhatDecided(half, "Slower", "GPU time launched", 0.5);
+  EXPECT_NE(half.err.find("the GPU busy 7% and 6% of the step"), std::string::npos) << half.err;
+  EXPECT_EQ(half.out.find("Decided by                                    verdict: median step"),
+            std::string::npos);
+}
+
+// The shipped pair of one H100 program recorded twice (nsys --cuda-graph-trace=node, then
+// =graph): a replay traced whole counts its gaps as GPU time, so graph_step_N's GPU time
+// launched is +12.7% and decides; eager_step_N, the main loop, is not slower.
+TEST_F(CliVerdict, ShippedGraphDecodePairNamesTheLoopThatDecided) {
+  const std::string data = std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/nsys/";
+  testing::CliResult r =
+      RunSightline("diff --fail-if-slower 5 " + Q(data + "graph_decode_node_h100.sqlite.gz") + " " +
+                   Q(data + "graph_decode_graph_h100.sqlite.gz"));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  ExpectFirstLineNamesWhatDecided(r, "Slower", "GPU time launched", 5);
+  EXPECT_NE(r.err.find("GPU time launched +12.7% ± 0.2% in `graph_step_N`"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("Other loop: `eager_step_N` not slower"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("above the threshold +5.0%, in `graph_step_N`"), std::string::npos);
+  EXPECT_NE(r.out.find("Loop shown                    graph_step_N"), std::string::npos);
 }
 
 TEST_F(CliVerdict, BadInputExitsTwoAndWritesNothing) {

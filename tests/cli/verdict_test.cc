@@ -12,6 +12,7 @@
 
 #include "diff/baseline_file.h"
 #include "diff/diff_report.h"
+#include "diff/loop_verdicts.h"
 #include "diff/step_samples.h"
 #include "diff/verdict_report.h"
 #include "facts/kernel_category.h"
@@ -40,20 +41,23 @@ struct LoopSpec {
   double noise = 0.02;
   double run_factor = 1.0;
   uint64_t seed = 1;
+  double host_noise = -1;  // the host code's own noise; < 0: `noise`
 };
 
 Trace BuildLoop(const LoopSpec& spec) {
   TraceFixture f;
   std::mt19937_64 rng(spec.seed);
   std::normal_distribution<double> z(0.0, 1.0);
-  auto draw = [&](double mean) {
-    const double v = mean * spec.run_factor * (1 + spec.noise * z(rng));
+  auto draw = [&](double mean, double noise) {
+    const double v = mean * spec.run_factor * (1 + noise * z(rng));
     return static_cast<DurationNs>(std::max(1.0, std::round(v)));
   };
+  const double host_noise = spec.host_noise < 0 ? spec.noise : spec.host_noise;
   TimeNs t = 10'000;
   for (int i = 0; i < spec.iterations; ++i) {
     const TimeNs step = t;
-    const DurationNs attn = draw(spec.attn_ns), mlp = draw(spec.mlp_ns), host = draw(spec.host_ns);
+    const DurationNs attn = draw(spec.attn_ns, spec.noise), mlp = draw(spec.mlp_ns, spec.noise);
+    const DurationNs host = draw(spec.host_ns, host_noise);
     // attn: launched at +1, runs [+10, +10 + attn).
     f.Range("attn " + std::to_string(i % 4), step, step + 5);
     f.Launch(kAttention, step + 1, step + 4, step + 10, step + 10 + attn);
@@ -446,6 +450,131 @@ TEST(Verdict, AppearedWorkIsMarked) {
   bool appeared = false;
   for (const VerdictPart& c : v.categories) appeared |= c.what == "memcpy HtoD" && c.appeared;
   EXPECT_TRUE(appeared);
+}
+
+// A host-bound loop (the GPU busy about a tenth of the step) with noisy host code: with one run
+// per side its step time is host noise and not gated; the GPU time launched decides and comes
+// first. Several runs per side measure the spread between runs, and the step time is gated.
+TEST(Verdict, HostNoiseStepTimeIsNotGatedAndTheGpuTimeDecides) {
+  const LoopSpec before = {
+      .attn_ns = 500, .mlp_ns = 1500, .host_ns = 20000, .noise = 0.01, .host_noise = 0.3};
+  LoopSpec after = before;
+  after.seed = 2;
+  after.mlp_ns *= 1.10;   // +7.5% GPU time
+  after.host_ns *= 0.75;  // the host 25% faster: the step time goes down
+  const VerdictResult v = Verdict({SamplesOf(before)}, {SamplesOf(after)}, 5.0);
+  ASSERT_TRUE(v.available);
+  EXPECT_FALSE(v.step_time_gated);
+  EXPECT_LT(v.busy_share_before_pct, kHostBoundBusyPct);
+  EXPECT_LT(v.busy_share_after_pct, kHostBoundBusyPct);
+  EXPECT_GE(v.median_change_pct.hi - v.median_change_pct.lo,
+            kHostNoiseWidthRatio * (v.launched_change_pct.hi - v.launched_change_pct.lo));
+  EXPECT_LT(v.median_change_pct.value, 0);
+  EXPECT_EQ(v.decision, VerdictDecision::kSlower) << v.sentence;
+  EXPECT_EQ(v.decided_by, "GPU time launched");
+  EXPECT_EQ(v.sentence.rfind("Slower: GPU time launched +", 0), 0u) << v.sentence;
+  EXPECT_NE(v.sentence.find("(host noise here: not gated)"), std::string::npos) << v.sentence;
+  EXPECT_EQ(v.decided_by_detail.rfind("median GPU time launched per step +", 0), 0u)
+      << v.decided_by_detail;
+  EXPECT_NE(v.decided_by_detail.find("above the threshold +5.0%"), std::string::npos);
+  EXPECT_NE(v.decision_reason.find("the step time is host noise here: one run on a side"),
+            std::string::npos)
+      << v.decision_reason;
+
+  // The host 25% slower and the GPU unchanged: the step time is not what one run can tell.
+  LoopSpec slower_host = before;
+  slower_host.seed = 3;
+  slower_host.host_ns *= 1.25;
+  const VerdictResult h = Verdict({SamplesOf(before)}, {SamplesOf(slower_host)}, 5.0);
+  EXPECT_FALSE(h.step_time_gated);
+  EXPECT_EQ(h.decision, VerdictDecision::kNotSlower) << h.sentence;
+  EXPECT_EQ(h.sentence.rfind("Not slower: GPU time launched ", 0), 0u) << h.sentence;
+
+  // Three runs per side: the step time is gated, and it is the host's slowdown that decides.
+  std::vector<RunSamples> b3, a3;
+  for (uint64_t k = 0; k < 3; ++k) {
+    LoopSpec x = before, y = slower_host;
+    x.seed = 10 + k;
+    y.seed = 20 + k;
+    b3.push_back(SamplesOf(x));
+    a3.push_back(SamplesOf(y));
+  }
+  const VerdictResult g = Verdict(b3, a3, 5.0);
+  EXPECT_TRUE(g.step_time_gated);
+  EXPECT_NE(g.decided_by.find("step time"), std::string::npos) << g.sentence;
+}
+
+// The runs' loops: `step N` (the main set) and a `graph_step N` loop with its own figures.
+std::vector<RunSamples> TwoLoops(const LoopSpec& main, const LoopSpec& graph) {
+  RunSamples m = SamplesOf(main), g = SamplesOf(graph);
+  g.pattern = "graph_step_N";
+  return {m, g};
+}
+
+TEST(LoopVerdicts, EachLoopOnItsOwnAndTheSlowerLeads) {
+  LoopSpec graph = {.iterations = 30, .attn_ns = 800, .mlp_ns = 2000, .host_ns = 50};
+  LoopSpec slower_graph = graph;
+  slower_graph.mlp_ns *= 1.2;
+  slower_graph.seed = 9;
+  const std::vector<std::vector<RunSamples>> before = {TwoLoops({}, graph)};
+  const std::vector<std::vector<RunSamples>> after = {TwoLoops({.seed = 2}, slower_graph)};
+  VerdictOptions o;
+  o.threshold_pct = 5.0;
+  const LoopVerdicts lv = ComputeLoopVerdicts(before, after, o);
+  ASSERT_EQ(lv.loops.size(), 2u);
+  EXPECT_EQ(lv.loops[0].loop, "step N");
+  EXPECT_EQ(lv.loops[1].loop, "graph_step_N");
+  EXPECT_EQ(lv.loops[0].decision, VerdictDecision::kNotSlower);
+  EXPECT_EQ(lv.loops[1].decision, VerdictDecision::kSlower);
+  EXPECT_EQ(lv.decision, VerdictDecision::kSlower);
+  EXPECT_EQ(lv.lead, 1u);
+  EXPECT_NE(lv.lead_why.find("where the main loop `step N` is not slower"), std::string::npos);
+  EXPECT_EQ(lv.sentence.rfind("Slower: step time +", 0), 0u) << lv.sentence;
+  EXPECT_NE(lv.sentence.find("in `graph_step_N` (median;"), std::string::npos) << lv.sentence;
+  EXPECT_NE(lv.sentence.find("Other loop: `step N` not slower"), std::string::npos);
+  EXPECT_NE(DecidedBy(lv).find(", in `graph_step_N`"), std::string::npos) << DecidedBy(lv);
+
+  Report report;
+  AddVerdictSection(lv, 15, report);
+  ASSERT_TRUE(SetGateFromVerdict(lv, report));
+  EXPECT_TRUE(report.gate.failed);
+  const Section& s = report.sections[0];
+  const Table* loops = nullptr;
+  for (const Table& t : s.tables) {
+    if (t.key == "loops") loops = &t;
+  }
+  ASSERT_NE(loops, nullptr);
+  EXPECT_EQ(loops->rows.size(), 2u);
+
+  // Unchanged: not slower, and the main loop leads.
+  const LoopVerdicts same = ComputeLoopVerdicts(
+      before,
+      {TwoLoops({.seed = 3},
+                {.iterations = 30, .attn_ns = 800, .mlp_ns = 2000, .host_ns = 50, .seed = 4})},
+      o);
+  EXPECT_EQ(same.decision, VerdictDecision::kNotSlower) << same.sentence;
+  EXPECT_EQ(same.lead, 0u);
+}
+
+TEST(LoopVerdicts, LoopsOnOneSideOrWithTooFewStepsAreNotCompared) {
+  VerdictOptions o;
+  o.threshold_pct = 5.0;
+  // A saved baseline keeps the main loop only: the candidate's graph loop has no partner.
+  const LoopVerdicts one_sided =
+      ComputeLoopVerdicts({{SamplesOf({})}}, {TwoLoops({.seed = 2}, {.seed = 3})}, o);
+  ASSERT_EQ(one_sided.loops.size(), 1u);
+  ASSERT_EQ(one_sided.notes.size(), 1u);
+  EXPECT_NE(one_sided.notes[0].find("loop `graph_step_N` only in the candidate (40 steps)"),
+            std::string::npos)
+      << one_sided.notes[0];
+  EXPECT_EQ(one_sided.sentence, one_sided.loops[0].sentence);  // no loop named
+  EXPECT_EQ(one_sided.sentence.find("`step N`"), std::string::npos);
+  const LoopVerdicts few = ComputeLoopVerdicts({TwoLoops({}, {.iterations = 3})},
+                                               {TwoLoops({.seed = 2}, {.iterations = 3})}, o);
+  ASSERT_EQ(few.loops.size(), 1u);
+  ASSERT_EQ(few.notes.size(), 1u);
+  EXPECT_NE(few.notes[0].find("3 and 3 steps, fewer than 5 on a side"), std::string::npos)
+      << few.notes[0];
 }
 
 TEST(BaselineFile, RoundTripKeepsEveryFigure) {

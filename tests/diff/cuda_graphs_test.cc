@@ -674,6 +674,39 @@ TEST(CudaGraphs, StepPartsOfGraphStepsAreByTheLayerThatCaptured) {
   EXPECT_EQ(whole_run->iterations(), 12u);
 }
 
+// The program's two loops, graph replays and eager steps, are both kept: the main set (eager
+// steps, the longer) and the other loop, each measured, so the diff compares each on its own. A
+// given regex names one loop.
+TEST(CudaGraphs, BothLoopsOfTheProgramAreFound) {
+  StatusOr<Trace> t = ImportTrace(kData + "nsys/graph_decode_node_h100.sqlite.gz");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::shared_ptr<AnalysisContext> context = testing::Ctx(*t, AnalyzeOptions());
+  StatusOr<const IterationsResult*> its = context->Iterations();
+  ASSERT_TRUE(its.ok()) << its.status().ToString();
+  ASSERT_EQ((*its)->sets.size(), 1u);
+  EXPECT_EQ((*its)->sets[0].pattern, "eager_step_N");
+  ASSERT_EQ((*its)->other_loops.size(), 1u);
+  const IterationSet& graph = (*its)->other_loops[0];
+  EXPECT_EQ(graph.pattern, "graph_step_N");
+  ASSERT_EQ(graph.iterations.size(), 12u);
+  EXPECT_EQ(graph.pid, (*its)->sets[0].pid);
+  EXPECT_GT(graph.iterations[3].launched.gpu_time_ns(), 0);
+  EXPECT_GT(graph.wall.count, 0);  // measured like a set, warm-up steps apart
+
+  StatusOr<std::vector<RunSamples>> loops = CollectLoopSamples(*context);
+  ASSERT_TRUE(loops.ok()) << loops.status().ToString();
+  ASSERT_EQ(loops->size(), 2u);
+  EXPECT_EQ((*loops)[0].pattern, "eager_step_N");
+  EXPECT_EQ((*loops)[1].pattern, "graph_step_N");
+  EXPECT_EQ((*loops)[1].iterations(), 12u);
+
+  AnalyzeOptions given;
+  given.iterations_regex = "graph_step_(\\d+)";
+  StatusOr<const IterationsResult*> one = testing::Ctx(*t, given)->Iterations();
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE((*one)->other_loops.empty());
+}
+
 // The export of a capture before the recording began: the same H100 export with its node
 // creation rows deleted. The importer counts the graph kernels left without a capture
 // (graph_kernels_without_capture), and the cuda_graphs section matches all of them with the eager
