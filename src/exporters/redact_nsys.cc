@@ -98,7 +98,9 @@ Status LearnNsysIdentity(const SqliteDb& db, Redactor& redactor) {
     const int n = static_cast<int>(text_columns.columns.size());
     while (st.Step()) {
       for (int i = 0; i < n; ++i) {
-        if (!st.IsNull(i)) redactor.LearnPaths(st.Text(i));
+        if (st.IsNull(i)) continue;
+        redactor.LearnPaths(st.Text(i));
+        if (IsEnvironmentBlock(st.Text(i))) redactor.AddEnvironmentList(st.Text(i));
       }
     }
     RETURN_IF_ERROR(st.status());
@@ -210,7 +212,9 @@ Status Exec(sqlite3* db, const std::string& path, const std::string& sql) {
 // What a table's rows lose beyond their strings' redaction.
 struct RowRules {
   int drop_if_environment = -1;  // META_DATA_CAPTURE.name: *ENVIRONMENT_VARIABLE* rows dropped
-  int device_environment_name = -1, device_environment_value = -1;  // TARGET_INFO_SYSTEM_ENV
+  // TARGET_INFO_SYSTEM_ENV: DeviceEnvironment emptied, Hostname the pseudonym whole (however
+  // short: a name of two letters is too short to search for, not to keep)
+  int device_environment_name = -1, device_environment_value = -1;
   int output_id = -1, output_value = -1;  // StringIds: the program's output emptied
 };
 
@@ -270,9 +274,23 @@ Status CopyTable(const SqliteDb& src, sqlite3* dst, const std::string& output, c
       continue;
     }
     int empty_column = -1;  // a value written as '' whatever it was
+    int host_column = -1;   // a value written as its host pseudonym
     if (rules.device_environment_name >= 0 && rules.device_environment_value >= 0 &&
         text_of(rules.device_environment_name) == "DeviceEnvironment") {
       empty_column = rules.device_environment_value + offset;
+    }
+    if (rules.device_environment_name >= 0 && rules.device_environment_value >= 0 &&
+        text_of(rules.device_environment_name) == "Hostname") {
+      const std::string_view host = text_of(rules.device_environment_value);
+      if (!host.empty() && !IsPseudonym(host) && !IsGenericHost(host)) {
+        host_column = rules.device_environment_value + offset;
+      }
+    }
+    // A whole environment NUL-joined in a string (nsys 2025 keeps such blocks in StringIds).
+    if (rules.output_id >= 0 && rules.output_value >= 0 &&
+        IsEnvironmentBlock(text_of(rules.output_value))) {
+      empty_column = rules.output_value + offset;
+      ++sum.environment_values;
     }
     if (rules.output_id >= 0 && rules.output_value >= 0 &&
         program_outputs.count(sqlite3_column_int64(r, rules.output_id + offset)) > 0 &&
@@ -284,6 +302,13 @@ Status CopyTable(const SqliteDb& src, sqlite3* dst, const std::string& output, c
       const int p = i + 1;
       if (i == empty_column) {
         sqlite3_bind_text(put.get(), p, "", 0, SQLITE_STATIC);
+        continue;
+      }
+      if (i == host_column) {
+        redacted = HostPseudonym(rows.Text(i));
+        ++counts.host;
+        sqlite3_bind_text64(put.get(), p, redacted.data(), redacted.size(), SQLITE_TRANSIENT,
+                            SQLITE_UTF8);
         continue;
       }
       switch (sqlite3_column_type(r, i)) {

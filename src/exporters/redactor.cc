@@ -286,11 +286,32 @@ bool Redactor::AddEnvironment(std::string_view assignment) {
   return true;
 }
 
+bool IsEnvironmentBlock(std::string_view text) {
+  if (text.find('\0') == std::string_view::npos) return false;
+  int assignments = 0;
+  size_t start = 0;
+  while (start < text.size() && assignments < 2) {
+    size_t end = text.find('\0', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view piece = text.substr(start, end - start);
+    const size_t eq = piece.find('=');
+    if (eq != std::string_view::npos && eq > 0 &&
+        std::all_of(piece.begin(), piece.begin() + eq, [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        })) {
+      ++assignments;
+    }
+    start = end + 1;
+  }
+  return assignments >= 2;
+}
+
 int Redactor::AddEnvironmentList(std::string_view list) {
   int count = 0;
   size_t start = 0;
   while (start <= list.size()) {
-    size_t end = list.find_first_of(";\n\r", start);
+    // nsys 2025 also keeps whole environments NUL-joined in StringIds.
+    size_t end = list.find_first_of(std::string_view(";\n\r\0", 4), start);
     if (end == std::string_view::npos) end = list.size();
     count += AddEnvironment(list.substr(start, end - start));
     start = end + 1;

@@ -52,6 +52,10 @@ bool IsSecretName(std::string_view name);
 bool IsGenericHost(std::string_view name);
 bool IsPseudonym(std::string_view s);
 
+// A whole environment stored as one NUL-joined string ("HOME=/root\0PATH=...\0..."; nsys 2025
+// exports keep such blocks in StringIds): at least two NAME=value pieces.
+bool IsEnvironmentBlock(std::string_view text);
+
 class Redactor {
  public:
   // Learning. Names that identify nobody (root, localhost, ...) and strings too short to search

@@ -287,3 +287,39 @@ TEST(RedactLeaks, RecordingStringsAndMemorySources) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// Found on nsys 2025.3 exports of an H200 run: a 2-letter host name in TARGET_INFO_SYSTEM_ENV
+// (too short to search for elsewhere, but not to keep) and whole environments NUL-joined in
+// StringIds that no table refers to.
+TEST(RedactLeaks, ShortHostAndNulJoinedEnvironmentBlocks) {
+  const std::string original =
+      PlantedExport("short_host.sqlite",
+                    "UPDATE TARGET_INFO_SYSTEM_ENV SET value = 'vm' WHERE name = 'Hostname';"
+                    "INSERT INTO StringIds VALUES (100001, CAST("
+                    "  'HOME=/root' || char(0) || 'SECRET_THING=nulJoinedSecret0042' || char(0) || "
+                    "  'PATH=/usr/bin' AS TEXT));");
+  const std::string copy = Redacted(original);
+  EXPECT_TRUE(FileHolds(original, "nulJoinedSecret0042"));
+  EXPECT_FALSE(FileHolds(copy, "nulJoinedSecret0042"));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(copy.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(
+      sqlite3_prepare_v2(db, "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'", -1,
+                         &st, nullptr),
+      SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))),
+            HostPseudonym("vm"));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_EQ(Check(copy, original), 0);
+  fs::remove(original);
+  fs::remove(copy);
+}
+
+}  // namespace
+}  // namespace sightline

@@ -14,7 +14,10 @@ namespace sightline {
 
 bool SniffRecorderFile(std::string_view first_bytes) { return recfmt::HasFileMagic(first_bytes); }
 
-StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& path) {
+namespace {
+
+// `beside`: also look for the run's process tree in the file's folder (a file read from disk).
+StatusOr<Trace> Import(std::string_view bytes, const std::string& path, bool beside) {
   TraceBuilder builder;
   RecorderMapper mapper(builder);
   recfmt::ReadSummary summary;
@@ -28,16 +31,22 @@ StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& p
   }
   mapper.Finish(path, summary);
   // The run's other processes, from the launcher's process tree beside the file.
-  if (const recfmt::ProcessBody* p = mapper.process(); p != nullptr && !path.empty()) {
+  if (const recfmt::ProcessBody* p = mapper.process(); p != nullptr && beside) {
     builder.SetRunProcesses(
         FindRunProcesses(path, p->start_cupti_ns - p->start_monotonic_ns, builder.diagnostics()));
   }
   return builder.Finish();
 }
 
+}  // namespace
+
+StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& path) {
+  return Import(bytes, path, /*beside=*/false);
+}
+
 StatusOr<Trace> ImportRecorderFile(const std::string& path, const ImportOptions&) {
   ASSIGN_OR_RETURN(std::string bytes, ReadInput(path));
-  return ImportRecorderBytes(bytes, path);
+  return Import(bytes, path, /*beside=*/true);
 }
 
 }  // namespace sightline

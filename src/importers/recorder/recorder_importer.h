@@ -17,6 +17,8 @@
 namespace sightline {
 
 bool SniffRecorderFile(std::string_view first_bytes);
+// Also adds the run's process tree when a NAME.processes.json beside the file names it
+// (run_processes.h).
 StatusOr<Trace> ImportRecorderFile(const std::string& path, const ImportOptions& options);
 
 // The same from bytes already in memory; `path` is only used in messages and TraceSource.
