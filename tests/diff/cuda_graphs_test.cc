@@ -702,7 +702,8 @@ TEST(CudaGraphs, BothLoopsOfTheProgramAreFound) {
 
   AnalyzeOptions given;
   given.iterations_regex = "graph_step_(\\d+)";
-  StatusOr<const IterationsResult*> one = testing::Ctx(*t, given)->Iterations();
+  auto given_context = testing::Ctx(*t, given);  // owns the result `one` points into
+  StatusOr<const IterationsResult*> one = given_context->Iterations();
   ASSERT_TRUE(one.ok());
   EXPECT_TRUE((*one)->other_loops.empty());
 }
