@@ -25,7 +25,7 @@ rec() {  # rec NAME [record options] -- PROGRAM ARGS
   $SL record "$@" > stdout.txt 2> stderr.txt
   local rc=$?
   local t1=$(date +%s.%N)
-  log "$name: exit $rc, $(echo "$t1 - $t0" | bc) s"
+  log "$name: exit $rc, $(python3 -c "print(round($t1-$t0,2))") s"
   grep -E '^sightline' stderr.txt | tee -a $runs/summary.txt
   ls -la >> $runs/summary.txt
   tail -1 stdout.txt | tee -a $runs/summary.txt
