@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "base/json_writer.h"
+#include "recording/output_claim.h"
 
 namespace sightline::cli {
 namespace {
@@ -241,11 +242,7 @@ void ProcessWatcher::Scan(bool sample) {
 }
 
 std::string ProcessesPathFor(const std::string& recording_path) {
-  const size_t slash = recording_path.rfind('/');
-  const size_t base = slash == std::string::npos ? 0 : slash + 1;
-  size_t dot = recording_path.rfind('.');
-  if (dot == std::string::npos || dot <= base) dot = recording_path.size();
-  return recording_path.substr(0, dot) + ".processes.json";
+  return recording_path.substr(0, recenv::ExtensionStart(recording_path)) + ".processes.json";
 }
 
 std::string ProcessesJson(const ProcessWatcher& watcher, const std::vector<std::string>& command,

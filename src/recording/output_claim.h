@@ -17,12 +17,18 @@
 
 namespace sightline::recenv {
 
-// "dir/run.slrec" -> "dir/run.PID.slrec"; a name without an extension gets ".PID" at its end.
-inline std::string PerProcessOutputName(std::string_view path, int64_t pid) {
+// Where the file name's extension begins ("dir/run.slrec" -> 9); the path's size when it has
+// none (a dot in a folder's name or at the name's start, ".hidden", is no extension).
+inline size_t ExtensionStart(std::string_view path) {
   const size_t slash = path.rfind('/');
   const size_t base = slash == std::string_view::npos ? 0 : slash + 1;
-  size_t dot = path.rfind('.');
-  if (dot == std::string_view::npos || dot <= base) dot = path.size();  // ".hidden" has none
+  const size_t dot = path.rfind('.');
+  return dot == std::string_view::npos || dot <= base ? path.size() : dot;
+}
+
+// "dir/run.slrec" -> "dir/run.PID.slrec"; a name without an extension gets ".PID" at its end.
+inline std::string PerProcessOutputName(std::string_view path, int64_t pid) {
+  const size_t dot = ExtensionStart(path);
   std::string out(path.substr(0, dot));
   out += '.';
   out += std::to_string(pid);
