@@ -8,7 +8,13 @@ run it: no NVTX, no step ranges, nothing written for a profiler.
                                           # replays CUDA graphs for the decode steps
 
 It prints the truth a profile should find, as one JSON line on stdout: generate() calls, forward passes
-per call (the prefill and one per further new token), batch, parameter bytes, wall time per call.
+per call (the prefill and one per further new token), batch, parameter bytes, KV-cache bytes at the end
+of a call, wall time per call.
+
+  --snapshot PATH        records PyTorch's allocator history from before the model is built and dumps
+                         a memory snapshot (torch.cuda.memory._dump_snapshot) after the calls
+  --torch-profile PATH   the last call under the PyTorch profiler (CPU and CUDA activities, shapes
+                         and memory), exported as a Chrome trace (Kineto JSON)
 """
 import argparse
 import json
@@ -27,7 +33,11 @@ def main():
     ap.add_argument("--new-tokens", type=int, default=64)
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--calls", type=int, default=3)
+    ap.add_argument("--snapshot", default=None)
+    ap.add_argument("--torch-profile", default=None)
     args = ap.parse_args()
+    if args.snapshot:
+        torch.cuda.memory._record_memory_history(max_entries=200000)
 
     # Llama-3.2-1B's shape (16 layers of hidden 2048, GQA 32/8 heads, MLP 8192, vocabulary 128256).
     config = LlamaConfig(hidden_size=2048, intermediate_size=8192, num_hidden_layers=args.layers,
@@ -46,17 +56,36 @@ def main():
         kwargs["cache_implementation"] = "static"
     times = []
     with torch.inference_mode():
-        for _ in range(args.calls):
+        for call in range(args.calls):
+            prof = None
+            if args.torch_profile and call == args.calls - 1:
+                prof = torch.profiler.profile(
+                    activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA],
+                    record_shapes=True, profile_memory=True)
+                prof.__enter__()
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             out = model.generate(ids, **kwargs)
             torch.cuda.synchronize()
             times.append(time.perf_counter() - t0)
+            if prof is not None:
+                prof.__exit__(None, None, None)
+                prof.export_chrome_trace(args.torch_profile)
+    # The KV cache at the end of a call: keys and values of every layer, for the batch and every
+    # position (a static cache holds prompt + new tokens; a dynamic one the positions it has seen, the
+    # last token's not yet appended), in the model's dtype.
+    positions = args.prompt + args.new_tokens - (0 if args.mode == "static" else 1)
+    kv_bytes = (2 * config.num_hidden_layers * args.batch * config.num_key_value_heads * positions *
+                config.head_dim * torch.finfo(torch.bfloat16).bits // 8)
+    if args.snapshot:
+        torch.cuda.memory._dump_snapshot(args.snapshot)
+        torch.cuda.memory._record_memory_history(enabled=None)
     assert out.shape[1] == args.prompt + args.new_tokens, out.shape
     print(json.dumps({
         "program": "hf_generate", "mode": args.mode, "pid": os.getpid(), "calls": args.calls,
         "forward_passes_per_call": args.new_tokens, "batch": args.batch, "prompt": args.prompt,
-        "param_bytes": param_bytes, "call_s": [round(t, 4) for t in times],
+        "param_bytes": param_bytes, "kv_bytes": kv_bytes, "layers": args.layers,
+        "new_tokens": args.new_tokens, "call_s": [round(t, 4) for t in times],
     }), flush=True)
 
 

@@ -3,7 +3,9 @@
 # and default -o), and Nsight Systems where asked, and keeps what a user would see (summary lines,
 # file lists, process trees, reports) under $OUT.
 # Needs the pack of scripts/device_pack.sh at .device/pack.tgz (and .device/device/ for nsys).
-#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp hf overhead nsys
+#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp hf overhead nsys small
+# small: the HF programs at 2-4 layers (samples to ship): recordings, memory snapshots, a PyTorch
+# profiler trace, and (with nsys) an Nsight Systems export of the compiled one.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:?set OUT}
@@ -40,6 +42,33 @@ fi
 if [[ $stages == *hf* ]]; then
   rec hf_static_fixed -o run.slrec -- python3 $P/hf_generate.py --mode static --calls 3
   rec hf_eager_default -- python3 $P/hf_generate.py --mode eager --calls 3
+fi
+if [[ $stages == *small* ]]; then
+  small="--calls 2 --layers 2 --new-tokens 16 --batch 4"
+  rec hf_static_small -o run.slrec -- python3 $P/hf_generate.py --mode static $small
+  rec hf_eager_small -o run.slrec -- python3 $P/hf_generate.py --mode eager $small
+  mkdir -p $runs/snap && pushd $runs/snap > /dev/null
+  for mode in eager static; do
+    python3 $P/hf_generate.py --mode $mode --calls 1 --layers 4 --new-tokens 16 --batch 4 \
+      --snapshot hf_${mode}.pickle > hf_${mode}.truth.json 2> hf_${mode}.stderr.txt
+    log "snapshot $mode: exit $?, $(cat hf_${mode}.truth.json)"
+  done
+  python3 $P/hf_generate.py --mode eager $small --torch-profile kineto_hf_eager.json > kineto_hf_eager.truth.json 2>&1
+  log "torch profile eager: exit $?, $(tail -1 kineto_hf_eager.truth.json)"
+  popd > /dev/null
+  if [ -d "$root/.device/device" ]; then
+    source "$root/.device/device/nsys-env.sh" "$root/.device/device"
+    mkdir -p $runs/nsys_hf_static && pushd $runs/nsys_hf_static > /dev/null
+    $NSYS profile -t cuda,nvtx,osrt -s none --cpuctxsw none -o /tmp/hfs python3 $P/hf_generate.py --mode static $small > stdout.txt 2> stderr.txt
+    [ -f /tmp/hfs.nsys-rep ] || $QDSTRM_IMPORTER -i /tmp/hfs.qdstrm >> stderr.txt 2>&1
+    $NSYS export --type sqlite -o $runs/nsys_hf_static/hf_static.sqlite /tmp/hfs.nsys-rep >> stderr.txt 2>&1
+    log "nsys hf_static: $(tail -1 stdout.txt)"
+    $SL analyze hf_static.sqlite > hf_static.report.txt 2>&1
+    popd > /dev/null
+  fi
+  for f in $runs/snap/*.pickle $runs/snap/*.json; do
+    [ -f "$f" ] && timeout 300 $SL analyze "$f" > "$f.report.txt" 2>&1
+  done
 fi
 # Reports of every recording, as a user would ask for them.
 for d in $runs/*/; do
