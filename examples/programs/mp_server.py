@@ -16,6 +16,8 @@ engine's steps, the tokens.
 
   python3 mp_server.py --requests 64 --tokens 32 --workers 0
   python3 mp_server.py --requests 64 --tokens 32 --workers 2
+  python3 mp_server.py --nvtx ...   # the front marks "tokenize" and the detokenizer "detokenize"
+                                    # with NVTX ranges (processes that never touch CUDA)
 """
 import argparse
 import json
@@ -23,6 +25,24 @@ import multiprocessing as mp
 import os
 import random
 import time
+
+
+class Marks:
+    """NVTX ranges where --nvtx asks for them (torch.cuda.nvtx: NVTX, no CUDA initialised)."""
+
+    def __init__(self, on):
+        self.nvtx = None
+        if on:
+            import torch.cuda.nvtx as nvtx
+            self.nvtx = nvtx
+
+    def push(self, name):
+        if self.nvtx:
+            self.nvtx.range_push(name)
+
+    def pop(self):
+        if self.nvtx:
+            self.nvtx.range_pop()
 
 
 def busy(seconds):
@@ -138,13 +158,16 @@ def engine_main(args, requests_q, tokens_q, result_q):
 
 
 def detokenizer_main(args, tokens_q, done_q):
+    marks = Marks(args.nvtx)
     tokens = 0
     while True:
         batch = tokens_q.get()
         if batch is None:
             break
         for rid, tok, last in batch:
+            marks.push("detokenize")
             busy(args.detok_us / 1e6)
+            marks.pop()
             tokens += 1
             if last:
                 done_q.put(rid)
@@ -163,7 +186,10 @@ def main():
     ap.add_argument("--schedule-ms", type=float, default=0.5)
     ap.add_argument("--detok-us", type=float, default=60.0)
     ap.add_argument("--rate", type=float, default=200.0, help="arrivals per second")
+    ap.add_argument("--nvtx", action="store_true",
+                    help="NVTX ranges in the front (tokenize) and the detokenizer (detokenize)")
     args = ap.parse_args()
+    marks = Marks(args.nvtx)
 
     ctx = mp.get_context("spawn")
     requests_q, tokens_q, done_q, result_q = ctx.Queue(), ctx.Queue(), ctx.Queue(), ctx.Queue()
@@ -175,7 +201,9 @@ def main():
     rng = random.Random(0)
     t0 = time.perf_counter()
     for rid in range(args.requests):
+        marks.push("tokenize")
         busy(args.tokenize_ms / 1000.0)  # tokenizing the prompt
+        marks.pop()
         requests_q.put(rid)
         time.sleep(rng.expovariate(args.rate))
     done = 0

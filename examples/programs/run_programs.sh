@@ -3,7 +3,7 @@
 # and default -o), and Nsight Systems where asked, and keeps what a user would see (summary lines,
 # file lists, process trees, reports) under $OUT.
 # Needs the pack of scripts/device_pack.sh at .device/pack.tgz (and .device/device/ for nsys).
-#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp hf overhead nsys small
+#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp nvtx hf overhead nsys small
 # small: the HF programs at 2-4 layers (samples to ship): recordings, memory snapshots, a PyTorch
 # profiler trace, and (with nsys) an Nsight Systems export of the compiled one.
 set -uo pipefail
@@ -38,6 +38,10 @@ if [[ $stages == *mp* ]]; then
   rec mp_fixed_w0 -o run.slrec -- python3 $P/mp_server.py --requests 48 --tokens 32 --workers 0
   rec mp_fixed_w2 -o run.slrec -- python3 $P/mp_server.py --requests 48 --tokens 32 --workers 2
   rec mp_default_w2 -- python3 $P/mp_server.py --requests 48 --tokens 32 --workers 2
+fi
+if [[ $stages == *nvtx* ]]; then
+  # NVTX ranges from processes that never initialise CUDA (the front end, the detokenizer).
+  rec mp_nvtx_w2 -o run.slrec -- python3 $P/mp_server.py --requests 48 --tokens 32 --workers 2 --nvtx
 fi
 if [[ $stages == *hf* ]]; then
   rec hf_static_fixed -o run.slrec -- python3 $P/hf_generate.py --mode static --calls 3

@@ -15,6 +15,7 @@
 #include "analyses/memory/memory.h"
 #include "analyses/nvtx_projection/nvtx_projection.h"
 #include "analyses/overview/overview.h"
+#include "analyses/phases/phases.h"
 #include "analyses/processes/processes.h"
 #include "analyses/threads/threads.h"
 
@@ -59,6 +60,11 @@ const std::vector<AnalysisEntry>& Analyses() {
        &RunNvtxProjectionSection,
        {},
        /*timeline=*/true},
+      {"phases",
+       "start-up (compiling, autotuning, capture, loading), warm-up and steady state, with times",
+       &RunPhasesSection,
+       {},
+       /*timeline=*/true},
       {"cuda_graphs", "CUDA graph kernels by the ranges open when they were captured",
        &RunCudaGraphsSection},
       {"idle_gaps",
@@ -77,7 +83,7 @@ const std::vector<AnalysisEntry>& Analyses() {
       {"findings",
        "ranked findings with evidence, fix and estimated saving (--no-findings: off)",
        &RunFindings,
-       {"gpu_metrics", "memory", "threads"}},
+       {"gpu_metrics", "memory", "threads", "phases"}},
   };
   return kAnalyses;
 }

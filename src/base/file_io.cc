@@ -26,6 +26,15 @@ std::string_view FileNameOf(std::string_view path) {
   const size_t slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
+
+std::string_view WithoutCompressionSuffix(std::string_view name) {
+  for (std::string_view suffix : {".gz", ".zst", ".zstd"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      return name.substr(0, name.size() - suffix.size());
+    }
+  }
+  return name;
+}
 namespace {
 
 Status OpenError(const std::string& path) {

@@ -15,6 +15,10 @@ namespace sightline {
 // system lookup.
 std::string_view FileNameOf(std::string_view path);
 
+// The name without the suffix of a compression Sightline reads through (".gz", ".zst", ".zstd"):
+// "run.slrec.gz" -> "run.slrec", the file a recording's process tree names.
+std::string_view WithoutCompressionSuffix(std::string_view name);
+
 // Reads the whole file. NotFound when it does not exist, IoError when it cannot be read.
 StatusOr<std::string> ReadFileToString(const std::string& path);
 

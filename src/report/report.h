@@ -196,6 +196,9 @@ struct Finding {
   std::string where;  // iteration / time range / stream / NVTX path
   std::string recommendation;
   int64_t estimated_savings_ns = 0;
+  // About start-up (compiling, autotuning, capture): paid once per process start, not per step;
+  // estimated_savings_ns is then that start-up time. Ranked after the steady state's findings.
+  bool once_per_start = false;
   int input = -1;
   std::vector<FindingSpan> spans;  // where in the timeline, in time order; at most kMaxSpans
 

@@ -263,7 +263,10 @@ void Describe(V& v, T& f) {
   v.Field("where", f.where, {.doc = "iteration, time range, stream or NVTX path"});
   v.Field("evidence", f.evidence, {.shape = JsonShape::kKeyedValues});
   v.Field("recommendation", f.recommendation);
-  v.Field("estimated_savings_ns", f.estimated_savings_ns);
+  v.Field("estimated_savings_ns", f.estimated_savings_ns,
+          {.doc = "per run of the measured loop; with `once_per_start`, the start-up time"});
+  v.Field("once_per_start", f.once_per_start,
+          {.doc = "about start-up (paid once per process start); ranked after the others"});
   v.Field("input", f.input,
           {.json = InJson::kNullIfNegative, .doc = "index into `inputs`; null: about all inputs"});
   v.Field("spans", f.spans,

@@ -278,10 +278,11 @@ void RenderFindings(std::string& out, const Report& report) {
     const char* sev = SeverityName(f.severity);
     fmt::format_to(std::back_inserter(out),
                    "<details class=\"finding {}\" data-id=\"{}\"{}><summary><h3><span "
-                   "class=\"sev\">{}</span>{}. {} <span class=\"save\">(saves ~{})</span></h3>"
+                   "class=\"sev\">{}</span>{}. {} <span class=\"save\">({} ~{})</span></h3>"
                    "</summary>",
                    XmlEscape(sev), XmlEscape(f.id), i < kOpenFindings ? " open" : "",
                    XmlEscape(sev), i + 1, XmlEscape(f.title),
+                   f.once_per_start ? "once per start" : "saves",
                    XmlEscape(FormatValue(Value(f.estimated_savings_ns), Unit::kDurationNs)));
     if (!f.where.empty()) {
       fmt::format_to(std::back_inserter(out), "<div class=\"note\">where: {}</div>",

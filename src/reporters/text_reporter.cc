@@ -166,8 +166,10 @@ std::string RenderTextReport(const Report& report, const TextReportOptions& opti
     RenderHeading(out, "Findings (largest estimated saving first)", options.width);
     for (size_t i = 0; i < report.findings.size(); ++i) {
       const Finding& f = report.findings[i];
-      fmt::format_to(std::back_inserter(out), "  {}. [{}] {} (saves ~{})\n", i + 1,
-                     SeverityName(f.severity), P(f.title), FormatDuration(f.estimated_savings_ns));
+      fmt::format_to(std::back_inserter(out), "  {}. [{}] {} ({} ~{})\n", i + 1,
+                     SeverityName(f.severity), P(f.title),
+                     f.once_per_start ? "once per start" : "saves",
+                     FormatDuration(f.estimated_savings_ns));
       if (!f.where.empty()) fmt::format_to(std::back_inserter(out), "     where: {}\n", P(f.where));
       for (const Fact& e : f.evidence) {
         fmt::format_to(std::back_inserter(out), "     {}: {}\n", P(e.label),

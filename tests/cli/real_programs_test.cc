@@ -2,7 +2,9 @@
 // each program printed: a server shaped like vLLM V1 (front, engine core, detokenizer, two CUDA
 // workers that replay a CUDA graph per step) recorded with one fixed `-o run.slrec`. Each worker
 // kept its own file, the process tree has every process with its parent, and the steps of each
-// worker are found without any step range.
+// worker are found without any step range. And Hugging Face transformers' generate() with a
+// static cache (torch.compile, CUDA graphs), whose compiling, before the first step, is a phase of
+// its own and a finding about start-up that ranks after the steady state's.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -80,6 +82,44 @@ namespace {
 
 // A memory snapshot alone shows the sections it can fill (memory), not a trace's empty ones
 // (overview, kernels 0, API calls 0, idle gaps none), and says what another input would add.
+TEST(RealPrograms, CompiledGenerateStartupIsCompilingAndRanksLast) {
+  const std::string dir =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/recorder/hf_static_small_h200";
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  ASSERT_EQ(truth_parser.load(dir + "/truth.json").get(truth), simdjson::SUCCESS);
+  testing::CliResult r = testing::RunSightline("analyze --format json '" + dir + "/run.slrec.gz'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+  // Steps: each decode step replays the graph; 2 calls of 15 decode steps (the first forward of
+  // each call is the prefill), less the one run while its graph was captured.
+  const int64_t calls = int64_t(truth["calls"]);
+  const int64_t passes = int64_t(truth["forward_passes_per_call"]);
+  EXPECT_EQ(int64_t(Section(report, "iterations")["facts"]["iterations"]),
+            calls * (passes - 1) - 1);
+  // The first call took ~20 s (truth: call_s[0]), nearly all of it before the first step: the
+  // compile workers and ptxas on CPU, with the GPU idle, then Triton's autotuning.
+  simdjson::dom::element ph = Section(report, "phases");
+  const double first_call_s = double(truth["call_s"].at(0));
+  const int64_t startup = int64_t(ph["facts"]["startup_ns"]);
+  const int64_t compile = int64_t(ph["facts"]["compile_ns"]);
+  EXPECT_GT(startup, static_cast<int64_t>(0.8 * first_call_s * 1e9));
+  EXPECT_GT(compile, startup / 3);
+  EXPECT_GT(int64_t(ph["facts"]["autotune_ns"]), 0);
+  EXPECT_GE(int64_t(ph["facts"]["compiler_processes"]), 2);  // the worker pool and ptxas at least
+  EXPECT_GT(int64_t(ph["facts"]["before_trace_ns"]), 0);     // imports before CUDA
+  // The start-up finding: last, though its figure is the largest.
+  simdjson::dom::array findings = report["findings"].get_array();
+  ASSERT_GT(findings.size(), 1u);
+  simdjson::dom::element last = findings.at(findings.size() - 1);
+  EXPECT_EQ(std::string_view(last["id"]), "startup");
+  EXPECT_TRUE(bool(last["once_per_start"]));
+  EXPECT_GE(int64_t(last["estimated_savings_ns"]), compile);
+  EXPECT_FALSE(bool(findings.at(0)["once_per_start"]));
+}
+
 TEST(RealPrograms, SnapshotAloneShowsOnlyWhatItCanFill) {
   testing::CliResult r =
       testing::RunSightline("analyze --format json '" + std::string(SIGHTLINE_SOURCE_DIR) +

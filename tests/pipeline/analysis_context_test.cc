@@ -210,8 +210,8 @@ TEST(Registries, EveryAnalysisHasANameAndTheMultiTraceOnesAreRegistered) {
   for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{
                        "overview", "kernel_summary", "api_summary", "memops_summary", "iterations",
-                       "nvtx_projection", "cuda_graphs", "idle_gaps", "gpu_metrics", "memory",
-                       "processes", "threads", "findings", "ranks", "serving", "diff"}));
+                       "nvtx_projection", "phases", "cuda_graphs", "idle_gaps", "gpu_metrics",
+                       "memory", "processes", "threads", "findings", "ranks", "serving", "diff"}));
 }
 
 TEST(Pipeline, DiffRunsThroughTheRegistryAndCarriesTheGate) {

@@ -57,6 +57,9 @@ const std::vector<FindingRule>& FindingRules() {
       {"sm_underfilled",
        "the timeline shows the GPU busy, the sampled metrics show its SMs mostly empty",
        &RuleSmUnderfilled},
+      {"startup",
+       "compiling, autotuning, graph capture or loading before the first step (once per start)",
+       &RuleStartup},
       {"alloc_in_loop", "cudaMalloc/cudaFree or allocator growth inside the iteration loop",
        &RuleAllocInLoop},
       {"graph_recapture", "CUDA graphs captured or instantiated inside the iteration loop",
@@ -101,7 +104,10 @@ std::string Percent(double part, double whole) {
 }
 
 void SortFindings(std::vector<Finding>& findings) {
+  // The steady state's findings first (a start-up cost paid once is not a saving per step),
+  // each group by estimated saving.
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.once_per_start != b.once_per_start) return b.once_per_start;
     return a.estimated_savings_ns > b.estimated_savings_ns;
   });
 }

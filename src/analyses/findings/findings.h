@@ -69,6 +69,7 @@ Status RunFindings(AnalysisContext& context, int input, Report& report);
 
 // The rules (one file each).
 Status RuleLaunchBound(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleStartup(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleHostSync(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleOutlierIterations(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleSmallGrid(AnalysisContext& context, std::vector<Finding>& out);

@@ -36,7 +36,7 @@ StatusOr<ProcessesResult> ComputeProcesses(AnalysisContext& context, const Proce
     r.span_end_ns = busy.back().end_ns;
     r.gpu_idle_in_span_ns = (r.span_end_ns - r.span_begin_ns) - TotalLength(busy);
   }
-  const std::string_view self = FileNameOf(trace.source.path);
+  const std::string_view self = WithoutCompressionSuffix(FileNameOf(trace.source.path));
   for (const RunProcess& p : trace.run_processes) {
     ProcessRow& row = r.processes.emplace_back();
     row.pid = p.pid;

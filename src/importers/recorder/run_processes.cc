@@ -116,7 +116,8 @@ std::vector<RunProcess> FindRunProcesses(const std::string& recording_path,
   std::error_code ec;
   fs::path dir = fs::path(recording_path).parent_path();
   if (dir.empty()) dir = ".";
-  const std::string self(FileNameOf(recording_path));
+  // A recording compressed for keeping (run.slrec.gz) is still the run.slrec its tree names.
+  const std::string self(WithoutCompressionSuffix(FileNameOf(recording_path)));
   int looked = 0;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
