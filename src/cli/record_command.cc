@@ -138,6 +138,7 @@ StatusOr<std::string> CheckOutputPattern(const std::string& pattern) {
 
 struct FileSummary {
   uint64_t records = 0, kernels = 0, graphs = 0, dropped = 0, metric_samples = 0, graph_nodes = 0;
+  uint64_t api_calls = 0, ranges = 0;
   bool truncated = false;
   bool not_regular = false;  // -o /dev/null, /dev/full, a FIFO: nothing to read back
 };
@@ -159,6 +160,8 @@ FileSummary Summarize(const std::string& path) {
   const std::string err =
       recfmt::ReadRecords(bytes, &read, [&](recfmt::RecordType type, std::string_view body) {
         if (type == recfmt::RecordType::kKernel) ++s.kernels;
+        if (type == recfmt::RecordType::kApi) ++s.api_calls;
+        if (type == recfmt::RecordType::kRange) ++s.ranges;
         if (type == recfmt::RecordType::kGraph) ++s.graphs;
         if (type == recfmt::RecordType::kGraphNode) ++s.graph_nodes;
         if (type == recfmt::RecordType::kGpuMetricSample) ++s.metric_samples;
@@ -185,6 +188,10 @@ std::string FileLine(const std::string& path) {
   if (s.not_regular) return path + " (not a regular file: not read back)";
   return path + " (" + std::to_string(s.records) + " records, " + std::to_string(s.kernels) +
          " kernels, " +
+         // A process that never initialised CUDA but marked NVTX ranges (a front end, a
+         // detokenizer) writes a recording of its ranges alone.
+         (s.api_calls == 0 && s.ranges > 0 ? std::to_string(s.ranges) + " NVTX ranges only, "
+                                           : std::string()) +
          (s.graphs ? std::to_string(s.graphs) + " whole-graph runs, " : std::string()) +
          (s.graph_nodes ? std::to_string(s.graph_nodes) + " graph node records, " : std::string()) +
          (s.metric_samples ? std::to_string(s.metric_samples) + " GPU metric samples, "
@@ -192,7 +199,8 @@ std::string FileLine(const std::string& path) {
          std::to_string(s.dropped) + " dropped" + (s.truncated ? ", cut off" : "") + ")";
 }
 
-// One line to stderr: the run's processes, those that used CUDA and the files they wrote.
+// One line to stderr: the run's processes, those that recorded (CUDA, or NVTX alone) and the files
+// they wrote.
 void PrintSummary(const std::vector<recenv::ClaimedOutput>& files, size_t processes,
                   const std::string& processes_file, const std::string& program) {
   const std::string tree = processes_file.empty()
@@ -208,7 +216,7 @@ void PrintSummary(const std::vector<recenv::ClaimedOutput>& files, size_t proces
     return;
   }
   std::string line = "sightline record: " + tree + std::to_string(files.size()) +
-                     (files.size() == 1 ? " process" : " processes") + " used CUDA, wrote";
+                     (files.size() == 1 ? " process" : " processes") + " used CUDA or NVTX, wrote";
   for (size_t i = 0; i < files.size(); ++i) {
     line += (i ? "; " : " ") + FileLine(files[i].path);
     if (files.size() > 1) line += " [pid " + std::to_string(files[i].pid) + "]";

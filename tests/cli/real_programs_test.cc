@@ -82,6 +82,36 @@ namespace {
 
 // A memory snapshot alone shows the sections it can fill (memory), not a trace's empty ones
 // (overview, kernels 0, API calls 0, idle gaps none), and says what another input would add.
+TEST(RealPrograms, ProcessesWithoutCudaKeepTheirNvtxRanges) {
+  // mp_server.py --nvtx: the front marks each request's tokenizing and the detokenizer each
+  // token with NVTX; neither initialises CUDA, and both are recorded (NVTX_INJECTION64_PATH).
+  const std::string dir =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/recorder/mp_server_nvtx_w2_h200";
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  ASSERT_EQ(truth_parser.load(dir + "/truth.json").get(truth), simdjson::SUCCESS);
+  int64_t detok_pid = 0;
+  for (simdjson::dom::element p : truth["processes"].get_array()) {
+    if (std::string_view(p["role"]) == "detokenizer") detok_pid = int64_t(p["pid"]);
+  }
+  for (const auto& [file, count] : std::map<std::string, int64_t>{
+           {"run.slrec", int64_t(truth["requests"])},
+           {"run." + std::to_string(detok_pid) + ".slrec", int64_t(truth["tokens"])}}) {
+    SCOPED_TRACE(file);
+    testing::CliResult r =
+        testing::RunSightline("analyze --format json '" + dir + "/" + file + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element report;
+    ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+    simdjson::dom::element overview = Section(report, "overview");
+    EXPECT_EQ(int64_t(overview["facts"]["nvtx_ranges"]), count);
+    EXPECT_EQ(int64_t(overview["facts"]["kernels"]), 0);
+    // Front, detokenizer and the two workers each wrote a recording.
+    EXPECT_EQ(int64_t(Section(report, "processes")["facts"]["with_cuda"]), 4);
+  }
+}
+
 TEST(RealPrograms, CompiledGenerateStartupIsCompilingAndRanksLast) {
   const std::string dir =
       std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/recorder/hf_static_small_h200";

@@ -81,7 +81,8 @@ Status RunProcessesSection(AnalysisContext& context, int input, Report& report) 
   Section& s = report.AddSection("processes", "Processes of the run", input);
   s.AddFact("processes", "Processes the program started (itself included)",
             static_cast<int64_t>(r.processes.size()), Unit::kCount);
-  s.AddFact("with_cuda", "Of them recorded with CUDA", r.with_cuda, Unit::kCount);
+  s.AddFact("with_cuda", "Of them with a recording (CUDA, or NVTX alone)", r.with_cuda,
+            Unit::kCount);
   if (r.span_end_ns > r.span_begin_ns) {
     s.AddFact("gpu_span_ns", "GPU active span of this trace (first to last GPU work)",
               r.span_end_ns - r.span_begin_ns, Unit::kDurationNs);
