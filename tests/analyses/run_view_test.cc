@@ -153,7 +153,7 @@ TEST(RunView, RecordingsOfOneRunAreRowsOnOneClock) {
   AddRunSections(r, report);
   ASSERT_EQ(report.sections.size(), 1u);  // the run of one recording has no section
   const Section& s = report.sections[0];
-  EXPECT_EQ(s.key, "run");
+  EXPECT_EQ(s.key, "run_processes");
   EXPECT_EQ(s.tables[0].rows.size(), 4u);
   EXPECT_EQ(s.tables[1].rows.size(), 1u);
 }

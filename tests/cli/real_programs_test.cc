@@ -103,12 +103,12 @@ TEST(RealPrograms, TheServersRecordingsAreOneRunOnOneClock) {
     ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
     size_t run_sections = 0, ranks_sections = 0;
     for (simdjson::dom::element s : report["sections"].get_array()) {
-      run_sections += std::string_view(s["key"]) == "run";
+      run_sections += std::string_view(s["key"]) == "run_processes";
       ranks_sections += std::string_view(s["key"]) == "ranks";
     }
     EXPECT_EQ(run_sections, 1u);
     EXPECT_EQ(ranks_sections, 0u);  // processes of one program, not ranks
-    simdjson::dom::element run = Section(report, "run");
+    simdjson::dom::element run = Section(report, "run_processes");
     EXPECT_EQ(int64_t(run["facts"]["recordings_given"]), 2);
     // One clock: the recordings' offsets to CLOCK_MONOTONIC agree to a microsecond, and the
     // workers' step starts on it to well under a step (about 1 ms here).

@@ -211,7 +211,7 @@ TEST(Registries, EveryAnalysisHasANameAndTheMultiTraceOnesAreRegistered) {
   EXPECT_EQ(names, (std::vector<std::string>{
                        "overview", "kernel_summary", "api_summary", "memops_summary", "iterations",
                        "nvtx_projection", "cuda_graphs", "idle_gaps", "gpu_metrics", "memory",
-                       "processes", "threads", "findings", "run", "ranks", "serving", "diff"}));
+                       "processes", "threads", "findings", "run_processes", "ranks", "serving", "diff"}));
 }
 
 TEST(Pipeline, DiffRunsThroughTheRegistryAndCarriesTheGate) {

@@ -1,5 +1,5 @@
-// The registry entry "run" (run_view.h, CreateRunAnalysis): a multi-trace analysis over the
-// recordings of one run. Reducible: each recording becomes a RunMember blob where its trace is
+// The registry entry "run_processes" (run_view.h, CreateRunAnalysis): a multi-trace analysis over
+// the recordings of one run. Reducible: each recording becomes a RunMember blob where its trace is
 // loaded.
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
-// The section "run" (run_view.h, AddRunSections): the run's processes as rows on one clock, and its
-// time in windows.
+// The section "run_processes" (run_view.h, AddRunSections): the run's processes as rows on one
+// clock, and its time in windows.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,7 +30,7 @@ void AddProcessTable(const RunView& v, Section& s) {
                          {"gpu_busy_ns", "GPU busy", Unit::kDurationNs},
                          {"gpu_busy_steady_ns", "GPU busy, steady", Unit::kDurationNs},
                          {"steps", "Steps", Unit::kCount},
-                         {"steps_by", "Steps found by", Unit::kText},
+                         {"steps_by", "Found by", Unit::kText},
                          {"cpu_ns", "CPU time", Unit::kDurationNs},
                          {"cpu_steady_ns", "CPU, steady", Unit::kDurationNs},
                          {"cpu_while_gpu_idle_ns", "CPU while GPUs idle", Unit::kDurationNs},
@@ -99,7 +99,7 @@ void AddWindowTable(const RunView& v, Section& s) {
 }
 
 void AddRunSection(const RunView& v, Report& report) {
-  Section& s = report.AddSection("run", "The run's processes on one clock", -1);
+  Section& s = report.AddSection("run_processes", "The run's processes on one clock", -1);
   int64_t recordings = 0;
   for (const RunProcessRow& r : v.processes) recordings += r.has_cuda() ? 1 : 0;
   s.AddFact("processes", "Processes of the run", static_cast<int64_t>(v.processes.size()),

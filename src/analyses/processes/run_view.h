@@ -96,11 +96,11 @@ struct RunsResult {
 StatusOr<RunsResult> ComputeRuns(std::vector<RunMember> members,
                                  const RunViewOptions& options = {});
 
-// Section "run" (input -1) for each run with two or more recordings given.
+// Section "run_processes" (input -1) for each run with two or more recordings given.
 void AddRunSections(const RunsResult& runs, Report& report);
 
-// Registry entry "run" (a TraceSet of kind kRanks; pipeline/registry.cc): the run sections and the
-// RunsResult the rule other_process_busy reads.
+// Registry entry "run_processes" (a TraceSet of kind kRanks; pipeline/registry.cc): the run
+// sections and the RunsResult the rule other_process_busy reads.
 std::unique_ptr<MultiTraceAnalysis> CreateRunAnalysis(const AnalyzeOptions& options);
 
 }  // namespace sightline
