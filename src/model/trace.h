@@ -446,6 +446,7 @@ struct Trace {
   // The processes of the run the trace was recorded in (recorder traces with the run's process
   // tree beside them), sorted by start; not part of the trace's span.
   std::vector<RunProcess> run_processes;
+  RunOfTrace run;  // the run those processes are of, and this trace's clock against it
   Diagnostics diagnostics;
 
   std::string_view str(StringId id) const { return strings.Get(id); }

@@ -112,9 +112,11 @@ class TraceBuilder {
     trace_.graph_creations.push_back(creation);
   }
 
-  // The processes of the recorded run (Trace::run_processes), sorted by start by the caller.
-  void SetRunProcesses(std::vector<RunProcess> processes) {
+  // The processes of the recorded run (Trace::run_processes), sorted by start by the caller, and
+  // the run they are of (Trace::run).
+  void SetRunProcesses(std::vector<RunProcess> processes, RunOfTrace run = {}) {
     trace_.run_processes = std::move(processes);
+    trace_.run = std::move(run);
   }
 
   void Reserve(size_t kernels, size_t memops, size_t api_calls, size_t ranges);

@@ -26,6 +26,7 @@
 #include "facts/results_cache.h"
 #include "importers/importer.h"
 #include "importers/inputs.h"
+#include "importers/recorder/run_processes.h"
 #include "kernel/ncu_report.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
@@ -432,6 +433,7 @@ StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const N
 
 // What each file became, and what it joined, for the report's list of files read.
 void DescribeUses(SortedInputs& in) {
+  std::set<std::string> trees;  // processes documents beside the recordings that name them
   const std::string first_trace = in.traces.empty() ? "" : in.traces.front();
   for (InputFile& f : in.read) {
     if (!f.use.empty()) continue;  // said when it was read (--eager-reference)
@@ -445,13 +447,19 @@ void DescribeUses(SortedInputs& in) {
       f.use = first_trace.empty() ? "its own figures (no trace to join it to)"
                                   : "joined to each trace's iterations";
     } else if (f.kind == InputKindName(InputKind::kTrace)) {
-      f.use = in.traces.size() > 1 ? "a rank of the job" : "the trace";
+      const std::string tree = ProcessTreeOf(f.path, in.skipped);  // a recording of a run
+      if (!tree.empty()) trees.insert(tree);
+      f.use = !tree.empty()          ? fmt::format("a process of the run ({})", FileNameOf(tree))
+              : in.traces.size() > 1 ? "a rank of the job"
+                                     : "the trace";
     } else {
       f.use = "its own report";
     }
   }
   for (const std::string& path : in.skipped) {
-    in.read.push_back({path, "", "", "skipped: no reader takes it (`sightline formats`)"});
+    in.read.push_back({path, "", "",
+                       trees.count(path) ? "the run's process tree, read with its recordings"
+                                         : "skipped: no reader takes it (`sightline formats`)"});
   }
 }
 

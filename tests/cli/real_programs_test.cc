@@ -74,6 +74,106 @@ TEST(RealPrograms, ServerWorkersEachKeepTheirFileStepsAndTheRunsProcesses) {
   }
 }
 
+// The recordings of the run given together (its folder, or the two files): one report for the
+// run in which every process of it is a row on one clock, checked against the truth the program
+// printed: pids, parents, which processes used CUDA, each worker's steps. The workers step
+// together, so their step starts, put on one clock, agree; and they are not ranks of a job.
+TEST(RealPrograms, TheServersRecordingsAreOneRunOnOneClock) {
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  ASSERT_EQ(truth_parser.load(kDir + "/truth.json").get(truth), simdjson::SUCCESS);
+  std::map<int64_t, std::string> role_of;
+  std::map<std::string, int64_t> pid_of, steps_of;
+  std::map<std::string, bool> cuda_of;
+  for (simdjson::dom::element p : truth["processes"].get_array()) {
+    const std::string role{std::string_view(p["role"])};
+    role_of[int64_t(p["pid"])] = role;
+    pid_of[role] = int64_t(p["pid"]);
+    int64_t steps = 0;
+    bool cuda = false;
+    if (p["steps"].get(steps) == simdjson::SUCCESS) steps_of[role] = steps;
+    if (p["cuda"].get(cuda) == simdjson::SUCCESS) cuda_of[role] = cuda;
+  }
+  const std::string worker0_file = "run." + std::to_string(pid_of["worker0"]) + ".slrec";
+  for (const std::string& args :
+       {"'" + kDir + "'", "'" + kDir + "/run.slrec' '" + kDir + "/" + worker0_file + "'"}) {
+    SCOPED_TRACE(args);
+    testing::CliResult r = testing::RunSightline("analyze --format json " + args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element report;
+    ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+    size_t run_sections = 0, ranks_sections = 0;
+    for (simdjson::dom::element s : report["sections"].get_array()) {
+      run_sections += std::string_view(s["key"]) == "run_processes";
+      ranks_sections += std::string_view(s["key"]) == "ranks";
+    }
+    EXPECT_EQ(run_sections, 1u);
+    EXPECT_EQ(ranks_sections, 0u);  // processes of one program, not ranks
+    simdjson::dom::element run = Section(report, "run_processes");
+    EXPECT_EQ(int64_t(run["facts"]["recordings_given"]), 2);
+    // One clock: the recordings' offsets to CLOCK_MONOTONIC agree to a microsecond, and the
+    // workers' step starts on it to well under a step (about 1 ms here).
+    EXPECT_LT(int64_t(run["facts"]["clock_spread_ns"]), 1'000);
+    EXPECT_GE(int64_t(run["facts"]["step_start_skew_ns"]), 0);
+    EXPECT_LT(int64_t(run["facts"]["step_start_skew_ns"]), 100'000);
+    const int64_t steady = int64_t(run["facts"]["steady_ns"]);
+    EXPECT_GT(steady, 0);
+    std::map<int64_t, simdjson::dom::element> row_of;
+    for (simdjson::dom::element row : run["tables"]["processes"]["rows"].get_array()) {
+      row_of[int64_t(row["pid"])] = row;
+    }
+    for (const auto& [role, pid] : pid_of) {
+      SCOPED_TRACE(role);
+      ASSERT_TRUE(row_of.count(pid));
+      const simdjson::dom::element row = row_of[pid];
+      const bool cuda = cuda_of.count(role) && cuda_of[role];
+      EXPECT_EQ(std::string_view(row["recording"]) != "none", cuda);
+      if (cuda) {
+        EXPECT_EQ(int64_t(row["steps"]), steps_of[role]);
+        EXPECT_EQ(std::string_view(row["steps_by"]), "graph replays");
+        EXPECT_GT(int64_t(row["kernels"]), 0);
+        EXPECT_GT(int64_t(row["gpu_busy_steady_ns"]), 0);
+        EXPECT_LE(int64_t(row["gpu_busy_steady_ns"]), steady);
+      } else {
+        EXPECT_TRUE(row["steps"].is_null());
+      }
+      // CPU while the GPUs idled is part of the CPU in the steady state.
+      EXPECT_LE(int64_t(row["cpu_while_gpu_idle_ns"]), int64_t(row["cpu_steady_ns"]));
+    }
+    EXPECT_EQ(std::string_view(row_of[pid_of["worker0"]]["recording"]), worker0_file);
+    EXPECT_EQ(std::string_view(row_of[pid_of["worker1"]]["recording"]), "run.slrec");
+    EXPECT_EQ(int64_t(row_of[pid_of["engine_core"]]["ppid"]), pid_of["front"]);
+    EXPECT_EQ(int64_t(row_of[pid_of["detokenizer"]]["ppid"]), pid_of["front"]);
+    EXPECT_EQ(int64_t(row_of[pid_of["worker0"]]["ppid"]), pid_of["engine_core"]);
+    EXPECT_EQ(int64_t(row_of[pid_of["worker1"]]["ppid"]), pid_of["engine_core"]);
+    // The windows count every step of the busiest worker once.
+    int64_t window_steps = 0;
+    for (simdjson::dom::element w : run["tables"]["windows"]["rows"].get_array()) {
+      window_steps += int64_t(w["steps"]);
+      const double busy = double(w["gpu_busy_pct"]);
+      EXPECT_GE(busy, 0.0);
+      EXPECT_LE(busy, 100.0);
+    }
+    EXPECT_EQ(window_steps, steps_of["worker0"]);
+    // The GPUs idled most of the steady state while the pipeline's processes without CUDA
+    // worked: the finding names one of them, never a worker.
+    size_t fired = 0;
+    for (simdjson::dom::element f : report["findings"].get_array()) {
+      if (std::string_view(f["id"]) != "other_process_busy") continue;
+      ++fired;
+      const std::string where{std::string_view(f["where"])};
+      const std::string named = where.substr(0, where.find(' ', 8));  // "process PID"
+      const int64_t pid = std::stoll(named.substr(8));
+      EXPECT_TRUE(role_of[pid] == "engine_core" || role_of[pid] == "detokenizer" ||
+                  role_of[pid] == "front")
+          << where;
+      EXPECT_LE(int64_t(f["estimated_savings_ns"]), steady);
+    }
+    EXPECT_EQ(fired, 1u);
+  }
+}
+
 }  // namespace
 }  // namespace sightline
 

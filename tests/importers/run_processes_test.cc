@@ -53,6 +53,33 @@ TEST(RunProcesses, ParsedOntoTheTraceClockByStart) {
   EXPECT_EQ(detok.recording, "");
 }
 
+// A process that ends between two samples (or after the watcher's last) has its last CPU time
+// only in its total: it becomes one more sample, ending at the process's end, so the samples add
+// up to the total and the time it fell in is the one left. The run's start, end and root come out.
+TEST(RunProcesses, CpuAfterTheLastSampleEndsAtTheProcesssEnd) {
+  std::string doc = Doc(1'000'000, "/x/run.slrec");
+  doc.replace(doc.find("\"cpu_user_ns\": 300"), 18, "\"cpu_user_ns\": 500");
+  RunOfTrace run;
+  const auto procs = ParseRunProcesses(doc, 7, &run);
+  ASSERT_TRUE(procs.ok()) << procs.status().ToString();
+  const RunProcess& root = (*procs)[0];
+  EXPECT_EQ(root.cpu_ns, 600);
+  // The last sample is at its end: the 200 ns the samples did not see are the last sample's.
+  ASSERT_EQ(root.cpu_end_ns.size(), 2u);
+  EXPECT_EQ(root.cpu_used_ns[1], 450);
+  // Moved before its end: the 200 ns the samples did not see fall between them and its end.
+  doc.replace(doc.find("[1004000, 250]"), 14, "[1003000, 250]");
+  const auto moved = ParseRunProcesses(doc, 7, &run);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  const RunProcess& r = (*moved)[0];
+  ASSERT_EQ(r.cpu_end_ns.size(), 3u);
+  EXPECT_EQ(r.cpu_end_ns[2], 1'004'007);
+  EXPECT_EQ(r.cpu_used_ns[2], 200);
+  EXPECT_EQ(run.start_monotonic_ns, 1'000'000);
+  EXPECT_EQ(run.end_monotonic_ns, 1'005'000);
+  EXPECT_EQ(run.root_pid, 40);
+}
+
 TEST(RunProcesses, ImpossibleValuesAreRefused) {
   const std::string good = Doc(10'000'000'000, "r.slrec");
   auto refused = [](const std::string& text) { return !ParseRunProcesses(text, 0).ok(); };

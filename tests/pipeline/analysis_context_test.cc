@@ -211,7 +211,8 @@ TEST(Registries, EveryAnalysisHasANameAndTheMultiTraceOnesAreRegistered) {
   EXPECT_EQ(names, (std::vector<std::string>{
                        "overview", "kernel_summary", "api_summary", "memops_summary", "iterations",
                        "nvtx_projection", "phases", "cuda_graphs", "idle_gaps", "gpu_metrics",
-                       "memory", "processes", "threads", "findings", "ranks", "serving", "diff"}));
+                       "memory", "processes", "threads", "findings", "run_processes", "ranks",
+                       "serving", "diff"}));
 }
 
 TEST(Pipeline, DiffRunsThroughTheRegistryAndCarriesTheGate) {

@@ -292,6 +292,29 @@ TEST(Findings, KernelChainFires) {
       1);
 }
 
+// A chain that repeats within its own length (gemm, act, gemm, act, ... as a graph of layers
+// runs): each kernel counts in one occurrence, so its kernel time never passes the trace's.
+TEST(Findings, KernelChainCountsEachKernelOnce) {
+  TraceFixture f;
+  f.Device(0);
+  TimeNs t = 1'000'000;
+  for (int i = 0; i < 40; ++i) {
+    for (const char* n : {"gemm_kernel", "silu_kernel"}) {
+      f.Kernel(n, t, t + 5'000);
+      t += 6'000;
+    }
+  }
+  const std::vector<Finding> v = RunRules(f.Build());
+  const Finding* chain = Find(v, "kernel_chain");
+  ASSERT_NE(chain, nullptr);
+  EXPECT_EQ(IntFact(*chain, "occurrences"), 20);  // 80 kernels, 4 per occurrence
+  for (const Fact& e : chain->evidence) {
+    if (e.key == "share_pct") {
+      EXPECT_LE(std::get<double>(e.value), 100.0);
+    }
+  }
+}
+
 TEST(Findings, KernelChainQuietForLongKernels) {
   EXPECT_EQ(Find(RunRules(ChainTrace(50'000)), "kernel_chain"), nullptr);
 }

@@ -506,3 +506,49 @@ TEST(LowUtilization, QuietWhenGapsAreShort) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// The ranks analysis over reduced profiles, as the pipeline runs it: whether it adds its section.
+bool RanksSection(std::vector<RankProfile> profiles) {
+  std::unique_ptr<MultiTraceAnalysis> a = CreateRanksAnalysis(AnalyzeOptions{});
+  TraceSet set;
+  for (size_t i = 0; i < profiles.size(); ++i) {
+    TraceSetMember& m = set.members.emplace_back();
+    m.label = profiles[i].label;
+    m.path = "/runs/" + profiles[i].label;
+    m.input = static_cast<int>(i);
+    EXPECT_TRUE(a->AddReduced(EncodeRankProfile(profiles[i]), m).ok());
+  }
+  Report report;
+  ResultsCache results;
+  EXPECT_TRUE(a->Finish(set, report, results).ok());
+  return !report.sections.empty();
+}
+
+// The CUDA processes of one program recorded in one run (a server's workers) are not the ranks of
+// a job: no rank numbers, no collectives. Ranks stay for anything else.
+TEST(Ranks, RecordingsOfOneProgramAreNotRanks) {
+  const Trace busy = TraceFixture().Kernel(kGemm, 0, 1'000).Build();
+  auto worker = [&](int i, std::string run, int32_t rank) {
+    RankProfile p = Profile(busy, i);
+    p.run_key = std::move(run);
+    p.trace_rank = rank;
+    return p;
+  };
+  EXPECT_FALSE(RanksSection({worker(0, "h|1|10", -1), worker(1, "h|1|10", -1)}));
+  // Of two runs, or of no known run: ranks, as before.
+  EXPECT_TRUE(RanksSection({worker(0, "h|1|10", -1), worker(1, "h|2|10", -1)}));
+  EXPECT_TRUE(RanksSection({worker(0, "", -1), worker(1, "", -1)}));
+  // One run of a distributed job (`sightline record -- mpirun ...`): the ranks say so.
+  EXPECT_TRUE(RanksSection({worker(0, "h|1|10", 0), worker(1, "h|1|10", 1)}));
+  // Workers of one run that communicate (tensor parallel over NCCL): collectives to match.
+  const Trace comm = RankTrace(3, 0, 0);
+  RankProfile a = Profile(comm, 0), b = Profile(comm, 1);
+  a.run_key = b.run_key = "h|1|10";
+  EXPECT_TRUE(RanksSection({a, b}));
+}
+
+}  // namespace
+}  // namespace sightline

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "analyses/processes/run_view.h"
 #include "analyses/ranks/ranks.h"
 #include "analyses/serving/queueing.h"
 #include "analyses/serving/serving_metrics.h"
@@ -19,6 +20,9 @@ const std::vector<FindingRule>& FindingRules() {
       // Rules on whole results of other inputs (run by the pipeline).
       {"straggler", "across ranks, the others wait in collectives for one rank that arrives last",
        &RuleStraggler},
+      {"other_process_busy",
+       "the GPUs idle while a process of the run without CUDA works (front end, detokenizer)",
+       &RuleOtherProcessBusy},
       {"prefill_interference", "prefills stall the decoding requests' token gaps (ITL tail)",
        &RulePrefillInterference},
       {"ttft_queueing", "the TTFT tail is time waiting to be scheduled (request log)",
@@ -113,8 +117,8 @@ void SortFindings(std::vector<Finding>& findings) {
 }
 
 std::string_view FindingRuleInput(const FindingRule& rule) {
-  static constexpr std::array<std::string_view, 6> kInputs = {
-      "trace", "ranks", "requests", "requests", "requests+trace", "trt engine"};
+  static constexpr std::array<std::string_view, 7> kInputs = {
+      "trace", "ranks", "requests", "requests", "requests+trace", "trt engine", "run"};
   static_assert(kInputs.size() == std::variant_size_v<decltype(FindingRule::run)>);
   return kInputs[rule.run.index()];
 }

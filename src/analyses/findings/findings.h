@@ -29,6 +29,7 @@ struct ServingMetrics;    // analyses/serving/serving_metrics.h: a serving bench
 struct QueueingTail;      // analyses/serving/queueing.h: its TTFT tail's time in the queue
 struct ServingTraceJoin;  // analyses/serving/serving_trace_join.h: its token gaps on a trace
 struct TrtEngineResult;   // trt/trt_analysis.h: a TensorRT engine and its analysis
+struct RunsResult;        // analyses/processes/run_view.h: the processes of a recorded run
 
 // A rule reads one kind of data and appends the findings it makes (none when it does not fire).
 template <typename Data>
@@ -40,7 +41,8 @@ struct FindingRule {
   // The rule, by the data it reads.
   std::variant<FindingRuleFn<AnalysisContext>, FindingRuleFn<const RanksResult>,
                FindingRuleFn<const ServingMetrics>, FindingRuleFn<const QueueingTail>,
-               FindingRuleFn<const ServingTraceJoin>, FindingRuleFn<const TrtEngineResult>>
+               FindingRuleFn<const ServingTraceJoin>, FindingRuleFn<const TrtEngineResult>,
+               FindingRuleFn<const RunsResult>>
       run;
 };
 
@@ -48,7 +50,8 @@ struct FindingRule {
 // keep this order).
 const std::vector<FindingRule>& FindingRules();
 
-// The input a rule needs, in words: "trace", "ranks", "requests", "requests+trace", "trt engine".
+// The input a rule needs, in words: "trace", "ranks", "requests", "requests+trace", "trt engine",
+// "run".
 std::string_view FindingRuleInput(const FindingRule& rule);
 
 // Runs every rule that reads a trace's context; findings sorted by estimated_savings_ns, largest
@@ -94,6 +97,8 @@ Status RuleBusyButEmpty(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleIdleSmsDuringComm(AnalysisContext& context, std::vector<Finding>& out);
 // Multi-rank rule: runs once over all inputs (AnalyzeFiles), on the ranks analysis.
 Status RuleStraggler(const RanksResult& ranks, std::vector<Finding>& out);
+// Rule on the recordings of one run with its process tree (the run analysis).
+Status RuleOtherProcessBusy(const RunsResult& runs, std::vector<Finding>& out);
 // Rules on serving results (`analyze --requests`, alone or beside the serving process's trace).
 Status RulePrefillInterference(const ServingMetrics& metrics, std::vector<Finding>& out);
 Status RuleTtftQueueing(const QueueingTail& tail, std::vector<Finding>& out);

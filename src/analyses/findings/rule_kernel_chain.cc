@@ -37,6 +37,10 @@ struct ChainStats {
   DurationNs gap_ns = 0;      // summed gaps between members
   int64_t first_row = -1;     // first member of the first occurrence
   int32_t device = 0, stream = 0;
+  // Per stream, the last member of the last occurrence counted: a chain that repeats within its
+  // own length (A B A B in a run of A B A B A B) would otherwise count each kernel twice, and its
+  // kernel time would pass the trace's.
+  std::unordered_map<int64_t, int64_t> last_row;
   std::vector<FindingSpan> first;  // the first kSpans occurrences (timeline annotations)
 };
 struct StreamState {
@@ -76,6 +80,10 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
     }
     if (all_same) continue;
     ChainStats& cs = chains[key];
+    const int64_t stream_key = (int64_t{k.device[i]} << 32) | static_cast<uint32_t>(k.stream[i]);
+    const auto last = cs.last_row.find(stream_key);
+    if (last != cs.last_row.end() && s.rows[s.head % kLen] <= last->second) continue;  // overlaps
+    cs.last_row[stream_key] = static_cast<int64_t>(i);
     if (cs.count++ == 0) {
       cs.first_row = s.rows[s.head % kLen];
       cs.device = k.device[i];

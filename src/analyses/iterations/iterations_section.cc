@@ -203,8 +203,13 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
              [](const Iteration& it) { return it.gpu_busy_launched_ns; });
   add_series("gpu_busy_in_window_ns", "GPU busy within the iteration's wall time",
              [](const Iteration& it) { return it.gpu_busy_in_window_ns; });
-  if (r.default_regex) {
+  if (r.default_regex && r.method == "ranges") {
     s.notes.push_back("iterations found by name; pass --iterations REGEX to choose others");
+  } else if (r.default_regex) {
+    s.notes.push_back(fmt::format(
+        "no range names an iteration, so the steps were found by {}; pass --iterations REGEX to "
+        "take ranges instead",
+        r.method));
   }
   if (options.iteration_log.log) {
     AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log.log), top_n,

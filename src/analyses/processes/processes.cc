@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analyses/processes/cpu_spread.h"
 #include "base/file_io.h"
 #include "facts/intervals.h"
 
@@ -57,20 +58,9 @@ StatusOr<ProcessesResult> ComputeProcesses(AnalysisContext& context, const Proce
                                                       : ProcessRecording::kOtherFile;
     }
     if (busy.empty()) continue;
-    TimeNs from = p.start_ns;
-    for (size_t i = 0; i < p.cpu_end_ns.size(); ++i) {
-      const TimeNs to = p.cpu_end_ns[i];
-      const TimeNs a = std::max(from, r.span_begin_ns), b = std::min(to, r.span_end_ns);
-      if (to > from && b > a) {
-        const double per_ns =
-            static_cast<double>(p.cpu_used_ns[i]) / static_cast<double>(to - from);
-        const DurationNs in_span = b - a;
-        const DurationNs idle = in_span - BusyWithin(busy, a, b);
-        row.cpu_in_span_ns += static_cast<DurationNs>(per_ns * static_cast<double>(in_span));
-        row.cpu_while_gpu_idle_ns += static_cast<DurationNs>(per_ns * static_cast<double>(idle));
-      }
-      from = to;
-    }
+    const CpuWithin cpu = CpuOfProcessWithin(p, r.span_begin_ns, r.span_end_ns, busy);
+    row.cpu_in_span_ns = cpu.cpu_ns;
+    row.cpu_while_gpu_idle_ns = cpu.while_idle_ns;
   }
   return r;
 }

@@ -75,6 +75,7 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
   p.trace_rank = trace.source.rank;
   p.world_size = trace.source.world_size;
   p.trace_host = trace.source.host;
+  p.run_key = trace.run.key();
   for (int32_t d : context.GpuDevices()) {
     const std::vector<Interval>& busy = context.Busy(d);
     p.busy_ns += TotalLength(busy);

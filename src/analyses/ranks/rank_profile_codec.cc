@@ -6,8 +6,8 @@
 namespace sightline {
 
 namespace {
-// "SRP3": Sightline rank profile, version 3 (3: the trace's host).
-constexpr uint32_t kRankProfileMagic = 0x53525033;
+// "SRP4": Sightline rank profile, version 4 (3: the trace's host; 4: its run).
+constexpr uint32_t kRankProfileMagic = 0x53525034;
 }  // namespace
 
 std::string EncodeRankProfile(const RankProfile& p) {
@@ -18,6 +18,7 @@ std::string EncodeRankProfile(const RankProfile& p) {
   w.Put(p.trace_rank);
   w.Put(p.world_size);
   w.PutString(p.trace_host);
+  w.PutString(p.run_key);
   for (DurationNs v : {p.span_ns, p.busy_ns, p.comm_ns, p.compute_ns, p.overlap_ns}) w.Put(v);
   w.Put(p.comm_kernels);
   w.Put<uint64_t>(p.comm_names.size());
@@ -39,7 +40,7 @@ std::string EncodeRankProfile(const RankProfile& p) {
 StatusOr<RankProfile> DecodeRankProfile(const std::string& blob) {
   ByteReader r(blob);
   if (r.Get<uint32_t>() != kRankProfileMagic) {
-    return InternalError("rank profile: not a version-3 rank profile blob");
+    return InternalError("rank profile: not a version-4 rank profile blob");
   }
   RankProfile p;
   p.label = r.GetString();
@@ -47,6 +48,7 @@ StatusOr<RankProfile> DecodeRankProfile(const std::string& blob) {
   p.trace_rank = r.Get<int32_t>();
   p.world_size = r.Get<int32_t>();
   p.trace_host = r.GetString();
+  p.run_key = r.GetString();
   for (DurationNs* v : {&p.span_ns, &p.busy_ns, &p.comm_ns, &p.compute_ns, &p.overlap_ns}) {
     *v = r.Get<DurationNs>();
   }

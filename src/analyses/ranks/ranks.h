@@ -64,6 +64,10 @@ struct RankProfile {
   int32_t trace_rank = -1;  // Trace::source.rank
   int32_t world_size = 0;
   std::string trace_host;  // Trace::source.host; empty: the trace does not say
+  // The run the trace was recorded in (`sightline record`'s process tree beside it: host, start,
+  // root process); empty when unknown. Recordings of one run without rank numbers or
+  // communication are the processes of one program, not ranks (the run section shows them).
+  std::string run_key;
   // GPU time summed over the trace's devices (each device's union counted once).
   DurationNs span_ns = 0;     // Σ per device (last GPU event end − first start)
   DurationNs busy_ns = 0;     // Σ per device union of kernels and memory operations

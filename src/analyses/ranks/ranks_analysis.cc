@@ -43,6 +43,7 @@ class RanksAnalysis : public MultiTraceAnalysis {
     if (profiles_.size() < 2 && !(profiles_.size() == 1 && profiles_[0].world_size > 1)) {
       return Status::Ok();
     }
+    if (ProcessesOfOneProgram()) return Status::Ok();  // the run section shows them
     ASSIGN_OR_RETURN(RanksResult ranks, ComputeRanks(profiles_, paths_, options_));
     AddRanksSection(ranks, report);
     results.Put(std::move(ranks));  // for the straggler rule; it points into profiles_
@@ -50,6 +51,19 @@ class RanksAnalysis : public MultiTraceAnalysis {
   }
 
  private:
+  // Recordings of one run (`sightline record`'s processes of one program: a server's CUDA
+  // workers) that carry no rank number and run no communication kernel: no collective to match,
+  // no rank to name; the run analysis (analyses/processes/run_view.h) puts them side by side.
+  bool ProcessesOfOneProgram() const {
+    for (const RankProfile& p : profiles_) {
+      if (p.run_key.empty() || p.run_key != profiles_[0].run_key || p.trace_rank >= 0 ||
+          p.comm_kernels > 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   RanksOptions options_;
   std::vector<RankProfile> profiles_;
   std::vector<std::string> paths_;

@@ -32,8 +32,18 @@ StatusOr<Trace> Import(std::string_view bytes, const std::string& path, bool bes
   mapper.Finish(path, summary);
   // The run's other processes, from the launcher's process tree beside the file.
   if (const recfmt::ProcessBody* p = mapper.process(); p != nullptr && beside) {
-    builder.SetRunProcesses(
-        FindRunProcesses(path, p->start_cupti_ns - p->start_monotonic_ns, builder.diagnostics()));
+    RunOfTrace run;
+    run.trace_minus_monotonic_ns = p->start_cupti_ns - p->start_monotonic_ns;
+    run.trace_minus_monotonic_at_end_ns = run.trace_minus_monotonic_ns;
+    if (const recfmt::EndBody* e = mapper.end(); e != nullptr && e->end_monotonic_ns > 0) {
+      run.trace_minus_monotonic_at_end_ns = e->end_cupti_ns - e->end_monotonic_ns;
+      run.has_end = true;
+    }
+    run.pid = static_cast<int32_t>(p->pid);
+    std::vector<RunProcess> processes =
+        FindRunProcesses(path, run.trace_minus_monotonic_ns, builder.diagnostics(), &run);
+    if (run.known()) run.host = builder.source().host;
+    builder.SetRunProcesses(std::move(processes), std::move(run));
   }
   return builder.Finish();
 }

@@ -30,6 +30,8 @@ class RecorderMapper {
   void Finish(const std::string& path, const recfmt::ReadSummary& summary);
   // The file's process record; null when it had none.
   const recfmt::ProcessBody* process() const { return have_process_ ? &process_ : nullptr; }
+  // The file's end record; null when it had none (the process did not finish).
+  const recfmt::EndBody* end() const { return have_end_ ? &end_ : nullptr; }
 
  private:
   // One per record type (recorder_mapper.cc).

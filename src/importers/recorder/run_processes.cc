@@ -40,7 +40,8 @@ StatusOr<TimeNs> Time(int64_t mono, int64_t run_start, int64_t shift) {
 }  // namespace
 
 StatusOr<std::vector<RunProcess>> ParseRunProcesses(std::string_view json,
-                                                    int64_t monotonic_to_trace_ns) {
+                                                    int64_t monotonic_to_trace_ns,
+                                                    RunOfTrace* run) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (parser.parse(json.data(), json.size()).get(doc) != simdjson::SUCCESS) {
@@ -102,16 +103,64 @@ StatusOr<std::vector<RunProcess>> ParseRunProcesses(std::string_view json,
         p.cpu_used_ns.push_back(used);
       }
     }
+    // What the samples did not see: a process that ended between two samples (a detokenizer that
+    // worked to its last moment) has its last CPU time only in its total. It fell between the
+    // last sample and the end.
+    DurationNs sampled = 0;
+    for (DurationNs used : p.cpu_used_ns) sampled += used;
+    const TimeNs last = p.cpu_end_ns.empty() ? p.start_ns : p.cpu_end_ns.back();
+    if (p.cpu_ns > sampled && p.end_ns > last) {
+      p.cpu_end_ns.push_back(p.end_ns);
+      p.cpu_used_ns.push_back(p.cpu_ns - sampled);
+    } else if (p.cpu_ns > sampled && !p.cpu_used_ns.empty()) {
+      p.cpu_used_ns.back() += p.cpu_ns - sampled;  // the last sample is at its end
+    }
     out.push_back(std::move(p));
   }
   std::stable_sort(out.begin(), out.end(), [](const RunProcess& a, const RunProcess& b) {
     return a.start_ns < b.start_ns;
   });
+  if (run != nullptr) {
+    run->start_monotonic_ns = run_start;
+    run->end_monotonic_ns = run_end;
+    run->root_pid = out.empty() ? -1 : out.front().pid;
+  }
   return out;
 }
 
+namespace {
+
+// Whether the document at `path` names the recording `self` as a process's recording; the
+// processes when it does. A document that mentions it but cannot be read is `unreadable`.
+StatusOr<std::vector<RunProcess>> NamingDocument(const std::filesystem::path& path,
+                                                 const std::string& self,
+                                                 int64_t monotonic_to_trace_ns, RunOfTrace* run,
+                                                 bool* names) {
+  *names = false;
+  std::error_code ec;
+  const std::string name = path.filename().string();
+  if (!EndsWith(name, kSuffix) || !std::filesystem::is_regular_file(path, ec)) {
+    return std::vector<RunProcess>{};
+  }
+  if (std::filesystem::file_size(path, ec) > static_cast<uintmax_t>(kMaxCandidateBytes)) {
+    return std::vector<RunProcess>{};
+  }
+  StatusOr<std::string> text = ReadFileToString(path.string());
+  // Cheap test first: only a document that names this recording is parsed.
+  if (!text.ok() || text->find(self) == std::string::npos) return std::vector<RunProcess>{};
+  ASSIGN_OR_RETURN(std::vector<RunProcess> procs,
+                   ParseRunProcesses(*text, monotonic_to_trace_ns, run));
+  *names = std::any_of(procs.begin(), procs.end(), [&](const RunProcess& p) {
+    return !p.recording.empty() && FileNameOf(p.recording) == self;
+  });
+  return procs;
+}
+
+}  // namespace
+
 std::vector<RunProcess> FindRunProcesses(const std::string& recording_path,
-                                         int64_t monotonic_to_trace_ns, Diagnostics& diagnostics) {
+                                         int64_t monotonic_to_trace_ns, Diagnostics& diagnostics,
+                                         RunOfTrace* run) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path dir = fs::path(recording_path).parent_path();
@@ -121,25 +170,45 @@ std::vector<RunProcess> FindRunProcesses(const std::string& recording_path,
   int looked = 0;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (!EndsWith(name, kSuffix) || !it->is_regular_file(ec)) continue;
+    if (!EndsWith(name, kSuffix)) continue;
     if (++looked > kMaxCandidates) break;
-    if (it->file_size(ec) > static_cast<uintmax_t>(kMaxCandidateBytes)) continue;
-    StatusOr<std::string> text = ReadFileToString(it->path().string());
-    if (!text.ok()) continue;
-    // Cheap test first: only a document that names this recording is parsed.
-    if (text->find(self) == std::string::npos) continue;
-    StatusOr<std::vector<RunProcess>> procs = ParseRunProcesses(*text, monotonic_to_trace_ns);
+    RunOfTrace found;
+    bool names = false;
+    StatusOr<std::vector<RunProcess>> procs =
+        NamingDocument(it->path(), self, monotonic_to_trace_ns, &found, &names);
     if (!procs.ok()) {
       diagnostics.Add(DiagCode::kRecorderRunProcessesUnreadable, 1,
                       fmt::format("{}: {}", name, procs.status().message()));
       continue;
     }
-    const bool ours = std::any_of(procs->begin(), procs->end(), [&](const RunProcess& p) {
-      return !p.recording.empty() && FileNameOf(p.recording) == self;
-    });
-    if (ours) return std::move(*procs);
+    if (!names) continue;
+    if (run != nullptr) {
+      run->document = it->path().string();
+      run->start_monotonic_ns = found.start_monotonic_ns;
+      run->end_monotonic_ns = found.end_monotonic_ns;
+      run->root_pid = found.root_pid;
+    }
+    return std::move(*procs);
   }
   return {};
+}
+
+std::string ProcessTreeOf(const std::string& recording_path,
+                          const std::vector<std::string>& candidates) {
+  namespace fs = std::filesystem;
+  const std::string self(FileNameOf(recording_path));
+  std::error_code ec;
+  const fs::path dir = fs::path(recording_path).parent_path();
+  for (const std::string& c : candidates) {
+    if (!fs::equivalent(fs::path(c).parent_path().empty() ? "." : fs::path(c).parent_path(),
+                        dir.empty() ? "." : dir, ec)) {
+      continue;
+    }
+    bool names = false;
+    StatusOr<std::vector<RunProcess>> procs = NamingDocument(c, self, 0, nullptr, &names);
+    if (procs.ok() && names) return c;
+  }
+  return "";
 }
 
 }  // namespace sightline
