@@ -14,6 +14,7 @@
 #include "base/input_data.h"
 #include "importers/importer.h"
 #include "importers/torch_snapshot/pickle_reader.h"
+#include "importers/torch_snapshot/snapshot_replay.h"
 #include "importers/torch_snapshot/torch_snapshot_importer.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"
@@ -165,6 +166,15 @@ TEST(PickleReader, DamageAndCycles) {
   cyc += std::string("s.", 2);
   StatusOr<Trace> t = ImportTorchSnapshotBytes(cyc, "cycle.pickle");
   EXPECT_TRUE(t.ok() || t.status().code() == StatusCode::kInvalidInput);
+}
+
+// The history records the size asked for; the allocator counts whole blocks of 512 B multiples.
+TEST(TorchSnapshot, SizesAreRoundedAsTheAllocatorRounds) {
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(8), 512);
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(512), 512);
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(513), 1024);
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(585'728), 585'728);  // a static cache's keys
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(0), 0);
 }
 
 TEST(TorchSnapshot, SniffedAndImported) {

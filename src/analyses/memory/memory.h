@@ -3,7 +3,8 @@
 // the NVTX / annotation range that allocated them), against the device's total (headroom). From
 // nsys's --cuda-memory-usage events (CUDA allocations: a caching allocator's blocks appear as its
 // cudaMalloc calls) or PyTorch's [memory] events (tensor allocations, with the caching allocator's
-// Total Allocated and Total Reserved after each event).
+// Total Allocated and Total Reserved after each event), or a PyTorch memory snapshot, whose stacks
+// also split reserved memory by purpose (weights, KV cache, activations, CUDA graph pools, slack).
 // Input: one AnalysisContext. Units: bytes, ns. docs/analyses/memory.md.
 #pragma once
 

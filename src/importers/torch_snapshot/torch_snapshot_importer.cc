@@ -6,49 +6,34 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "base/input_limits.h"
 #include "importers/torch_snapshot/memory_purpose.h"
+#include "importers/torch_snapshot/snapshot_replay.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
 namespace {
 
+using torch_snapshot::Block;
+using torch_snapshot::Device;
+using torch_snapshot::Entry;
+using torch_snapshot::Replay;
+using torch_snapshot::Segment;
+using torch_snapshot::SegmentAt;
+
 constexpr size_t kMaxFramesScanned = 512;  // a call site is near the top of a stack
 // The parts of a call site are cut to this: a name reached through the memo a million times must
 // not be copied whole each time.
 constexpr size_t kMaxSitePart = 256;
-// The caching allocator's smallest block and its rounding (c10 CUDACachingAllocator kMinBlockSize).
-constexpr int64_t kMinBlockBytes = 512;
-
 std::string_view Cut(std::string_view s) { return s.substr(0, kMaxSitePart); }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
-
-// A request's size as the allocator rounds it (round_size without roundup_power2_divisions): the
-// history records what was asked for, torch.cuda.memory_allocated counts the blocks.
-int64_t RoundLikeAllocator(int64_t size) {
-  if (size <= 0) return size;
-  if (size < kMinBlockBytes) return kMinBlockBytes;
-  if (size > std::numeric_limits<int64_t>::max() - kMinBlockBytes) return size;
-  return (size + kMinBlockBytes - 1) / kMinBlockBytes * kMinBlockBytes;
-}
-
-// One history entry, as read.
-struct Entry {
-  enum Action { kAlloc, kFree, kFreeCompleted, kSegmentAlloc, kSegmentFree, kOom, kOther };
-  Action action = kOther;
-  uint64_t address = 0;
-  int64_t size = 0;
-  int64_t time_us = -1;
-  PickleValue frames;
-};
 
 Entry::Action ActionOf(std::string_view a) {
   if (a == "alloc") return Entry::kAlloc;
@@ -60,33 +45,6 @@ Entry::Action ActionOf(std::string_view a) {
   if (a == "snapshot") return Entry::kFreeCompleted;  // a marker: nothing changes
   return Entry::kOther;
 }
-
-// Address ranges [start, end), kept merged: the segments freed after a point of the history.
-class RangeUnion {
- public:
-  void Add(uint64_t start, uint64_t end) {
-    if (end <= start) return;
-    auto it = ranges_.upper_bound(start);
-    if (it != ranges_.begin() && std::prev(it)->second >= start) {
-      --it;
-      start = it->first;
-      end = std::max(end, it->second);
-      it = ranges_.erase(it);
-    }
-    while (it != ranges_.end() && it->first <= end) {
-      end = std::max(end, it->second);
-      it = ranges_.erase(it);
-    }
-    ranges_[start] = end;
-  }
-  bool Contains(uint64_t a) const {
-    auto it = ranges_.upper_bound(a);
-    return it != ranges_.begin() && std::prev(it)->second > a;
-  }
-
- private:
-  std::map<uint64_t, uint64_t> ranges_;
-};
 
 class Mapper {
  public:
@@ -114,27 +72,6 @@ class Mapper {
   }
 
  private:
-  // A segment at the dump: one cudaMalloc (or an expandable segment's mapped range), in the
-  // default pool or a private one (segment_pool_id other than (0, 0): a CUDA graph's or a MemPool).
-  struct Segment {
-    uint64_t address = 0;
-    int64_t size = 0;
-    bool private_pool = false;
-  };
-  // An active_allocated block at the dump.
-  struct Block {
-    uint64_t address = 0;
-    int64_t size = 0;
-    bool private_pool = false;
-    PickleValue frames;
-  };
-  struct Device {
-    int64_t allocated_at_dump = 0, reserved_at_dump = 0;
-    std::vector<Block> live_at_dump;
-    std::vector<Segment> segments;  // sorted by address before use
-    std::vector<Entry> history;
-  };
-
   Status CheckBudget() const {
     if (doc_.work <= budget_) return Status::Ok();
     return InvalidInputError(fmt::format(
@@ -266,102 +203,6 @@ class Mapper {
     return PurposeOfStack(frames_, pool);
   }
 
-  // The dump's segment that holds `address`, or nullptr.
-  static const Segment* SegmentAt(const Device& d, uint64_t address) {
-    auto it = std::upper_bound(d.segments.begin(), d.segments.end(), address,
-                               [](uint64_t a, const Segment& s) { return a < s.address; });
-    if (it == d.segments.begin()) return nullptr;
-    --it;
-    return address - it->address < static_cast<uint64_t>(it->size) ? &*it : nullptr;
-  }
-
-  // What the dump says of the history: each allocation's size as the allocator counted it, and
-  // its pool where the segment it lies in lasted to the dump; which of the dump's blocks and
-  // private-pool segments the history does not explain (they predate it).
-  struct Replay {
-    std::vector<int64_t> size;       // per entry: allocations and frees, as the allocator counts
-    std::vector<PoolHint> pool;      // per entry: where its memory lay, when the dump says
-    std::vector<size_t> pre_blocks;  // live_at_dump indices the history does not allocate
-    std::vector<size_t> pre_pools;   // segments in private pools the history does not create
-    int64_t net_alloc = 0, net_reserved = 0;
-  };
-
-  Replay ReplayHistory(const Device& d) {
-    Replay r;
-    const size_t n = d.history.size();
-    r.size.assign(n, 0);
-    r.pool.assign(n, PoolHint::kUnknown);
-    // The allocations still alive at the end of the history, by address.
-    std::unordered_map<uint64_t, size_t> live;
-    for (size_t i = 0; i < n; ++i) {
-      const Entry& e = d.history[i];
-      if (e.action == Entry::kAlloc) {
-        live[e.address] = i;
-      } else if (e.action == Entry::kFree) {
-        live.erase(e.address);
-      }
-    }
-    // The allocator counts a block's size, the history the size asked for: a block alive at the
-    // dump gives its own size; the others are rounded as the allocator rounds.
-    std::vector<char> explained(d.live_at_dump.size(), 0);
-    std::unordered_map<size_t, int64_t> block_size;  // entry index -> the dump block's size
-    for (size_t k = 0; k < d.live_at_dump.size(); ++k) {
-      auto it = live.find(d.live_at_dump[k].address);
-      if (it == live.end()) {
-        r.pre_blocks.push_back(k);
-      } else {
-        block_size[it->second] = d.live_at_dump[k].size;
-      }
-    }
-    // Whether a segment covering an entry's address is freed after it (backwards: the ranges
-    // freed later than the entry). Where none is, the entry's memory lies in the dump's segment.
-    RangeUnion freed_later;
-    for (size_t i = n; i-- > 0;) {
-      const Entry& e = d.history[i];
-      if (e.action == Entry::kSegmentFree) {
-        freed_later.Add(e.address, e.address + static_cast<uint64_t>(e.size));
-        continue;
-      }
-      if (e.action != Entry::kAlloc && e.action != Entry::kSegmentAlloc) continue;
-      if (freed_later.Contains(e.address)) continue;
-      if (const Segment* s = SegmentAt(d, e.address)) {
-        r.pool[i] = s->private_pool ? PoolHint::kPrivate : PoolHint::kDefault;
-      }
-    }
-    std::unordered_map<uint64_t, int64_t> sizes;  // allocated address -> counted size
-    for (size_t i = 0; i < n; ++i) {
-      const Entry& e = d.history[i];
-      if (e.action == Entry::kAlloc) {
-        auto b = block_size.find(i);
-        r.size[i] = b != block_size.end() ? b->second : RoundLikeAllocator(e.size);
-        sizes[e.address] = r.size[i];
-        r.net_alloc += r.size[i];
-      } else if (e.action == Entry::kFree) {
-        auto it = sizes.find(e.address);
-        r.size[i] = it != sizes.end() ? it->second : RoundLikeAllocator(e.size);
-        if (it != sizes.end()) sizes.erase(it);
-        r.net_alloc -= r.size[i];
-      } else if (e.action == Entry::kSegmentAlloc) {
-        r.size[i] = e.size;
-        r.net_reserved += e.size;
-      } else if (e.action == Entry::kSegmentFree) {
-        r.size[i] = e.size;
-        r.net_reserved -= e.size;
-      }
-    }
-    // A private pool's segment that no segment_alloc / segment_map of the history lies in was
-    // there before the history began.
-    std::vector<char> created(d.segments.size(), 0);
-    for (const Entry& e : d.history) {
-      if (e.action != Entry::kSegmentAlloc) continue;
-      if (const Segment* s = SegmentAt(d, e.address)) created[s - d.segments.data()] = 1;
-    }
-    for (size_t k = 0; k < d.segments.size(); ++k) {
-      if (d.segments[k].private_pool && !created[k]) r.pre_pools.push_back(k);
-    }
-    return r;
-  }
-
   // Rows for the state before the history (or, without one, the dump's private pools): each
   // private pool's segment (reserved rises; a totals-only anchor first), then each block the
   // history does not explain (allocated rises), all marked as predating the events and placed
@@ -444,7 +285,7 @@ class Mapper {
         }
         continue;
       }
-      const Replay rep = ReplayHistory(d);
+      const Replay rep = torch_snapshot::ReplayHistory(d);
       // The totals before the history: the dump's, less the history's net change.
       int64_t allocated = d.allocated_at_dump - rep.net_alloc;
       int64_t reserved = d.reserved_at_dump - rep.net_reserved;
