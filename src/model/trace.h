@@ -87,6 +87,17 @@ enum class MemOpKind : uint8_t { kHtoD, kDtoH, kDtoD, kHtoH, kPtoP, kMemset, kOt
 enum class MemoryKind : uint8_t { kUnknown, kPageable, kPinned, kDevice, kArray, kManaged };
 const char* MemOpKindName(MemOpKind kind);    // "HtoD", "memset", ...
 const char* MemoryKindName(MemoryKind kind);  // "pageable", "pinned", ...
+// What an allocation is for, where its source says (a PyTorch memory snapshot's allocating
+// stacks: importers/torch_snapshot/memory_purpose.h; docs/analyses/memory.md, "Memory by
+// purpose"): kOther = a stack that no rule names, kUnknown = no stack.
+enum class MemoryPurpose : uint8_t {
+  kUnknown,
+  kWeights,
+  kKvCache,
+  kActivations,  // and workspace
+  kCudaGraphPool,
+  kOther
+};
 
 // GPU memory operations: copies and sets.
 struct MemOpTable {
@@ -195,7 +206,10 @@ struct RangeTable {
 // tensor allocations instead, with the allocator's totals after each event: `total_allocated`
 // and `total_reserved` (-1 where the source has none, as in nsys), and the allocating thread.
 // A PyTorch memory snapshot gives the same totals, the allocating call site as `name`, and
-// totals-only rows (bytes 0, address 0) where the allocator's reserved memory changes.
+// totals-only rows (bytes 0, address 0) where the allocator's reserved memory changes; its stacks
+// give each allocation's `purpose` (and a CUDA graph pool's segment rows theirs), and rows
+// marked `predates` carry the state before its history: blocks alive at the dump that the history
+// does not explain, placed at the device's first event.
 struct MemoryEventTable {
   std::vector<TimeNs> time_ns;
   std::vector<int32_t> device, pid;
@@ -212,6 +226,8 @@ struct MemoryEventTable {
   std::vector<uint64_t> pool;
   std::vector<int64_t> pool_size;
   std::vector<StringId> source;  // the library that asked for it (libnccl.so.2); empty unknown
+  std::vector<MemoryPurpose> purpose;  // kUnknown where the source has no stacks
+  std::vector<uint8_t> predates;       // 1: allocated before the events (known from a state dump)
 
   template <typename F>
   void ForEachColumn(F&& f) {
@@ -229,6 +245,8 @@ struct MemoryEventTable {
     f(pool);
     f(pool_size);
     f(source);
+    f(purpose);
+    f(predates);
   }
   size_t size() const { return time_ns.size(); }
 };

@@ -256,6 +256,8 @@ void TraceBuilder::AddMemoryEvent(const MemoryEventRow& row) {
   m.pool.push_back(row.pool);
   m.pool_size.push_back(row.pool_size);
   m.source.push_back(row.source);
+  m.purpose.push_back(row.purpose);
+  m.predates.push_back(row.predates ? 1 : 0);
 }
 
 void TraceBuilder::AddCounter(TimeNs time_ns, int32_t device, StringId name, double value) {

@@ -102,6 +102,8 @@ class TraceBuilder {
     uint64_t pool = 0;       // the stream-ordered pool's base address; 0 none
     int64_t pool_size = -1;  // that pool's size after the event; -1 unknown
     StringId source;         // the library that asked for it
+    MemoryPurpose purpose = MemoryPurpose::kUnknown;
+    bool predates = false;  // allocated before the events: a state dump's, at the first event
   };
   void AddMemoryEvent(const MemoryEventRow& row);
   void AddDevice(const DeviceInfo& device);  // a second device with the same id replaces the first

@@ -11,8 +11,10 @@
 
 #include "analyses/memory/memory.h"
 #include "base/file_io.h"
+#include "base/input_data.h"
 #include "importers/importer.h"
 #include "importers/torch_snapshot/pickle_reader.h"
+#include "importers/torch_snapshot/snapshot_replay.h"
 #include "importers/torch_snapshot/torch_snapshot_importer.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"
@@ -166,12 +168,22 @@ TEST(PickleReader, DamageAndCycles) {
   EXPECT_TRUE(t.ok() || t.status().code() == StatusCode::kInvalidInput);
 }
 
+// The history records the size asked for; the allocator counts whole blocks of 512 B multiples.
+TEST(TorchSnapshot, SizesAreRoundedAsTheAllocatorRounds) {
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(8), 512);
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(512), 512);
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(513), 1024);
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(585'728), 585'728);  // a static cache's keys
+  EXPECT_EQ(torch_snapshot::RoundLikeAllocator(0), 0);
+}
+
 TEST(TorchSnapshot, SniffedAndImported) {
   StatusOr<Trace> t = ImportTrace(DataPath("history.pickle"));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->source.format, "torch-memory-snapshot");
-  // 3 allocations, 2 frees (free_requested), 3 segment changes; free_completed adds nothing.
-  EXPECT_EQ(t->memory_events.size(), 8u);
+  // 3 allocations, 2 frees (free_requested), 3 segment changes; free_completed adds nothing; and
+  // segment C's block from before the history (alive at the dump, never allocated in it).
+  EXPECT_EQ(t->memory_events.size(), 9u);
   EXPECT_EQ(DiagCount(*t, "torch_snapshot_oom"), 1);
   EXPECT_EQ(DiagCount(*t, "torch_snapshot_entry_unusable"), 1);  // the unknown "teleport"
   EXPECT_EQ(DiagCount(*t, "torch_snapshot_totals_inconsistent"), 0);
@@ -187,8 +199,11 @@ TEST(TorchSnapshot, PeakReservedAndCallSites) {
   EXPECT_TRUE(d.allocator_totals);
   EXPECT_EQ(d.allocations, 3);
   EXPECT_EQ(d.frees, 2);
-  // 1 MiB allocated before the history (the dump's 17 MiB - the history's net 16 MiB).
-  EXPECT_EQ(d.before_bytes, 1 * kMiB);
+  // 1 MiB allocated before the history (the dump's 17 MiB - the history's net 16 MiB): the dump's
+  // block in segment C, which the history never allocates, with its own frames; nothing else.
+  EXPECT_EQ(d.predating_allocations, 1);
+  EXPECT_EQ(d.predating_bytes, 1 * kMiB);
+  EXPECT_EQ(d.before_bytes, 0);
   EXPECT_EQ(d.peak_bytes, 17 * kMiB + kMiB / 2);
   EXPECT_EQ(d.peak_ns - t->memory_events.time_ns.front(), 6'000);  // 6 us after the first entry
   EXPECT_EQ(d.reserved_at_peak_bytes, 24 * kMiB);
@@ -196,12 +211,13 @@ TEST(TorchSnapshot, PeakReservedAndCallSites) {
   EXPECT_EQ(d.first_reserved_bytes, 4 * kMiB);
   EXPECT_EQ(d.end_reserved_bytes, 22 * kMiB);  // the dump's segments
   EXPECT_EQ(d.end_bytes, 17 * kMiB);           // the dump's active_allocated blocks
-  EXPECT_EQ(d.at_peak_count, 2);
-  EXPECT_EQ(d.at_peak_bytes, 16 * kMiB + kMiB / 2);
+  EXPECT_EQ(d.at_peak_count, 3);
+  EXPECT_EQ(d.at_peak_bytes, d.peak_bytes);  // all of the peak is explained
   ASSERT_EQ(d.by_site.size(), 2u);
   EXPECT_EQ(d.by_site[0].name, "aten::mm @ model.py:60 forward");  // torch/nn/functional.py skipped
   EXPECT_EQ(d.by_site[0].bytes, 16 * kMiB);
   EXPECT_EQ(d.by_site[1].name, "aten::empty_memory_format @ model.py:50 forward");
+  EXPECT_EQ(d.by_site[1].bytes, kMiB + kMiB / 2);  // the 512 KiB of the history and C's 1 MiB
   EXPECT_TRUE(d.by_op.empty());
 }
 
@@ -280,6 +296,160 @@ TEST(TorchSnapshot, H200RecordingsMatchTorchCounters) {
     EXPECT_EQ(d.by_site[2].name, "aten::mm @ t.py:6 <module>");
     EXPECT_EQ(d.by_site[2].bytes, 32 * kMiB);
   }
+}
+
+// The snapshots of examples/programs/hf_generate.py --snapshot on an H200 (PyTorch 2.11,
+// transformers 5.17; Llama shape, 4 layers, batch 4, prompt 128, one generate() of 16 new tokens),
+// each with its history from before the model was built and a copy whose history starts at the
+// first generate() call (tests/data/torch_snapshot/make_hf_samples.py).
+struct HfSnapshot {
+  std::string truth;
+  Trace trace;
+  DeviceMemory d;
+};
+
+HfSnapshot LoadHf(const std::string& mode, bool late) {
+  HfSnapshot h;
+  h.truth = ReadData("hf_" + mode + "_h200.truth.json");
+  h.trace = testing::ValueOrDie(
+      ImportTrace(DataPath("hf_" + mode + "_h200" + (late ? "_late" : "") + ".pickle.gz")));
+  MemoryResult r = testing::ValueOrDie(ComputeMemory(*Ctx(h.trace), {}));
+  if (r.devices.size() == 1) h.d = r.devices[0];
+  return h;
+}
+
+int64_t Sum(const PurposeSplit& s) {
+  int64_t sum = 0;
+  for (const PurposeRow& r : s.rows) sum += r.bytes;
+  return sum;
+}
+
+// Σ total_size of a snapshot's segments in private pools (segment_pool_id other than (0, 0)), read
+// from the pickle itself.
+int64_t PrivatePoolBytes(const std::string& name) {
+  const std::string bytes = testing::ValueOrDie(ReadInput(DataPath(name)));
+  const PickleDoc doc = testing::ValueOrDie(ReadPlainPickle(bytes));
+  int64_t sum = 0;
+  for (const PickleValue& seg : *doc.List(*doc.Get(doc.root, "segments"))) {
+    int64_t size = 0;
+    bool private_pool = false;
+    for (const PickleValue& part : *doc.List(*doc.Get(seg, "segment_pool_id"))) {
+      private_pool |= part.i != 0;
+    }
+    if (private_pool && doc.GetInt(seg, "total_size", &size)) sum += size;
+  }
+  return sum;
+}
+
+// What the history does not explain comes from the dump's blocks; memory by purpose, at the peak
+// and at the dump, adds up to reserved, with nothing left unknown.
+TEST(TorchSnapshot, HfGenerateMemoryByPurpose) {
+  for (const std::string mode : {"eager", "static"}) {
+    const HfSnapshot full = LoadHf(mode, false);
+    const HfSnapshot late_copy = LoadHf(mode, true);
+    for (const bool late : {false, true}) {
+      SCOPED_TRACE(mode + (late ? " late" : ""));
+      const HfSnapshot& h = late ? late_copy : full;
+      EXPECT_TRUE(h.trace.diagnostics.items().empty());
+      const DeviceMemory& d = h.d;
+      ASSERT_EQ(d.purpose_at_peak.rows.size(), size_t{kPurposeRows});
+      ASSERT_EQ(d.purpose_at_end.rows.size(), size_t{kPurposeRows});
+      // The rows add up to what the allocator reserved then.
+      EXPECT_EQ(Sum(d.purpose_at_peak), d.reserved_at_peak_bytes);
+      EXPECT_EQ(Sum(d.purpose_at_end), d.end_reserved_bytes);
+      // Nothing is left unexplained: every allocated byte is a history entry or a dump block
+      // with a stack (the history's requested sizes are counted as the allocator's blocks).
+      EXPECT_EQ(d.before_bytes, 0);
+      EXPECT_EQ(d.purpose_at_peak.rows[kPurposeUnknown].bytes, 0);
+      EXPECT_EQ(d.purpose_at_end.rows[kPurposeUnknown].bytes, 0);
+      // Weights at the dump: the parameters (param_bytes) and the rotary embedding's two small
+      // buffers, each tensor rounded up to the allocator's 512 B blocks: between param_bytes and
+      // param_bytes + 512 B per weight allocation.
+      const PurposeRow& w = d.purpose_at_end.rows[kPurposeWeights];
+      const int64_t params = TruthValue(h.truth, "param_bytes");
+      ASSERT_GT(params, 0);
+      EXPECT_GE(w.bytes, params);
+      EXPECT_LT(w.bytes, params + 512 * w.allocations);
+      EXPECT_EQ(w.site, "aten::empty_strided @ modeling_utils.py:3706 to");  // model.to(bf16)
+      if (late) {
+        // The weights were allocated before the history began: the dump's blocks explain them,
+        // and they are in the peak's split, which the history alone left "already allocated".
+        EXPECT_GE(d.predating_bytes, w.bytes);
+        EXPECT_EQ(d.purpose_at_peak.rows[kPurposeWeights].bytes, w.bytes);
+      } else {
+        EXPECT_EQ(d.predating_allocations, 0);
+      }
+      // The state at the dump does not depend on where the history began.
+      for (int k = 0; k < kPurposeRows; ++k) {
+        EXPECT_EQ(d.purpose_at_end.rows[k].bytes, full.d.purpose_at_end.rows[k].bytes) << k;
+      }
+      const PurposeRow& kv_peak = d.purpose_at_peak.rows[kPurposeKvCache];
+      const PurposeRow& graph_end = d.purpose_at_end.rows[kPurposeGraphPools];
+      // generate() drops its cache when it returns: none at the dump.
+      EXPECT_EQ(d.purpose_at_end.rows[kPurposeKvCache].bytes, 0);
+      if (mode == "static") {
+        // The static cache: keys and values of every layer for max_cache_len positions.
+        // transformers makes it max_length - 1 = prompt + new_tokens - 1 long (the last token is
+        // never attended to); the program's kv_bytes assumes prompt + new_tokens, so the cache is
+        // kv_bytes * (P + N - 1) / (P + N). Each of its allocations is at most one 512 B block
+        // above what its tensor needs (the keys and values are whole blocks; the cache's small
+        // per-layer tensor takes one block).
+        const int64_t positions = TruthValue(h.truth, "prompt") + TruthValue(h.truth, "new_tokens");
+        const int64_t cache = TruthValue(h.truth, "kv_bytes") * (positions - 1) / positions;
+        EXPECT_GE(kv_peak.max_bytes, cache);
+        EXPECT_LT(kv_peak.max_bytes, cache + 512 * 4 * TruthValue(h.truth, "layers"));
+        if (late) {  // the peak is in the generate() call: the cache is in it
+          EXPECT_GE(kv_peak.bytes, cache);
+          EXPECT_LT(kv_peak.bytes, cache + 512 * kv_peak.allocations);
+          EXPECT_EQ(kv_peak.site,
+                    "aten::empty_memory_format @ cache_utils.py:434 lazy_initialization");
+        } else {  // the peak is the model's build (fp32, then bf16): no cache yet
+          EXPECT_EQ(kv_peak.bytes, 0);
+        }
+        // The CUDA graph pool (segment_pool_id (0, 1)) holds its segments at the dump, nothing
+        // allocated in them: all of it is the pool's, none is slack.
+        EXPECT_GT(graph_end.bytes, 0);
+        EXPECT_EQ(graph_end.bytes, PrivatePoolBytes("hf_static_h200.pickle.gz"));
+        EXPECT_GE(d.purpose_at_peak.rows[kPurposeGraphPools].max_bytes, graph_end.bytes);
+      } else {
+        // The dynamic cache grows by concatenation: at its largest it holds the final cache
+        // (kv_bytes: prompt + new_tokens - 1 positions) and, for a moment, one layer's old keys.
+        EXPECT_GE(kv_peak.max_bytes, TruthValue(h.truth, "kv_bytes"));
+        EXPECT_LT(kv_peak.max_bytes, TruthValue(h.truth, "kv_bytes") * 5 / 4);
+        EXPECT_EQ(graph_end.bytes, 0);
+        EXPECT_EQ(d.purpose_at_peak.rows[kPurposeGraphPools].max_bytes, 0);
+        // cuBLAS's 32 MiB workspace, made at the first matmul (in the rotary embedding's forward)
+        // and kept: the only activation alive at the dump.
+        EXPECT_EQ(d.purpose_at_end.rows[kPurposeActivations].bytes, 32 * kMiB);
+      }
+    }
+  }
+}
+
+// The shipped snapshots name no machine: the program's checkout and Inductor's per-user cache
+// directory were rewritten (make_hf_samples.py); library paths stay.
+TEST(TorchSnapshot, ShippedSnapshotsHoldNoIdentity) {
+  for (const std::string name :
+       {"hf_eager_h200.pickle.gz", "hf_eager_h200_late.pickle.gz", "hf_static_h200.pickle.gz",
+        "hf_static_h200_late.pickle.gz", "h200_plain.pickle", "h200_exp.pickle"}) {
+    SCOPED_TRACE(name);
+    const std::string bytes = testing::ValueOrDie(ReadInput(DataPath(name)));
+    const PickleDoc doc = testing::ValueOrDie(ReadPlainPickle(bytes));
+    EXPECT_GT(doc.strings.size(), 10u);
+    for (const std::string& str : doc.strings) {
+      for (std::string_view bad : {"/work/", "/root/", "/Users/", "torchinductor_root", "/home/"}) {
+        EXPECT_EQ(str.find(bad), std::string::npos) << str;
+      }
+    }
+  }
+}
+
+TEST(TorchSnapshot, CliReadsGzippedSnapshots) {
+  testing::CliResult r =
+      testing::RunSightline("analyze --format json " + DataPath("hf_static_h200_late.pickle.gz"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"purpose_at_end_device_0\""), std::string::npos);
+  EXPECT_NE(r.out.find("CUDA graph pools"), std::string::npos);
 }
 
 TEST(TorchSnapshotShared, Torch211Snapshot) {

@@ -51,6 +51,10 @@ const GoldenCase kCases[] = {
     {"trt_mobilenet_v2_residuals_qat",
      "trt/mobilenet/mobilenet_v2_residuals.qat.onnx.engine.graph.json", true},
     {"torch_snapshot_history", "tests/data/torch_snapshot/history.pickle", false},
+    // transformers generate() with a static cache (compiled, a CUDA graph pool) on an H200, the
+    // allocator's history starting after the model was built: the weights come from the dump.
+    {"torch_snapshot_hf_static_h200_late",
+     "tests/data/torch_snapshot/hf_static_h200_late.pickle.gz", false},
     // GPU memory with NCCL, static memory, cudaMalloc and two stream-ordered pools (H200):
     // `sightline record --cuda-memory-usage` and nsys --cuda-memory-usage=true of one program.
     {"recorder_memory_app_h200", "tests/data/recorder/memory_app_h200.slrec", false},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 
@@ -55,6 +56,79 @@ std::vector<MemoryPoint> Thin(std::vector<MemoryPoint> points, size_t max_points
   return out;
 }
 
+// The purpose row of an allocation's MemoryPurpose.
+int RowOf(MemoryPurpose p) {
+  switch (p) {
+    case MemoryPurpose::kWeights:
+      return kPurposeWeights;
+    case MemoryPurpose::kKvCache:
+      return kPurposeKvCache;
+    case MemoryPurpose::kActivations:
+      return kPurposeActivations;
+    case MemoryPurpose::kCudaGraphPool:
+      return kPurposeGraphPools;
+    case MemoryPurpose::kOther:
+      return kPurposeOther;
+    case MemoryPurpose::kUnknown:
+      break;
+  }
+  return kPurposeUnknown;
+}
+
+using PurposeBytes = std::array<int64_t, kPurposeRows>;
+
+// Reserved memory split by purpose (docs/metrics.md, "Memory by purpose"): `live` holds the live
+// allocations' bytes by row; what the allocator counts beyond them is unknown; the graph pools'
+// segments hold what is allocated in them plus their free space, which is not slack.
+PurposeBytes Split(const PurposeBytes& live, int64_t allocated, int64_t reserved,
+                   int64_t graph_reserved) {
+  PurposeBytes v = live;
+  int64_t seen = 0;
+  for (int k = 0; k < kPurposeSlack; ++k) seen = SaturatingAdd(seen, live[k]);
+  v[kPurposeUnknown] = SaturatingAdd(live[kPurposeUnknown], std::max<int64_t>(allocated - seen, 0));
+  const int64_t free_bytes = reserved >= 0 ? std::max<int64_t>(reserved - allocated, 0) : 0;
+  const int64_t graph_free =
+      std::clamp<int64_t>(graph_reserved - live[kPurposeGraphPools], 0, free_bytes);
+  v[kPurposeGraphPools] = SaturatingAdd(live[kPurposeGraphPools], graph_free);
+  v[kPurposeSlack] = free_bytes - graph_free;
+  return v;
+}
+
+// The rows of a PurposeSplit from the bytes by purpose and the live allocations then (rows of
+// the memory events): their count and the call site holding the most, per purpose.
+PurposeSplit MakeSplit(const Trace& trace, const std::vector<size_t>& live_rows,
+                       const PurposeBytes& bytes, const PurposeBytes& max_bytes,
+                       const std::array<TimeNs, kPurposeRows>& max_ns, TimeNs time_ns,
+                       int64_t reserved) {
+  const MemoryEventTable& m = trace.memory_events;
+  PurposeSplit split;
+  split.time_ns = time_ns;
+  split.reserved_bytes = reserved;
+  std::array<std::map<std::string_view, int64_t>, kPurposeRows> sites;
+  std::array<int64_t, kPurposeRows> count{};
+  for (size_t row : live_rows) {
+    const int k = RowOf(m.purpose[row]);
+    ++count[k];
+    int64_t& b = sites[k][trace.str(m.name[row])];
+    b = SaturatingAdd(b, m.bytes[row]);
+  }
+  for (int k = 0; k < kPurposeRows; ++k) {
+    PurposeRow& r = split.rows.emplace_back();
+    r.purpose = PurposeLabel(k);
+    r.allocations = count[k];
+    r.bytes = bytes[k];
+    r.max_bytes = max_bytes[k];
+    r.max_ns = max_ns[k];
+    for (const auto& [site, b] : sites[k]) {
+      if (b > r.site_bytes) {
+        r.site_bytes = b;
+        r.site = site.empty() ? "(unknown)" : std::string(site);
+      }
+    }
+  }
+  return split;
+}
+
 // A row that allocates nothing: it carries only an allocator's new totals (a PyTorch snapshot's
 // segment_alloc/free) or a pool's new size (created, trimmed, destroyed).
 bool StateOnly(const MemoryEventTable& m, size_t i) {
@@ -62,6 +136,13 @@ bool StateOnly(const MemoryEventTable& m, size_t i) {
 }
 
 }  // namespace
+
+const char* PurposeLabel(int row) {
+  static constexpr const char* kLabels[kPurposeRows] = {
+      "weights", "KV cache", "activations & workspace", "CUDA graph pools",
+      "other",   "unknown",  "allocator slack"};
+  return row >= 0 && row < kPurposeRows ? kLabels[row] : "";
+}
 
 StatusOr<const MemoryResult*> CachedMemory(AnalysisContext& context) {
   return context.results().Get<MemoryResult>(
@@ -102,6 +183,18 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     std::map<uint64_t, MemoryPool> pools;
     std::map<uint64_t, int64_t> pool_used;
     bool has_pools = false;
+    // By purpose (only when some event carries one): live bytes per row, the graph pools'
+    // reserved segments, the most each row held and when, and the split at the peak.
+    bool purposes = false;
+    bool seen_event = false;  // a row that is not a predating one
+    PurposeBytes live_purpose{};
+    int64_t graph_reserved = 0;
+    PurposeBytes max_purpose{};
+    std::array<TimeNs, kPurposeRows> max_purpose_ns{};
+    PurposeBytes peak_purpose{};
+    // The last row that predates the events: the rows before it build the state before the
+    // events one allocation at a time, so only from it on is the state a real moment's.
+    int64_t last_predating_row = -1;
   };
   // Pinned and pageable allocations are host memory (nsys reports cudaHostAlloc & co. on the
   // device's context): they take no device memory.
@@ -121,6 +214,8 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     State& s = devices[m.device[i]];
     s.all_totals &= m.total_allocated[i] >= 0;
     s.has_pools |= m.pool[i] != 0;
+    s.purposes |= m.purpose[i] != MemoryPurpose::kUnknown;
+    if (m.predates[i] != 0) s.last_predating_row = static_cast<int64_t>(i);
   }
   for (size_t i = 0; i < m.size(); ++i) {
     if (host(i)) continue;
@@ -128,13 +223,22 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     DeviceMemory& d = s.d;
     d.device = m.device[i];
     d.allocator_totals = s.all_totals;
+    const bool predates = m.predates[i] != 0;
+    const int64_t reserved_before = s.reserved;
     if (StateOnly(m, i)) {
       // the allocator's reserved memory changed; no allocation
     } else if (m.bytes[i] >= 0) {
-      ++d.allocations;
-      d.allocated_bytes = SaturatingAdd(d.allocated_bytes, m.bytes[i]);
+      if (predates) {
+        ++d.predating_allocations;
+        d.predating_bytes = SaturatingAdd(d.predating_bytes, m.bytes[i]);
+      } else {
+        ++d.allocations;
+        d.allocated_bytes = SaturatingAdd(d.allocated_bytes, m.bytes[i]);
+      }
       s.current = SaturatingAdd(s.current, m.bytes[i]);
       s.live[m.address[i]] = i;
+      int64_t& p = s.live_purpose[RowOf(m.purpose[i])];
+      p = SaturatingAdd(p, m.bytes[i]);
       if (m.pool[i] != 0) {
         MemoryPool& p = s.pools[m.pool[i]];
         ++p.allocations;
@@ -150,6 +254,8 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       } else {
         const size_t from = it->second;
         s.current = SaturatingAdd(s.current, -m.bytes[from]);
+        int64_t& p = s.live_purpose[RowOf(m.purpose[from])];
+        p = SaturatingAdd(p, -m.bytes[from]);
         if (m.pool[from] != 0) {
           int64_t& used = s.pool_used[m.pool[from]];
           used = SaturatingAdd(used, -m.bytes[from]);
@@ -182,18 +288,39 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       }
       s.reserved = held;
     }
+    // A CUDA graph pool's segment made or freed (a snapshot's segment row of that purpose).
+    if (StateOnly(m, i) && m.purpose[i] == MemoryPurpose::kCudaGraphPool && reserved_before >= 0 &&
+        s.reserved >= 0) {
+      s.graph_reserved = SaturatingAdd(s.graph_reserved, s.reserved - reserved_before);
+    }
     if (!s.seen) {
       s.seen = true;
+      // Memory allocated before the first event that no event explains.
       if (d.allocator_totals)
         d.before_bytes = std::max<int64_t>(0, m.total_allocated[i] - m.bytes[i]);
-      d.first_reserved_bytes = s.reserved;
+    }
+    if (!predates && !s.seen_event) {
+      s.seen_event = true;
+      d.first_reserved_bytes = s.reserved;  // growth is measured over the events themselves
     }
     const int64_t value = d.allocator_totals ? m.total_allocated[i] : s.current;
-    if (value > d.peak_bytes) {
+    PurposeBytes split{};
+    const bool settled = !predates || static_cast<int64_t>(i) == s.last_predating_row;
+    if (s.purposes && settled) {
+      split = Split(s.live_purpose, value, s.reserved, s.graph_reserved);
+      for (int k = 0; k < kPurposeRows; ++k) {
+        if (split[k] > s.max_purpose[k]) {
+          s.max_purpose[k] = split[k];
+          s.max_purpose_ns[k] = m.time_ns[i];
+        }
+      }
+    }
+    if (settled && value > d.peak_bytes) {  // a moment, not a step of the state before it
       d.peak_bytes = value;
       d.peak_ns = m.time_ns[i];
       d.reserved_at_peak_bytes = s.reserved;
       s.peak_row = static_cast<int64_t>(i);
+      s.peak_purpose = split;
     }
     if (s.reserved > d.max_reserved_bytes) {
       d.max_reserved_bytes = s.reserved;
@@ -269,7 +396,23 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       a.op = std::move(op);
       a.range = std::move(range);
       a.source = std::string(source);
+      if (s.purposes) a.purpose = PurposeLabel(RowOf(m.purpose[row]));
       a.pooled = m.pool[row] != 0;
+      a.predates = m.predates[row] != 0;
+    }
+    if (s.purposes) {
+      const auto held = [](int64_t reserved, int64_t allocated) {
+        return reserved >= 0 ? reserved : allocated;
+      };
+      d.purpose_at_peak = MakeSplit(trace, rows, s.peak_purpose, s.max_purpose, s.max_purpose_ns,
+                                    d.peak_ns, held(d.reserved_at_peak_bytes, d.peak_bytes));
+      std::vector<size_t> end_rows;
+      for (const auto& [addr, row] : s.live) end_rows.push_back(row);
+      const PurposeBytes end =
+          Split(s.live_purpose, d.end_bytes, d.end_reserved_bytes, s.graph_reserved);
+      d.purpose_at_end = MakeSplit(trace, end_rows, end, s.max_purpose, s.max_purpose_ns,
+                                   d.timeline.empty() ? 0 : d.timeline.back().time_ns,
+                                   held(d.end_reserved_bytes, d.end_bytes));
     }
     if (any_source) d.by_source = Group(sources, options.top_groups);
     for (auto& [address, p] : s.pools) d.pools.push_back(p);

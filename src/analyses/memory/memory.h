@@ -3,7 +3,8 @@
 // the NVTX / annotation range that allocated them), against the device's total (headroom). From
 // nsys's --cuda-memory-usage events (CUDA allocations: a caching allocator's blocks appear as its
 // cudaMalloc calls) or PyTorch's [memory] events (tensor allocations, with the caching allocator's
-// Total Allocated and Total Reserved after each event).
+// Total Allocated and Total Reserved after each event), or a PyTorch memory snapshot, whose stacks
+// also split reserved memory by purpose (weights, KV cache, activations, CUDA graph pools, slack).
 // Input: one AnalysisContext. Units: bytes, ns. docs/analyses/memory.md.
 #pragma once
 
@@ -27,11 +28,43 @@ struct LiveAllocation {
   int64_t bytes = 0;
   TimeNs time_ns = 0;  // when it was allocated
   MemoryKind kind = MemoryKind::kUnknown;
-  std::string what;     // the allocating API call ("cudaMalloc") or the static symbol
-  std::string op;       // the innermost op / range on the allocating thread; "" unknown
-  std::string range;    // the innermost NVTX range or annotation around it; "" none
-  std::string source;   // the library that asked for it (recorder); "" unknown
-  bool pooled = false;  // from a stream-ordered pool (cudaMallocAsync)
+  std::string what;       // the allocating API call ("cudaMalloc") or the static symbol
+  std::string op;         // the innermost op / range on the allocating thread; "" unknown
+  std::string range;      // the innermost NVTX range or annotation around it; "" none
+  std::string source;     // the library that asked for it (recorder); "" unknown
+  std::string purpose;    // what it is for (PurposeLabel), where the events say; "" unknown
+  bool pooled = false;    // from a stream-ordered pool (cudaMallocAsync)
+  bool predates = false;  // allocated before the events (known from a snapshot's dump): no time
+};
+
+// Memory by purpose at one moment (docs/metrics.md, "Memory by purpose"): the allocator's
+// reserved memory split so that the rows add up to it, in this order, none dropped.
+enum PurposeRowIndex : int {
+  kPurposeWeights,
+  kPurposeKvCache,
+  kPurposeActivations,
+  kPurposeGraphPools,
+  kPurposeOther,
+  kPurposeUnknown,
+  kPurposeSlack,
+  kPurposeRows
+};
+const char* PurposeLabel(int row);  // "weights", "KV cache", ..., "allocator slack"
+
+struct PurposeRow {
+  std::string purpose;      // PurposeLabel
+  int64_t allocations = 0;  // live allocations of this purpose (none for slack)
+  int64_t bytes = 0;
+  std::string site;  // the call site holding the most of it ("" none; "(unknown)" unnamed)
+  int64_t site_bytes = 0;
+  int64_t max_bytes = 0;  // the most at any moment of the events, and when
+  TimeNs max_ns = 0;
+};
+
+struct PurposeSplit {
+  TimeNs time_ns = 0;
+  int64_t reserved_bytes = 0;    // what the rows add up to (allocated where reserved is unknown)
+  std::vector<PurposeRow> rows;  // kPurposeRows of them; empty when the events say no purpose
 };
 
 // A stream-ordered memory pool (cudaMallocAsync's default pool or one of cudaMemPoolCreate) seen
@@ -93,6 +126,12 @@ struct DeviceMemory {
   // the pools' sizes plus the live allocations from no pool.
   std::vector<MemoryPool> pools;
   std::vector<MemoryPoint> timeline;
+  // Allocations that predate the events (a snapshot's blocks alive at the dump that its history
+  // does not explain): in the live tables, not in `allocations` or `allocated_bytes`.
+  int64_t predating_allocations = 0, predating_bytes = 0;
+  // By purpose, where the events carry one (a PyTorch memory snapshot's stacks): at the peak and
+  // after the last event (a snapshot: at the dump).
+  PurposeSplit purpose_at_peak, purpose_at_end;
 };
 
 struct MemoryResult {

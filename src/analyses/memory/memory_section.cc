@@ -26,6 +26,41 @@ void AddGroupTable(Section& s, const DeviceMemory& d, const std::vector<Allocati
   }
 }
 
+// Memory by purpose at one moment; `with_max` adds the most each purpose held at any moment.
+void AddPurposeTable(Section& s, const DeviceMemory& d, const PurposeSplit& split,
+                     const char* moment_key, const std::string& moment, bool with_max) {
+  if (split.rows.empty()) return;
+  std::vector<Column> columns = {{"purpose", "purpose", Unit::kText},
+                                 {"allocations", "allocations", Unit::kCount},
+                                 {"bytes", "size", Unit::kBytes},
+                                 {"share_pct", "of reserved", Unit::kPercent}};
+  if (with_max) columns.push_back({"max_bytes", "most at once", Unit::kBytes});
+  columns.push_back({"site", "largest call site", Unit::kText});
+  columns.push_back({"site_bytes", "its size", Unit::kBytes});
+  Table& t = s.AddTable(fmt::format("purpose_at_{}_device_{}", moment_key, d.device),
+                        fmt::format("GPU {}: memory by purpose {}, {} reserved", d.device, moment,
+                                    FormatBytes(split.reserved_bytes)),
+                        std::move(columns));
+  for (const PurposeRow& r : split.rows) {
+    const bool allocations = r.purpose != PurposeLabel(kPurposeSlack);
+    std::vector<Value> row{
+        r.purpose,   r.allocations,
+        r.bytes,     split.reserved_bytes > 0 ? 100.0 * r.bytes / split.reserved_bytes : 0.0,
+        r.max_bytes, r.site,
+        r.site_bytes};
+    if (r.site.empty()) row[6] = Value();
+    if (!with_max) row.erase(row.begin() + 4);
+    if (!allocations) row[1] = Value();  // slack is no allocation
+    t.rows.push_back(std::move(row));
+  }
+  t.note =
+      "the rows add up to what the allocator reserved (docs/metrics.md, \"Memory by purpose\"); "
+      "the purpose comes from the allocating stack (docs/analyses/memory.md lists the rules); CUDA "
+      "graph pools = allocated in them + their segments' free space; allocator slack = reserved - "
+      "allocated - the graph pools' free space; unknown = allocations without a stack, and memory "
+      "allocated before the events that nothing explains";
+}
+
 }  // namespace
 
 Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
@@ -63,6 +98,21 @@ Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
       s.notes.push_back(fmt::format("GPU {}: {} frees of memory allocated before the capture",
                                     d.device, d.unmatched_frees));
     }
+    if (d.predating_allocations > 0) {
+      s.notes.push_back(fmt::format(
+          "GPU {}: {} allocations ({}) alive at the end predate the events: a snapshot's blocks at "
+          "the dump that its history does not explain, with their own stacks (in the tables, "
+          "allocated at '-')",
+          d.device, d.predating_allocations, FormatBytes(d.predating_bytes)));
+    }
+    if (!d.purpose_at_end.rows.empty()) {
+      const PurposeRow& kv = d.purpose_at_end.rows[kPurposeKvCache];
+      if (kv.bytes == 0 && kv.max_bytes > 0) {
+        s.notes.push_back(fmt::format(
+            "GPU {}: the KV cache was freed before the end; it held {} at most, {} from the start",
+            d.device, FormatBytes(kv.max_bytes), FormatDuration(kv.max_ns - origin)));
+      }
+    }
     if (d.allocator_totals && d.before_bytes > 0) {
       s.notes.push_back(fmt::format(
           "GPU {}: {} was already allocated when the trace began (in the peak, not in the tables "
@@ -93,6 +143,8 @@ Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
                                      {"share_pct", "of peak", Unit::kPercent},
                                      {"kind", "kind", Unit::kText},
                                      {"what", "allocated by", Unit::kText}};
+      const bool purposes = !d.purpose_at_peak.rows.empty();
+      if (purposes) columns.push_back({"purpose", "purpose", Unit::kText});
       if (sources) columns.push_back({"library", "library", Unit::kText});
       if (pooled) columns.push_back({"pool", "from a pool", Unit::kText});
       columns.push_back({"op", "op", Unit::kText});
@@ -106,17 +158,25 @@ Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
                                d.peak_bytes > 0 ? 100.0 * a.bytes / d.peak_bytes : 0.0,
                                std::string(MemoryKindName(a.kind)),
                                a.what,
+                               a.purpose,
                                a.source,
                                std::string(a.pooled ? "yes" : "no"),
                                a.op,
                                a.range,
                                a.time_ns - origin};
-        if (!pooled) row.erase(row.begin() + 5);
-        if (!sources) row.erase(row.begin() + 4);
+        // An allocation from before the events (a snapshot's dump) has no time.
+        if (a.predates) row.back() = Value();
+        if (!pooled) row.erase(row.begin() + 6);
+        if (!sources) row.erase(row.begin() + 5);
+        if (!purposes) row.erase(row.begin() + 4);
         p.rows.push_back(std::move(row));
       }
       p.total_rows = d.at_peak_count;
     }
+    AddPurposeTable(s, d, d.purpose_at_peak, "peak",
+                    fmt::format("at the peak: {} allocated", FormatBytes(d.peak_bytes)), true);
+    AddPurposeTable(s, d, d.purpose_at_end, "end",
+                    fmt::format("at the end: {} allocated", FormatBytes(d.end_bytes)), false);
     AddGroupTable(s, d, d.by_op, "op", "op");
     AddGroupTable(s, d, d.by_range, "range", "range");
     AddGroupTable(s, d, d.by_site, "site", "call site");

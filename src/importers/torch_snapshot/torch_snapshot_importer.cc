@@ -6,37 +6,34 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "base/input_limits.h"
+#include "importers/torch_snapshot/memory_purpose.h"
+#include "importers/torch_snapshot/snapshot_replay.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
 namespace {
 
+using torch_snapshot::Block;
+using torch_snapshot::Device;
+using torch_snapshot::Entry;
+using torch_snapshot::Replay;
+using torch_snapshot::Segment;
+using torch_snapshot::SegmentAt;
+
 constexpr size_t kMaxFramesScanned = 512;  // a call site is near the top of a stack
 // The parts of a call site are cut to this: a name reached through the memo a million times must
 // not be copied whole each time.
 constexpr size_t kMaxSitePart = 256;
-
 std::string_view Cut(std::string_view s) { return s.substr(0, kMaxSitePart); }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
-
-// One history entry, as read.
-struct Entry {
-  enum Action { kAlloc, kFree, kFreeCompleted, kSegmentAlloc, kSegmentFree, kOom, kOther };
-  Action action = kOther;
-  uint64_t address = 0;
-  int64_t size = 0;
-  int64_t time_us = -1;
-  PickleValue frames;
-};
 
 Entry::Action ActionOf(std::string_view a) {
   if (a == "alloc") return Entry::kAlloc;
@@ -75,17 +72,6 @@ class Mapper {
   }
 
  private:
-  struct Device {
-    int64_t allocated_at_dump = 0, reserved_at_dump = 0;
-    struct Block {
-      uint64_t address;
-      int64_t size;
-      PickleValue frames;
-    };
-    std::vector<Block> live_at_dump;  // active_allocated blocks
-    std::vector<Entry> history;
-  };
-
   Status CheckBudget() const {
     if (doc_.work <= budget_) return Status::Ok();
     return InvalidInputError(fmt::format(
@@ -100,12 +86,23 @@ class Mapper {
     return true;
   }
 
+  // segment_pool_id: a tuple (or list) of two ints; (0, 0), or none, is the default pool.
+  bool PrivatePool(const PickleValue& seg) const {
+    const PickleValue* id = doc_.Get(seg, "segment_pool_id");
+    const auto* parts = id != nullptr ? doc_.List(*id) : nullptr;
+    if (parts == nullptr) return false;
+    for (const PickleValue& p : *parts) {
+      if (p.kind == PickleValue::Kind::kInt && p.i != 0) return true;
+    }
+    return false;
+  }
+
   Status ReadSegments(const PickleValue& segments) {
     const auto* list = doc_.List(segments);
     if (list == nullptr) return Status::Ok();
     for (const PickleValue& seg : *list) {
       RETURN_IF_ERROR(CheckBudget());
-      int64_t device = -1, total = 0;
+      int64_t device = -1, total = 0, seg_address = 0;
       int32_t id = 0;
       if (!doc_.GetInt(seg, "device", &device) || !DeviceId(device, &id) ||
           !doc_.GetInt(seg, "total_size", &total) || total < 0) {
@@ -114,6 +111,10 @@ class Mapper {
       }
       Device& d = devices_[id];
       d.reserved_at_dump += total;
+      const bool private_pool = PrivatePool(seg);
+      if (doc_.GetInt(seg, "address", &seg_address)) {
+        d.segments.push_back({static_cast<uint64_t>(seg_address), total, private_pool});
+      }
       const PickleValue* blocks = doc_.Get(seg, "blocks");
       const auto* bl = blocks != nullptr ? doc_.List(*blocks) : nullptr;
       if (bl == nullptr) continue;
@@ -129,7 +130,7 @@ class Mapper {
         d.allocated_at_dump += size;
         const PickleValue* frames = doc_.Get(b, "frames");
         d.live_at_dump.push_back(
-            {static_cast<uint64_t>(address), size, frames ? *frames : PickleValue{}});
+            {static_cast<uint64_t>(address), size, private_pool, frames ? *frames : PickleValue{}});
       }
     }
     return Status::Ok();
@@ -188,6 +189,62 @@ class Mapper {
     return site.empty() ? StringId{} : b.Intern(site);
   }
 
+  MemoryPurpose Purpose(const PickleValue& frames, PoolHint pool) {
+    frames_.clear();
+    if (const auto* list = doc_.List(frames)) {
+      const size_t n = std::min(list->size(), kMaxFramesScanned);
+      for (size_t k = 0; k < n; ++k) {
+        StackFrame f;
+        doc_.GetStr((*list)[k], "filename", &f.file);
+        doc_.GetStr((*list)[k], "name", &f.name);
+        frames_.push_back(f);
+      }
+    }
+    return PurposeOfStack(frames_, pool);
+  }
+
+  // Rows for the state before the history (or, without one, the dump's private pools): each
+  // private pool's segment (reserved rises; a totals-only anchor first), then each block the
+  // history does not explain (allocated rises), all marked as predating the events and placed
+  // at `time_ns`. `allocated` and `reserved` are the totals before the history; the rows start
+  // from them less what follows, so that each row's change is its own.
+  Status AddStateRows(TraceBuilder& b, int32_t id, const Device& d, TimeNs time_ns,
+                      const std::vector<size_t>& pre_pools, const std::vector<size_t>& pre_blocks,
+                      int64_t allocated, int64_t reserved) {
+    if (pre_pools.empty() && pre_blocks.empty()) return Status::Ok();
+    int64_t pools = 0, blocks = 0;
+    for (size_t k : pre_pools) pools += d.segments[k].size;
+    for (size_t k : pre_blocks) blocks += d.live_at_dump[k].size;
+    TraceBuilder::MemoryEventRow row;
+    row.device = id;
+    row.kind = MemoryKind::kDevice;
+    row.time_ns = time_ns;
+    row.predates = true;
+    int64_t a = std::max<int64_t>(allocated - blocks, 0);
+    int64_t r = std::max<int64_t>(reserved - pools, 0);
+    row.total_allocated = a;
+    row.total_reserved = r;
+    if (!pre_pools.empty()) b.AddMemoryEvent(row);  // the anchor: a segment row's change is known
+    for (size_t k : pre_pools) {
+      r += d.segments[k].size;
+      row.total_reserved = r;
+      row.purpose = MemoryPurpose::kCudaGraphPool;
+      b.AddMemoryEvent(row);
+    }
+    for (size_t k : pre_blocks) {
+      RETURN_IF_ERROR(CheckBudget());
+      const Block& blk = d.live_at_dump[k];
+      a += blk.size;
+      row.bytes = blk.size;
+      row.address = blk.address;
+      row.total_allocated = a;
+      row.name = SiteId(b, blk.frames);
+      row.purpose = Purpose(blk.frames, blk.private_pool ? PoolHint::kPrivate : PoolHint::kDefault);
+      b.AddMemoryEvent(row);
+    }
+    return Status::Ok();
+  }
+
   StatusOr<Trace> Build() {
     TraceBuilder b;
     // Times from the earliest time_us on: absolute epoch microseconds would make every offset a
@@ -200,78 +257,96 @@ class Mapper {
     }
     if (t0 == std::numeric_limits<int64_t>::max()) t0 = 0;
     for (auto& [id, d] : devices_) {
-      // The history's net change, to anchor the totals at the dump's state.
-      int64_t net_alloc = 0, net_reserved = 0;
-      std::unordered_map<uint64_t, int64_t> live;
-      for (const Entry& e : d.history) {
-        if (e.action == Entry::kAlloc) {
-          net_alloc += e.size;
-          live[e.address] = e.size;
-        } else if (e.action == Entry::kFree) {
-          auto it = live.find(e.address);
-          net_alloc -= it != live.end() ? it->second : e.size;
-          if (it != live.end()) live.erase(it);
-        } else if (e.action == Entry::kSegmentAlloc) {
-          net_reserved += e.size;
-        } else if (e.action == Entry::kSegmentFree) {
-          net_reserved -= e.size;
-        }
-      }
-      int64_t allocated = d.allocated_at_dump - net_alloc;
-      int64_t reserved = d.reserved_at_dump - net_reserved;
-      if (allocated < 0 || reserved < 0) {
-        ++inconsistent_devices_;
-        allocated = std::max<int64_t>(allocated, 0);
-        reserved = std::max<int64_t>(reserved, 0);
-      }
+      std::sort(d.segments.begin(), d.segments.end(),
+                [](const Segment& x, const Segment& y) { return x.address < y.address; });
       TraceBuilder::MemoryEventRow row;
       row.device = id;
       row.kind = MemoryKind::kDevice;
       if (d.history.empty()) {
         // No history (recording was off): the dump's live blocks, all at time 0.
         if (!d.live_at_dump.empty()) ++no_history_devices_;
-        allocated = 0;  // the blocks below are all there is
-        for (const Device::Block& blk : d.live_at_dump) {
+        std::vector<size_t> pools;
+        for (size_t k = 0; k < d.segments.size(); ++k) {
+          if (d.segments[k].private_pool) pools.push_back(k);
+        }
+        RETURN_IF_ERROR(AddStateRows(b, id, d, 0, pools, {}, 0, d.reserved_at_dump));
+        int64_t allocated = 0;  // the blocks below are all there is
+        for (const Block& blk : d.live_at_dump) {
           allocated += blk.size;
           row.bytes = blk.size;
           row.address = blk.address;
           row.total_allocated = allocated;
-          row.total_reserved = reserved;
+          row.total_reserved = d.reserved_at_dump;
           row.name = SiteId(b, blk.frames);
+          row.purpose =
+              Purpose(blk.frames, blk.private_pool ? PoolHint::kPrivate : PoolHint::kDefault);
           b.AddMemoryEvent(row);
           RETURN_IF_ERROR(CheckBudget());
         }
         continue;
       }
-      live.clear();
+      const Replay rep = torch_snapshot::ReplayHistory(d);
+      // The totals before the history: the dump's, less the history's net change.
+      int64_t allocated = d.allocated_at_dump - rep.net_alloc;
+      int64_t reserved = d.reserved_at_dump - rep.net_reserved;
+      if (allocated < 0 || reserved < 0) {
+        ++inconsistent_devices_;
+        allocated = std::max<int64_t>(allocated, 0);
+        reserved = std::max<int64_t>(reserved, 0);
+      }
+      const Entry& first = d.history.front();
+      RETURN_IF_ERROR(AddStateRows(b, id, d, first.time_us >= 0 ? (first.time_us - t0) * 1000 : 0,
+                                   rep.pre_pools, rep.pre_blocks, allocated, reserved));
+      // Each segment's purpose while it lives (a private pool's: the CUDA graph's), by address.
+      std::map<uint64_t, std::pair<uint64_t, bool>> segments;  // start -> end, a graph's
       int64_t order = 0;
-      for (const Entry& e : d.history) {
+      for (size_t i = 0; i < d.history.size(); ++i) {
         RETURN_IF_ERROR(CheckBudget());
+        const Entry& e = d.history[i];
+        row = TraceBuilder::MemoryEventRow{};
+        row.device = id;
+        row.kind = MemoryKind::kDevice;
         row.time_ns = e.time_us >= 0 ? (e.time_us - t0) * 1000 : order * 1000;
         ++order;
-        row.name = StringId{};
         row.address = e.address;
+        const int64_t size = rep.size[i];
         switch (e.action) {
           case Entry::kAlloc:
-            allocated += e.size;
-            live[e.address] = e.size;
-            row.bytes = e.size;
+            allocated += size;
+            row.bytes = size;
             row.name = SiteId(b, e.frames);
+            row.purpose = Purpose(e.frames, rep.pool[i]);
             break;
-          case Entry::kFree: {
-            auto it = live.find(e.address);
-            const int64_t size = it != live.end() ? it->second : e.size;
-            if (it != live.end()) live.erase(it);
+          case Entry::kFree:
             allocated -= size;
             row.bytes = -size;
             break;
-          }
-          case Entry::kSegmentAlloc:
-          case Entry::kSegmentFree:
-            reserved += e.action == Entry::kSegmentAlloc ? e.size : -e.size;
+          case Entry::kSegmentAlloc: {
+            reserved += size;
+            // A segment lasting to the dump is in the pool the dump says; one freed before it
+            // is a graph's when it was made during a capture.
+            const bool graph =
+                rep.pool[i] != PoolHint::kUnknown
+                    ? rep.pool[i] == PoolHint::kPrivate
+                    : Purpose(e.frames, PoolHint::kUnknown) == MemoryPurpose::kCudaGraphPool;
+            segments[e.address] = {e.address + static_cast<uint64_t>(size), graph};
+            if (graph) row.purpose = MemoryPurpose::kCudaGraphPool;
             row.bytes = 0;  // a totals-only row
             row.address = 0;
             break;
+          }
+          case Entry::kSegmentFree: {
+            reserved -= size;
+            auto it = segments.upper_bound(e.address);
+            if (it != segments.begin() && std::prev(it)->second.first > e.address) {
+              --it;
+              if (it->second.second) row.purpose = MemoryPurpose::kCudaGraphPool;
+              if (it->first == e.address) segments.erase(it);
+            }  // else a segment from before the history: its pool is unknown, never counted
+            row.bytes = 0;
+            row.address = 0;
+            break;
+          }
           default:
             continue;  // free_completed, snapshot markers
         }
@@ -301,6 +376,7 @@ class Mapper {
   std::string_view path_;
   uint64_t budget_;
   std::map<int32_t, Device> devices_;
+  std::vector<StackFrame> frames_;  // reused by Purpose()
   int64_t unusable_events_ = 0, unusable_segments_ = 0, no_time_ = 0, ooms_ = 0;
   int64_t no_history_devices_ = 0, inconsistent_devices_ = 0;
   std::map<std::string, int64_t> unknown_actions_;
@@ -337,7 +413,7 @@ std::string SnapshotCallSite(const PickleDoc& doc, const PickleValue& frames) {
       any_line = line;
     }
     // torch's own Python (torch/nn/functional.py, torch/_tensor.py) is not the caller's code.
-    const bool torch_internal = file.find("/torch/") != std::string_view::npos;
+    const bool torch_internal = IsTorchPythonFile(file);
     if (!torch_internal && py_file.empty()) {
       py_file = file;
       py_name = name;

@@ -6,11 +6,16 @@
 // reusable, is not a second free) with the allocator's totals after each event;
 // `segment_alloc`/`segment_map` and `segment_free`/`segment_unmap` change the reserved total (a
 // totals-only row: bytes 0, address 0). The totals are anchored at the dump: allocated = the
-// `segments`' active_allocated blocks, reserved = their total_size; what the history does not
-// explain was there before it began. The allocating call site comes from the entry's frames (the
-// first Python frame outside torch, with the aten op) and is the event's name. Without a history,
-// the blocks alive at the dump are the events (all at time 0). `oom` entries and unusable entries
-// are diagnostics.
+// `segments`' active_allocated blocks, reserved = their total_size; sizes are the allocator's
+// (a block alive at the dump gives its own; other requests are rounded as it rounds). The dump's
+// blocks that the history does not allocate were there before it began: they become allocations
+// marked `predates`, with their own frames, at the device's first event (and a private pool's
+// segments from before the history, totals-only rows of the CUDA graph pool). The allocating call
+// site comes from the entry's frames (the first Python frame outside torch, with the aten op) and
+// is the event's name; the frames also give its purpose (memory_purpose.h), a private pool's
+// segment (segment_pool_id other than (0, 0)) making it the CUDA graph's. Without a history, the
+// blocks alive at the dump are the events (all at time 0). `oom` entries and unusable entries are
+// diagnostics.
 #pragma once
 
 #include <cstdint>
