@@ -72,9 +72,10 @@ def main():
                 prof.__exit__(None, None, None)
                 prof.export_chrome_trace(args.torch_profile)
     # The KV cache at the end of a call: keys and values of every layer, for the batch and every
-    # position (a static cache holds prompt + new tokens; a dynamic one the positions it has seen, the
-    # last token's not yet appended), in the model's dtype.
-    positions = args.prompt + args.new_tokens - (0 if args.mode == "static" else 1)
+    # position it holds, in the model's dtype. Both caches hold prompt + new tokens - 1 positions:
+    # the last token is sampled, never fed back (a dynamic cache has not appended it; transformers
+    # 5.17 sizes a static cache so, as the snapshots of 2026-12-02 show: 143 for 128 + 16).
+    positions = args.prompt + args.new_tokens - 1
     kv_bytes = (2 * config.num_hidden_layers * args.batch * config.num_key_value_heads * positions *
                 config.head_dim * torch.finfo(torch.bfloat16).bits // 8)
     if args.snapshot:
