@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <libdeflate.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,8 +15,10 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <vector>
 
+#include "base/decompressor.h"
 #include "base/input_limits.h"
 
 namespace sightline {
@@ -52,23 +53,39 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   NoteInputFile(path);
   ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
   std::string out;
+  uint64_t size = 0;
   if (std::fseek(f.get(), 0, SEEK_END) == 0) {
-    const long size = std::ftell(f.get());
-    if (size > 0 && static_cast<uint64_t>(size) <= limit) out.reserve(static_cast<size_t>(size));
+    const long end = std::ftell(f.get());
+    size = end > 0 ? static_cast<uint64_t>(end) : 0;
     std::fseek(f.get(), 0, SEEK_SET);
   }
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+  // Read in place (no buffer on the stack: 64 KiB of it overflowed a 128 KiB stack), in pieces
+  // of at least 64 KiB, the whole file at once when its size is known.
+  constexpr size_t kPiece = size_t{1} << 16;
+  auto too_large = [&] {
+    return InvalidInputError(fmt::format(
+        "{}: larger than {} bytes, the limit that protects this machine's memory ({}); if the "
+        "file is genuine, raise the limit with {}=SIZE or analyze it on a larger machine",
+        path, limit, InputLimitSource(), kMaxInputSizeEnv));
+  };
+  size_t have = 0;
+  for (;;) {
+    const size_t want = have == 0 && size > 0 && size <= limit ? static_cast<size_t>(size) + 1
+                                                               : std::max(kPiece, have / 2);
     // The memory limit holds for plain files too, and ends a read of /dev/zero or an endless pipe.
-    if (out.size() + n > limit) {
-      return InvalidInputError(fmt::format(
-          "{}: larger than {} bytes, the limit that protects this machine's memory ({}); if the "
-          "file is genuine, raise the limit with {}=SIZE or analyze it on a larger machine",
-          path, limit, InputLimitSource(), kMaxInputSizeEnv));
+    if (have > limit) return too_large();
+    const size_t room = static_cast<size_t>(std::min<uint64_t>(want, limit + 1 - have));
+    try {
+      out.resize(have + room);
+    } catch (const std::bad_alloc&) {
+      return OutOfMemoryForInputError(path, have + room);
     }
-    out.append(buf, n);
+    const size_t n = std::fread(out.data() + have, 1, room, f.get());
+    have += n;
+    if (n < room) break;
   }
+  out.resize(have);
+  if (have > limit) return too_large();
   if (std::ferror(f.get())) return IoError(fmt::format("{}: read failed", path));
   return out;
 }
@@ -93,62 +110,7 @@ bool IsGzip(std::string_view bytes) {
 }
 
 StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what) {
-  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
-      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
-  if (!d) return InternalError("cannot allocate a gzip decompressor");
-  ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
-  std::string out;
-  size_t in_pos = 0;
-  while (in_pos < gz.size()) {
-    std::string_view member = gz.substr(in_pos);
-    if (!IsGzip(member)) {
-      // Trailing zero padding after the last member is tolerated (some tools write it).
-      if (member.find_first_not_of('\0') == std::string_view::npos) break;
-      return InvalidInputError(
-          fmt::format("{}: gzip data is followed by {} bytes of garbage", what, member.size()));
-    }
-    if (member.size() < 18) {
-      return InvalidInputError(
-          fmt::format("{}: gzip stream is truncated; re-copy or re-export the file", what));
-    }
-    // ISIZE (last 4 bytes of the member) is the size mod 2^32; we only know where a member ends
-    // after inflating it, so guess from the footer of the whole input and grow on demand.
-    uint32_t isize;
-    std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
-    // The footer is not trusted beyond what deflate can produce (at most 1032 bytes per input
-    // byte): a small file claiming 4 GiB does not take 4 GiB of memory.
-    size_t guess =
-        std::max<size_t>(std::min<size_t>(isize, member.size() * 1032), member.size() * 4);
-    const size_t base = out.size();
-    // The whole output stays within the limit: a gzip bomb fails here, before the memory is taken.
-    const size_t room = limit > base ? static_cast<size_t>(limit - base) : 0;
-    guess = std::min(guess, room);
-    for (;;) {
-      out.resize(base + guess);
-      size_t consumed = 0, produced = 0;
-      const libdeflate_result r = libdeflate_gzip_decompress_ex(
-          d.get(), member.data(), member.size(), out.data() + base, guess, &consumed, &produced);
-      if (r == LIBDEFLATE_SUCCESS) {
-        out.resize(base + produced);
-        in_pos += consumed;
-        break;
-      }
-      if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
-        if (guess >= room) {
-          out.clear();
-          return InflatedTooLargeError(what, gz.size(), limit);
-        }
-        guess = std::min(std::max<size_t>(guess, 4096) * 2, room);
-        continue;
-      }
-      out.clear();
-      return InvalidInputError(fmt::format(
-          "{}: gzip stream is corrupt or truncated (inflate failed after {} input bytes); "
-          "re-copy or re-export the file",
-          what, in_pos));
-    }
-  }
-  return out;
+  return DecompressToString(Compression::kGzip, gz, what);
 }
 
 // ---- Inputs are never replaced by outputs ----

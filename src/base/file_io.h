@@ -1,4 +1,4 @@
-// Whole-file reading and gzip inflation (libdeflate) for the importers, and atomic output writing
+// Whole-file reading and gzip inflation (base/decompressor.h) for the importers, and atomic output writing
 // for the CLI (a file appears complete or not at all).
 #pragma once
 
@@ -23,8 +23,9 @@ StatusOr<std::string> ReadFilePrefix(const std::string& path, size_t n);
 
 bool IsGzip(std::string_view bytes);
 
-// Inflates a gzip stream (several members are concatenated). InvalidInput when truncated or
-// corrupt; `what` names the file in the message.
+// Inflates a gzip stream (several members are concatenated) within the input limit, counted
+// before the content is allocated (DecompressToString). InvalidInput when truncated, corrupt or
+// too large; `what` names the file in the message.
 StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what);
 
 // Outputs never replace inputs. The readers note every file they open by its identity (device and
