@@ -18,6 +18,7 @@
 #include "analyses/iteration_log/iteration_log_summary.h"
 #include "analyses/serving/serving_diff.h"
 #include "base/file_io.h"
+#include "base/threads.h"
 #include "diff/baseline_file.h"
 #include "diff/loop_verdicts.h"
 #include "diff/step_samples.h"
@@ -111,11 +112,8 @@ Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& 
   };
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the ones started and this one do the work
-    }
+    // No more threads to be had (ulimit -u): the ones started and this one do the work.
+    if (!TryStartThread(pool, work)) break;
   }
   work();
   for (std::thread& t : pool) t.join();
