@@ -20,6 +20,7 @@
 
 #include "base/decompressor.h"
 #include "base/input_limits.h"
+#include "base/output_temps.h"
 
 namespace sightline {
 
@@ -163,63 +164,9 @@ Status CheckNotAnInput(const std::string& output_path) {
   return Status::Ok();
 }
 
-// ---- Temporary files, removed on failure and on the signals that end a run ----
+// ---- Outputs written to temporaries (base/output_temps.h) and renamed into place ----
 
 namespace {
-
-// The live temporaries, for the signal handler: fixed slots (no allocation in the handler), each
-// published with `ready` after its path is written.
-constexpr int kTempSlots = 16;
-struct TempSlot {
-  std::atomic<bool> taken{false};
-  std::atomic<bool> ready{false};
-  char path[PATH_MAX];
-};
-TempSlot g_temps[kTempSlots];
-
-extern "C" void RemoveTempsAndReraise(int sig) {
-  for (TempSlot& t : g_temps) {
-    if (t.ready.load(std::memory_order_acquire)) ::unlink(t.path);
-  }
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-void InstallSignalHandlersOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction old {};
-      if (::sigaction(sig, nullptr, &old) != 0) continue;
-      // A signal the user ignores (nohup) or the program handles itself stays as it is.
-      if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO) != 0) continue;
-      struct sigaction sa {};
-      sa.sa_handler = RemoveTempsAndReraise;
-      sigemptyset(&sa.sa_mask);
-      ::sigaction(sig, &sa, nullptr);
-    }
-  });
-}
-
-int TrackTemp(const std::string& path) {
-  if (path.size() >= PATH_MAX) return -1;
-  InstallSignalHandlersOnce();
-  for (int i = 0; i < kTempSlots; ++i) {
-    bool expected = false;
-    if (g_temps[i].taken.compare_exchange_strong(expected, true)) {
-      std::memcpy(g_temps[i].path, path.c_str(), path.size() + 1);
-      g_temps[i].ready.store(true, std::memory_order_release);
-      return i;
-    }
-  }
-  return -1;  // more live temporaries than slots: still removed on failure, not on a signal
-}
-
-void UntrackTemp(int slot) {
-  if (slot < 0) return;
-  g_temps[slot].ready.store(false, std::memory_order_release);
-  g_temps[slot].taken.store(false, std::memory_order_release);
-}
 
 // An existing path that is not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place:
 // a temporary file renamed over it would replace the device with a regular file (as root, /dev/null
@@ -249,9 +196,7 @@ void SyncDirectoryOf(const std::string& path) {
 // The mode a new output gets: what open(2) would give it (0666 less the umask, read from
 // /proc/self/status without changing it, since other threads may be creating files); an output
 // that replaces a file keeps that file's mode.
-mode_t OutputMode(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
+mode_t UmaskBits() {
   mode_t umask_bits = 022;
   if (std::FILE* status = std::fopen("/proc/self/status", "r")) {
     char line[256];
@@ -264,7 +209,13 @@ mode_t OutputMode(const std::string& path) {
     }
     std::fclose(status);
   }
-  return 0666 & ~umask_bits;
+  return umask_bits;
+}
+
+mode_t OutputMode(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
+  return 0666 & ~UmaskBits();
 }
 
 }  // namespace
@@ -280,39 +231,28 @@ StatusOr<AtomicFileWriter> AtomicFileWriter::Open(const std::string& path) {
   if (IsSpecialFile(path)) {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr) return WriteError(path, errno);
-    return AtomicFileWriter(path, "", f, -1);
+    return AtomicFileWriter(path, Temporary{}, f);
   }
-  // PATH.XXXXXX.tmp, created exclusively: no existing file is ever opened or replaced but path.
-  std::string tmp = path + ".XXXXXX.tmp";
-  const int fd = ::mkstemps(tmp.data(), 4);
-  if (fd < 0) {
-    const int err = errno;
-    return OutputError(
-        fmt::format("cannot write {}: {}; check that the directory exists and is writable", path,
-                    std::strerror(err)));
-  }
-  const int slot = TrackTemp(tmp);
-  // mkstemps creates the file 0600; give it the mode a plain open would (best effort: a failure
+  // Created exclusively: no existing file is ever opened or replaced but path.
+  int fd = -1;
+  ASSIGN_OR_RETURN(Temporary temp, CreateTemporary(path, /*directory=*/false, &fd));
+  // The temporary is created 0600; give it the mode a plain open would (best effort: a failure
   // leaves the output private, not lost).
   (void)::fchmod(fd, OutputMode(path));
   std::FILE* f = ::fdopen(fd, "wb");
   if (f == nullptr) {
     const int err = errno;
     ::close(fd);
-    ::unlink(tmp.c_str());
-    UntrackTemp(slot);
+    RemoveTemporary(temp);
     return WriteError(path, err);
   }
-  return AtomicFileWriter(path, std::move(tmp), f, slot);
+  return AtomicFileWriter(path, std::move(temp), f);
 }
 
 AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
-    : path_(std::move(other.path_)),
-      tmp_(std::move(other.tmp_)),
-      file_(other.file_),
-      slot_(other.slot_) {
+    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), file_(other.file_) {
   other.file_ = nullptr;
-  other.slot_ = -1;
+  other.temp_ = Temporary{};
 }
 
 AtomicFileWriter::~AtomicFileWriter() { Abandon(); }
@@ -321,9 +261,7 @@ void AtomicFileWriter::Abandon() {
   if (file_ == nullptr) return;
   std::fclose(file_);
   file_ = nullptr;
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
-  UntrackTemp(slot_);
-  slot_ = -1;
+  RemoveTemporary(temp_);
 }
 
 Status AtomicFileWriter::Append(std::string_view bytes) {
@@ -339,25 +277,106 @@ Status AtomicFileWriter::Append(std::string_view bytes) {
 Status AtomicFileWriter::Commit() {
   if (file_ == nullptr) return OutputError(fmt::format("cannot write {}: already closed", path_));
   int err = 0;
+  const bool in_place = temp_.path.empty();
   if (std::fflush(file_) != 0) err = errno;
-  if (err == 0 && !tmp_.empty() && ::fsync(::fileno(file_)) != 0) err = errno;
+  if (err == 0 && !in_place && ::fsync(::fileno(file_)) != 0) err = errno;
   if (std::fclose(file_) != 0 && err == 0) err = errno;
   file_ = nullptr;
-  if (tmp_.empty()) {
+  if (in_place) {
     return err == 0 ? Status::Ok() : WriteError(path_, err);
   }
   // Inputs read since Open() (the files of a directory, say) are protected too.
   Status input = CheckNotAnInput(path_);
-  if (err == 0 && input.ok() && std::rename(tmp_.c_str(), path_.c_str()) != 0) err = errno;
+  if (err == 0 && input.ok() && std::rename(temp_.path.c_str(), path_.c_str()) != 0) err = errno;
   if (err != 0 || !input.ok()) {
-    ::unlink(tmp_.c_str());
-    UntrackTemp(slot_);
-    slot_ = -1;
+    RemoveTemporary(temp_);
     return input.ok() ? WriteError(path_, err) : input;
   }
-  UntrackTemp(slot_);
-  slot_ = -1;
+  UntrackTemporary(temp_);
   SyncDirectoryOf(path_);
+  return Status::Ok();
+}
+
+// ---- Several files that appear together ----
+
+namespace {
+
+Status WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status(StatusCode::kOutputError, std::strerror(errno));
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+bool IsPlainName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+}  // namespace
+
+Status WriteFilesAtomically(const std::string& dir,
+                            const std::vector<std::pair<std::string, std::string>>& files) {
+  for (const auto& [name, contents] : files) {
+    if (!IsPlainName(name)) {
+      return InternalError(fmt::format("{}: '{}' is not a plain file name", dir, name));
+    }
+    RETURN_IF_ERROR(CheckNotAnInput(dir + "/" + name));
+  }
+  struct stat st {};
+  const bool exists = ::stat(dir.c_str(), &st) == 0;
+  if (exists && !S_ISDIR(st.st_mode)) {
+    return OutputError(fmt::format("cannot write into {}: it exists and is not a directory; "
+                                   "choose another output directory",
+                                   dir));
+  }
+  // A new directory is made whole beside where it goes and renamed there in one step; into an
+  // existing one, every file is written to a temporary directory inside it first.
+  std::string at = dir;
+  while (at.size() > 1 && at.back() == '/') at.pop_back();
+  ASSIGN_OR_RETURN(Temporary temp, CreateTemporary(exists ? at + "/out" : at, true, nullptr));
+  for (const auto& [name, contents] : files) {
+    const std::string path = temp.path + "/" + name;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    Status s = fd < 0 ? Status(StatusCode::kOutputError, std::strerror(errno)) : WriteAll(fd, contents);
+    if (s.ok() && ::fsync(fd) != 0) s = Status(StatusCode::kOutputError, std::strerror(errno));
+    if (fd >= 0) {
+      (void)::fchmod(fd, OutputMode(dir + "/" + name));
+      if (::close(fd) != 0 && s.ok()) s = Status(StatusCode::kOutputError, std::strerror(errno));
+    }
+    if (!s.ok()) {
+      RemoveTemporary(temp);
+      return OutputError(fmt::format("cannot write {}/{}: {}; none of the {} files was written",
+                                     dir, name, s.message(), files.size()));
+    }
+  }
+  for (const auto& [name, contents] : files) RETURN_IF_ERROR(CheckNotAnInput(dir + "/" + name));
+  if (!exists) {
+    (void)::chmod(temp.path.c_str(), 0777 & ~UmaskBits());
+    if (std::rename(temp.path.c_str(), at.c_str()) == 0) {
+      UntrackTemporary(temp);
+      SyncDirectoryOf(at);
+      return Status::Ok();
+    }
+    const int err = errno;
+    RemoveTemporary(temp);
+    return WriteError(dir, err);
+  }
+  // Every file is whole on disk: moving them in takes no space.
+  for (const auto& [name, contents] : files) {
+    if (std::rename((temp.path + "/" + name).c_str(), (at + "/" + name).c_str()) != 0) {
+      const int err = errno;
+      RemoveTemporary(temp);
+      return WriteError(at + "/" + name, err);
+    }
+  }
+  RemoveTemporary(temp);
+  SyncDirectoryOf(at + "/");
   return Status::Ok();
 }
 

@@ -362,13 +362,15 @@ struct SortedInputs {
   std::string eager_reference;  // --eager-reference: a trace, not a rank
   std::vector<RecognisedInput> results, iteration_logs;
   std::vector<std::string> skipped;
-  std::vector<InputFile> read;  // every file and the reader that took it
+  std::vector<std::string> own_outputs;  // Sightline's own reports in a named directory
+  std::vector<InputFile> read;           // every file and the reader that took it
 };
 
 StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const NamedInputs& named) {
   SortedInputs s;
   ASSIGN_OR_RETURN(ExpandedInputs expanded, ExpandInputs(paths));
   s.skipped = std::move(expanded.skipped);
+  s.own_outputs = std::move(expanded.own_outputs);
   auto named_input = [&](const std::string& path, InputKind kind,
                          std::string_view option) -> Status {
     if (path.empty()) return Status::Ok();
@@ -450,6 +452,9 @@ void DescribeUses(SortedInputs& in) {
   }
   for (const std::string& path : in.skipped) {
     in.read.push_back({path, "", "", "skipped: no reader takes it (`sightline formats`)"});
+  }
+  for (const std::string& path : in.own_outputs) {
+    in.read.push_back({path, "", "", "skipped: a report Sightline wrote (an output, not an input)"});
   }
 }
 
@@ -542,7 +547,7 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
   }
   // The list of files read, when there is more to it than the traces' own inputs.
   if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.skipped.empty() ||
-               !in.eager_reference.empty())) {
+               !in.own_outputs.empty() || !in.eager_reference.empty())) {
     DescribeUses(in);
     report.files = std::move(in.read);
   }
