@@ -681,3 +681,32 @@ TEST(KinetoRealTraces, TimesAreEpochNanoseconds) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// A kernel's args.device or args.stream beyond int64 was read as absent, and the kernel went to
+// the device and stream of its pid and tid (here 0 and 7, where the good kernel runs); one beyond
+// int32 likewise. Each is dropped and counted (kineto_gpu_id_out_of_range); none is reassigned.
+TEST_F(KinetoTest, GpuIdsBeyondTheirRangeAreCountedNotReassigned) {
+  auto kernel = [](const std::string& name, const std::string& device, const std::string& stream) {
+    return R"({"ph": "X", "cat": "kernel", "name": ")" + name +
+           R"(", "pid": 0, "tid": 7, "ts": 10, "dur": 2, "args": {"device": )" + device +
+           R"(, "stream": )" + stream + "}}";
+  };
+  const std::string json =
+      R"({"schemaVersion": 1, "traceEvents": [)" + kernel("good", "0", "7") + ",\n" +
+      kernel("device_past_int64", "99999999999999999999", "7") + ",\n" +
+      kernel("device_past_int32", "4294967296", "7") + ",\n" +
+      kernel("stream_past_int64", "0", "-99999999999999999999") + ",\n" +
+      kernel("stream_not_a_number", "0", R"("seven")") + ",\n" +
+      kernel("memcpy_like_kernel", "18446744073709551616", "18446744073709551616") + "]}";
+  const Trace t = MustImport(Write("ids.json", json));
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.str(t.kernels.name[0]), "good");
+  EXPECT_EQ(Count(t, DiagCode::kKinetoGpuIdOutOfRange), 5);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoGpuArgsMissing), 0);
+}
+
+}  // namespace
+}  // namespace sightline
