@@ -97,7 +97,8 @@ bool SniffKineto(std::string_view head) {
                                "\"displayTimeUnit\"", "\"distributedInfo\"", "\"traceName\""}) {
     if (head.find(key) != std::string_view::npos) return true;
   }
-  return false;
+  // A first field larger than the head (metadata before traceEvents): the reader decides.
+  return kineto::FirstFieldRunsPastHead(head);
 }
 
 // ---- readers ----

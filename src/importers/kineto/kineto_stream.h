@@ -19,9 +19,10 @@
 
 namespace sightline::kineto {
 
-// Set (to anything): plain files are memory-mapped instead of read() in pieces. Off by default: a
-// mapped file that another process cuts shorter ends the process (SIGBUS) instead of giving an
-// error, and reading costs only about 4% more (docs/evidence/faster-readers/).
+// Set (to anything): plain files are memory-mapped instead of read() in pieces. Off by default:
+// reading costs only about 4% more (docs/evidence/faster-readers/), and a mapped file that another
+// process cuts shorter reads as zeros past its end (base/mapped_reads.h, then an error) where
+// read() sees the end.
 inline constexpr char kMapEnv[] = "SIGHTLINE_KINETO_MMAP";
 
 class JsonStream {
