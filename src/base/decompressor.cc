@@ -150,8 +150,8 @@ class GzipDecompressor final : public Decompressor {
     const unsigned char flags = static_cast<unsigned char>(next()[3]);
     if (method != 8 || (flags & 0xe0) != 0) {
       return InvalidInputError(fmt::format(
-          "{}: the gzip header at byte {} is damaged ({}); re-copy or re-compress the file",
-          what_, offset(),
+          "{}: the gzip header at byte {} is damaged ({}); re-copy or re-compress the file", what_,
+          offset(),
           method != 8 ? fmt::format("compression method {}, not deflate", method)
                       : std::string("reserved flag bits set")));
     }
@@ -329,9 +329,8 @@ Status Decompressor::Count(size_t n) {
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<Decompressor>> Decompressor::Create(Compression compression,
-                                                             Source source, std::string what,
-                                                             uint64_t limit,
+StatusOr<std::unique_ptr<Decompressor>> Decompressor::Create(Compression compression, Source source,
+                                                             std::string what, uint64_t limit,
                                                              uint64_t compressed_bytes) {
   if (compression == Compression::kZstd) {
     auto d = std::make_unique<ZstdDecompressor>(std::move(source), std::move(what), limit,
@@ -402,8 +401,8 @@ std::optional<std::string> TryGzipAtTrailerSize(std::string_view gz, uint64_t li
     return std::nullopt;
   }
   size_t consumed = 0, produced = 0;
-  const libdeflate_result r = libdeflate_gzip_decompress_ex(d.get(), gz.data(), gz.size(),
-                                                            out.data(), isize, &consumed, &produced);
+  const libdeflate_result r = libdeflate_gzip_decompress_ex(
+      d.get(), gz.data(), gz.size(), out.data(), isize, &consumed, &produced);
   if (r != LIBDEFLATE_SUCCESS || produced != isize) return std::nullopt;
   const std::string_view rest = gz.substr(consumed);
   if (rest.find_first_not_of('\0') != std::string_view::npos) return std::nullopt;

@@ -35,8 +35,8 @@ class Decompressor {
                                                         uint64_t compressed_bytes);
   // Over bytes in memory.
   static StatusOr<std::unique_ptr<Decompressor>> OverBytes(Compression compression,
-                                                           std::string_view bytes,
-                                                           std::string what, uint64_t limit);
+                                                           std::string_view bytes, std::string what,
+                                                           uint64_t limit);
   virtual ~Decompressor() = default;
 
   // Up to n bytes of the content into out: how many, 0 once the content has ended.

@@ -331,9 +331,10 @@ Status WriteFilesAtomically(const std::string& dir,
   struct stat st {};
   const bool exists = ::stat(dir.c_str(), &st) == 0;
   if (exists && !S_ISDIR(st.st_mode)) {
-    return OutputError(fmt::format("cannot write into {}: it exists and is not a directory; "
-                                   "choose another output directory",
-                                   dir));
+    return OutputError(
+        fmt::format("cannot write into {}: it exists and is not a directory; "
+                    "choose another output directory",
+                    dir));
   }
   // A new directory is made whole beside where it goes and renamed there in one step; into an
   // existing one, every file is written to a temporary directory inside it first.
@@ -343,7 +344,8 @@ Status WriteFilesAtomically(const std::string& dir,
   for (const auto& [name, contents] : files) {
     const std::string path = temp.path + "/" + name;
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    Status s = fd < 0 ? Status(StatusCode::kOutputError, std::strerror(errno)) : WriteAll(fd, contents);
+    Status s =
+        fd < 0 ? Status(StatusCode::kOutputError, std::strerror(errno)) : WriteAll(fd, contents);
     if (s.ok() && ::fsync(fd) != 0) s = Status(StatusCode::kOutputError, std::strerror(errno));
     if (fd >= 0) {
       (void)::fchmod(fd, OutputMode(dir + "/" + name));

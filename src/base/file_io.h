@@ -1,5 +1,5 @@
-// Whole-file reading and gzip inflation (base/decompressor.h) for the importers, and atomic output writing
-// for the CLI (a file appears complete or not at all).
+// Whole-file reading and gzip inflation (base/decompressor.h) for the importers, and atomic output
+// writing for the CLI (a file appears complete or not at all).
 #pragma once
 
 #include <cstdio>

@@ -125,8 +125,8 @@ extern "C" void OnSigbus(int sig, siginfo_t* info, void*) {
     uint64_t dev = 0, ino = 0;
     if (FileMappedAt(addr, &dev, &ino)) {
       void* page = reinterpret_cast<void*>(addr & ~(static_cast<uintptr_t>(g_page) - 1));
-      if (::mmap(page, g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                 -1, 0) != MAP_FAILED) {
+      if (::mmap(page, g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                 0) != MAP_FAILED) {
         Note(dev, ino);
         return;  // the read is done again, and reads zeros
       }

@@ -57,8 +57,8 @@ void RemovePath(const char* path, bool directory) {
           char name[1];
         };
         const Entry* e = reinterpret_cast<const Entry*>(buf + at);
-        const bool dots = e->name[0] == '.' && (e->name[1] == '\0' ||
-                                                (e->name[1] == '.' && e->name[2] == '\0'));
+        const bool dots =
+            e->name[0] == '.' && (e->name[1] == '\0' || (e->name[1] == '.' && e->name[2] == '\0'));
         if (!dots) ::unlinkat(fd, e->name, 0);
         at += e->reclen;
       }
@@ -94,14 +94,13 @@ int TrackTemporary(const std::string& path, bool directory) {
 }
 
 std::string RandomChars() {
-  static constexpr char kChars[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   unsigned char bytes[kRandomChars];
   if (::getrandom(bytes, sizeof bytes, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof bytes)) {
     static std::atomic<uint64_t> counter{0};
-    uint64_t x = static_cast<uint64_t>(
-                     std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                 (counter++ * 0x9E3779B97F4A7C15ull);
+    uint64_t x =
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        (counter++ * 0x9E3779B97F4A7C15ull);
     for (unsigned char& b : bytes) {
       b = static_cast<unsigned char>(x);
       x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -181,8 +180,9 @@ StatusOr<Temporary> CreateTemporary(const std::string& path, bool directory, int
                           : slash == 0               ? "/"
                                                      : path.substr(0, slash);
   const std::string prefix = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string_view name =
-      slash == std::string::npos ? std::string_view(path) : std::string_view(path).substr(slash + 1);
+  const std::string_view name = slash == std::string::npos
+                                    ? std::string_view(path)
+                                    : std::string_view(path).substr(slash + 1);
   RemoveStaleTemporaries(dir);
   const std::string tag =
       fmt::format("{}{}-{}-", kMarker, TemporaryHostTag(), static_cast<long>(::getpid()));
@@ -211,9 +211,10 @@ StatusOr<Temporary> CreateTemporary(const std::string& path, bool directory, int
     err = errno;
     if (err != EEXIST) break;
   }
-  return OutputError(fmt::format("cannot write {}: {}; check that the directory exists and is "
-                                 "writable",
-                                 path, std::strerror(err)));
+  return OutputError(
+      fmt::format("cannot write {}: {}; check that the directory exists and is "
+                  "writable",
+                  path, std::strerror(err)));
 }
 
 void UntrackTemporary(Temporary& temp) {
@@ -265,16 +266,16 @@ void InstallTemporaryCleanupOnSignals() {
     // A stack of its own for the handler on this thread (the one that writes outputs), so that
     // running out of stack still removes the temporaries.
     static char* alternate = new char[size_t{64} << 10];
-    stack_t old_stack {};
+    stack_t old_stack{};
     if (::sigaltstack(nullptr, &old_stack) == 0 && (old_stack.ss_flags & SS_DISABLE) != 0) {
-      stack_t ss {};
+      stack_t ss{};
       ss.ss_sp = alternate;
       ss.ss_size = size_t{64} << 10;
       ::sigaltstack(&ss, nullptr);
     }
-    static constexpr int kEnding[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGILL,  SIGTRAP,
-                                      SIGABRT, SIGBUS,  SIGFPE,    SIGUSR1, SIGSEGV,
-                                      SIGUSR2, SIGPIPE, SIGALRM,   SIGTERM, SIGSTKFLT,
+    static constexpr int kEnding[] = {SIGHUP,  SIGINT,    SIGQUIT, SIGILL,  SIGTRAP,
+                                      SIGABRT, SIGBUS,    SIGFPE,  SIGUSR1, SIGSEGV,
+                                      SIGUSR2, SIGPIPE,   SIGALRM, SIGTERM, SIGSTKFLT,
                                       SIGXCPU, SIGVTALRM, SIGPROF, SIGPWR,  SIGSYS};
     auto install = [](int sig, void (*handler)(int), int flags) {
       struct sigaction old {};

@@ -44,9 +44,10 @@ void RemoveLiveTemporaries();
 
 // The signals after which the live temporaries are removed (the process then ends by the signal,
 // as it would have): every signal whose default ends the process and that can be caught (SIGINT,
-// SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGPIPE, SIGALRM, SIGUSR1, ...). SIGXFSZ (a write past
-// `ulimit -f`) is caught and does nothing, so the write fails with EFBIG and the output's error
-// says "File too large". A signal the user ignores (nohup) or the program handles is left alone.
+// SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGPIPE, SIGALRM, SIGUSR1, ...). SIGXFSZ (a write
+// past `ulimit -f`) is caught and does nothing, so the write fails with EFBIG and the output's
+// error says "File too large". A signal the user ignores (nohup) or the program handles is left
+// alone.
 void InstallTemporaryCleanupOnSignals();
 
 }  // namespace sightline

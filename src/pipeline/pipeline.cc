@@ -454,7 +454,8 @@ void DescribeUses(SortedInputs& in) {
     in.read.push_back({path, "", "", "skipped: no reader takes it (`sightline formats`)"});
   }
   for (const std::string& path : in.own_outputs) {
-    in.read.push_back({path, "", "", "skipped: a report Sightline wrote (an output, not an input)"});
+    in.read.push_back(
+        {path, "", "", "skipped: a report Sightline wrote (an output, not an input)"});
   }
 }
 

@@ -2,8 +2,8 @@
 // and labelled, bad input exits 2 without output, bench passes its arguments through.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>

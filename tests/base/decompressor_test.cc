@@ -55,7 +55,8 @@ std::string Bomb(Compression c, const std::string& head, int mib) {
 
 std::string Write(const std::string& dir, const std::string& name, const std::string& bytes) {
   const std::string path = dir + "/" + name;
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
@@ -100,7 +101,8 @@ TEST_F(DecompressorTest, BombsStopAtTheLimitWithoutTakingItsMemory) {
                       m.find("more than 268435456 bytes") != std::string::npos &&
                       m.find(c == Compression::kZstd ? "gzip" : "zstd") == std::string::npos;
       if (!ok) std::fprintf(stderr, "%s: %s\n", name.c_str(), m.c_str());
-      if (grown_kib >= 64 * 1024) std::fprintf(stderr, "%s: grew by %ld KiB\n", name.c_str(), grown_kib);
+      if (grown_kib >= 64 * 1024)
+        std::fprintf(stderr, "%s: grew by %ld KiB\n", name.c_str(), grown_kib);
       _exit(ok && grown_kib < 64 * 1024 ? 0 : 1);
     }
     ExpectChildExitsZero(pid);
@@ -154,22 +156,22 @@ TEST_F(DecompressorTest, DamagedFilesSayWhatIsWrong) {
     std::string path;
     std::string says;
   };
-  for (const Case& k : {Case{cut_zst, "the zstd data is truncated: the file ends inside a zstd frame"},
-                        Case{long_name, "the gzip header's file name field (FNAME) runs on for more "
-                                        "than 65536 bytes"},
-                        Case{garbage, "bytes that are not gzip data follow the compressed data"}}) {
+  for (const Case& k :
+       {Case{cut_zst, "the zstd data is truncated: the file ends inside a zstd frame"},
+        Case{long_name,
+             "the gzip header's file name field (FNAME) runs on for more "
+             "than 65536 bytes"},
+        Case{garbage, "bytes that are not gzip data follow the compressed data"}}) {
     StatusOr<std::string> whole = ReadInput(k.path);
     ASSERT_FALSE(whole.ok()) << k.path;
     EXPECT_EQ(whole.status().code(), StatusCode::kInvalidInput);
-    EXPECT_NE(whole.status().message().find(k.says), std::string::npos)
-        << whole.status().message();
+    EXPECT_NE(whole.status().message().find(k.says), std::string::npos) << whole.status().message();
     EXPECT_EQ(whole.status().message().find(k.path), 0u) << whole.status().message();
     if (k.path == garbage) continue;  // the head ends before the garbage
     // Recognising the format reads the head: the same message, not "empty".
     StatusOr<InputHead> head = ReadInputHead(k.path, 64 << 10);
     ASSERT_FALSE(head.ok()) << k.path;
-    EXPECT_NE(head.status().message().find(k.says), std::string::npos)
-        << head.status().message();
+    EXPECT_NE(head.status().message().find(k.says), std::string::npos) << head.status().message();
   }
 }
 

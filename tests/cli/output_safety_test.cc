@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -266,15 +266,15 @@ TEST(OutputSafety, TheNextWriteRemovesTheTemporariesOfAKilledRun) {
   const std::string other_host = std::string("x.sightline-") +
                                  (TemporaryHostTag() == "00000000" ? "11111111" : "00000000") +
                                  "-" + std::to_string(pid) + "-abcdef.tmp";
-  for (const std::string& name : {live, other_host, std::string("report.json.tmp"),
-                                  std::string("report.json.abcdef.tmp")}) {
+  for (const std::string& name :
+       {live, other_host, std::string("report.json.tmp"), std::string("report.json.abcdef.tmp")}) {
     std::ofstream(dir + "/" + name) << "keep";
   }
   ASSERT_TRUE(WriteFileAtomically(dir + "/other.txt", "x").ok());
   EXPECT_FALSE(fs::exists(dir + "/" + left[0]));
-  EXPECT_EQ(OtherFiles(dir, {"other.txt", live, other_host, "report.json.tmp",
-                             "report.json.abcdef.tmp"}),
-            0);
+  EXPECT_EQ(
+      OtherFiles(dir, {"other.txt", live, other_host, "report.json.tmp", "report.json.abcdef.tmp"}),
+      0);
   EXPECT_TRUE(fs::exists(dir + "/" + live));
   EXPECT_TRUE(fs::exists(dir + "/" + other_host));
 }
@@ -290,7 +290,8 @@ TEST(OutputSafety, AnOutputNameOfNearlyNameMaxBytesIsWritable) {
   EXPECT_EQ(Slurp(dir + "/" + name), "report");
   EXPECT_EQ(OtherFiles(dir, {name}), 0);
   const std::string trace = CopyTrace(dir, "t.json");
-  testing::CliResult r = testing::RunSightline("analyze '" + trace + "' -o '" + dir + "/" + name + "'");
+  testing::CliResult r =
+      testing::RunSightline("analyze '" + trace + "' -o '" + dir + "/" + name + "'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -319,7 +320,8 @@ TEST(OutputSafety, SetsOfFilesAppearTogetherOrNotAtAll) {
     r.rlim_cur = 100000;
     if (::setrlimit(RLIMIT_FSIZE, &r) != 0) _exit(3);
     const Status a = WriteFilesAtomically(dir + "/full", files);
-    const Status b = WriteFilesAtomically(dir + "/new", {{"b.svg", "b"}, {"c.html", files[1].second}});
+    const Status b =
+        WriteFilesAtomically(dir + "/new", {{"b.svg", "b"}, {"c.html", files[1].second}});
     const bool ok = a.code() == StatusCode::kOutputError && b.code() == StatusCode::kOutputError &&
                     a.message().find("none of the 2 files was written") != std::string::npos;
     _exit(ok ? 0 : 1);
@@ -341,8 +343,8 @@ TEST(OutputSafety, AnalyzeOfADirectoryLeavesOutItsOwnReports) {
   for (const char* format : {"text", "json", "html"}) {
     const std::string out = dir + "/report." + format;
     for (int run = 0; run < 2; ++run) {
-      testing::CliResult r = testing::RunSightline("analyze '" + dir + "' -o '" + out +
-                                                   "' --format " + format);
+      testing::CliResult r =
+          testing::RunSightline("analyze '" + dir + "' -o '" + out + "' --format " + format);
       ASSERT_EQ(r.exit_code, 0) << format << " run " << run << ": " << r.err;
     }
   }

@@ -39,9 +39,9 @@ TEST(Resources, ASmallStackLimitIsNoCrash) {
   const std::string kineto = "'" + kRoot + "/tests/data/kineto/basic.json'";
   const std::string nsys = "'" + kRoot + "/tests/data/nsys/graph_decode_node_h100.sqlite.gz'";
   for (const std::string& args :
-       {"analyze " + kineto, "analyze " + kineto + " --format json", "diff " + kineto + " " + kineto,
-        "analyze '" + kRoot + "/tests/data/kineto/basic.json.gz' --format html",
-        "analyze " + nsys,
+       {"analyze " + kineto, "analyze " + kineto + " --format json",
+        "diff " + kineto + " " + kineto,
+        "analyze '" + kRoot + "/tests/data/kineto/basic.json.gz' --format html", "analyze " + nsys,
         "ncu '" + kRoot + "/tests/data/ncu/h100_torch_full_details.csv.gz'"}) {
     const ShellResult r = RunUnder("-s 128", args);
     EXPECT_EQ(r.status, 0) << args << ": " << r.err;

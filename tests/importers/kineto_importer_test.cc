@@ -730,8 +730,8 @@ TEST_F(KinetoTest, ALargeOrDeepFirstFieldIsRecognisedAndRead) {
   object += "}";
   const std::pair<std::string, std::string> cases[] = {
       {"long_string.json", "{\"metadata\": \"" + std::string(200000, 'x') + "\", " + fields},
-      {"deep.json", "{\"metadata\": " + std::string(100000, '[') + std::string(100000, ']') + ", " +
-                        fields},
+      {"deep.json",
+       "{\"metadata\": " + std::string(100000, '[') + std::string(100000, ']') + ", " + fields},
       {"large_object.json", "{\"metadata\": " + object + ", " + fields},
   };
   const size_t kernels = MustImport(DataPath("basic.json")).kernels.size();
@@ -745,7 +745,8 @@ TEST_F(KinetoTest, ALargeOrDeepFirstFieldIsRecognisedAndRead) {
     EXPECT_EQ(t->kernels.size(), kernels) << name;
   }
   // JSON of another kind with a small first field is still not taken.
-  StatusOr<RecognisedInput> other = RecogniseInput(Write("config.json", R"({"model": "x", "n": 2})"));
+  StatusOr<RecognisedInput> other =
+      RecogniseInput(Write("config.json", R"({"model": "x", "n": 2})"));
   EXPECT_FALSE(other.ok());
 }
 

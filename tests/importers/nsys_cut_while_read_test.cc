@@ -37,7 +37,7 @@ TEST(NsysCutWhileRead, TheReadEndsInAClearErrorNotSigbus) {
   read_everything();
   ASSERT_TRUE(cut.Check().ok());
   ASSERT_EQ(::truncate(path.c_str(), 8192), 0);  // another program cuts it to two pages
-  read_everything();                              // before: SIGBUS
+  read_everything();                             // before: SIGBUS
   const Status s = cut.Check();
   EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
   EXPECT_NE(s.message().find("the file was cut shorter while it was read"), std::string::npos)

@@ -461,7 +461,8 @@ TEST(Reliability, TraceWhoseKernelSumsPastInt64IsRefused) {
   const std::string dir = testing::MakeTempDir();
   std::string json = R"({"schemaVersion": 1, "traceEvents": [)";
   const int n = 8000;
-  const double center_us = (std::ldexp(1.0, 49) + 1e12) / 1000, half_us = std::ldexp(1.0, 49) * 0.98 / 1000;
+  const double center_us = (std::ldexp(1.0, 49) + 1e12) / 1000,
+               half_us = std::ldexp(1.0, 49) * 0.98 / 1000;
   const double dur_us = std::ldexp(1.0, 50) * 1.4 / 1000;
   for (int i = 0; i < n; ++i) {
     json += fmt::format(

@@ -113,8 +113,8 @@ StatusOr<std::unique_ptr<JsonStream>> JsonStream::Open(const std::string& path) 
     if (!s->buf_) return OutOfMemoryForInputError(path, s->capacity_);
     RETURN_IF_ERROR(s->Fill(1));
     if (s->size() == 0) {
-      return InvalidInputError(fmt::format("{}: the {} file holds no data", path,
-                                           CompressionName(compression)));
+      return InvalidInputError(
+          fmt::format("{}: the {} file holds no data", path, CompressionName(compression)));
     }
     return s;
   }
