@@ -19,6 +19,7 @@
 #include "base/input_limits.h"
 #include "testing/cli_runner.h"
 #include "testing/files.h"
+#include "testing/sanitizers.h"
 
 namespace sightline {
 namespace {
@@ -178,9 +179,8 @@ TEST_F(DecompressorTest, DamagedFilesSayWhatIsWrong) {
 // In a process allowed 1 GiB of address space (`ulimit -v 1048576`), bombs of 16 GiB end with
 // the limit's message and exit 2 (before: std::bad_alloc, SIGABRT), from the CLI.
 TEST_F(DecompressorTest, SixteenGigabyteBombsUnderUlimitEndWithTheLimitsMessage) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "an address-space limit needs a build without sanitizers";
-#endif
+  if (testing::kUnderSanitizer)
+    GTEST_SKIP() << "an address-space limit needs a build without sanitizers";
   const std::string dir = testing::MakeTempDir();
   for (Compression c : {Compression::kGzip, Compression::kZstd}) {
     const std::string name = CompressionName(c);

@@ -9,6 +9,7 @@
 
 #include "testing/cli_runner.h"
 #include "testing/files.h"
+#include "testing/sanitizers.h"
 
 namespace sightline {
 namespace {
@@ -52,9 +53,8 @@ TEST(Resources, ASmallStackLimitIsNoCrash) {
 // A trace whose tables do not fit in 100 MB of address space: before, std::bad_alloc ended the
 // program (SIGABRT, "terminate called"); now it is an error that says so, exit 2.
 TEST(Resources, OutOfMemoryIsAClearErrorWithExit2) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "an address-space limit needs a build without sanitizers";
-#endif
+  if (testing::kUnderSanitizer)
+    GTEST_SKIP() << "an address-space limit needs a build without sanitizers";
   const std::string dir = testing::MakeTempDir();
   const std::string path = dir + "/big.json";
   {
