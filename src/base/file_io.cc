@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <libdeflate.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,9 +15,12 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <vector>
 
+#include "base/decompressor.h"
 #include "base/input_limits.h"
+#include "base/output_temps.h"
 
 namespace sightline {
 
@@ -61,23 +63,39 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   NoteInputFile(path);
   ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
   std::string out;
+  uint64_t size = 0;
   if (std::fseek(f.get(), 0, SEEK_END) == 0) {
-    const long size = std::ftell(f.get());
-    if (size > 0 && static_cast<uint64_t>(size) <= limit) out.reserve(static_cast<size_t>(size));
+    const long end = std::ftell(f.get());
+    size = end > 0 ? static_cast<uint64_t>(end) : 0;
     std::fseek(f.get(), 0, SEEK_SET);
   }
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+  // Read in place (no buffer on the stack: 64 KiB of it overflowed a 128 KiB stack), in pieces
+  // of at least 64 KiB, the whole file at once when its size is known.
+  constexpr size_t kPiece = size_t{1} << 16;
+  auto too_large = [&] {
+    return InvalidInputError(fmt::format(
+        "{}: larger than {} bytes, the limit that protects this machine's memory ({}); if the "
+        "file is genuine, raise the limit with {}=SIZE or analyze it on a larger machine",
+        path, limit, InputLimitSource(), kMaxInputSizeEnv));
+  };
+  size_t have = 0;
+  for (;;) {
+    const size_t want = have == 0 && size > 0 && size <= limit ? static_cast<size_t>(size) + 1
+                                                               : std::max(kPiece, have / 2);
     // The memory limit holds for plain files too, and ends a read of /dev/zero or an endless pipe.
-    if (out.size() + n > limit) {
-      return InvalidInputError(fmt::format(
-          "{}: larger than {} bytes, the limit that protects this machine's memory ({}); if the "
-          "file is genuine, raise the limit with {}=SIZE or analyze it on a larger machine",
-          path, limit, InputLimitSource(), kMaxInputSizeEnv));
+    if (have > limit) return too_large();
+    const size_t room = static_cast<size_t>(std::min<uint64_t>(want, limit + 1 - have));
+    try {
+      out.resize(have + room);
+    } catch (const std::bad_alloc&) {
+      return OutOfMemoryForInputError(path, have + room);
     }
-    out.append(buf, n);
+    const size_t n = std::fread(out.data() + have, 1, room, f.get());
+    have += n;
+    if (n < room) break;
   }
+  out.resize(have);
+  if (have > limit) return too_large();
   if (std::ferror(f.get())) return IoError(fmt::format("{}: read failed", path));
   return out;
 }
@@ -102,62 +120,7 @@ bool IsGzip(std::string_view bytes) {
 }
 
 StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what) {
-  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
-      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
-  if (!d) return InternalError("cannot allocate a gzip decompressor");
-  ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
-  std::string out;
-  size_t in_pos = 0;
-  while (in_pos < gz.size()) {
-    std::string_view member = gz.substr(in_pos);
-    if (!IsGzip(member)) {
-      // Trailing zero padding after the last member is tolerated (some tools write it).
-      if (member.find_first_not_of('\0') == std::string_view::npos) break;
-      return InvalidInputError(
-          fmt::format("{}: gzip data is followed by {} bytes of garbage", what, member.size()));
-    }
-    if (member.size() < 18) {
-      return InvalidInputError(
-          fmt::format("{}: gzip stream is truncated; re-copy or re-export the file", what));
-    }
-    // ISIZE (last 4 bytes of the member) is the size mod 2^32; we only know where a member ends
-    // after inflating it, so guess from the footer of the whole input and grow on demand.
-    uint32_t isize;
-    std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
-    // The footer is not trusted beyond what deflate can produce (at most 1032 bytes per input
-    // byte): a small file claiming 4 GiB does not take 4 GiB of memory.
-    size_t guess =
-        std::max<size_t>(std::min<size_t>(isize, member.size() * 1032), member.size() * 4);
-    const size_t base = out.size();
-    // The whole output stays within the limit: a gzip bomb fails here, before the memory is taken.
-    const size_t room = limit > base ? static_cast<size_t>(limit - base) : 0;
-    guess = std::min(guess, room);
-    for (;;) {
-      out.resize(base + guess);
-      size_t consumed = 0, produced = 0;
-      const libdeflate_result r = libdeflate_gzip_decompress_ex(
-          d.get(), member.data(), member.size(), out.data() + base, guess, &consumed, &produced);
-      if (r == LIBDEFLATE_SUCCESS) {
-        out.resize(base + produced);
-        in_pos += consumed;
-        break;
-      }
-      if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
-        if (guess >= room) {
-          out.clear();
-          return InflatedTooLargeError(what, gz.size(), limit);
-        }
-        guess = std::min(std::max<size_t>(guess, 4096) * 2, room);
-        continue;
-      }
-      out.clear();
-      return InvalidInputError(fmt::format(
-          "{}: gzip stream is corrupt or truncated (inflate failed after {} input bytes); "
-          "re-copy or re-export the file",
-          what, in_pos));
-    }
-  }
-  return out;
+  return DecompressToString(Compression::kGzip, gz, what);
 }
 
 // ---- Inputs are never replaced by outputs ----
@@ -210,63 +173,9 @@ Status CheckNotAnInput(const std::string& output_path) {
   return Status::Ok();
 }
 
-// ---- Temporary files, removed on failure and on the signals that end a run ----
+// ---- Outputs written to temporaries (base/output_temps.h) and renamed into place ----
 
 namespace {
-
-// The live temporaries, for the signal handler: fixed slots (no allocation in the handler), each
-// published with `ready` after its path is written.
-constexpr int kTempSlots = 16;
-struct TempSlot {
-  std::atomic<bool> taken{false};
-  std::atomic<bool> ready{false};
-  char path[PATH_MAX];
-};
-TempSlot g_temps[kTempSlots];
-
-extern "C" void RemoveTempsAndReraise(int sig) {
-  for (TempSlot& t : g_temps) {
-    if (t.ready.load(std::memory_order_acquire)) ::unlink(t.path);
-  }
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-void InstallSignalHandlersOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction old {};
-      if (::sigaction(sig, nullptr, &old) != 0) continue;
-      // A signal the user ignores (nohup) or the program handles itself stays as it is.
-      if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO) != 0) continue;
-      struct sigaction sa {};
-      sa.sa_handler = RemoveTempsAndReraise;
-      sigemptyset(&sa.sa_mask);
-      ::sigaction(sig, &sa, nullptr);
-    }
-  });
-}
-
-int TrackTemp(const std::string& path) {
-  if (path.size() >= PATH_MAX) return -1;
-  InstallSignalHandlersOnce();
-  for (int i = 0; i < kTempSlots; ++i) {
-    bool expected = false;
-    if (g_temps[i].taken.compare_exchange_strong(expected, true)) {
-      std::memcpy(g_temps[i].path, path.c_str(), path.size() + 1);
-      g_temps[i].ready.store(true, std::memory_order_release);
-      return i;
-    }
-  }
-  return -1;  // more live temporaries than slots: still removed on failure, not on a signal
-}
-
-void UntrackTemp(int slot) {
-  if (slot < 0) return;
-  g_temps[slot].ready.store(false, std::memory_order_release);
-  g_temps[slot].taken.store(false, std::memory_order_release);
-}
 
 // An existing path that is not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place:
 // a temporary file renamed over it would replace the device with a regular file (as root, /dev/null
@@ -296,9 +205,7 @@ void SyncDirectoryOf(const std::string& path) {
 // The mode a new output gets: what open(2) would give it (0666 less the umask, read from
 // /proc/self/status without changing it, since other threads may be creating files); an output
 // that replaces a file keeps that file's mode.
-mode_t OutputMode(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
+mode_t UmaskBits() {
   mode_t umask_bits = 022;
   if (std::FILE* status = std::fopen("/proc/self/status", "r")) {
     char line[256];
@@ -311,7 +218,13 @@ mode_t OutputMode(const std::string& path) {
     }
     std::fclose(status);
   }
-  return 0666 & ~umask_bits;
+  return umask_bits;
+}
+
+mode_t OutputMode(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
+  return 0666 & ~UmaskBits();
 }
 
 }  // namespace
@@ -327,39 +240,28 @@ StatusOr<AtomicFileWriter> AtomicFileWriter::Open(const std::string& path) {
   if (IsSpecialFile(path)) {
     std::FILE* f = std::fopen(path.c_str(), "wb");
     if (f == nullptr) return WriteError(path, errno);
-    return AtomicFileWriter(path, "", f, -1);
+    return AtomicFileWriter(path, Temporary{}, f);
   }
-  // PATH.XXXXXX.tmp, created exclusively: no existing file is ever opened or replaced but path.
-  std::string tmp = path + ".XXXXXX.tmp";
-  const int fd = ::mkstemps(tmp.data(), 4);
-  if (fd < 0) {
-    const int err = errno;
-    return OutputError(
-        fmt::format("cannot write {}: {}; check that the directory exists and is writable", path,
-                    std::strerror(err)));
-  }
-  const int slot = TrackTemp(tmp);
-  // mkstemps creates the file 0600; give it the mode a plain open would (best effort: a failure
+  // Created exclusively: no existing file is ever opened or replaced but path.
+  int fd = -1;
+  ASSIGN_OR_RETURN(Temporary temp, CreateTemporary(path, /*directory=*/false, &fd));
+  // The temporary is created 0600; give it the mode a plain open would (best effort: a failure
   // leaves the output private, not lost).
   (void)::fchmod(fd, OutputMode(path));
   std::FILE* f = ::fdopen(fd, "wb");
   if (f == nullptr) {
     const int err = errno;
     ::close(fd);
-    ::unlink(tmp.c_str());
-    UntrackTemp(slot);
+    RemoveTemporary(temp);
     return WriteError(path, err);
   }
-  return AtomicFileWriter(path, std::move(tmp), f, slot);
+  return AtomicFileWriter(path, std::move(temp), f);
 }
 
 AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
-    : path_(std::move(other.path_)),
-      tmp_(std::move(other.tmp_)),
-      file_(other.file_),
-      slot_(other.slot_) {
+    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), file_(other.file_) {
   other.file_ = nullptr;
-  other.slot_ = -1;
+  other.temp_ = Temporary{};
 }
 
 AtomicFileWriter::~AtomicFileWriter() { Abandon(); }
@@ -368,9 +270,7 @@ void AtomicFileWriter::Abandon() {
   if (file_ == nullptr) return;
   std::fclose(file_);
   file_ = nullptr;
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
-  UntrackTemp(slot_);
-  slot_ = -1;
+  RemoveTemporary(temp_);
 }
 
 Status AtomicFileWriter::Append(std::string_view bytes) {
@@ -386,25 +286,108 @@ Status AtomicFileWriter::Append(std::string_view bytes) {
 Status AtomicFileWriter::Commit() {
   if (file_ == nullptr) return OutputError(fmt::format("cannot write {}: already closed", path_));
   int err = 0;
+  const bool in_place = temp_.path.empty();
   if (std::fflush(file_) != 0) err = errno;
-  if (err == 0 && !tmp_.empty() && ::fsync(::fileno(file_)) != 0) err = errno;
+  if (err == 0 && !in_place && ::fsync(::fileno(file_)) != 0) err = errno;
   if (std::fclose(file_) != 0 && err == 0) err = errno;
   file_ = nullptr;
-  if (tmp_.empty()) {
+  if (in_place) {
     return err == 0 ? Status::Ok() : WriteError(path_, err);
   }
   // Inputs read since Open() (the files of a directory, say) are protected too.
   Status input = CheckNotAnInput(path_);
-  if (err == 0 && input.ok() && std::rename(tmp_.c_str(), path_.c_str()) != 0) err = errno;
+  if (err == 0 && input.ok() && std::rename(temp_.path.c_str(), path_.c_str()) != 0) err = errno;
   if (err != 0 || !input.ok()) {
-    ::unlink(tmp_.c_str());
-    UntrackTemp(slot_);
-    slot_ = -1;
+    RemoveTemporary(temp_);
     return input.ok() ? WriteError(path_, err) : input;
   }
-  UntrackTemp(slot_);
-  slot_ = -1;
+  UntrackTemporary(temp_);
   SyncDirectoryOf(path_);
+  return Status::Ok();
+}
+
+// ---- Several files that appear together ----
+
+namespace {
+
+Status WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status(StatusCode::kOutputError, std::strerror(errno));
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+bool IsPlainName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+}  // namespace
+
+Status WriteFilesAtomically(const std::string& dir,
+                            const std::vector<std::pair<std::string, std::string>>& files) {
+  for (const auto& [name, contents] : files) {
+    if (!IsPlainName(name)) {
+      return InternalError(fmt::format("{}: '{}' is not a plain file name", dir, name));
+    }
+    RETURN_IF_ERROR(CheckNotAnInput(dir + "/" + name));
+  }
+  struct stat st {};
+  const bool exists = ::stat(dir.c_str(), &st) == 0;
+  if (exists && !S_ISDIR(st.st_mode)) {
+    return OutputError(
+        fmt::format("cannot write into {}: it exists and is not a directory; "
+                    "choose another output directory",
+                    dir));
+  }
+  // A new directory is made whole beside where it goes and renamed there in one step; into an
+  // existing one, every file is written to a temporary directory inside it first.
+  std::string at = dir;
+  while (at.size() > 1 && at.back() == '/') at.pop_back();
+  ASSIGN_OR_RETURN(Temporary temp, CreateTemporary(exists ? at + "/out" : at, true, nullptr));
+  for (const auto& [name, contents] : files) {
+    const std::string path = temp.path + "/" + name;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    Status s =
+        fd < 0 ? Status(StatusCode::kOutputError, std::strerror(errno)) : WriteAll(fd, contents);
+    if (s.ok() && ::fsync(fd) != 0) s = Status(StatusCode::kOutputError, std::strerror(errno));
+    if (fd >= 0) {
+      (void)::fchmod(fd, OutputMode(dir + "/" + name));
+      if (::close(fd) != 0 && s.ok()) s = Status(StatusCode::kOutputError, std::strerror(errno));
+    }
+    if (!s.ok()) {
+      RemoveTemporary(temp);
+      return OutputError(fmt::format("cannot write {}/{}: {}; none of the {} files was written",
+                                     dir, name, s.message(), files.size()));
+    }
+  }
+  for (const auto& [name, contents] : files) RETURN_IF_ERROR(CheckNotAnInput(dir + "/" + name));
+  if (!exists) {
+    (void)::chmod(temp.path.c_str(), 0777 & ~UmaskBits());
+    if (std::rename(temp.path.c_str(), at.c_str()) == 0) {
+      UntrackTemporary(temp);
+      SyncDirectoryOf(at);
+      return Status::Ok();
+    }
+    const int err = errno;
+    RemoveTemporary(temp);
+    return WriteError(dir, err);
+  }
+  // Every file is whole on disk: moving them in takes no space.
+  for (const auto& [name, contents] : files) {
+    if (std::rename((temp.path + "/" + name).c_str(), (at + "/" + name).c_str()) != 0) {
+      const int err = errno;
+      RemoveTemporary(temp);
+      return WriteError(at + "/" + name, err);
+    }
+  }
+  RemoveTemporary(temp);
+  SyncDirectoryOf(at + "/");
   return Status::Ok();
 }
 

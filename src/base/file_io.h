@@ -1,11 +1,14 @@
-// Whole-file reading and gzip inflation (libdeflate) for the importers, and atomic output writing
-// for the CLI (a file appears complete or not at all).
+// Whole-file reading and gzip inflation (base/decompressor.h) for the importers, and atomic output
+// writing for the CLI (a file appears complete or not at all).
 #pragma once
 
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "base/output_temps.h"
 #include "base/status.h"
 
 namespace sightline {
@@ -27,8 +30,9 @@ StatusOr<std::string> ReadFilePrefix(const std::string& path, size_t n);
 
 bool IsGzip(std::string_view bytes);
 
-// Inflates a gzip stream (several members are concatenated). InvalidInput when truncated or
-// corrupt; `what` names the file in the message.
+// Inflates a gzip stream (several members are concatenated) within the input limit, counted
+// before the content is allocated (DecompressToString). InvalidInput when truncated, corrupt or
+// too large; `what` names the file in the message.
 StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& what);
 
 // Outputs never replace inputs. The readers note every file they open by its identity (device and
@@ -37,12 +41,21 @@ StatusOr<std::string> GunzipToString(std::string_view gz, const std::string& wha
 void NoteInputFile(const std::string& path);
 Status CheckNotAnInput(const std::string& output_path);
 
-// Writes to a temporary file of a unique name in the same directory, syncs it and renames it over
-// path, so that the output appears complete or not at all, two runs writing one path leave one of
-// the two whole, and no other file is touched. The temporary is removed on failure and on SIGINT,
-// SIGTERM or SIGHUP. An existing path that is not a regular file (/dev/null, /dev/stdout, a FIFO)
-// is written in place instead. Failures are OutputError.
+// Writes to a temporary file of a unique name in the same directory (base/output_temps.h:
+// STEM.sightline-HOST-PID-XXXXXX.tmp, within NAME_MAX), syncs it and renames it over path, so
+// that the output appears complete or not at all, two runs writing one path leave one of the two
+// whole, and no other file is touched. The temporary is removed on failure and on any signal that
+// ends the run; one a killed run left is removed the next time an output is written to its
+// directory. An existing path that is not a regular file (/dev/null, /dev/stdout, a FIFO) is
+// written in place instead. Failures are OutputError.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+// Files that appear together or not at all (`allreduce plot`'s heatmaps and index): written into a
+// temporary directory, whole and synced, then renamed: a new `dir` in one step; into an existing
+// one, file by file once all are written (a full disk leaves none of them). `files` are (plain
+// name, contents). Failures are OutputError; nothing of them is left.
+Status WriteFilesAtomically(const std::string& dir,
+                            const std::vector<std::pair<std::string, std::string>>& files);
 
 // The same for output produced piece by piece: Append() writes to the temporary, Commit() renames
 // it into place; a writer destroyed without Commit() removes it, so a failed run leaves nothing.
@@ -58,15 +71,13 @@ class AtomicFileWriter {
   Status Commit();
 
  private:
-  AtomicFileWriter(std::string path, std::string tmp, std::FILE* file, int slot)
-      : path_(std::move(path)), tmp_(std::move(tmp)), file_(file), slot_(slot) {}
+  AtomicFileWriter(std::string path, Temporary temp, std::FILE* file)
+      : path_(std::move(path)), temp_(std::move(temp)), file_(file) {}
   void Abandon();
 
   std::string path_;
-  std::string
-      tmp_;  // empty: the path is a device or a pipe (/dev/null, /dev/stdout), written in place
+  Temporary temp_;  // path empty: the path is a device or a pipe, written in place
   std::FILE* file_ = nullptr;
-  int slot_ = -1;  // the temporary's entry in the list the signal handler removes
 };
 
 }  // namespace sightline

@@ -6,11 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "base/decompressor.h"
 #include "base/status.h"
 
 namespace sightline {
-
-enum class Compression { kNone, kGzip, kZstd };
 
 // From the first bytes (gzip: 1f 8b; zstd: the frame magic 28 b5 2f fd).
 Compression CompressionOf(std::string_view first_bytes);

@@ -140,14 +140,28 @@ std::string InputLimitSource() {
   return "half of " + UsableMemory().source;
 }
 
-Status InflatedTooLargeError(const std::string& path, uint64_t compressed_bytes, uint64_t limit) {
+Status InflatedTooLargeError(const std::string& path, uint64_t compressed_bytes, uint64_t limit,
+                             std::string_view compression) {
+  const bool gzip = compression == "gzip";
+  const std::string size =
+      compressed_bytes > 0 ? fmt::format(" ({} bytes)", compressed_bytes) : std::string();
   return InvalidInputError(fmt::format(
-      "{}: the gzip data ({} bytes) inflates to more than {} bytes ({:.1f} GiB), the limit that "
-      "protects this machine's memory ({}): it is a gzip bomb or damaged, or a trace larger than "
-      "this machine can analyze. If the file is genuine, analyze it on a larger machine or raise "
-      "the limit with {}=SIZE (e.g. {}=64G)",
-      path, compressed_bytes, limit, static_cast<double>(limit) / (1024.0 * 1024 * 1024),
-      InputLimitSource(), kMaxInputSizeEnv, kMaxInputSizeEnv));
+      "{}: the {} data{} {} to more than {} bytes ({:.1f} GiB), the limit that protects this "
+      "machine's memory ({}): it is a {} bomb or damaged, or a trace larger than this machine can "
+      "analyze. If the file is genuine, analyze it on a larger machine or raise the limit with "
+      "{}=SIZE (e.g. {}=64G)",
+      path, compression, size, gzip ? "inflates" : "decompresses", limit,
+      static_cast<double>(limit) / (1024.0 * 1024 * 1024), InputLimitSource(), compression,
+      kMaxInputSizeEnv, kMaxInputSizeEnv));
+}
+
+Status OutOfMemoryForInputError(const std::string& path, uint64_t bytes) {
+  return InvalidInputError(fmt::format(
+      "{}: out of memory: its content takes {} bytes ({:.2f} GiB), within the input limit ({}), "
+      "but this process could not get that much memory now (other inputs, or a tighter limit "
+      "than the one measured). Free memory, raise the limit on this process (ulimit -v, the "
+      "container's memory), or analyze fewer or smaller files at once",
+      path, bytes, static_cast<double>(bytes) / (1024.0 * 1024 * 1024), InputLimitSource()));
 }
 
 }  // namespace sightline

@@ -36,9 +36,14 @@ StatusOr<uint64_t> MaxInflatedBytes();
 // Where the limit comes from, for messages: "half of this container's memory limit (cgroup)".
 std::string InputLimitSource();
 
-// The error for an input that would inflate past `limit` bytes: names the file, the compressed
-// size, says it is a gzip bomb or a trace too large for this machine, and how to raise the limit.
-Status InflatedTooLargeError(const std::string& path, uint64_t compressed_bytes, uint64_t limit);
+// The error for an input that would inflate past `limit` bytes: names the file, its compression
+// ("gzip", "zstd") and compressed size (0: not said), says it is a decompression bomb or a trace
+// too large for this machine, and how to raise the limit.
+Status InflatedTooLargeError(const std::string& path, uint64_t compressed_bytes, uint64_t limit,
+                             std::string_view compression = "gzip");
+// The error for `bytes` of an input's content that could not be allocated (std::bad_alloc): the
+// input is within the limit, but this process has less memory left than that.
+Status OutOfMemoryForInputError(const std::string& path, uint64_t bytes);
 
 // Parses "123", "64K", "1.5G" (powers of 1024). False when it is not a size.
 bool ParseByteCount(const std::string& text, uint64_t* bytes);

@@ -83,16 +83,18 @@ int RunPlot(const PlotArgs& args) {
   if (!rows.ok()) return ReportError(rows.status());
   StatusOr<std::vector<PlotFile>> files = PlotSweep(*rows, args.files);
   if (!files.ok()) return ReportError(files.status().WithPrefix(args.files.front()));
+  // The directory's parents are made; the files themselves appear together or not at all (a full
+  // disk leaves none of them).
+  const std::filesystem::path parent = std::filesystem::path(args.dir).parent_path();
   std::error_code ec;
-  std::filesystem::create_directories(args.dir, ec);
-  if (ec || !std::filesystem::is_directory(args.dir)) {
-    return ReportError(IoError(fmt::format("{}: cannot create the output directory{}{}", args.dir,
-                                           ec ? ": " : "", ec ? ec.message() : "")));
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    return ReportError(OutputError(
+        fmt::format("{}: cannot create the output directory: {}", args.dir, ec.message())));
   }
-  for (const PlotFile& f : *files) {
-    const std::string path = (std::filesystem::path(args.dir) / f.name).string();
-    if (Status s = WriteFileAtomically(path, f.contents); !s.ok()) return ReportError(s);
-  }
+  std::vector<std::pair<std::string, std::string>> contents;
+  for (const PlotFile& f : *files) contents.emplace_back(f.name, f.contents);
+  if (Status s = WriteFilesAtomically(args.dir, contents); !s.ok()) return ReportError(s);
   std::printf("wrote %zu files to %s; open %s\n", files->size(), args.dir.c_str(),
               (std::filesystem::path(args.dir) / "index.html").c_str());
   return kExitOk;

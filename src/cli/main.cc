@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/exceptions.h"
+#include "base/threads.h"
 #include "cli/commands.h"
 
 namespace {
@@ -39,10 +41,7 @@ void ReexecWithHugePageMalloc(char** argv) {
   unsetenv("GLIBC_TUNABLES");  // exec failed: carry on in this process
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  ReexecWithHugePageMalloc(argv);
+int Main(int argc, char** argv) {
   CLI::App app{
       "Sightline: performance analysis of LLM inference on NVIDIA GPUs.\n"
       "Reads Nsight Systems SQLite exports and PyTorch profiler traces and says where the time "
@@ -85,6 +84,13 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     rc = sightline::cli::kExitUsage;
+  } catch (const CLI::Error& e) {
+    rc = app.exit(e);
+  } catch (...) {
+    // Out of memory (std::bad_alloc) or a resource the system refused (std::system_error) in any
+    // command: what happened and what to do, exit 2, never an abort. Outputs being written were
+    // abandoned on the way here, so none is left half-written.
+    rc = sightline::cli::ReportError(sightline::StatusOfException(std::current_exception()));
   }
   // A report that did not reach standard output (a full disk, /dev/full, a closed descriptor) is
   // a failed run, never exit 0.
@@ -100,4 +106,13 @@ int main(int argc, char** argv) {
     return sightline::cli::kExitOutput;
   }
   return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ReexecWithHugePageMalloc(argv);
+  // Under a small stack limit (ulimit -s 128) the commands run on a thread with the usual 8 MiB,
+  // and every thread gets at least that (a Kineto import alone needs about 180 KiB).
+  return sightline::RunWithEnoughStack([&] { return Main(argc, argv); });
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "base/json_writer.h"
+#include "base/threads.h"
 #include "recording/output_claim.h"
 
 namespace sightline::cli {
@@ -105,7 +106,9 @@ void ProcessWatcher::Start(pid_t root, const std::string& name, const std::strin
   p.start_ns = start_ns_;
   processes_.push_back(std::move(p));
   alive_[root] = 0;
-  thread_ = std::thread([this] { Run(); });
+  // No thread to be had (ulimit -u): the run goes on unwatched, its tree holding the root only.
+  std::vector<std::thread> started;
+  if (TryStartThread(started, [this] { Run(); })) thread_ = std::move(started.front());
 }
 
 void ProcessWatcher::Stop(int64_t root_end_ns) {

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "base/byte_codec.h"
+#include "base/exceptions.h"
+#include "base/threads.h"
 #endif
 
 namespace sightline {
@@ -82,7 +84,7 @@ class MpiWorkers : public RankWorkers {
     int64_t files = 0;
     Status first = Status::Ok();
     for (size_t i = static_cast<size_t>(rank_); i < n; i += static_cast<size_t>(size_)) {
-      StatusOr<std::string> blob = reduce(i);
+      StatusOr<std::string> blob = ReduceOne(reduce, i);
       if (!blob.ok() && first.ok()) first = blob.status();
       RETURN_IF_ERROR(Send(EncodePart(i, blob), kTagPart));
       ++files;
@@ -92,6 +94,15 @@ class MpiWorkers : public RankWorkers {
     w.Put(SecondsSince(t0));
     RETURN_IF_ERROR(Send(w.bytes(), kTagDone));
     return first;
+  }
+
+  // A file's exception (out of memory) becomes its error.
+  static StatusOr<std::string> ReduceOne(const ReduceFn& reduce, size_t i) {
+    try {
+      return reduce(i);
+    } catch (...) {
+      return StatusOfException(std::current_exception());
+    }
   }
 
   Status Send(const std::string& bytes, int tag) {
@@ -111,11 +122,21 @@ class MpiWorkers : public RankWorkers {
     std::mutex mu;
     std::condition_variable cv;
     std::map<size_t, StatusOr<std::string>> ready;
-    // Process 0's own share on a second thread; only this (the main) thread calls MPI.
-    std::thread own([&] {
+    // Process 0's own share on a second thread; only this (the main) thread calls MPI. Where no
+    // thread can be had (ulimit -u), this thread reads its share first, then receives the others'.
+    std::vector<std::thread> own;
+    struct Joiner {  // an exception on this thread (out of memory) must not meet a joinable thread
+      std::vector<std::thread>& threads;
+      ~Joiner() {
+        for (std::thread& t : threads) {
+          if (t.joinable()) t.join();
+        }
+      }
+    } joiner{own};
+    auto own_share = [&] {
       const auto t0 = std::chrono::steady_clock::now();
       for (size_t i = 0; i < n; i += static_cast<size_t>(size_)) {
-        StatusOr<std::string> blob = reduce(i);
+        StatusOr<std::string> blob = ReduceOne(reduce, i);
         std::lock_guard<std::mutex> lock(mu);
         ready.emplace(i, std::move(blob));
         ++share[0].files;
@@ -123,7 +144,8 @@ class MpiWorkers : public RankWorkers {
       }
       std::lock_guard<std::mutex> lock(mu);
       share[0].seconds = SecondsSince(t0);
-    });
+    };
+    if (!TryStartThread(own, own_share)) own_share();
     Status first = Status::Ok();
     size_t next = 0;
     int finished = 0;  // other processes that sent kTagDone
@@ -179,7 +201,7 @@ class MpiWorkers : public RankWorkers {
       std::lock_guard<std::mutex> lock(mu);
       ready.emplace(static_cast<size_t>(file), std::move(blob));
     }
-    own.join();
+    for (std::thread& t : own) t.join();  // (the Joiner finds them joined)
     if (shares) *shares = std::move(share);
     return first;
   }

@@ -24,8 +24,9 @@ StatusOr<Trace> ImportTrace(const std::string& path, const ImportOptions& option
 
 // InvalidInput, listing every diagnostic, when the trace has no event of any kind left and the
 // importer dropped some (a warning diagnostic): an empty report would hide that the input was
-// unusable. A trace with no events and nothing dropped (an empty capture) stays valid.
-// docs/reliability.md.
+// unusable. A trace with no events and nothing dropped (an empty capture) stays valid. Also
+// InvalidInput when the durations (or copy sizes) of one table add up to more than int64 holds:
+// every sum an analysis takes then fits, and no share passes 100%. docs/reliability.md.
 Status CheckTraceUsable(const Trace& trace, const std::string& path);
 
 }  // namespace sightline

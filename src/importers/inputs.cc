@@ -13,6 +13,7 @@
 #include "importers/kineto/kineto_importer.h"
 #include "importers/kineto/kineto_sniff.h"
 #include "importers/nsys/nsys_importer.h"
+#include "importers/own_outputs.h"
 #include "importers/recorder/recorder_importer.h"
 #include "importers/serving_results/request_log.h"
 #include "importers/torch_snapshot/torch_snapshot_importer.h"
@@ -96,7 +97,8 @@ bool SniffKineto(std::string_view head) {
                                "\"displayTimeUnit\"", "\"distributedInfo\"", "\"traceName\""}) {
     if (head.find(key) != std::string_view::npos) return true;
   }
-  return false;
+  // A first field larger than the head (metadata before traceEvents): the reader decides.
+  return kineto::FirstFieldRunsPastHead(head);
 }
 
 // ---- readers ----
@@ -321,6 +323,10 @@ StatusOr<ExpandedInputs> ExpandInputs(const std::vector<std::string>& paths) {
       std::sort(files.begin(), files.end());
       size_t taken = 0;
       for (const std::string& f : files) {
+        if (IsSightlineReport(f)) {  // an earlier run's report: an output, not an input
+          out.own_outputs.push_back(f);
+          continue;
+        }
         StatusOr<RecognisedInput> in = RecogniseInput(f);
         if (in.ok()) {
           out.inputs.push_back(std::move(*in));

@@ -86,12 +86,16 @@ StatusOr<InputDocument> OpenInputOfKind(const std::string& path, InputKind kind,
                                         std::string_view wanted);
 
 // Each directory becomes the files in it that a reader takes (sorted by name; hidden files and
-// subdirectories left out, and the others counted in `skipped` with their names); each pattern
+// subdirectories left out, Sightline's own reports in `own_outputs`, and the others counted in
+// `skipped` with their names); each pattern
 // with * ? [ that names no existing file becomes its matches (sorted); other paths stay as given
 // and are recognised, so that a file no reader takes is an error here.
 struct ExpandedInputs {
   std::vector<RecognisedInput> inputs;
   std::vector<std::string> skipped;  // files in named directories that no reader takes
+  // Sightline's own reports in named directories (an earlier run's -o DIR/report.txt), left out
+  // (own_outputs.h).
+  std::vector<std::string> own_outputs;
 };
 StatusOr<ExpandedInputs> ExpandInputs(const std::vector<std::string>& paths);
 

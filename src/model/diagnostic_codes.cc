@@ -130,6 +130,10 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kKinetoGpuArgsMissing, "kineto_gpu_args_missing", kInfo,
      "Kineto GPU events without args.device/stream (taken from pid/tid) or args.bytes (size left "
      "0)"},
+    {kKinetoGpuIdOutOfRange, "kineto_gpu_id_out_of_range", kWarning,
+     "Kineto GPU events whose args.device or args.stream is not an integer that fits (beyond "
+     "int64 or int32, or not a number); dropped, never taken as absent and given another device "
+     "or stream"},
     {kKinetoSmemSplitUnknown, "kineto_smem_split_unknown", kInfo,
      "kernels with shared memory: Kineto records only static + dynamic together, so both are left "
      "unknown (-1)"},
@@ -192,6 +196,9 @@ constexpr DiagnosticInfo kCatalogue[] = {
      "(crash, kill or _exit); up to the last second of activity may be missing"},
     {kRecorderMalformedRecords, "recorder_malformed_records", kWarning,
      "records whose size overruns their chunk; skipped"},
+    {kRecorderReservedStringId, "recorder_reserved_string_id", kWarning,
+     "string records with id 0 (the empty string) or 0xFFFFFFFF, ids the recorder never writes; "
+     "skipped, and what names them is unnamed"},
     {kRecorderUnpairedRanges, "recorder_unpaired_ranges", kInfo,
      "NVTX ranges whose start or end fell outside the recording (or the capture window)"},
     {kRecorderUnknownRecords, "recorder_unknown_records", kInfo,

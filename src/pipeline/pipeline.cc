@@ -18,6 +18,7 @@
 #include "analyses/iteration_log/iteration_log_summary.h"
 #include "analyses/serving/serving_diff.h"
 #include "base/file_io.h"
+#include "base/threads.h"
 #include "diff/baseline_file.h"
 #include "diff/loop_verdicts.h"
 #include "diff/step_samples.h"
@@ -112,11 +113,8 @@ Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& 
   };
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the ones started and this one do the work
-    }
+    // No more threads to be had (ulimit -u): the ones started and this one do the work.
+    if (!TryStartThread(pool, work)) break;
   }
   work();
   for (std::thread& t : pool) t.join();
@@ -365,13 +363,15 @@ struct SortedInputs {
   std::string eager_reference;  // --eager-reference: a trace, not a rank
   std::vector<RecognisedInput> results, iteration_logs;
   std::vector<std::string> skipped;
-  std::vector<InputFile> read;  // every file and the reader that took it
+  std::vector<std::string> own_outputs;  // Sightline's own reports in a named directory
+  std::vector<InputFile> read;           // every file and the reader that took it
 };
 
 StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const NamedInputs& named) {
   SortedInputs s;
   ASSIGN_OR_RETURN(ExpandedInputs expanded, ExpandInputs(paths));
   s.skipped = std::move(expanded.skipped);
+  s.own_outputs = std::move(expanded.own_outputs);
   auto named_input = [&](const std::string& path, InputKind kind,
                          std::string_view option) -> Status {
     if (path.empty()) return Status::Ok();
@@ -460,6 +460,10 @@ void DescribeUses(SortedInputs& in) {
     in.read.push_back({path, "", "",
                        trees.count(path) ? "the run's process tree, read with its recordings"
                                          : "skipped: no reader takes it (`sightline formats`)"});
+  }
+  for (const std::string& path : in.own_outputs) {
+    in.read.push_back(
+        {path, "", "", "skipped: a report Sightline wrote (an output, not an input)"});
   }
 }
 
@@ -552,7 +556,7 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
   }
   // The list of files read, when there is more to it than the traces' own inputs.
   if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.skipped.empty() ||
-               !in.eager_reference.empty())) {
+               !in.own_outputs.empty() || !in.eager_reference.empty())) {
     DescribeUses(in);
     report.files = std::move(in.read);
   }

@@ -9,6 +9,9 @@
 #include <optional>
 #include <thread>
 
+#include "base/exceptions.h"
+#include "base/threads.h"
+
 namespace sightline {
 namespace {
 
@@ -27,29 +30,46 @@ class ThreadWorkers : public RankWorkers {
     const auto t0 = std::chrono::steady_clock::now();
     const size_t threads = std::min<size_t>(static_cast<size_t>(threads_), n);
     Status first = Status::Ok();
-    if (threads <= 1) {
+    // A file's exception (out of memory) becomes its error, on whichever thread read it.
+    auto reduce_one = [&reduce](size_t i) -> StatusOr<std::string> {
+      try {
+        return reduce(i);
+      } catch (...) {
+        return StatusOfException(std::current_exception());
+      }
+    };
+    auto merge_one = [&merge](size_t i, const std::string& blob) -> Status {
+      try {
+        return merge(i, blob);
+      } catch (...) {
+        return StatusOfException(std::current_exception());
+      }
+    };
+    // Workers take files in increasing order; the calling thread merges them in that order.
+    std::mutex mu;
+    std::condition_variable cv;
+    std::map<size_t, StatusOr<std::string>> done;
+    std::atomic<size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> pool;
+    for (size_t t = 0; threads > 1 && t < threads; ++t) {
+      const bool started = TryStartThread(pool, [&] {
+        for (size_t i; !stop && (i = next.fetch_add(1)) < n;) {
+          StatusOr<std::string> blob = reduce_one(i);
+          std::lock_guard<std::mutex> lock(mu);
+          done.emplace(i, std::move(blob));
+          cv.notify_all();
+        }
+      });
+      if (!started) break;  // no more threads to be had (ulimit -u): those started do the work
+    }
+    if (pool.empty()) {
+      // One thread wanted, or none could be started: this thread does it all, in order.
       for (size_t i = 0; i < n && first.ok(); ++i) {
-        StatusOr<std::string> blob = reduce(i);
-        first = blob.ok() ? merge(i, *blob) : blob.status();
+        StatusOr<std::string> blob = reduce_one(i);
+        first = blob.ok() ? merge_one(i, *blob) : blob.status();
       }
     } else {
-      // Workers take files in increasing order; the calling thread merges them in that order.
-      std::mutex mu;
-      std::condition_variable cv;
-      std::map<size_t, StatusOr<std::string>> done;
-      std::atomic<size_t> next{0};
-      std::atomic<bool> stop{false};
-      std::vector<std::thread> pool;
-      for (size_t t = 0; t < threads; ++t) {
-        pool.emplace_back([&] {
-          for (size_t i; !stop && (i = next.fetch_add(1)) < n;) {
-            StatusOr<std::string> blob = reduce(i);
-            std::lock_guard<std::mutex> lock(mu);
-            done.emplace(i, std::move(blob));
-            cv.notify_all();
-          }
-        });
-      }
       for (size_t i = 0; i < n && first.ok(); ++i) {
         std::optional<StatusOr<std::string>> blob;
         {
@@ -59,7 +79,7 @@ class ThreadWorkers : public RankWorkers {
           blob.emplace(std::move(it->second));
           done.erase(it);
         }
-        first = blob->ok() ? merge(i, **blob) : blob->status();
+        first = blob->ok() ? merge_one(i, **blob) : blob->status();
       }
       stop = true;  // after an error, the files not yet started are left alone
       for (std::thread& t : pool) t.join();

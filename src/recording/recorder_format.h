@@ -59,6 +59,8 @@ enum class RecordType : uint16_t {
 };
 
 inline constexpr uint32_t kNoString = 0;  // string id 0 is the empty string; ids start at 1
+// Never written: a string record of this id is damage (recorder_reserved_string_id).
+inline constexpr uint32_t kReservedStringId = 0xffffffffu;
 
 // Bodies. Fields are ordered by size so that no struct has padding; sizes are fixed by
 // static_assert.

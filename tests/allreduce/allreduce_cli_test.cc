@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -152,6 +153,25 @@ TEST(AllReduceCli, BadCsvExitsTwoWithLineAndNoOutput) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("/nonexistent/s.csv"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// The plots appear together or not at all: a write that fails (a file size limit standing in for
+// a full disk) leaves no directory and no file of them; before, the first plots were left.
+TEST(AllReduceCli, PlotOnAFullDiskLeavesNoneOfItsFiles) {
+  const std::string dir = testing::MakeTempDir();
+  std::ofstream(dir + "/sweep.csv") << SmallSweep();
+  const std::string out = dir + "/plots";
+  const std::string cmd = "bash -c \"ulimit -f 5; exec '" + std::string(SIGHTLINE_BINARY) +
+                          "' allreduce plot '" + dir + "/sweep.csv' -o '" + out + "'\" 2>'" + dir +
+                          "/err' >/dev/null";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 3) << Slurp(dir + "/err");
+  EXPECT_NE(Slurp(dir + "/err").find("none of the"), std::string::npos) << Slurp(dir + "/err");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 2u);  // sweep.csv and err
 }
 
 TEST(AllReduceCli, PlotWritesWellFormedLabelledSvgs) {

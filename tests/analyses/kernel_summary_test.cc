@@ -184,3 +184,38 @@ TEST(GroupStats, GroupsRowsAndSkipsNoGroup) {
 
 }  // namespace
 }  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// 8,000 kernels of 18 days each within the trace's window (the builder keeps them): their sum
+// passes 2^63 ns. Saturated totals gave shares of 91.1% and 45.6%; the shares come from the exact
+// sums then, and add up to 100%. (The importer refuses such a file: Reliability.*SumsPastInt64*.)
+TEST(KernelSummary, SharesNeverPassOneHundredPercentWhenTotalsSaturate) {
+  TraceFixture f;
+  const int n = 8000;
+  const TimeNs center = (TimeNs{1} << 49) + 1'000'000'000'000;
+  const TimeNs half = (TimeNs{1} << 49) / 100 * 98;
+  const TimeNs dur = (TimeNs{1} << 50) / 10 * 14;
+  for (int i = 0; i < n; ++i) {
+    const TimeNs start = center - half + static_cast<TimeNs>(i) * (2 * half / (n - 1));
+    f.Kernel(i % 3 ? "big_a" : "big_b", start, start + dur);
+  }
+  Trace t = f.Build();
+  ASSERT_EQ(t.kernels.size(), static_cast<size_t>(n));
+  StatusOr<KernelSummaryResult> r = ComputeKernelSummary(*Ctx(t), {});
+  ASSERT_TRUE(r.ok());
+  double sum = 0;
+  for (const KernelSummaryRow& row : r->rows) {
+    EXPECT_LE(row.time_pct, 100.0);
+    sum += row.time_pct;
+  }
+  EXPECT_NEAR(sum, 100.0, 1e-6);
+  EXPECT_NEAR(r->rows[0].time_pct, 66.6625, 0.01);  // 5,333 of 8,000
+  double categories = 0;
+  for (const KernelCategoryRow& c : r->categories) categories += c.time_pct;
+  EXPECT_NEAR(categories, 100.0, 1e-6);
+}
+
+}  // namespace
+}  // namespace sightline

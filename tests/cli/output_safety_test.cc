@@ -2,20 +2,24 @@
 // SIGTERM), and a write that fails (to a file or to standard output) is an error with its own exit
 // code (docs/reliability.md, "Outputs").
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "base/file_io.h"
+#include "base/output_temps.h"
 #include "testing/cli_runner.h"
 #include "testing/files.h"
+#include "testing/sanitizers.h"
 
 namespace sightline {
 namespace {
@@ -194,6 +198,167 @@ TEST(OutputSafety, SigtermRemovesTheTemporary) {
   ASSERT_TRUE(WIFSIGNALED(status)) << status;
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
   EXPECT_EQ(OtherFiles(dir, {}), 0);
+}
+
+// Any signal that ends the run removes the temporaries (before: SIGINT, SIGTERM and SIGHUP only;
+// SIGQUIT, an abort or a crash left OUT.XXXXXX.tmp), and the process still ends by that signal.
+TEST(OutputSafety, EverySignalThatEndsTheRunRemovesTheTemporaries) {
+  std::vector<int> signals = {SIGQUIT, SIGABRT, SIGPIPE, SIGUSR1, SIGALRM, SIGXCPU};
+  if (!testing::kUnderSanitizer) signals.push_back(SIGSEGV);  // else the sanitizer's own
+  for (int sig : signals) {
+    const std::string dir = testing::MakeTempDir();
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      StatusOr<AtomicFileWriter> w = AtomicFileWriter::Open(dir + "/out.json");
+      if (!w.ok() || !w->Append("partial").ok()) _exit(1);
+      if (!WriteFilesAtomically(dir + "/set", {{"a.svg", "a"}}).ok()) _exit(1);
+      std::raise(sig);
+      _exit(2);  // not reached
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << strsignal(sig) << ": " << status;
+    EXPECT_EQ(WTERMSIG(status), sig);
+    EXPECT_EQ(OtherFiles(dir, {"set"}), 0) << strsignal(sig);
+  }
+}
+
+// A write past `ulimit -f` is an output error ("File too large", exit 3) that leaves nothing;
+// before, SIGXFSZ ended the run and left the temporary.
+TEST(OutputSafety, AFileSizeLimitIsAWriteErrorThatLeavesNothing) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string trace = CopyTrace(dir, "t.json");
+  const std::string cmd = "bash -c \"ulimit -f 2; exec '" + std::string(SIGHTLINE_BINARY) +
+                          "' analyze '" + trace + "' -o '" + dir + "/r.html' --format html\" 2>'" +
+                          dir + "/err'";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_NE(Slurp(dir + "/err").find("File too large"), std::string::npos) << Slurp(dir + "/err");
+  EXPECT_EQ(OtherFiles(dir, {"t.json", "err"}), 0);
+}
+
+// SIGKILL cannot be caught: the next output written to the folder removes what the killed run
+// left, and only that (a temporary of a live process, of another machine, or a user's file
+// named like one stays).
+TEST(OutputSafety, TheNextWriteRemovesTheTemporariesOfAKilledRun) {
+  const std::string dir = testing::MakeTempDir();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    StatusOr<AtomicFileWriter> w = AtomicFileWriter::Open(dir + "/report.json");
+    if (!w.ok() || !w->Append("partial").ok()) _exit(1);
+    std::raise(SIGKILL);
+    _exit(2);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  std::vector<std::string> left;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    left.push_back(e.path().filename().string());
+  }
+  ASSERT_EQ(left.size(), 1u);
+  std::string host;
+  long owner = 0;
+  ASSERT_TRUE(ParseTemporaryName(left[0], &host, &owner)) << left[0];
+  EXPECT_EQ(owner, pid);
+  EXPECT_EQ(left[0].rfind("report.json.sightline-", 0), 0u) << left[0];
+  const std::string live = "x.sightline-" + TemporaryHostTag() + "-1-abcdef.tmp";  // pid 1 runs
+  const std::string other_host = std::string("x.sightline-") +
+                                 (TemporaryHostTag() == "00000000" ? "11111111" : "00000000") +
+                                 "-" + std::to_string(pid) + "-abcdef.tmp";
+  for (const std::string& name :
+       {live, other_host, std::string("report.json.tmp"), std::string("report.json.abcdef.tmp")}) {
+    std::ofstream(dir + "/" + name) << "keep";
+  }
+  ASSERT_TRUE(WriteFileAtomically(dir + "/other.txt", "x").ok());
+  EXPECT_FALSE(fs::exists(dir + "/" + left[0]));
+  EXPECT_EQ(
+      OtherFiles(dir, {"other.txt", live, other_host, "report.json.tmp", "report.json.abcdef.tmp"}),
+      0);
+  EXPECT_TRUE(fs::exists(dir + "/" + live));
+  EXPECT_TRUE(fs::exists(dir + "/" + other_host));
+}
+
+// A legal output name of 254 bytes: its temporary once took 254 + 11 bytes, past NAME_MAX, and
+// the output was refused. The temporary's name is cut instead.
+TEST(OutputSafety, AnOutputNameOfNearlyNameMaxBytesIsWritable) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string name = std::string(249, 'r') + ".json";
+  ASSERT_EQ(name.size(), 254u);
+  const Status s = WriteFileAtomically(dir + "/" + name, "report");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Slurp(dir + "/" + name), "report");
+  EXPECT_EQ(OtherFiles(dir, {name}), 0);
+  const std::string trace = CopyTrace(dir, "t.json");
+  testing::CliResult r =
+      testing::RunSightline("analyze '" + trace + "' -o '" + dir + "/" + name + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A set of files (allreduce plot's) appears whole or not at all: into a new directory in one
+// rename, into an existing one beside the files it holds; a write that fails leaves none of the
+// set, and no temporary.
+TEST(OutputSafety, SetsOfFilesAppearTogetherOrNotAtAll) {
+  const std::string dir = testing::MakeTempDir();
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"a.svg", "<svg/>"}, {"index.html", std::string(200000, 'x')}};
+  ASSERT_TRUE(WriteFilesAtomically(dir + "/new", files).ok());
+  EXPECT_EQ(Slurp(dir + "/new/a.svg"), "<svg/>");
+  EXPECT_EQ(OtherFiles(dir, {"new"}), 0);
+  EXPECT_EQ(OtherFiles(dir + "/new", {"a.svg", "index.html"}), 0);
+  std::ofstream(dir + "/new/mine.txt") << "mine";
+  ASSERT_TRUE(WriteFilesAtomically(dir + "/new", {{"a.svg", "<svg>2</svg>"}}).ok());
+  EXPECT_EQ(Slurp(dir + "/new/a.svg"), "<svg>2</svg>");
+  EXPECT_EQ(Slurp(dir + "/new/mine.txt"), "mine");
+  EXPECT_EQ(OtherFiles(dir + "/new", {"a.svg", "index.html", "mine.txt"}), 0);
+  // A full disk, as a file size limit: the second file fails, the first does not appear either.
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    struct rlimit r {};
+    ::getrlimit(RLIMIT_FSIZE, &r);
+    r.rlim_cur = 100000;
+    if (::setrlimit(RLIMIT_FSIZE, &r) != 0) _exit(3);
+    const Status a = WriteFilesAtomically(dir + "/full", files);
+    const Status b =
+        WriteFilesAtomically(dir + "/new", {{"b.svg", "b"}, {"c.html", files[1].second}});
+    const bool ok = a.code() == StatusCode::kOutputError && b.code() == StatusCode::kOutputError &&
+                    a.message().find("none of the 2 files was written") != std::string::npos;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(OtherFiles(dir, {"new"}), 0);
+  EXPECT_EQ(OtherFiles(dir + "/new", {"a.svg", "index.html", "mine.txt"}), 0);
+}
+
+// `analyze DIR -o DIR/report.txt` run twice: the first run's report is an output, not an input;
+// it is left out and listed, and the second run replaces it (before: refused, "refusing to write
+// the output over an input of this run").
+TEST(OutputSafety, AnalyzeOfADirectoryLeavesOutItsOwnReports) {
+  const std::string dir = testing::MakeTempDir();
+  CopyTrace(dir, "t.json");
+  for (const char* format : {"text", "json", "html"}) {
+    const std::string out = dir + "/report." + format;
+    for (int run = 0; run < 2; ++run) {
+      testing::CliResult r =
+          testing::RunSightline("analyze '" + dir + "' -o '" + out + "' --format " + format);
+      ASSERT_EQ(r.exit_code, 0) << format << " run " << run << ": " << r.err;
+    }
+  }
+  testing::CliResult r = testing::RunSightline("analyze '" + dir + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"report.text", "report.json", "report.html"}) {
+    EXPECT_NE(r.out.find(std::string(name) + ": skipped: a report Sightline wrote"),
+              std::string::npos)
+        << r.out.substr(0, 600);
+  }
+  EXPECT_NE(r.out.find("t.json: read as kineto-json"), std::string::npos);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "base/file_io.h"
 #include "importers/importer.h"
+#include "importers/inputs.h"
 #include "importers/kineto/kineto_events_reader.h"
 #include "importers/kineto/kineto_names.h"
 #include "importers/kineto/kineto_numbers.h"
@@ -677,6 +678,76 @@ TEST(KinetoRealTraces, TimesAreEpochNanoseconds) {
   StatusOr<Trace> nccl = ImportTrace(dir + "/kineto_hta_nccl_a100_rank0.json.gz");
   ASSERT_TRUE(nccl.ok()) << nccl.status().message();
   EXPECT_EQ(nccl->begin_ns(), 1711964646000000000 + 4458676416788066);
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// A kernel's args.device or args.stream beyond int64 was read as absent, and the kernel went to
+// the device and stream of its pid and tid (here 0 and 7, where the good kernel runs); one beyond
+// int32 likewise. Each is dropped and counted (kineto_gpu_id_out_of_range); none is reassigned.
+TEST_F(KinetoTest, GpuIdsBeyondTheirRangeAreCountedNotReassigned) {
+  auto kernel = [](const std::string& name, const std::string& device, const std::string& stream) {
+    return R"({"ph": "X", "cat": "kernel", "name": ")" + name +
+           R"(", "pid": 0, "tid": 7, "ts": 10, "dur": 2, "args": {"device": )" + device +
+           R"(, "stream": )" + stream + "}}";
+  };
+  const std::string json =
+      R"({"schemaVersion": 1, "traceEvents": [)" + kernel("good", "0", "7") + ",\n" +
+      kernel("device_past_int64", "99999999999999999999", "7") + ",\n" +
+      kernel("device_past_int32", "4294967296", "7") + ",\n" +
+      kernel("stream_past_int64", "0", "-99999999999999999999") + ",\n" +
+      kernel("stream_not_a_number", "0", R"("seven")") + ",\n" +
+      kernel("memcpy_like_kernel", "18446744073709551616", "18446744073709551616") + "]}";
+  const Trace t = MustImport(Write("ids.json", json));
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.str(t.kernels.name[0]), "good");
+  EXPECT_EQ(Count(t, DiagCode::kKinetoGpuIdOutOfRange), 5);
+  EXPECT_EQ(Count(t, DiagCode::kKinetoGpuArgsMissing), 0);
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// Real traces put metadata before traceEvents. A first field larger than the 64 KiB head the
+// format is recognised from, or nested deeper than it, left no key naming the format in the head,
+// and the trace was "not a format Sightline reads". It is now taken as Kineto, read, and its
+// first field skipped without recursion.
+TEST_F(KinetoTest, ALargeOrDeepFirstFieldIsRecognisedAndRead) {
+  std::ifstream in(DataPath("basic.json"));
+  std::string basic((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t brace = basic.find('{');
+  ASSERT_NE(brace, std::string::npos);
+  const std::string fields = basic.substr(brace + 1);
+  std::string object = "{";
+  for (int i = 0; i < 20000; ++i) object += (i ? ", \"k" : "\"k") + std::to_string(i) + "\": 1";
+  object += "}";
+  const std::pair<std::string, std::string> cases[] = {
+      {"long_string.json", "{\"metadata\": \"" + std::string(200000, 'x') + "\", " + fields},
+      {"deep.json",
+       "{\"metadata\": " + std::string(100000, '[') + std::string(100000, ']') + ", " + fields},
+      {"large_object.json", "{\"metadata\": " + object + ", " + fields},
+  };
+  const size_t kernels = MustImport(DataPath("basic.json")).kernels.size();
+  for (const auto& [name, text] : cases) {
+    const std::string path = Write(name, text);
+    StatusOr<RecognisedInput> r = RecogniseInput(path);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().message().substr(0, 200);
+    EXPECT_STREQ(r->reader->name, "kineto-json") << name;
+    StatusOr<Trace> t = ImportTrace(path);
+    ASSERT_TRUE(t.ok()) << name << ": " << t.status().message().substr(0, 300);
+    EXPECT_EQ(t->kernels.size(), kernels) << name;
+  }
+  // JSON of another kind with a small first field is still not taken.
+  StatusOr<RecognisedInput> other =
+      RecogniseInput(Write("config.json", R"({"model": "x", "n": 2})"));
+  EXPECT_FALSE(other.ok());
 }
 
 }  // namespace

@@ -476,11 +476,11 @@ TEST(RecorderImporter, HugeStringIdsAreMappedNotUsedAsSizes) {
   recfmt::ChunkBuilder c;
   c.AddString(1, "cudaLaunchKernel");
   c.AddString(0xb5000001u, "far_kernel");
-  c.AddString(0xffffffffu, "farther_kernel");  // id + 1 wrapped to 0 before
+  c.AddString(0xfffffffeu, "farthest_kernel");
   c.Add(RecordType::kApi, Api(1000, 1100, 21, 1, recfmt::ApiDomain::kRuntime));
   c.Add(RecordType::kKernel, Kernel(1200, 1700, 21, 0xb5000001u, 0));
   c.Add(RecordType::kApi, Api(2000, 2100, 22, 1, recfmt::ApiDomain::kRuntime));
-  c.Add(RecordType::kKernel, Kernel(2200, 2700, 22, 0xffffffffu, 0));
+  c.Add(RecordType::kKernel, Kernel(2200, 2700, 22, 0xfffffffeu, 0));
   c.Add(RecordType::kApi, Api(3000, 3100, 23, 1, recfmt::ApiDomain::kRuntime));
   c.Add(RecordType::kKernel, Kernel(3200, 3700, 23, 0xb5000002u, 0));  // never defined
   c.Add(RecordType::kEnd, recfmt::EndBody{});
@@ -488,8 +488,29 @@ TEST(RecorderImporter, HugeStringIdsAreMappedNotUsedAsSizes) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   ASSERT_EQ(t->kernels.size(), 3u);
   EXPECT_EQ(t->str(t->kernels.name[0]), "far_kernel");
-  EXPECT_EQ(t->str(t->kernels.name[1]), "farther_kernel");
+  EXPECT_EQ(t->str(t->kernels.name[1]), "farthest_kernel");
   EXPECT_EQ(t->str(t->kernels.name[2]), "<unnamed kernel>");
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderMissingStrings), 1);
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderReservedStringId), 0);
+}
+
+// String id 0xFFFFFFFF (id + 1 wrapped to 0 once, writing out of bounds) and 0 (the empty
+// string) are ids the recorder never writes: a string record of either is counted
+// (recorder_reserved_string_id), not taken, and what names it is unnamed; before, 0xFFFFFFFF was
+// accepted without a word.
+TEST(RecorderImporter, ReservedStringIdsAreCountedNotTaken) {
+  recfmt::ChunkBuilder c;
+  c.AddString(1, "cudaLaunchKernel");
+  c.AddString(0xffffffffu, "farther_kernel");
+  c.AddString(0, "not_empty");
+  c.Add(RecordType::kApi, Api(2000, 2100, 22, 1, recfmt::ApiDomain::kRuntime));
+  c.Add(RecordType::kKernel, Kernel(2200, 2700, 22, 0xffffffffu, 0));
+  c.Add(RecordType::kEnd, recfmt::EndBody{});
+  StatusOr<Trace> t = ImportRecorderBytes(recfmt::FileHeaderBytes() + c.Finish(), "s.slrec");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->kernels.size(), 1u);
+  EXPECT_EQ(t->str(t->kernels.name[0]), "<unnamed kernel>");
+  EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderReservedStringId), 2);
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kRecorderMissingStrings), 1);
 }
 

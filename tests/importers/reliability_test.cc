@@ -2,6 +2,7 @@
 // are not finite, strings too long to keep, and gzip streams that would inflate past the memory
 // limit (a gzip bomb).
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <libdeflate.h>
 #include <sqlite3.h>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -444,6 +446,41 @@ TEST(Reliability, LaunchesWithoutKernelsAreSaidAndNoGpuFindingFollows) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"findings\": []"), std::string::npos) << r.out.substr(0, 400);
   EXPECT_NE(r.out.find("launches_without_kernels"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sightline
+
+namespace sightline {
+namespace {
+
+// Thousands of kernels of days each, every one within the trace's window, add up to more than
+// 2^63 ns: every total and share of them would saturate (shares of 137% and a negative kernel
+// time in the report before). The trace is refused with what is wrong, exit 2 from the CLI.
+TEST(Reliability, TraceWhoseKernelSumsPastInt64IsRefused) {
+  const std::string dir = testing::MakeTempDir();
+  std::string json = R"({"schemaVersion": 1, "traceEvents": [)";
+  const int n = 8000;
+  const double center_us = (std::ldexp(1.0, 49) + 1e12) / 1000,
+               half_us = std::ldexp(1.0, 49) * 0.98 / 1000;
+  const double dur_us = std::ldexp(1.0, 50) * 1.4 / 1000;
+  for (int i = 0; i < n; ++i) {
+    json += fmt::format(
+        R"({}{{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": 7, "ts": {:.3f}, "dur": {:.3f}, "args": {{"device": 0, "stream": 7}}}})",
+        i ? ",\n" : "", i % 2, center_us - half_us + i * (2 * half_us / (n - 1)), dur_us);
+  }
+  json += "]}";
+  const std::string path = dir + "/sums.json";
+  std::ofstream(path) << json;
+  StatusOr<Trace> t = ImportTrace(path);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidInput);
+  EXPECT_NE(t.status().message().find("the durations of its 8000 kernels add up to more than 2^63"),
+            std::string::npos)
+      << t.status().message();
+  testing::CliResult r = testing::RunSightline("analyze '" + path + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace

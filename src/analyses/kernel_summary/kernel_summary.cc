@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <limits>
 
 #include "analyses/common/analysis_context.h"
 #include "analyses/common/group_stats.h"
@@ -49,9 +51,25 @@ StatusOr<KernelSummaryResult> ComputeKernelSummary(AnalysisContext& context,
     result.instances += row.stats.count;
     result.total_ns = SaturatingAdd(result.total_ns, row.stats.total);
   }
+  // Shares of the int64 totals, unless a total held at the end of int64 (a trace built in memory;
+  // the importer refuses one whose sums do not fit): then of the exact sums (mean x count), so
+  // that no share passes 100% (saturated totals gave 91% + 46%).
+  long double exact_total = 0;
+  bool saturated = result.total_ns == std::numeric_limits<int64_t>::max();
+  for (const KernelSummaryRow& row : result.rows) {
+    exact_total += static_cast<long double>(row.stats.mean) * row.stats.count;
+    saturated |= row.stats.total == std::numeric_limits<int64_t>::max();
+  }
+  auto share = [&](int64_t total, long double exact) {
+    if (saturated) return exact_total > 0 ? static_cast<double>(100.0L * exact / exact_total) : 0.0;
+    return result.total_ns > 0 ? 100.0 * total / result.total_ns : 0.0;
+  };
   std::array<KernelCategoryRow, kNumKernelCategories> cats{};
+  std::array<long double, kNumKernelCategories> cat_exact{};
   for (KernelSummaryRow& row : result.rows) {
-    row.time_pct = result.total_ns > 0 ? 100.0 * row.stats.total / result.total_ns : 0;
+    const long double exact = static_cast<long double>(row.stats.mean) * row.stats.count;
+    row.time_pct = share(row.stats.total, exact);
+    cat_exact[static_cast<size_t>(row.category)] += exact;
     KernelCategoryRow& c = cats[static_cast<size_t>(row.category)];
     c.category = row.category;
     c.instances += row.stats.count;
@@ -66,7 +84,7 @@ StatusOr<KernelSummaryResult> ComputeKernelSummary(AnalysisContext& context,
             });
   for (KernelCategoryRow& c : cats) {
     if (c.instances == 0) continue;
-    c.time_pct = result.total_ns > 0 ? 100.0 * c.total_ns / result.total_ns : 0;
+    c.time_pct = share(c.total_ns, cat_exact[static_cast<size_t>(c.category)]);
     result.categories.push_back(c);
   }
   std::stable_sort(result.categories.begin(), result.categories.end(),

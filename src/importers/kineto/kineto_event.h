@@ -37,6 +37,9 @@ struct EventId {
 struct EventArgs {
   static constexpr int64_t kUnset = INT64_MIN;
   int64_t device = kUnset, stream = kUnset, correlation = kUnset;
+  // device or stream present but not an int64 (beyond it, or not a number): the event is dropped
+  // (kineto_gpu_id_out_of_range), never read as if the id were absent.
+  bool device_bad = false, stream_bad = false;
   int64_t registers_per_thread = kUnset, shared_memory = kUnset, bytes = kUnset;
   Dim3 grid, block;
   bool has_grid = false, has_block = false;

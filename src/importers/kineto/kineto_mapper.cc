@@ -172,9 +172,18 @@ bool EventMapper::GetGpuIds(const Event& e, int32_t* device, int32_t* stream) {
   return true;
 }
 
+bool EventMapper::GpuIdsOutOfRange(const Event& e) {
+  const EventArgs& a = e.args;
+  const bool bad = a.device_bad || a.stream_bad || (a.device != kUnset && !FitsInt32(a.device)) ||
+                   (a.stream != kUnset && !FitsInt32(a.stream));
+  if (bad) ++gpu_id_out_of_range_;
+  return bad;
+}
+
 void EventMapper::MapKernel(const Event& e) {
   Times t;
   KernelRow row;
+  if (GpuIdsOutOfRange(e)) return;
   if (!GetTimes(e, &t) || !GetGpuIds(e, &row.device, &row.stream)) return Invalid();
   row.start_ns = t.start;
   row.end_ns = t.end;
@@ -196,6 +205,7 @@ void EventMapper::MapKernel(const Event& e) {
 void EventMapper::MapMemOp(const Event& e, bool is_memset) {
   Times t;
   MemOpRow row;
+  if (GpuIdsOutOfRange(e)) return;
   if (!GetTimes(e, &t) || !GetGpuIds(e, &row.device, &row.stream)) return Invalid();
   row.start_ns = t.start;
   row.end_ns = t.end;
@@ -341,6 +351,7 @@ void EventMapper::Finish() {
   Diagnostics& d = builder_->diagnostics();
   d.Add(DiagCode::kKinetoInvalidEvent, invalid_);
   d.Add(DiagCode::kKinetoGpuArgsMissing, gpu_args_missing_);
+  d.Add(DiagCode::kKinetoGpuIdOutOfRange, gpu_id_out_of_range_);
   d.Add(DiagCode::kKinetoSmemSplitUnknown, smem_split_unknown_);
   d.Add(DiagCode::kKinetoMemopNameUnknown, memop_name_unknown_);
   d.Add(DiagCode::kKinetoUnmappedMetadata, ignored_metadata_);

@@ -60,6 +60,8 @@ class EventMapper {
   void MapMemoryEvent(const Event& e);
   void CountUnmapped(const Event& e);
   void Invalid() { ++invalid_; }
+  // args.device or args.stream present but unusable (kineto_gpu_id_out_of_range): counted.
+  bool GpuIdsOutOfRange(const Event& e);
 
   TraceBuilder* builder_;
   TimeNs offset_ns_;
@@ -67,6 +69,7 @@ class EventMapper {
   // Counted diagnostics, flushed by Finish().
   int64_t invalid_ = 0;
   int64_t gpu_args_missing_ = 0;
+  int64_t gpu_id_out_of_range_ = 0;
   int64_t smem_split_unknown_ = 0;
   int64_t memop_name_unknown_ = 0;
   int64_t ignored_metadata_ = 0;

@@ -62,6 +62,14 @@ void ReadIntArg(sj::value& v, int64_t* out) {
   if (!ReadInt(v, out)) *out = EventArgs::kUnset;
 }
 
+// A device or stream id: present, so one that cannot be read is marked, not taken as absent.
+void ReadIdArg(sj::value& v, int64_t* out, bool* bad) {
+  if (!ReadInt(v, out)) {
+    *out = EventArgs::kUnset;
+    *bad = true;
+  }
+}
+
 error_code ReadArgs(sj::value& v, EventArgs* args) {
   sj::object object;
   if (v.get_object().get(object) != SUCCESS) return SUCCESS;  // args that are not an object
@@ -117,7 +125,7 @@ error_code ReadArgs(sj::value& v, EventArgs* args) {
         if (key.unsafe_is_equal("correlation")) ReadIntArg(value, &args->correlation);
         break;
       case 'd':
-        if (key.unsafe_is_equal("device")) ReadIntArg(value, &args->device);
+        if (key.unsafe_is_equal("device")) ReadIdArg(value, &args->device, &args->device_bad);
         break;
       case 'g':
         if (key.unsafe_is_equal("grid")) {
@@ -137,7 +145,7 @@ error_code ReadArgs(sj::value& v, EventArgs* args) {
         break;
       case 's':
         if (key.unsafe_is_equal("stream")) {
-          ReadIntArg(value, &args->stream);
+          ReadIdArg(value, &args->stream, &args->stream_bad);
         } else if (key.unsafe_is_equal("shared memory")) {
           ReadIntArg(value, &args->shared_memory);
         }

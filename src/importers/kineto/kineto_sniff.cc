@@ -3,6 +3,7 @@
 #include <libdeflate.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -15,6 +16,61 @@ bool LooksLikeJsonObject(std::string_view bytes) {
     return c == '{';
   }
   return false;
+}
+
+namespace {
+
+bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+size_t SkipJsonSpace(std::string_view s, size_t i) {
+  while (i < s.size() && IsJsonSpace(s[i])) ++i;
+  return i;
+}
+
+// The index after the string that starts at s[i] ('"'), or npos when it does not end in s.
+size_t StringEnd(std::string_view s, size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') {
+      ++i;
+    } else if (s[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+bool FirstFieldRunsPastHead(std::string_view head) {
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
+  size_t i = SkipJsonSpace(head, 0);
+  if (i >= head.size() || head[i] != '{') return false;
+  i = SkipJsonSpace(head, i + 1);
+  if (i >= head.size() || head[i] != '"') return false;
+  i = StringEnd(head, i);
+  if (i == std::string_view::npos) return false;  // a key longer than the head: no trace
+  i = SkipJsonSpace(head, i);
+  if (i >= head.size() || head[i] != ':') return false;
+  i = SkipJsonSpace(head, i + 1);
+  if (i >= head.size()) return false;
+  if (head[i] == '"') return StringEnd(head, i) == std::string_view::npos;
+  if (head[i] != '{' && head[i] != '[') return false;
+  uint64_t depth = 0;
+  while (i < head.size()) {
+    const char c = head[i];
+    if (c == '"') {
+      i = StringEnd(head, i);
+      if (i == std::string_view::npos) return true;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return false;  // the first field ends within the head
+    }
+    ++i;
+  }
+  return true;
 }
 
 size_t InflateGzipPrefix(std::string_view gz, char* out, size_t out_size) {

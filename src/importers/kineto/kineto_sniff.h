@@ -10,6 +10,11 @@ namespace sightline::kineto {
 // True when the bytes (after an optional UTF-8 BOM and whitespace) start a JSON object.
 bool LooksLikeJsonObject(std::string_view bytes);
 
+// True when the bytes start a JSON object whose first field's value runs past their end: a large
+// or deeply nested first field (real traces put metadata before traceEvents), so that the keys
+// naming the format come after the head. Scans without recursion, at any depth.
+bool FirstFieldRunsPastHead(std::string_view head);
+
 // Inflates as much of a gzip prefix as the bytes allow (at most out_size bytes) and returns how
 // many leading output bytes are known good.
 size_t InflateGzipPrefix(std::string_view gz, char* out, size_t out_size);

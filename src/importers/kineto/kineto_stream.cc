@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <libdeflate.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/decompressor.h"
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "base/input_limits.h"
@@ -77,73 +77,6 @@ void FreeBuffer(char* buffer) {
   ::munmap(m.base, m.length);
 }
 
-// Inflates every gzip member into one buffer with 1 byte of headroom and kPadding + 1 bytes of
-// scratch after the data. The size comes from the last member's ISIZE (size mod 2^32); a short
-// guess (several members, or more than 4 GiB) is grown.
-Status InflateGzip(std::string_view gz, const std::string& path, char** out_buffer,
-                   size_t* out_capacity, size_t* out_size) {
-  std::unique_ptr<libdeflate_decompressor, decltype(&libdeflate_free_decompressor)> d(
-      libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
-  if (!d) return InternalError("cannot allocate a gzip decompressor");
-  constexpr size_t kSlack = 1 + JsonStream::kPadding + 1;
-  // The inflated data stays within the limit: a gzip bomb fails before the memory is taken.
-  ASSIGN_OR_RETURN(const uint64_t limit64, MaxInflatedBytes());
-  const size_t limit = static_cast<size_t>(std::max<uint64_t>(limit64, 4096));
-  uint32_t isize = 0;
-  if (gz.size() >= 4) std::memcpy(&isize, gz.data() + gz.size() - 4, 4);
-  // The trailer is not trusted beyond what deflate can produce (1032 bytes per input byte).
-  const size_t most = gz.size() > SIZE_MAX / 1032 ? SIZE_MAX : gz.size() * 1032;
-  size_t capacity =
-      std::min<size_t>(std::max<size_t>(std::min<size_t>(isize, most), 4096), limit) + kSlack;
-  char* buffer = NewBuffer(capacity);
-  if (!buffer) return InternalError(fmt::format("{}: out of memory ({} bytes)", path, capacity));
-  size_t size = 0, in_pos = 0;
-  auto fail = [&](Status s) {
-    FreeBuffer(buffer);
-    return s;
-  };
-  while (in_pos < gz.size()) {
-    const std::string_view member = gz.substr(in_pos);
-    if (!IsGzip(member)) {
-      // Zero padding after the last member is tolerated (some tools write it).
-      if (member.find_first_not_of('\0') == std::string_view::npos) break;
-      return fail(InvalidInputError(fmt::format(
-          "{}: {} bytes that are not gzip data follow the compressed stream; re-copy or "
-          "re-export the trace",
-          path, member.size())));
-    }
-    for (;;) {
-      size_t consumed = 0, produced = 0;
-      const libdeflate_result r =
-          libdeflate_gzip_decompress_ex(d.get(), member.data(), member.size(), buffer + 1 + size,
-                                        capacity - kSlack - size, &consumed, &produced);
-      if (r == LIBDEFLATE_SUCCESS) {
-        size += produced;
-        in_pos += consumed;
-        break;
-      }
-      if (r != LIBDEFLATE_INSUFFICIENT_SPACE) {
-        return fail(InvalidInputError(fmt::format(
-            "{}: the gzip data is truncated or corrupt (inflating failed {} bytes into the "
-            "file); let the profiler finish writing it, or re-copy / re-export the trace",
-            path, in_pos)));
-      }
-      if (capacity - kSlack >= limit) return fail(InflatedTooLargeError(path, gz.size(), limit64));
-      const size_t grown = std::min((capacity - kSlack) * 2, limit) + kSlack;
-      char* bigger = NewBuffer(grown);
-      if (!bigger) return fail(InternalError(fmt::format("{}: out of memory", path)));
-      std::memcpy(bigger, buffer, 1 + size);
-      FreeBuffer(buffer);
-      buffer = bigger;
-      capacity = grown;
-    }
-  }
-  *out_buffer = buffer;
-  *out_capacity = capacity;
-  *out_size = size;
-  return Status::Ok();
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<JsonStream>> JsonStream::Open(const std::string& path) {
@@ -167,42 +100,21 @@ StatusOr<std::unique_ptr<JsonStream>> JsonStream::Open(const std::string& path) 
   }
   char magic[4] = {0, 0, 0, 0};
   if (ReadFully(s->fd_, magic, 4) < 0 || ::lseek(s->fd_, 0, SEEK_SET) != 0) return ReadError(path);
-  if (CompressionOf(std::string_view(magic, std::min<size_t>(4, file_size))) ==
-      Compression::kZstd) {
-    ::close(s->fd_);
-    s->fd_ = -1;
-    ASSIGN_OR_RETURN(std::string text, ReadInput(path));
-    if (text.empty())
-      return InvalidInputError(fmt::format("{}: the zstd file holds no data", path));
-    s->capacity_ = 1 + text.size() + kPadding + 1;
+  const Compression compression =
+      CompressionOf(std::string_view(magic, std::min<size_t>(4, file_size)));
+  if (compression != Compression::kNone) {
+    s->gzip_ = true;  // the content is decompressed: offsets in messages are "of the inflated JSON"
+    // Streamed: decompressed a window at a time, every byte counted against the limit.
+    s->compression_ = compression;
+    s->compressed_bytes_ = file_size;
+    RETURN_IF_ERROR(s->StartDecompressor());
+    s->capacity_ = kFileBuffer + 1 + kPadding + 1;
     s->buf_ = NewBuffer(s->capacity_);
-    if (!s->buf_) return InternalError(fmt::format("{}: out of memory", path));
-    std::memcpy(s->buf_ + 1, text.data(), text.size());
-    s->end_ = 1 + text.size();
-    s->gzip_ = true;  // all in memory, as for gzip
-    s->eof_ = true;
-    s->size_hint_ = text.size();
-    return s;
-  }
-  if (IsGzip(std::string_view(magic, std::min<size_t>(2, file_size)))) {
-    {
-      // The compressed bytes live only while inflating.
-      std::unique_ptr<char, decltype(&FreeBuffer)> gz(NewBuffer(file_size), &FreeBuffer);
-      if (!gz) return InternalError(fmt::format("{}: out of memory", path));
-      const ssize_t got = ReadFully(s->fd_, gz.get(), file_size);
-      if (got < 0) return ReadError(path);
-      size_t size = 0;
-      RETURN_IF_ERROR(InflateGzip(std::string_view(gz.get(), static_cast<size_t>(got)), path,
-                                  &s->buf_, &s->capacity_, &size));
-      s->end_ = 1 + size;
-    }
-    ::close(s->fd_);
-    s->fd_ = -1;
-    s->gzip_ = true;
-    s->eof_ = true;
-    s->size_hint_ = s->end_ - 1;
-    if (s->size_hint_ == 0) {
-      return InvalidInputError(fmt::format("{}: the gzip file holds no data", path));
+    if (!s->buf_) return OutOfMemoryForInputError(path, s->capacity_);
+    RETURN_IF_ERROR(s->Fill(1));
+    if (s->size() == 0) {
+      return InvalidInputError(
+          fmt::format("{}: the {} file holds no data", path, CompressionName(compression)));
     }
     return s;
   }
@@ -210,7 +122,7 @@ StatusOr<std::unique_ptr<JsonStream>> JsonStream::Open(const std::string& path) 
   if (std::getenv(kMapEnv) != nullptr && s->MapFile(file_size)) return s;
   s->capacity_ = std::min(file_size, kFileBuffer) + 1 + kPadding + 1;
   s->buf_ = NewBuffer(s->capacity_);
-  if (!s->buf_) return InternalError(fmt::format("{}: out of memory", path));
+  if (!s->buf_) return OutOfMemoryForInputError(path, s->capacity_);
   return s;
 }
 
@@ -265,8 +177,29 @@ void JsonStream::Release() {
   buf_ = nullptr;
 }
 
+Status JsonStream::StartDecompressor() {
+  if (::lseek(fd_, 0, SEEK_SET) != 0) return ReadError(path_);
+  ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
+  const int fd = fd_;
+  const std::string path = path_;
+  Decompressor::Source source = [fd, path](char* buf, size_t n) -> StatusOr<size_t> {
+    const ssize_t got = ReadSome(fd, buf, n);
+    if (got < 0) return ReadError(path);
+    return static_cast<size_t>(got);
+  };
+  ASSIGN_OR_RETURN(decompressor_, Decompressor::Create(compression_, std::move(source), path_,
+                                                       limit, compressed_bytes_));
+  return Status::Ok();
+}
+
 Status JsonStream::ReadMore() {
   const size_t room = capacity_ - kPadding - 1 - end_;
+  if (decompressor_) {
+    ASSIGN_OR_RETURN(const size_t got, decompressor_->Read(buf_ + end_, room));
+    end_ += got;
+    if (got < room) eof_ = true;  // Read fills the room unless the content has ended
+    return Status::Ok();
+  }
   const ssize_t got = ReadFully(fd_, buf_ + end_, room);
   if (got < 0) return ReadError(path_);
   end_ += static_cast<size_t>(got);
@@ -287,7 +220,7 @@ Status JsonStream::Fill(size_t n) {
   if (needed > capacity_) {
     const size_t grown = std::max(needed, capacity_ * 2);
     char* bigger = NewBuffer(grown);
-    if (!bigger) return InternalError(fmt::format("{}: out of memory", path_));
+    if (!bigger) return OutOfMemoryForInputError(path_, grown);
     std::memcpy(bigger, buf_, end_);
     FreeBuffer(buf_);
     buf_ = bigger;
@@ -300,7 +233,11 @@ Status JsonStream::Fill(size_t n) {
 Status JsonStream::Rewind() {
   consumed_ = 0;
   begin_ = 1;
-  if (gzip_) return Status::Ok();
+  if (decompressor_) {
+    end_ = 1;
+    eof_ = false;
+    return StartDecompressor();
+  }
   if (map_base_ != nullptr) {
     dropped_ = 1;
     return Status::Ok();
@@ -312,7 +249,8 @@ Status JsonStream::Rewind() {
 }
 
 StatusOr<std::string> JsonStream::Tail(size_t n) {
-  if (gzip_ || map_base_ != nullptr) {
+  if (decompressor_) return std::string();  // not known before the stream has been read
+  if (map_base_ != nullptr) {
     const size_t total = size_hint_;
     const size_t take = std::min(n, total);
     return std::string(buf_ + 1 + total - take, take);

@@ -10,6 +10,8 @@
 #include <system_error>
 #include <utility>
 
+#include "base/exceptions.h"
+#include "base/threads.h"
 #include "importers/nsys/sqlite_db.h"
 
 namespace sightline {
@@ -111,9 +113,7 @@ bool NsysParallelScan::StartThreads() {
       std::lock_guard<std::mutex> lock(mu_);
       ++running_;
     }
-    try {
-      threads_.emplace_back([this, &scans] { RunWorker(scans); });
-    } catch (const std::system_error&) {
+    if (!TryStartThread(threads_, [this, &scans] { RunWorker(scans); })) {
       // No thread to be had: stop the ones started (nothing was consumed yet) and run inline.
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -137,17 +137,21 @@ void NsysParallelScan::StopThreads() {
 }
 
 void NsysParallelScan::RunWorker(const std::vector<Scan>& scans) {
-  StatusOr<SqliteDb> db = db_.OpenAgain();
-  if (!db.ok()) Fail(db.status());
-  for (const Scan& scan : scans) {
-    if (!db.ok()) break;
-    Status s = RunScan(*db, scan, nullptr);
-    if (!s.ok()) {
-      Fail(s);
-      break;
+  try {
+    StatusOr<SqliteDb> db = db_.OpenAgain();
+    if (!db.ok()) Fail(db.status());
+    for (const Scan& scan : scans) {
+      if (!db.ok()) break;
+      Status s = RunScan(*db, scan, nullptr);
+      if (!s.ok()) {
+        Fail(s);
+        break;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cancelled_) break;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (cancelled_) break;
+  } catch (...) {
+    Fail(StatusOfException(std::current_exception()));  // out of memory: an error, not an abort
   }
   std::lock_guard<std::mutex> lock(mu_);
   --running_;
@@ -191,6 +195,19 @@ void NsysParallelScan::AggregateStep(sqlite3_context* ctx, int argc, sqlite3_val
   }
   ScanState& state = *current;
   if (state.stopped) return;
+  // No exception may cross SQLite's C frames: out of memory here (a chunk, the consumer's tables)
+  // stops the scan with its Status.
+  try {
+    AggregateRow(ctx, state, argc, argv);
+  } catch (...) {
+    state.stopped = true;
+    state.consume_status = StatusOfException(std::current_exception());
+    sqlite3_result_error(ctx, "stopped", -1);
+  }
+}
+
+void NsysParallelScan::AggregateRow(sqlite3_context* ctx, ScanState& state, int argc,
+                                    sqlite3_value** argv) {
   NsysChunk& chunk = state.chunk;
   const Scan& spec = *state.spec;
   if (chunk.rows == 0) {

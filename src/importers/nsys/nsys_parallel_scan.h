@@ -99,6 +99,7 @@ class NsysParallelScan {
   void RunWorker(const std::vector<Scan>& scans);
   Status RunScan(SqliteDb& db, const Scan& scan, const Consumer* inline_consume);
   static void AggregateStep(sqlite3_context* ctx, int argc, sqlite3_value** argv);
+  static void AggregateRow(sqlite3_context* ctx, ScanState& state, int argc, sqlite3_value** argv);
   static void AggregateFinal(sqlite3_context* ctx);
   bool Push(NsysChunk&& chunk);  // false when cancelled
   bool Pop(NsysChunk* chunk);    // false when every worker is done or cancelled

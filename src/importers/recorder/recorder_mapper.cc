@@ -120,6 +120,12 @@ void RecorderMapper::MapString(std::string_view body) {
     ++malformed_;
     return;
   }
+  // The recorder numbers strings from 1 and never reaches 0xFFFFFFFF (its own table would wrap);
+  // id 0 is the empty string. Either defined by a record is damage: counted, not taken.
+  if (id == recfmt::kNoString || id == recfmt::kReservedStringId) {
+    ++reserved_string_ids_;
+    return;
+  }
   PutString(id, text);
 }
 

@@ -87,6 +87,7 @@ class RecorderMapper {
   bool have_end_ = false;
   int64_t sync_records_ = 0, windows_ = 0, missing_strings_ = 0;
   uint64_t malformed_ = 0, unknown_types_ = 0;
+  uint64_t reserved_string_ids_ = 0;  // string records of id 0 or 0xFFFFFFFF
   int64_t whole_graphs_ = 0;
   // Correlation ids of graph launches traced node by node (their kernels carry a graph id) and as
   // whole graphs.

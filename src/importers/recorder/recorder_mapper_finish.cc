@@ -179,6 +179,9 @@ void RecorderMapper::NoteRecordDiagnostics(const recfmt::ReadSummary& summary) {
           static_cast<int64_t>(drops_.unknown_records + unknown_types_));
   }
   if (missing_strings_ > 0) d.Add(DiagCode::kRecorderMissingStrings, missing_strings_);
+  if (reserved_string_ids_ > 0) {
+    d.Add(DiagCode::kRecorderReservedStringId, static_cast<int64_t>(reserved_string_ids_));
+  }
   NoteWholeGraphRuns(d, whole_graphs_);
   if (process_.graph_trace_sample > 0) {
     // Which replays were traced node by node is told by the records themselves: a launch whose
