@@ -135,6 +135,27 @@ TEST(Phases, ShortFlickersAreFoldedIntoTheirNeighbour) {
   EXPECT_EQ(r.activity(StartupActivity::kCompile), 99 * kS);
 }
 
+TEST(Phases, AStartupOfDaysStaysWithinTheBinBound) {
+  // The first step 5 days after the first event (the builder keeps times within 2^49 ns of the
+  // median): 4.3 million bins of 100 ms, more than the bound.
+  TraceFixture f;
+  f.Kernel("first", 1 * kS, 1 * kS + 1 * kMs);
+  const TimeNs late = int64_t{5} * 24 * 3600 * kS;
+  for (int i = 0; i < 4; ++i) {
+    const TimeNs s = late + i * 100 * kMs;
+    f.Range("ProfilerStep#" + std::to_string(i), s, s + 100 * kMs);
+    f.Launch("decode", s + 1 * kMs, s + 2 * kMs, s + 3 * kMs, s + 50 * kMs);
+  }
+  const Trace t = f.Build();
+  const PhasesResult r = ValueOrDie(ComputePhases(*Ctx(t)));
+  ASSERT_TRUE(r.has_steps);
+  ASSERT_GT(r.bin_ns, 0) << "start-up " << r.startup_ns() << " steps " << r.steps;
+  EXPECT_LE(r.startup_ns() / r.bin_ns, 1'000'000);
+  DurationNs sum = 0;
+  for (const StartupSegment& s : r.segments) sum += s.end_ns - s.start_ns;
+  EXPECT_EQ(sum, r.startup_ns());
+}
+
 TEST(Phases, NoStepsNoPhases) {
   const Trace t = TraceFixture().Kernel("a", 0, 10).Build();
   const PhasesResult r = ValueOrDie(ComputePhases(*Ctx(t)));

@@ -17,6 +17,9 @@ namespace {
 constexpr DurationNs kMaxBinNs = 100'000'000;  // the process tree's CPU sample period
 constexpr DurationNs kMinBinNs = 1'000'000;
 constexpr int64_t kBinsWanted = 1000;
+// A bound on the bins whatever the trace's times say (a start-up of 28 hours at 100 ms): past it
+// the bins widen.
+constexpr int64_t kMaxBins = 1'000'000;
 constexpr DurationNs kShowPhasesNs = 1'000'000'000;
 
 // What one bin of start-up held.
@@ -117,7 +120,8 @@ StatusOr<PhasesResult> ComputePhases(AnalysisContext& context) {
 
   const DurationNs startup = r.startup_ns();
   if (startup <= 0) return r;
-  r.bin_ns = std::clamp<DurationNs>(startup / kBinsWanted, kMinBinNs, kMaxBinNs);
+  r.bin_ns = std::max<DurationNs>(
+      std::clamp<DurationNs>(startup / kBinsWanted, kMinBinNs, kMaxBinNs), startup / kMaxBins + 1);
   const size_t bins = static_cast<size_t>((startup + r.bin_ns - 1) / r.bin_ns);
   std::vector<Bin> bin(bins);
   const TimeNs t0 = r.trace_begin_ns, t1 = r.first_step_ns;
