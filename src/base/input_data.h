@@ -15,8 +15,9 @@ namespace sightline {
 Compression CompressionOf(std::string_view first_bytes);
 const char* CompressionName(Compression c);  // "none", "gzip", "zstd"
 
-// Inflates zstd frames (several may be concatenated; skippable frames are skipped). The output
-// stays within the input limit; InvalidInput when truncated or corrupt; `what` names the file.
+// Inflates zstd frames (several may be concatenated; skippable frames are skipped), counted
+// against the input limit before the content is allocated (DecompressToString, decompressor.h);
+// InvalidInput when truncated, corrupt or too large; `what` names the file.
 StatusOr<std::string> UnzstdToString(std::string_view zst, const std::string& what);
 
 // `bytes` decompressed as CompressionOf says (plain bytes are returned as they are).
@@ -25,7 +26,9 @@ StatusOr<std::string> DecompressInput(std::string bytes, const std::string& what
 // The whole file, decompressed. Errors as ReadFileToString's and the decompressors'.
 StatusOr<std::string> ReadInput(const std::string& path);
 
-// The first bytes of a file's content, decompressed, for recognising its format.
+// The first bytes of a file's content, decompressed, for recognising its format (at most 16 MiB
+// of compressed input is read). A damaged start says what is wrong (a cut zstd frame, a gzip
+// header whose file name runs on), as the whole read would.
 struct InputHead {
   std::string bytes;  // at most the n asked for
   Compression compression = Compression::kNone;

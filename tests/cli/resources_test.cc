@@ -1,11 +1,15 @@
 // Running short of memory or stack ends in a clear error, never an abort or a crash
 // (docs/reliability.md, "Resources"; issue 53).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "testing/cli_runner.h"
 #include "testing/files.h"
@@ -72,6 +76,37 @@ TEST(Resources, OutOfMemoryIsAClearErrorWithExit2) {
   EXPECT_NE(r.err.find("sightline: error: out of memory"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("terminate called"), std::string::npos) << r.err;
   EXPECT_EQ(testing::Slurp(dir + "/r.txt"), "");
+}
+
+// With no thread to be had (`ulimit -u 2` for a user of its own: the shell and sightline), two
+// ranks are read on the calling thread; before, std::thread's std::system_error aborted the run
+// ("terminate called ... Resource temporarily unavailable", SIGABRT). Needs root, to run as
+// nobody (root is not held to RLIMIT_NPROC).
+TEST(Resources, NoThreadToBeHadIsNoAbort) {
+  if (::geteuid() != 0 || std::system("command -v runuser >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "needs root and runuser, to run as nobody under ulimit -u";
+  }
+  const std::string dir = testing::MakeTempDir();
+  ::chmod(dir.c_str(), 0755);
+  const std::string bin = dir + "/sightline";
+  std::filesystem::copy_file(SIGHTLINE_BINARY, bin);
+  std::vector<std::string> traces;
+  for (const char* name : {"rank0.json", "rank1.json"}) {
+    traces.push_back(dir + "/" + name);
+    std::filesystem::copy_file(kRoot + "/tests/data/kineto/basic.json", traces.back());
+    ::chmod(traces.back().c_str(), 0644);
+  }
+  const std::string probe = "runuser -u nobody -- bash -c 'ulimit -u 2; /bin/true' 2>/dev/null";
+  if (std::system(probe.c_str()) != 0) GTEST_SKIP() << "nobody cannot start even one process";
+  const std::string cmd =
+      "runuser -u nobody -- bash -c \"ulimit -u 2; SIGHTLINE_NO_HUGEPAGES=1 "
+      "'" +
+      bin + "' analyze '" + traces[0] + "' '" + traces[1] + "' --quiet --jobs 2\" >/dev/null 2>'" +
+      dir + "/err'";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << testing::Slurp(dir + "/err");
+  EXPECT_EQ(testing::Slurp(dir + "/err").find("terminate called"), std::string::npos);
 }
 
 }  // namespace
