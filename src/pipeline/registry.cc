@@ -10,7 +10,8 @@ namespace sightline {
 
 const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses() {
   static const std::vector<MultiTraceAnalysisEntry> kAnalyses = {
-      {"run_processes", "the recordings of one run: its processes on one clock, CPU and GPU in windows",
+      {"run_processes",
+       "the recordings of one run: its processes on one clock, CPU and GPU in windows",
        TraceSetKind::kRanks, &CreateRunAnalysis},
       {"ranks", "several traces: the ranks of one job side by side, waits, straggler",
        TraceSetKind::kRanks, &CreateRanksAnalysis},
