@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -59,10 +60,24 @@ InferredSteps FromGraphReplays(TraceFacts& facts, const LaunchingThread& main) {
                : -1;
   };
   const int64_t step_kernels = per_replay(top->first);
+  // Graphs traced as a whole (nsys's default) show no kernels: there the same step's graphs are
+  // those of a GPU time per replay within 10% of the most replayed one's.
+  auto gpu_per_replay = [&replays](int32_t variant) -> double {
+    if (variant < 0 || static_cast<size_t>(variant) >= replays.variants.size()) return -1;
+    const GraphVariant& v = replays.variants[variant];
+    return v.replays > 0 ? static_cast<double>(v.gpu_ns) / static_cast<double>(v.replays) : -1;
+  };
+  const double step_gpu = gpu_per_replay(top->first);
+  auto same_step = [&](int32_t variant) {
+    if (variant == top->first) return true;
+    if (step_kernels > 1) return per_replay(variant) == step_kernels;
+    const double gpu = gpu_per_replay(variant);
+    return per_replay(variant) == step_kernels && step_gpu > 0 && gpu > 0 &&
+           std::abs(gpu - step_gpu) <= kAlike * std::max(gpu, step_gpu);
+  };
   std::vector<const GraphReplay*> marks;
   for (const GraphReplay& g : replays.replays) {
-    if (g.pid == main.pid && g.tid == main.tid && g.launch_call != kNoRow &&
-        (g.variant == top->first || (step_kernels > 1 && per_replay(g.variant) == step_kernels))) {
+    if (g.pid == main.pid && g.tid == main.tid && g.launch_call != kNoRow && same_step(g.variant)) {
       marks.push_back(&g);
     }
   }
@@ -148,6 +163,105 @@ InferredSteps FromSynchronizations(TraceFacts& facts, const LaunchingThread& mai
   return r;
 }
 
+// The kernels a step launched, by short name, sorted (a multiset).
+std::vector<uint32_t> KernelMix(const Trace& trace, const LaunchIndex& index, int32_t thread,
+                                const InferredSteps::Step& s) {
+  std::vector<uint32_t> mix;
+  if (thread < 0) return mix;
+  for (uint32_t w : index.LaunchedIn(thread, s.start_ns, s.end_ns)) {
+    if (index.IsKernel(w)) mix.push_back(trace.kernels.short_name[w].value);
+  }
+  std::sort(mix.begin(), mix.end());
+  return mix;
+}
+
+// The share of the larger mix's kernels that the other holds too (1 for two empty mixes).
+double SameMixShare(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  if (a.empty() && b.empty()) return 1.0;
+  size_t i = 0, j = 0, common = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
+      ++common, ++i, ++j;
+    }
+  }
+  return static_cast<double>(common) / static_cast<double>(std::max(a.size(), b.size()));
+}
+
+constexpr size_t kMaxFamilies = 32;  // more mixes than this join their closest family
+
+// Groups the steps by kernel mix (InferredSteps::Family), the family of the most steps first.
+// Without `by_mix`, one family: every replay of the step's graph is a step by construction
+// (work between replays, a prefill's included, belongs to the step before it).
+void AssignFamilies(TraceFacts& facts, InferredSteps& r, bool by_mix) {
+  const Trace& trace = facts.trace();
+  const LaunchIndex& index = facts.Launches();
+  const int32_t thread = index.ThreadOf(r.pid, r.tid);
+  std::vector<std::vector<uint32_t>> mixes, firsts;  // each step's; each family's first step's
+  std::vector<int64_t> sizes;
+  for (InferredSteps::Step& s : r.steps) {
+    mixes.push_back(KernelMix(trace, index, thread, s));
+    if (!by_mix) {
+      s.family = 0;
+      if (sizes.empty()) firsts.push_back(mixes.back()), sizes.push_back(0);
+      ++sizes[0];
+      continue;
+    }
+    int32_t best = -1;
+    double best_share = -1;
+    for (size_t f = 0; f < firsts.size(); ++f) {
+      const double share = SameMixShare(mixes.back(), firsts[f]);
+      if (share > best_share) best_share = share, best = static_cast<int32_t>(f);
+    }
+    if (best < 0 || (best_share < kSameMix && firsts.size() < kMaxFamilies)) {
+      best = static_cast<int32_t>(firsts.size());
+      firsts.push_back(mixes.back());
+      sizes.push_back(0);
+    }
+    s.family = best;
+    ++sizes[best];
+  }
+  // Most steps first; of equal ones, the earlier.
+  std::vector<int32_t> order(sizes.size()), rank(sizes.size());
+  for (size_t f = 0; f < order.size(); ++f) order[f] = static_cast<int32_t>(f);
+  std::stable_sort(order.begin(), order.end(),
+                   [&sizes](int32_t a, int32_t b) { return sizes[a] > sizes[b]; });
+  for (size_t k = 0; k < order.size(); ++k) rank[order[k]] = static_cast<int32_t>(k);
+  for (InferredSteps::Step& s : r.steps) s.family = rank[s.family];
+  r.families.assign(sizes.size(), {});
+  std::vector<std::vector<int64_t>> kernels(sizes.size());
+  std::vector<std::map<uint32_t, int64_t>> own(sizes.size());
+  const std::vector<uint32_t>& loop = firsts.empty() ? mixes.front() : firsts[order[0]];
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const int32_t f = r.steps[i].family;
+    ++r.families[f].steps;
+    kernels[f].push_back(static_cast<int64_t>(mixes[i].size()));
+    if (f == 0) continue;
+    for (uint32_t name : mixes[i]) {
+      if (!std::binary_search(loop.begin(), loop.end(), name)) ++own[f][name];
+    }
+  }
+  for (size_t f = 0; f < r.families.size(); ++f) {
+    InferredSteps::Family& family = r.families[f];
+    family.kernels_median = static_cast<int64_t>(Median(kernels[f]) + 0.5);
+    const auto top =
+        std::max_element(own[f].begin(), own[f].end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top != own[f].end()) family.distinct_kernel = std::string(trace.str(StringId{top->first}));
+    // Opens runs: each of its steps is followed by a loop step and not preceded by one.
+    bool opens = f > 0;
+    for (size_t i = 0; opens && i < r.steps.size(); ++i) {
+      if (r.steps[i].family != static_cast<int32_t>(f)) continue;
+      opens = i + 1 < r.steps.size() && r.steps[i + 1].family == 0 &&
+              (i == 0 || r.steps[i - 1].family != 0);
+    }
+    family.opens_runs = opens;
+  }
+}
+
 }  // namespace
 
 InferredSteps InferSteps(TraceFacts& facts) {
@@ -159,7 +273,9 @@ InferredSteps InferSteps(TraceFacts& facts) {
     r.pid = main.pid;
     r.tid = main.tid;
     Measure(r);
-    if (r.regular_share >= kMinRegularShare) return r;
+    if (r.regular_share < kMinRegularShare) continue;
+    AssignFamilies(facts, r, /*by_mix=*/r.method == "synchronize cadence");
+    return r;
   }
   return {};
 }

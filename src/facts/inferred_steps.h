@@ -24,12 +24,31 @@ struct InferredSteps {
   struct Step {
     TimeNs start_ns = 0, end_ns = 0;
     int64_t launches = 0;  // launch calls of the thread inside it
+    int32_t family = 0;    // index into families
   };
   std::vector<Step> steps;
+  // Steps of one kernel mix: a decode step and a prefill run the same layers through other
+  // kernels (GEMM tiles for 8 rows or 1,024, a decode or a prefill attention kernel). Two steps
+  // are of one family when at least kSameMix of the larger one's kernels (by name, counted) are
+  // in the other. The family with the most steps is the loop; families[0] is it. Steps found by
+  // graph replays are one family: each replay of the step's graph is a step by construction.
+  struct Family {
+    int64_t steps = 0;
+    int64_t kernels_median = 0;
+    // A kernel that this family's steps run and the loop's do not (the one with the most launches
+    // in the family); empty for families[0].
+    std::string distinct_kernel;
+    // Every step of it comes right before a step of the loop and right after none: where a
+    // prefill comes in a generate() call.
+    bool opens_runs = false;
+  };
+  std::vector<Family> families;
   // How sure: the share of steps whose launch count lies within 10% of the median step's.
   double regular_share = 0;
   int period = 1;  // synchronizations per step (synchronize cadence)
 };
+
+inline constexpr double kSameMix = 0.9;
 
 // The steps of the main launching thread, or an empty result (no steps) when the trace shows no
 // regular loop: fewer than 3 steps, or fewer than half of them alike.

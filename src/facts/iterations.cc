@@ -174,17 +174,41 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
     if (inferred.steps.empty()) return res;
     res.method = inferred.method;
     res.regular_share = inferred.regular_share;
-    IterationSet& set = res.sets.emplace_back();
-    set.pid = inferred.pid;
-    set.tid = inferred.tid;
-    set.pattern = inferred.pattern;
+    // One set per kernel mix: the loop (families[0]) and, beside it, the other families of at
+    // least kMinOtherLoopIterations steps (a prefill per generate() call); the rest are counted.
+    std::vector<IterationSet> families(inferred.families.size());
+    for (size_t f = 0; f < families.size(); ++f) {
+      IterationSet& set = families[f];
+      set.pid = inferred.pid;
+      set.tid = inferred.tid;
+      const InferredSteps::Family& family = inferred.families[f];
+      set.pattern =
+          f == 0 ? inferred.pattern
+                 : fmt::format(
+                       "{} [{}]",
+                       family.distinct_kernel.empty() ? std::string("fewer of the loop's kernels")
+                                                      : family.distinct_kernel,
+                       family.opens_runs ? "opens each run of the loop" : "another kernel mix");
+    }
     for (const InferredSteps::Step& step : inferred.steps) {
-      Iteration& it = set.iterations.emplace_back();
+      Iteration& it = families[step.family].iterations.emplace_back();
       it.name = inferred.name;
       it.start_ns = step.start_ns;
       it.end_ns = step.end_ns;
     }
-    MeasureSet(facts, options, set);
+    for (size_t f = 0; f < families.size(); ++f) {
+      // A loop beside the main one runs steps of a size like its own; a few kernels between
+      // calls (set-up, the stop check) are not one.
+      const bool loop_sized =
+          4 * inferred.families[f].kernels_median >= inferred.families[0].kernels_median;
+      if (f > 0 && (families[f].iterations.size() < kMinOtherLoopIterations || !loop_sized)) {
+        res.other_steps += static_cast<int64_t>(families[f].iterations.size());
+        for (const Iteration& it : families[f].iterations) res.other_steps_ns += it.wall_ns();
+        continue;
+      }
+      MeasureSet(facts, options, families[f]);
+      (f == 0 ? res.sets : res.other_loops).push_back(std::move(families[f]));
+    }
     return res;
   }
 

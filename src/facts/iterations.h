@@ -82,6 +82,11 @@ struct IterationsResult {
   // at least kMinOtherLoopIterations of them, measured like the sets; most iterations first. The
   // diff's verdict compares each loop on its own (diff/loop_verdicts.h).
   std::vector<IterationSet> other_loops;
+  // Inferred steps of a kernel mix too rare to be a loop (fewer than kMinOtherLoopIterations
+  // steps: a lone prefill) or too small (under a quarter of the loop's kernels per step: the
+  // set-up before a call's first forward pass): how many, how long.
+  int64_t other_steps = 0;
+  DurationNs other_steps_ns = 0;
 };
 inline constexpr size_t kMinOtherLoopIterations = 2;
 

@@ -4,7 +4,8 @@
 // kept its own file, the process tree has every process with its parent, and the steps of each
 // worker are found without any step range. And Hugging Face transformers' generate() with a
 // static cache (torch.compile, CUDA graphs), whose compiling, before the first step, is a phase of
-// its own and a finding about start-up that ranks after the steady state's.
+// its own and a finding about start-up that ranks after the steady state's; and the same run
+// eagerly, whose prefills are a loop of their own beside the decode steps.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -271,6 +272,49 @@ TEST(RealPrograms, SnapshotAloneShowsOnlyWhatItCanFill) {
   }
   EXPECT_EQ(keys, std::vector<std::string>{"memory"});
   EXPECT_TRUE(note);
+}
+
+// Hugging Face generate() run eagerly, 2 calls of 16 forward passes: no range marks a step, so the
+// steps come from the host's synchronizations. Each call's first forward pass (the prefill, 128
+// prompt tokens) runs other GEMM and attention kernels than the 15 decode steps after it: the
+// decode steps are the loop the findings read, the prefills a loop of their own beside it (one per
+// call, each opening a run of decode steps), and the few launches before each prefill in neither.
+TEST(RealPrograms, EagerGeneratePrefillIsALoopBesideTheDecodeSteps) {
+  const std::string dir =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/recorder/hf_eager_small_h200";
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  ASSERT_EQ(truth_parser.load(dir + "/truth.json").get(truth), simdjson::SUCCESS);
+  testing::CliResult r = testing::RunSightline("analyze --format json '" + dir + "/run.slrec.gz'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+  const int64_t calls = int64_t(truth["calls"]);
+  const int64_t passes = int64_t(truth["forward_passes_per_call"]);
+  simdjson::dom::element it = Section(report, "iterations");
+  EXPECT_EQ(std::string_view(it["facts"]["found_by"]), "synchronize cadence");
+  EXPECT_EQ(int64_t(it["facts"]["iterations"]), calls * (passes - 1));
+  // The first call (truth: call_s[0], seconds against a tenth of one) is the warm-up.
+  EXPECT_GT(double(truth["call_s"].at(0)), 10 * double(truth["call_s"].at(1)));
+  EXPECT_EQ(int64_t(it["facts"]["warmup"]), passes - 1);
+  simdjson::dom::array loops = it["tables"]["loops"]["rows"].get_array();
+  ASSERT_EQ(loops.size(), 2u);
+  simdjson::dom::element decode = loops.at(0), prefill = loops.at(1);
+  EXPECT_EQ(int64_t(decode["iterations"]), calls * (passes - 1));
+  EXPECT_EQ(int64_t(prefill["iterations"]), calls);
+  EXPECT_NE(std::string_view(prefill["name"]).find("opens each run of the loop"),
+            std::string_view::npos)
+      << std::string_view(prefill["name"]);
+  // The prefill's 4 x 128 token rows keep the GPU busier than a decode step's 4.
+  EXPECT_GT(int64_t(prefill["gpu_busy_launched_median_ns"]),
+            int64_t(decode["gpu_busy_launched_median_ns"]));
+  // The other steps (set-up between calls) are counted in a note, in no loop.
+  bool noted = false;
+  for (simdjson::dom::element n : it["notes"].get_array()) {
+    noted |= std::string_view(n).find("in no loop") != std::string_view::npos;
+  }
+  EXPECT_TRUE(noted);
 }
 
 }  // namespace

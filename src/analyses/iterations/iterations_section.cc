@@ -19,6 +19,43 @@ double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole 
 
 int64_t Round(double v) { return static_cast<int64_t>(std::llround(v)); }
 
+// The loops side by side: the main set and the other loops of the trace (another step name, or
+// inferred steps of another kernel mix: a prefill beside the decode steps), one row each.
+void AddLoopsTable(const IterationsResult& r, Section& s) {
+  if (r.other_loops.empty() && r.other_steps == 0) return;
+  Table& t = s.AddTable("loops", "Loops side by side (the first is the one the findings read)",
+                        {{"pid", "pid", Unit::kNumber},
+                         {"name", "loop", Unit::kText},
+                         {"iterations", "steps", Unit::kCount},
+                         {"warmup", "warm-up", Unit::kCount},
+                         {"wall_median_ns", "wall median", Unit::kDurationNs},
+                         {"gpu_busy_launched_median_ns", "launched busy median", Unit::kDurationNs},
+                         {"kernels_median", "kernels median", Unit::kCount},
+                         {"outliers", "outliers", Unit::kCount}});
+  auto add = [&t](const IterationSet& set) {
+    std::vector<int64_t> busy, kernels;
+    for (const Iteration& it : set.iterations) {
+      if (it.warmup) continue;
+      busy.push_back(it.gpu_busy_launched_ns);
+      kernels.push_back(it.launched.kernel_count);
+    }
+    t.rows.push_back({int64_t{set.pid}, set.pattern, static_cast<int64_t>(set.iterations.size()),
+                      set.warmup, Round(set.wall.median), Round(ComputeDurationStats(busy).median),
+                      Round(ComputeDurationStats(kernels).median), set.outliers});
+  };
+  add(r.sets[0]);
+  for (const IterationSet& loop : r.other_loops) add(loop);
+  t.note = "medians over the steps after each loop's warm-up";
+  if (r.other_steps > 0) {
+    s.notes.push_back(fmt::format(
+        "{} more step{} found the same way ({}) ran a kernel mix seen fewer than {} times or under "
+        "a quarter of the loop's kernels (set-up before a call's first forward pass, a lone "
+        "prefill): in no loop",
+        r.other_steps, r.other_steps == 1 ? "" : "s", FormatDuration(r.other_steps_ns),
+        kMinOtherLoopIterations));
+  }
+}
+
 }  // namespace
 
 Status RunIterationsSection(AnalysisContext& context, int input, Report& report) {
@@ -105,6 +142,8 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
                            Round(set.wall.p90), set.wall.max, set.outliers});
     }
   }
+
+  AddLoopsTable(r, s);
 
   std::vector<Column> columns;
   if (several) columns.push_back({"pid", "pid", Unit::kNumber});

@@ -98,6 +98,16 @@ StatusOr<PhasesResult> ComputePhases(AnalysisContext& context) {
     r.first_step_ns = std::min(r.first_step_ns, it.start_ns);
     r.last_step_end_ns = std::max(r.last_step_end_ns, it.end_ns);
   }
+  // The process's other loops are steps too (a prefill before the first decode step).
+  if (StatusOr<const IterationsResult*> all = context.Iterations(); all.ok()) {
+    for (const IterationSet& loop : (*all)->other_loops) {
+      if (loop.pid != set->pid) continue;
+      for (const Iteration& it : loop.iterations) {
+        r.first_step_ns = std::min(r.first_step_ns, it.start_ns);
+        r.last_step_end_ns = std::max(r.last_step_end_ns, it.end_ns);
+      }
+    }
+  }
   const size_t first_steady = std::min<size_t>(
       static_cast<size_t>(std::max<int64_t>(0, set->warmup)), set->iterations.size() - 1);
   r.first_steady_ns = std::max(r.first_step_ns, set->iterations[first_steady].start_ns);
