@@ -17,7 +17,8 @@ Models: "dense", Llama-3.2-1B's shape (16 layers, hidden 2048, GQA 32/8, MLP 819
 GQA 32/4 with head dim 128, 128 experts of 768, top-8, vocabulary 151936). Each model's config.json is
 written to DIR/<model>/config.json (what `--model-config` reads). Decode runs eagerly on
 transformers' DynamicCache; after each timed step the cache is cropped back to the context, so
-every step sees the same context. DynamicCache appends with torch.cat, which copies the whole cache
+every step sees the same context (a transformers without DynamicCache.crop lets it grow by one
+token a step; the table's context is then the first step's). DynamicCache appends with torch.cat, which copies the whole cache
 every step: time the floor does not count (the report's non-GEMM kernels).
 
 Output: DIR/peaks.json (measured copy bandwidth and GEMM throughput), DIR/sweep.jsonl (one line per
@@ -192,7 +193,8 @@ def run_config(kind, cfg, model, batch, context, steps, warmup, nvtx, peaks):
             b.synchronize()
             if nvtx:
                 torch.cuda.nvtx.range_pop()
-            cache.crop(context)
+            if hasattr(cache, "crop"):
+                cache.crop(context)
             if i >= warmup:
                 times.append(a.elapsed_time(b) * 1e6)  # ns
     del cache
