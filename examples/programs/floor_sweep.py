@@ -267,7 +267,6 @@ def main():
                     got = run_config(kind, cfg, model, batch, context, args.steps, args.warmup,
                                      args.nvtx, peaks)
                 except Exception as e:  # out of memory, or an API this transformers lacks
-                    torch.cuda.empty_cache()
                     got = [dict(model=kind, step="decode", batch=batch, context=context,
                                 error=f"{type(e).__name__}: {e}")]
                 for r in got:
@@ -277,6 +276,7 @@ def main():
                         print(f"{kind} batch {batch} context {context}: {r['error'][:200]}",
                               flush=True)
                 sweep.flush()
+                torch.cuda.empty_cache()  # after a failure too, once its tensors are gone
         del model
         torch.cuda.empty_cache()
     sweep.close()
