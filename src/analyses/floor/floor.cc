@@ -10,6 +10,7 @@
 #include "analyses/floor/gpu_peaks.h"
 #include "analyses/gpu_metrics/gpu_metrics_intervals.h"
 #include "analyses/iteration_log/iteration_log_join.h"
+#include "base/file_io.h"
 #include "facts/intervals.h"
 #include "facts/kernel_category.h"
 #include "facts/metric_samples.h"
@@ -204,10 +205,11 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
   const ModelConfig& config = *options.model;
   r.sizes = SizesOf(config);
   r.dtype_bytes = config.dtype_bytes;
-  r.model = fmt::format(
-      "{}, {} layers, hidden {}, {:.3g} parameters{} ({})", config.model_type, config.num_layers,
-      config.hidden_size, r.sizes.total,
-      config.moe() ? fmt::format(", {:.3g} active per token", r.sizes.active) : "", config.path);
+  r.model =
+      fmt::format("{}, {} layers, hidden {}, {:.3g} parameters{} ({})", config.model_type,
+                  config.num_layers, config.hidden_size, r.sizes.total,
+                  config.moe() ? fmt::format(", {:.3g} active per token", r.sizes.active) : "",
+                  FileNameOf(config.path));
   // The step's device: the busiest one.
   DurationNs most = -1;
   for (int32_t d : context.GpuDevices()) {

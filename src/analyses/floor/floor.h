@@ -73,7 +73,7 @@ struct FloorFamily {
 struct FloorResult {
   bool computed = false;
   std::string not_computed;  // why there is no floor (no steps, no work, no bandwidth)
-  std::string model;         // "llama, 16 layers, hidden 2048 (config.json)"
+  std::string model;         // "llama, 16 layers, hidden 2048, ... (config.json)": the file name
   ModelSizes sizes;
   int64_t dtype_bytes = 2;
   FloorPeaks peaks;
