@@ -249,6 +249,23 @@ TEST(Floor, NoFindingNearTheFloorAndMeasuredPeaksWin) {
   EXPECT_NEAR(r.steps[0].memory_floor_ns, (2.0 * 1'235'814'400 + 32'768) / 335.0, 1e-6);
 }
 
+// Steps faster than their floor mean the config, the work or the peaks are wrong: no part is
+// said to hold them, a note says what to check, and the rule stays silent.
+TEST(Floor, StepsBelowTheFloorAreSaidToBeSo) {
+  const Trace trace = DecodeLoop(500'000);  // 0.5 ms steps, floor 0.74 ms
+  auto c = Ctx(trace, FloorAt(1, 0));
+  const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
+  ASSERT_TRUE(r.computed);
+  ASSERT_EQ(r.families.size(), 1u);
+  EXPECT_LT(r.families[0].ratio, 1);
+  EXPECT_EQ(r.families[0].holder, "none: below the floor");
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes.back().find("do not describe this trace"), std::string::npos);
+  std::vector<Finding> out;
+  ASSERT_TRUE(RuleFarFromFloor(*c, out).ok());
+  EXPECT_TRUE(out.empty());
+}
+
 TEST(Floor, TakesEachStepsWorkFromTheIterationLog) {
   const Trace trace = DecodeLoop();
   std::string text;

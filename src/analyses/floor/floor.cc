@@ -339,6 +339,18 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     fam.busy_ratio = fam.median_floor_ns > 0 ? fam.median_busy_ns / fam.median_floor_ns : 0;
   }
   AddSampledMetrics(context, r.device, members, r.families);
+  bool below = false;
+  for (FloorFamily& fam : r.families) {
+    if (fam.ratio >= 1) continue;
+    fam.holder = "none: below the floor";
+    fam.holder_ns = 0;
+    below = true;
+  }
+  if (below) {
+    r.notes.push_back(
+        "Some steps take less than their floor: the model config, the steps' work (--batch, "
+        "--context, the iteration log) or the peaks do not describe this trace; check them.");
+  }
   return r;
 }
 

@@ -65,7 +65,7 @@ struct FloorFamily {
   double dram_pct = -1, tensor_pct = -1;
   bool compute_bound = false;  // compute floor >= memory floor
   // The largest part of the time above the floor: "GPU idle", "non-GEMM kernels", "GEMM/attention
-  // below peak", "CUDA graphs traced whole".
+  // below peak", "CUDA graphs traced whole"; "none: below the floor" when ratio < 1.
   std::string holder;
   double holder_ns = 0;  // that part, summed over the steps
 };

@@ -93,7 +93,7 @@ Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
   }
   f.note = fmt::format(
       "Floor = max(bytes / memory bandwidth, FLOPs / tensor throughput) of the median step's "
-      "work. The split of the time above it (the median step's of each part): GPU idle = wall - "
+      "work. The split of the time above it (each part's median over the steps): GPU idle = wall - "
       "busy; "
       "non-GEMM kernels = busy time outside GEMM and attention kernels; GEMM/attn above floor = "
       "GEMM and attention kernel time - floor. A family is far from its floor at {:.0f}x "
