@@ -9,6 +9,7 @@
 #include "allreduce/sweep_plot.h"
 #include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
+#include "analyses/floor/step_cost.h"
 #include "analyses/iteration_log/iteration_log_summary.h"
 #include "analyses/serving/serving_metrics.h"
 #include "facts/results_cache.h"
@@ -61,6 +62,19 @@ void RunWholeProgram(InputDocumentValue& document) {
       (void)GenerateLutHeader(*tuned, {"fuzz.csv"});
     }
     (void)PlotSweep(*rows, {"fuzz.csv"});
+    return;
+  } else if (ModelConfig* config = std::get_if<ModelConfig>(&document)) {
+    // The floor's model of a step on what was read, at small and large work.
+    for (double b : {1.0, 4096.0}) {
+      StepWork w;
+      w.decode_sequences = b;
+      w.decode_context = b * 1e6;
+      (void)SizesOf(*config);
+      (void)CostOf(*config, w);
+      w.prefill_sequences = b;
+      w.prefill_tokens = b * 1e5;
+      (void)CostOf(*config, w);
+    }
     return;
   }
   Render(report);

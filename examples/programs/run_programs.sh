@@ -3,7 +3,10 @@
 # and default -o), and Nsight Systems where asked, and keeps what a user would see (summary lines,
 # file lists, process trees, reports) under $OUT.
 # Needs the pack of scripts/device_pack.sh at .device/pack.tgz (and .device/device/ for nsys).
-#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp nvtx hf overhead nsys small
+#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp nvtx hf overhead nsys small floor
+# floor: floor_sweep.py's sweep (decode and prefill of a dense and a MoE model against the floor, with
+# the machine's measured copy bandwidth and GEMM throughput), then one configuration recorded with
+# GPU metrics and analysed with --model-config, with the measured peaks and with the datasheet's.
 # small: the HF programs at 2-4 layers (samples to ship): recordings, memory snapshots, a PyTorch
 # profiler trace, and (with nsys) an Nsight Systems export of the compiled one.
 set -uo pipefail
@@ -73,6 +76,27 @@ if [[ $stages == *small* ]]; then
   for f in $runs/snap/*.pickle $runs/snap/*.json; do
     [ -f "$f" ] && timeout 300 $SL analyze "$f" > "$f.report.txt" 2>&1
   done
+fi
+if [[ $stages == *floor* ]]; then
+  mkdir -p $runs/floor_sweep && pushd $runs/floor_sweep > /dev/null
+  python3 $P/floor_sweep.py --out . > sweep.txt 2> sweep.stderr.txt
+  log "floor sweep: exit $?"
+  tail -30 sweep.txt | tee -a $runs/summary.txt
+  popd > /dev/null
+  rec floor_dense_b16 -o run.slrec --gpu-metrics -- python3 $P/floor_sweep.py --out . --only dense \
+    --batches 16 --contexts 1024 --steps 30 --nvtx
+  pushd $runs/floor_dense_b16 > /dev/null
+  bw=$(python3 -c "import json; print(json.load(open('peaks.json'))['copy_gbps'])")
+  tf=$(python3 -c "import json; print(json.load(open('peaks.json'))['gemm_bf16_tflops'])")
+  timeout 300 $SL analyze run.slrec --model-config dense/config.json --batch 16 --context 1024 \
+    --peak-bandwidth $bw --peak-tflops $tf > floor.measured.report.txt 2>&1
+  log "floor analyze (measured peaks): exit $?"
+  timeout 300 $SL analyze run.slrec --model-config dense/config.json --batch 16 --context 1024 \
+    --format json -o floor.datasheet.report.json > floor.datasheet.stderr.txt 2>&1
+  log "floor analyze (datasheet peaks): exit $?"
+  sed -n '/^== How far from the hardware/,/^== [^H]/p' floor.measured.report.txt | head -60 | tee -a $runs/summary.txt
+  grep -A2 'their floor' floor.measured.report.txt | head -6 | tee -a $runs/summary.txt
+  popd > /dev/null
 fi
 # Reports of every recording, as a user would ask for them.
 for d in $runs/*/; do

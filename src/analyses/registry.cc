@@ -7,6 +7,7 @@
 #include "analyses/common/analysis_context.h"
 #include "analyses/cuda_graphs/cuda_graphs.h"
 #include "analyses/findings/findings.h"
+#include "analyses/floor/floor.h"
 #include "analyses/gpu_metrics/gpu_metrics.h"
 #include "analyses/idle_gaps/idle_gaps.h"
 #include "analyses/iterations/iterations_section.h"
@@ -80,10 +81,15 @@ const std::vector<AnalysisEntry>& Analyses() {
        &RunProcessesSection},
       {"threads", "host threads: launching thread, GIL held and waited, who holds it (GIL traces)",
        &RunThreadsSection},
+      {"floor",
+       "how far each step is from the least time the GPU allows (--model-config)",
+       &RunFloorSection,
+       {},
+       /*timeline=*/true},
       {"findings",
        "ranked findings with evidence, fix and estimated saving (--no-findings: off)",
        &RunFindings,
-       {"gpu_metrics", "memory", "threads", "phases"}},
+       {"gpu_metrics", "memory", "threads", "phases", "floor"}},
   };
   return kAnalyses;
 }

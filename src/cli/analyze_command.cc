@@ -29,6 +29,7 @@ struct AnalyzeArgs {
   std::vector<std::string> traces;
   std::string iteration_log;    // --iteration-log
   std::string eager_reference;  // --eager-reference
+  std::string model_config;     // --model-config
   std::string output;
   std::string format = "text";
   bool list = false;
@@ -103,11 +104,13 @@ int RunAnalyze(const AnalyzeArgs& args) {
   inputs.push_back(args.iteration_log);
   inputs.push_back(args.requests);
   inputs.push_back(args.eager_reference);
+  inputs.push_back(args.model_config);
   if (Status s = CheckOutputIsNotAnInput(args.output, inputs); !s.ok()) return ReportError(s);
   NamedInputs named;
   named.requests = args.requests;
   named.iteration_log = args.iteration_log;
   named.eager_reference = args.eager_reference;
+  named.model_config = args.model_config;
   StatusOr<Report> report = AnalyzeFiles(args.traces, options, run, named);
   progress.Clear();
   // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,
@@ -229,6 +232,28 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "(docs/analyses/cuda_graphs.md, \"Graphs traced as a whole\", \"Alignment with "
                   "an eager reference trace\"); refused if it is not a trace")
       ->type_name("TRACE");
+  cmd->add_option("--model-config", args->model_config,
+                  "A Hugging Face model's config.json: the floor section (how far each step is "
+                  "from the least time the GPU allows: weight and KV-cache bytes over memory "
+                  "bandwidth, FLOPs over tensor throughput; docs/analyses/floor.md). Each step's "
+                  "work comes from --batch/--context or from an iteration log that states it")
+      ->type_name("FILE");
+  cmd->add_option("--batch", args->options.floor.batch,
+                  "With --model-config: sequences decoded in every step (overrides the iteration "
+                  "log's)")
+      ->check(PositiveCount<int64_t>());
+  cmd->add_option("--context", args->options.floor.context,
+                  "With --model-config: tokens already in each sequence's KV cache at a step "
+                  "(default: the iteration log's KV blocks used, else none)")
+      ->check(NumberIn(0, 1e12, "0 to 10^12", "TOKENS"));
+  cmd->add_option("--peak-bandwidth", args->options.floor.peak_bandwidth_gbps,
+                  "With --model-config: the memory bandwidth in GB/s the floor divides by (a "
+                  "measured copy bandwidth, say), instead of the datasheet's for the trace's GPU")
+      ->check(NumberIn(1e-3, 1e9, "0.001 to 10^9", "GB/s"));
+  cmd->add_option("--peak-tflops", args->options.floor.peak_tflops,
+                  "With --model-config: the dense tensor throughput in TFLOP/s for the model's "
+                  "dtype (a measured large GEMM's, say), instead of the datasheet's")
+      ->check(NumberIn(1e-3, 1e9, "0.001 to 10^9", "TFLOP/s"));
   cmd->add_option("--slo", args->slo,
                   "Service-level objectives for goodput with serving results, in ms: "
                   "ttft=MS,tpot=MS,e2el=MS (any of them)");

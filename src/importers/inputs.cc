@@ -137,6 +137,11 @@ StatusOr<InputDocumentValue> ReadNcuSource(const std::string& path) {
   return InputDocumentValue(std::move(e));
 }
 
+StatusOr<InputDocumentValue> ReadConfig(const std::string& path) {
+  ASSIGN_OR_RETURN(ModelConfig config, ReadModelConfig(path));
+  return InputDocumentValue(std::move(config));
+}
+
 StatusOr<InputDocumentValue> ReadSweep(const std::string& path) {
   ASSIGN_OR_RETURN(SweepRows rows, ReadSweepCsvFiles({path}));
   return InputDocumentValue(std::move(rows));
@@ -171,6 +176,8 @@ const char* InputKindName(InputKind kind) {
       return "Nsight Compute source page";
     case InputKind::kAllreduceSweep:
       return "all-reduce sweep";
+    case InputKind::kModelConfig:
+      return "model config";
   }
   return "input";
 }
@@ -193,6 +200,8 @@ const std::vector<InputReaderEntry>& InputReaders() {
       {"ncu-source-csv", "Nsight Compute CSV, source page (ncu --csv --page source)",
        InputKind::kNcuSource, &SniffNcuSource, &ReadNcuSource},
       // JSON formats, recognised by their keys.
+      {"hf-model-config", "Hugging Face model config.json (--model-config: the floor analysis)",
+       InputKind::kModelConfig, &LooksLikeModelConfig, &ReadConfig},
       {"request-log", "Sightline request log (JSON lines: schema_version, request)",
        InputKind::kServingResults, &SniffRequestLog, &ReadResults},
       {"sightline-iteration-log", "Sightline iteration log (SIGHTLINE_ITERATION_LOG, JSON lines)",

@@ -1,10 +1,10 @@
 // The front door: every file Sightline reads comes in here. OpenInput recognises a file by its
 // content (never its name), decompresses it (gzip, zstd; base/input_data.h), picks the reader that
 // takes it from one registry and returns its document: a trace, a serving benchmark's results, an
-// iteration log, a TensorRT engine's exports, an Nsight Compute export or an all-reduce sweep.
-// Errors have one style: what the file was taken for, what is wrong, where, and what to do.
-// Adding a reader is a folder under importers/ and one entry in InputReaders() (inputs.cc);
-// docs/architecture.md.
+// iteration log, a TensorRT engine's exports, an Nsight Compute export, an all-reduce sweep or a
+// model's config. Errors have one style: what the file was taken for, what is wrong, where, and
+// what to do. Adding a reader is a folder under importers/ and one entry in InputReaders()
+// (inputs.cc); docs/architecture.md.
 #pragma once
 
 #include <string>
@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "importers/allreduce_sweep/sweep_csv.h"
 #include "importers/iteration_log/iteration_log.h"
+#include "importers/model_config/model_config.h"
 #include "importers/ncu/ncu_csv.h"
 #include "importers/ncu/ncu_source.h"
 #include "importers/serving_results/request_results.h"
@@ -33,12 +34,13 @@ enum class InputKind {
   kNcuExport,       // Nsight Compute CSV (details/raw page)
   kNcuSource,       // Nsight Compute CSV (source page)
   kAllreduceSweep,  // sightline allreduce sweep CSV
+  kModelConfig,     // a Hugging Face model's config.json (the floor analysis)
 };
 const char* InputKindName(InputKind kind);  // "trace", "serving results", ...
 
 using SweepRows = std::vector<SweepRow>;
 using InputDocumentValue = std::variant<Trace, RequestResults, IterationLog, TrtEngine, NcuExport,
-                                        NcuSourceExport, SweepRows>;
+                                        NcuSourceExport, SweepRows, ModelConfig>;
 
 struct InputReaderEntry;
 

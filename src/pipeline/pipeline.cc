@@ -361,7 +361,7 @@ StatusOr<Report> AnalyzeTrtFiles(const std::vector<std::string>& paths,
 struct SortedInputs {
   std::vector<std::string> traces, trt, ncu, ncu_source;
   std::string eager_reference;  // --eager-reference: a trace, not a rank
-  std::vector<RecognisedInput> results, iteration_logs;
+  std::vector<RecognisedInput> results, iteration_logs, model_configs;
   std::vector<std::string> skipped;
   std::vector<std::string> own_outputs;  // Sightline's own reports in a named directory
   std::vector<InputFile> read;           // every file and the reader that took it
@@ -389,6 +389,7 @@ StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const N
   };
   RETURN_IF_ERROR(named_input(named.requests, InputKind::kServingResults, "--requests"));
   RETURN_IF_ERROR(named_input(named.iteration_log, InputKind::kIterationLog, "--iteration-log"));
+  RETURN_IF_ERROR(named_input(named.model_config, InputKind::kModelConfig, "--model-config"));
   if (!named.eager_reference.empty()) {
     ASSIGN_OR_RETURN(RecognisedInput reference, RecogniseInput(named.eager_reference));
     if (reference.reader->kind != InputKind::kTrace) {
@@ -422,6 +423,9 @@ StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const N
       case InputKind::kNcuSource:
         s.ncu_source.push_back(in.path);
         break;
+      case InputKind::kModelConfig:
+        s.model_configs.push_back(std::move(in));
+        break;
       case InputKind::kAllreduceSweep:
         return InvalidArgumentError(
             fmt::format("{}: an all-reduce sweep; `sightline allreduce plot|tune {}` reads it",
@@ -446,6 +450,8 @@ void DescribeUses(SortedInputs& in) {
     } else if (f.kind == InputKindName(InputKind::kIterationLog)) {
       f.use = first_trace.empty() ? "its own figures (no trace to join it to)"
                                   : "joined to each trace's iterations";
+    } else if (f.kind == InputKindName(InputKind::kModelConfig)) {
+      f.use = "the model's shapes, for the floor section";
     } else if (f.kind == InputKindName(InputKind::kTrace)) {
       const std::string tree = ProcessTreeOf(f.path, in.skipped);  // a recording of a run
       if (!tree.empty()) trees.insert(tree);
@@ -539,6 +545,22 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
     options.iteration_log.log =
         std::make_shared<const IterationLog>(std::move(std::get<IterationLog>(d.value)));
   }
+  if (in.model_configs.size() > 1) {
+    return InvalidArgumentError(fmt::format("{} and {} are both model configs; give one",
+                                            in.model_configs[0].path, in.model_configs[1].path));
+  }
+  const FloorOptions& floor = options.floor;
+  if (in.model_configs.empty() && (floor.batch > 0 || floor.context >= 0 ||
+                                   floor.peak_bandwidth_gbps > 0 || floor.peak_tflops > 0)) {
+    return InvalidArgumentError(
+        "--batch, --context, --peak-bandwidth and --peak-tflops are for the floor, which needs "
+        "the model's config: add --model-config config.json");
+  }
+  if (!in.model_configs.empty()) {
+    ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.model_configs[0]));
+    options.floor.model =
+        std::make_shared<const ModelConfig>(std::move(std::get<ModelConfig>(d.value)));
+  }
   if (!in.eager_reference.empty()) {
     if (in.traces.empty()) {
       return InvalidArgumentError(
@@ -555,8 +577,8 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
     AddIterationLogSummary(*options.iteration_log.log, report);
   }
   // The list of files read, when there is more to it than the traces' own inputs.
-  if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.skipped.empty() ||
-               !in.own_outputs.empty() || !in.eager_reference.empty())) {
+  if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.model_configs.empty() ||
+               !in.skipped.empty() || !in.own_outputs.empty() || !in.eager_reference.empty())) {
     DescribeUses(in);
     report.files = std::move(in.read);
   }

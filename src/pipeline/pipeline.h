@@ -52,6 +52,8 @@ struct NamedInputs {
   // A trace of the same program run eagerly, recorded separately: not a rank of the job, but the
   // eager runs that estimate whole-graph runs (AnalyzeOptions::cuda_graphs).
   std::string eager_reference;
+  // --model-config: a Hugging Face config.json, for the floor analysis (AnalyzeOptions::floor).
+  std::string model_config;
 };
 
 // `sightline analyze`: every path (files, directories, unexpanded globs) goes through the front

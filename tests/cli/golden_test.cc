@@ -23,10 +23,16 @@ struct GoldenCase {
   const char* file;             // input file name
   bool shared;                  // in ../shared/traces (else relative to the source dir)
   const char* file2 = nullptr;  // a second input analysed together with `file` (ranks of a job)
+  // --batch and --context for the floor (with a model config as file2).
+  int64_t batch = 0, context = -1;
 };
 
 const GoldenCase kCases[] = {
     {"sample_llama_decode_h100_nsys", "examples/samples/llama_decode_h100.nsys.sqlite", false},
+    // The floor of the sample's decode steps (batch 8, 128-token left-padded prompts) from the
+    // config of the model that made it.
+    {"sample_llama_decode_h100_nsys_floor", "examples/samples/llama_decode_h100.nsys.sqlite", false,
+     "tests/data/model_config/llama_decode_sample.config.json", 8, 128},
     {"sample_llama_decode_h100_pytorch", "examples/samples/llama_decode_h100.pytorch.json.gz",
      false},
     {"sample_host_loop_h100_nsys", "examples/samples/host_loop_h100.nsys.sqlite", false},
@@ -81,6 +87,8 @@ TEST_P(Golden, JsonReportMatches) {
   }
   AnalyzeOptions options;
   options.top_n = 100;  // what `--format json` keeps
+  options.floor.batch = c.batch;
+  options.floor.context = c.context;
   std::vector<std::string> paths = {path};
   if (c.file2 != nullptr) paths.push_back(path.substr(0, path.size() - strlen(c.file)) + c.file2);
   StatusOr<Report> report = AnalyzeFiles(paths, options);
@@ -88,6 +96,10 @@ TEST_P(Golden, JsonReportMatches) {
   // The path differs between machines; pin a stable one.
   for (size_t i = 0; i < report->inputs.size(); ++i) {
     report->inputs[i].path = i == 0 || c.file2 == nullptr ? c.file : c.file2;
+  }
+  for (InputFile& f : report->files) {
+    if (f.path == path) f.path = c.file;
+    if (c.file2 != nullptr && f.path.ends_with(c.file2)) f.path = c.file2;
   }
   const std::string json = RenderJsonReport(*report);
 

@@ -57,6 +57,7 @@ const Sample kSamples[] = {
     {"tests/data/ncu/h100_torch_full_raw.csv.gz", "ncu-csv"},
     {"examples/case_studies/fp8_block_quant/results/ncu_before_source_sass.csv", "ncu-source-csv"},
     {"fuzz/seeds/sweep_csv/grid.csv", "allreduce-sweep-csv"},
+    {"tests/data/model_config/llama_3_2_1b.config.json", "hf-model-config"},
 };
 
 class TempDir {

@@ -208,11 +208,11 @@ TEST(Registries, EveryAnalysisHasANameAndTheMultiTraceOnesAreRegistered) {
   std::vector<std::string> names;
   for (const AnalysisEntry& a : Analyses()) names.push_back(a.name);
   for (const MultiTraceAnalysisEntry& a : MultiTraceAnalyses()) names.push_back(a.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"overview", "kernel_summary", "api_summary", "memops_summary",
-                                      "iterations", "nvtx_projection", "phases", "cuda_graphs",
-                                      "idle_gaps", "gpu_metrics", "memory", "processes", "threads",
-                                      "findings", "run_processes", "ranks", "serving", "diff"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"overview", "kernel_summary", "api_summary",
+                                             "memops_summary", "iterations", "nvtx_projection",
+                                             "phases", "cuda_graphs", "idle_gaps", "gpu_metrics",
+                                             "memory", "processes", "threads", "floor", "findings",
+                                             "run_processes", "ranks", "serving", "diff"}));
 }
 
 TEST(Pipeline, DiffRunsThroughTheRegistryAndCarriesTheGate) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "analyses/memory/memory.h"
 #include "facts/results_cache.h"
 #include "importers/importer.h"
+#include "importers/model_config/model_config.h"
 #include "pipeline/pipeline.h"
 #include "testing/trace_fixtures.h"
 
@@ -120,9 +122,17 @@ Status RunWithNeeds(const std::vector<AnalysisEntry>& analyses,
 // undeclared read fails (the samples have GIL, memory and GPU metric data, so the rules that read
 // threads, memory and GPU metrics all get to their reads). And no declaration is wider than the
 // reads: every declared need is read on some sample (a need declared but never read would only
-// hold the entry back).
+// hold the entry back). A model config is given (the floor and its rule read it), as
+// --model-config with --batch would.
 TEST(AnalysisNeeds, EveryEntryRunsWithOnlyItsNeedsComputed) {
   const std::string dir = std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/";
+  StatusOr<ModelConfig> config =
+      ReadModelConfig(std::string(SIGHTLINE_SOURCE_DIR) +
+                      "/tests/data/model_config/llama_decode_sample.config.json");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  AnalyzeOptions options;
+  options.floor.model = std::make_shared<const ModelConfig>(*config);
+  options.floor.batch = 8;
   const std::vector<AnalysisEntry>& analyses = Analyses();
   StatusOr<std::vector<std::vector<size_t>>> needs = AnalysisNeeds(analyses);
   ASSERT_TRUE(needs.ok()) << needs.status().ToString();
@@ -133,7 +143,7 @@ TEST(AnalysisNeeds, EveryEntryRunsWithOnlyItsNeedsComputed) {
     StatusOr<Trace> trace = ImportTrace(dir + sample);
     ASSERT_TRUE(trace.ok()) << sample << ": " << trace.status().ToString();
     for (size_t i = 0; i < analyses.size(); ++i) {
-      AnalysisContext context(*trace);
+      AnalysisContext context(*trace, options);
       std::vector<bool> done(analyses.size(), false);
       std::vector<std::string> asked;
       Status s = RunWithNeeds(analyses, *needs, i, context, done, &asked);

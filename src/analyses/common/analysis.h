@@ -11,6 +11,7 @@
 
 #include "analyses/common/diff_options.h"
 #include "analyses/findings/findings_options.h"
+#include "analyses/floor/floor_options.h"
 #include "analyses/idle_gaps/idle_gaps_options.h"
 #include "analyses/iteration_log/iteration_log_options.h"
 #include "analyses/ranks/ranks_options.h"
@@ -35,6 +36,7 @@ struct AnalyzeOptions : FactsOptions {
   IterationLogOptions iteration_log;  // --iteration-log
   ServingOptions serving;             // --requests, --slo
   RanksOptions ranks;                 // --ranks-per-host
+  FloorOptions floor;                 // --model-config, --batch, --context, --peak-*
   FindingsOptions findings;           // --no-findings
   // `sightline diff`: --min-share, --fail-if-slower, and how many of the traces are the baseline.
   DiffOptions diff;

@@ -82,6 +82,8 @@ const std::vector<FindingRule>& FindingRules() {
       {"memory_bound_phase",
        "busy stretches with DRAM near its peak and tensor cores idle (sampled)",
        &RuleMemoryBoundPhase},
+      {"far_from_floor", "steady steps far above the least time the GPU allows (--model-config)",
+       &RuleFarFromFloor},
       {"busy_but_empty",
        "GR Active high while SMs Active and SM Issue stay low: tiny kernels (sampled)",
        &RuleBusyButEmpty},

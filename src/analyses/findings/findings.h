@@ -93,6 +93,7 @@ Status RuleGraphPadding(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryFragmentation(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryNearCapacity(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleMemoryBoundPhase(AnalysisContext& context, std::vector<Finding>& out);
+Status RuleFarFromFloor(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleBusyButEmpty(AnalysisContext& context, std::vector<Finding>& out);
 Status RuleIdleSmsDuringComm(AnalysisContext& context, std::vector<Finding>& out);
 // Multi-rank rule: runs once over all inputs (AnalyzeFiles), on the ranks analysis.

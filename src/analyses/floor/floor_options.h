@@ -1,0 +1,27 @@
+// The floor analysis's options (floor.h): the model's config and what the trace does not say
+// about each step's work, and the GPU's peaks when the table's are not wanted. Its own header, in
+// the common room (src/CMakeLists.txt), so that AnalyzeOptions can hold it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace sightline {
+
+struct ModelConfig;  // importers/model_config/model_config.h
+
+struct FloorOptions {
+  // --model-config: the model's shapes; null: no floor section.
+  std::shared_ptr<const ModelConfig> model;
+  // --batch: sequences decoded per step (every step a decode step); 0: from the iteration log.
+  int64_t batch = 0;
+  // --context: tokens already in each sequence's KV cache at a step; -1: from the iteration log,
+  // else none read.
+  int64_t context = -1;
+  // --peak-bandwidth (GB/s) and --peak-tflops (dense, for the model's dtype): measured or stated
+  // peaks that replace the table's (gpu_peaks.h); 0: the table's.
+  double peak_bandwidth_gbps = 0;
+  double peak_tflops = 0;
+};
+
+}  // namespace sightline

@@ -1,0 +1,131 @@
+// The "floor" section: the model and the peaks used, a table per family of steps (measured time
+// against the floor, and the split of the time above it) and the first steady steps.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "analyses/common/analysis_context.h"
+#include "analyses/floor/floor.h"
+#include "importers/model_config/model_config.h"
+
+namespace sightline {
+namespace {
+
+int64_t Ns(double ns) { return static_cast<int64_t>(std::llround(ns)); }
+int64_t Bytes(double b) { return static_cast<int64_t>(std::llround(b)); }
+
+}  // namespace
+
+Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
+  if (!context.options().floor.model) return Status::Ok();
+  ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(context));
+  Section& s = report.AddSection("floor", "How far from the hardware", input);
+  s.AddFact("model", "Model", r->model);
+  s.AddFact("parameters", "Parameters", r->sizes.total, Unit::kNumber);
+  s.AddFact("kv_bytes_per_token", "KV cache per token (all layers)",
+            Bytes(r->sizes.kv_elements_per_token_layer *
+                  static_cast<double>(r->dtype_bytes * context.options().floor.model->num_layers)),
+            Unit::kBytes);
+  if (!r->peaks.device.empty()) s.AddFact("device", "Device", r->peaks.device);
+  if (r->peaks.memory_gbps > 0) {
+    s.AddFact("memory_bandwidth_gbps", "Memory bandwidth used", r->peaks.memory_gbps, Unit::kGBps);
+    s.AddFact("memory_bandwidth_source", "Memory bandwidth from", r->peaks.memory_source);
+  }
+  if (r->peaks.tensor_tflops > 0) {
+    s.AddFact("tensor_tflops", "Tensor throughput used (TFLOP/s)", r->peaks.tensor_tflops,
+              Unit::kNumber);
+    s.AddFact("tensor_tflops_source", "Tensor throughput from", r->peaks.tensor_source);
+  }
+  if (!r->computed) {
+    s.notes.push_back("No floor: " + r->not_computed + ".");
+    return Status::Ok();
+  }
+  Table& f = s.AddTable("families", "Steps against their floor, by family",
+                        {{"family", "Family", Unit::kText},
+                         {"steps", "Steps", Unit::kCount},
+                         {"wall_ns", "Wall (median)", Unit::kDurationNs},
+                         {"busy_ns", "GPU busy (median)", Unit::kDurationNs},
+                         {"floor_ns", "Floor", Unit::kDurationNs},
+                         {"ratio", "Wall / floor", Unit::kRatio},
+                         {"busy_ratio", "Busy / floor", Unit::kRatio},
+                         {"bound", "Bound", Unit::kText},
+                         {"idle_ns", "GPU idle", Unit::kDurationNs},
+                         {"other_ns", "Non-GEMM kernels", Unit::kDurationNs},
+                         {"gemm_above_ns", "GEMM/attn above floor", Unit::kDurationNs},
+                         {"whole_graph_ns", "Whole graphs", Unit::kDurationNs, true},
+                         {"weight_bytes", "Weights read", Unit::kBytes},
+                         {"kv_bytes", "KV read+written", Unit::kBytes},
+                         {"flops", "FLOPs", Unit::kNumber},
+                         {"holder", "Most above floor", Unit::kText}});
+  bool sampled = false;
+  for (const FloorFamily& fam : r->families) sampled |= fam.dram_pct >= 0 || fam.tensor_pct >= 0;
+  if (sampled) {
+    f.columns.push_back({"dram_pct", "DRAM r+w (sampled)", Unit::kPercent});
+    f.columns.push_back({"tensor_pct", "Tensor active (sampled)", Unit::kPercent});
+  }
+  for (const FloorFamily& fam : r->families) {
+    std::vector<Value> row = {fam.name,
+                              fam.steps,
+                              Ns(fam.median_wall_ns),
+                              Ns(fam.median_busy_ns),
+                              Ns(fam.median_floor_ns),
+                              fam.ratio,
+                              fam.busy_ratio,
+                              std::string(fam.compute_bound ? "compute" : "memory"),
+                              Ns(fam.idle_ns),
+                              Ns(fam.other_ns),
+                              Ns(fam.gemm_above_ns),
+                              Ns(fam.whole_graph_ns),
+                              Bytes(fam.weight_bytes),
+                              Bytes(fam.kv_bytes),
+                              fam.flops,
+                              fam.holder};
+    if (sampled) {
+      for (double pct : {fam.dram_pct, fam.tensor_pct}) {
+        if (pct >= 0) {
+          row.emplace_back(pct);
+        } else {
+          row.emplace_back(std::monostate{});
+        }
+      }
+    }
+    f.rows.push_back(std::move(row));
+  }
+  f.note = fmt::format(
+      "Floor = max(bytes / memory bandwidth, FLOPs / tensor throughput) of the median step's "
+      "work. The split of the time above it (each part's median over the steps): GPU idle = wall - "
+      "busy; "
+      "non-GEMM kernels = busy time outside GEMM and attention kernels; GEMM/attn above floor = "
+      "GEMM and attention kernel time - floor. A family is far from its floor at {:.0f}x "
+      "(docs/analyses/floor.md).",
+      kFarFromFloorRatio);
+  Table& t = s.AddTable("steps", "Steady steps",
+                        {{"index", "Step", Unit::kCount},
+                         {"start_ns", "Start", Unit::kTimestampNs},
+                         {"family", "Family", Unit::kText},
+                         {"decode_sequences", "Decode seqs", Unit::kNumber},
+                         {"decode_context", "Context tokens", Unit::kNumber},
+                         {"prefill_tokens", "Prefill tokens", Unit::kNumber},
+                         {"wall_ns", "Wall", Unit::kDurationNs},
+                         {"busy_ns", "GPU busy", Unit::kDurationNs},
+                         {"memory_floor_ns", "Memory floor", Unit::kDurationNs},
+                         {"compute_floor_ns", "Compute floor", Unit::kDurationNs},
+                         {"ratio", "Wall / floor", Unit::kRatio},
+                         {"gemm_attention_ns", "GEMM+attn", Unit::kDurationNs},
+                         {"other_ns", "Other GPU", Unit::kDurationNs},
+                         {"work_from", "Work from", Unit::kText, true}});
+  for (const FloorStep& st : r->steps) {
+    if (static_cast<int64_t>(t.rows.size()) >= context.options().top_n) break;
+    t.rows.push_back({st.index, st.start_ns, st.family, st.work.decode_sequences,
+                      st.work.decode_context, st.work.prefill_tokens, st.wall_ns, st.busy_ns,
+                      Ns(st.memory_floor_ns), Ns(st.compute_floor_ns), st.ratio(),
+                      st.gemm_attention_ns, st.other_ns, st.work_from});
+  }
+  if (static_cast<int64_t>(r->steps.size()) > context.options().top_n) {
+    t.note = fmt::format("The first {} of {} steady steps.", t.rows.size(), r->steps.size());
+  }
+  for (const std::string& n : r->notes) s.notes.push_back(n);
+  return Status::Ok();
+}
+
+}  // namespace sightline

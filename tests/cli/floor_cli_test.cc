@@ -1,0 +1,63 @@
+// `sightline analyze --model-config`: the floor section and its finding on the shipped nsys
+// sample with its model's config; a config that is wrong, a file of another kind and the floor's
+// options without a config are refused with exit 2 and a message that says what to do.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "testing/cli_runner.h"
+
+namespace sightline {
+namespace {
+
+using testing::RunSightline;
+
+const std::string kRoot = SIGHTLINE_SOURCE_DIR;
+const std::string kSample = "'" + kRoot + "/examples/samples/llama_decode_h100.nsys.sqlite'";
+const std::string kConfig =
+    "'" + kRoot + "/tests/data/model_config/llama_decode_sample.config.json'";
+
+TEST(FloorCli, SectionAndFindingOnTheSample) {
+  testing::CliResult r = RunSightline("analyze " + kSample + " --model-config " + kConfig +
+                                      " --batch 8 --context 128");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("== How far from the hardware"), std::string::npos);
+  EXPECT_NE(r.out.find("table: H100 SXM"), std::string::npos);
+  EXPECT_NE(r.out.find("decode, batch 8 steps take"), std::string::npos);
+  // Measured peaks replace the table's, and the report says so.
+  testing::CliResult m = RunSightline("analyze " + kSample + " --model-config " + kConfig +
+                                      " --batch 8 --peak-bandwidth 2900 --peak-tflops 700");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("--peak-bandwidth"), std::string::npos);
+  EXPECT_NE(m.out.find("2900.00 GB/s"), std::string::npos);
+  // Without a model config there is no floor section.
+  testing::CliResult none = RunSightline("analyze " + kSample);
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out.find("How far from the hardware"), std::string::npos);
+}
+
+TEST(FloorCli, RefusesWhatItCannotUse) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string bad = dir + "/config.json";
+  std::ofstream(bad) << "{\"model_type\":\"llama\",\"hidden_size\":-4,\"num_hidden_layers\":2}";
+  testing::CliResult r = RunSightline("analyze " + kSample + " --model-config '" + bad + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("\"hidden_size\" is -4"), std::string::npos) << r.err;
+  // A trace given as the config.
+  testing::CliResult t = RunSightline("analyze " + kSample + " --model-config " + kSample);
+  EXPECT_EQ(t.exit_code, 2);
+  EXPECT_NE(t.err.find("--model-config takes the kind 'model config'"), std::string::npos) << t.err;
+  // The floor's options without a config.
+  testing::CliResult b = RunSightline("analyze " + kSample + " --batch 8");
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("add --model-config"), std::string::npos) << b.err;
+  // Two configs.
+  testing::CliResult two =
+      RunSightline("analyze " + kSample + " " + kConfig + " --model-config " + kConfig);
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_NE(two.err.find("both model configs"), std::string::npos) << two.err;
+}
+
+}  // namespace
+}  // namespace sightline
