@@ -22,7 +22,7 @@
 #include "base/input_data.h"
 #include "diff/step_samples.h"
 #include "facts/graph_alignment.h"
-#include "facts/whole_graph_estimate.h"
+#include "analyses/cuda_graphs/whole_graph_estimate.h"
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
 #include "recording/recorder_format.h"
