@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "allreduce/quant_format.h"
+#include "shared/quant_format.h"
 #include "e2m1_code.h"
 #include "quant_check.h"
 

@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "injection_state.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 
 namespace sightline::recorder {
 namespace {

@@ -1,7 +1,7 @@
 // libsightline_recorder.so entry points: InitializeInjection (CUDA_INJECTION64_PATH, called by the
 // driver inside cuInit) and InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH, called at the first
 // NVTX call, which may come before CUDA's). Either one starts the recorder once: it reads the
-// SIGHTLINE_RECORD_* settings (src/recording/recorder_env.h), opens the output file, registers
+// SIGHTLINE_RECORD_* settings (src/shared/recorder_env.h), opens the output file, registers
 // the CUPTI buffer callbacks and enables activity now (capture range none) or between
 // cu/cudaProfilerStart and Stop (capture range cudaProfilerApi; the driver launch calls stay
 // enabled and the writer keeps those inside a window). A process whose rank is not
@@ -26,9 +26,9 @@
 #include "graph_callbacks.h"
 #include "injection_state.h"
 #include "pm_sampler.h"
-#include "recording/output_claim.h"
-#include "recording/recorder_env.h"
-#include "recording/recorder_format.h"
+#include "shared/output_claim.h"
+#include "shared/recorder_env.h"
+#include "shared/recorder_format.h"
 #include "sightline/gpu_check.h"
 #include "writer.h"
 

@@ -18,7 +18,7 @@
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
 #include "pipeline/pipeline.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "reporters/reporter.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"

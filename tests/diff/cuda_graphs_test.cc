@@ -25,7 +25,7 @@
 #include "analyses/cuda_graphs/whole_graph_estimate.h"
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"
 #include "testing/trace_fixtures.h"

@@ -8,7 +8,7 @@
 #include "importers/recorder/recorder_mapper.h"
 #include "importers/recorder/run_processes.h"
 #include "model/trace_builder.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 
 namespace sightline {
 

@@ -1,5 +1,5 @@
 // Importer for `sightline record` files (.slrec, docs/formats/recorder.md; the format itself is in
-// src/recording/recorder_format.h). Maps kernels (launch configuration, graph kernels linked to
+// src/shared/recorder_format.h). Maps kernels (launch configuration, graph kernels linked to
 // their cudaGraphLaunch through the CUPTI correlation id), memcpy/memset, runtime and driver API
 // calls and NVTX ranges into the trace model; process and device records fill the trace's
 // processes and devices. Synchronization records and capture windows are counted (the host-side
