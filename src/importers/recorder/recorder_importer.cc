@@ -54,7 +54,7 @@ StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& p
   return Import(bytes, path, /*beside=*/false);
 }
 
-StatusOr<Trace> ImportRecorderFile(const std::string& path, const ImportOptions&) {
+StatusOr<Trace> ImportRecorderFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string bytes, ReadInput(path));
   return Import(bytes, path, /*beside=*/true);
 }

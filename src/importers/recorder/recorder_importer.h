@@ -10,16 +10,19 @@
 #include <string>
 #include <string_view>
 
+#include "base/input_sniff.h"
 #include "base/status.h"
-#include "importers/importer.h"
 #include "model/trace.h"
 
 namespace sightline {
 
 bool SniffRecorderFile(std::string_view first_bytes);
+// A binary format: the recording's magic number.
+inline constexpr ReaderSpec kRecorderReader = {
+    "sightline-recorder", "sightline record file (.slrec)", 200, &SniffRecorderFile};
 // Also adds the run's process tree when a NAME.processes.json beside the file names it
 // (run_processes.h).
-StatusOr<Trace> ImportRecorderFile(const std::string& path, const ImportOptions& options);
+StatusOr<Trace> ImportRecorderFile(const std::string& path);
 
 // The same from bytes already in memory; `path` is only used in messages and TraceSource.
 StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& path);
