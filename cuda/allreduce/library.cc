@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "shared/ar_select.h"
 #include "bootstrap.h"
 #include "kernels.h"
+#include "shared/ar_select.h"
 #include "sightline/allreduce.h"
 #include "sightline/gpu_check.h"
 

@@ -247,9 +247,9 @@ TEST(NcuCsv, CalculatorMatchesNcuOnRealKernels) {
   }
 }
 
-// Launches of tests/kernel/gpu_validation's kernels (registers 14..211, block sizes 1..1024, dynamic
-// shared memory up to 227 KiB), two runs: 64 (seed 2) and 160 (seed 11), from ncu's stdout (the
-// program's own output comes first). ncu's block limits and theoretical occupancy must be the
+// Launches of tests/kernel/gpu_validation's kernels (registers 14..211, block sizes 1..1024,
+// dynamic shared memory up to 227 KiB), two runs: 64 (seed 2) and 160 (seed 11), from ncu's stdout
+// (the program's own output comes first). ncu's block limits and theoretical occupancy must be the
 // calculator's, given ncu's carveout.
 struct LaunchRun {
   const char* raw;

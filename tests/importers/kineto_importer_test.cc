@@ -49,9 +49,7 @@ class KinetoTest : public ::testing::Test {
   std::string dir_;
 };
 
-Trace MustImport(const std::string& path) {
-  return testing::ValueOrDie(ImportKinetoJson(path));
-}
+Trace MustImport(const std::string& path) { return testing::ValueOrDie(ImportKinetoJson(path)); }
 
 int64_t Count(const Trace& t, DiagCode code) { return t.diagnostics.Count(code); }
 
