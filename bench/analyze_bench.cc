@@ -133,7 +133,7 @@ void BM_Import(benchmark::State& state, Format format) {
 void BM_ImportNsysFile(benchmark::State& state, const std::string& path) {
   int64_t kernels = 0;
   for (auto _ : state) {
-    StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+    StatusOr<Trace> trace = ImportNsysSqlite(path);
     if (!trace.ok()) return state.SkipWithError(trace.status().message().c_str());
     int64_t linked = 0;
     for (int32_t row : trace->kernels.launch_call) linked += row != kNoRow;

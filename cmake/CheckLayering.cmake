@@ -15,8 +15,13 @@
 # helpers of tests/testing/ (an include of "testing/x.h" brings the stages that x.h and x.cc
 # include, and those of the helpers they include). Other folders (data/, golden/) hold no tests.
 #
+# With GPU (the GPU side's folder, cuda/) and GPU_STAGE (the one stage it shares, shared): a file
+# there (.cc, .h, .cu, .cuh, .c) may include of src/ only GPU_STAGE's files, and its build files
+# (CMakeLists.txt, *.cmake, *.sh; comments aside) may name of src/ only GPU_STAGE's folder, so that
+# the GPU side compiles nothing else of src/ either.
+#
 #   cmake -DSRC=src -DMAP=build/sightline_layering_map.cmake [-DTESTS=tests]
-#         -P cmake/CheckLayering.cmake
+#         [-DGPU=cuda -DGPU_STAGE=shared] -P cmake/CheckLayering.cmake
 # Fails (FATAL_ERROR, exit 1) listing every offending file and include. With -DCOUNT=ON it fails on
 # nothing and prints, per stage with rooms, how many include edges join two of its files and how
 # many of them the rooms refuse (upward, or sideways to a room the includer does not name), with
@@ -218,13 +223,53 @@ if(DEFINED TESTS)
   endforeach()
 endif()
 
+if(DEFINED GPU)
+  get_filename_component(GPU ${GPU} ABSOLUTE)
+  get_filename_component(_gpu_name ${GPU} NAME)
+  file(GLOB_RECURSE _files ${GPU}/*.cc ${GPU}/*.h ${GPU}/*.cu ${GPU}/*.cuh ${GPU}/*.c)
+  foreach(_file IN LISTS _files)
+    file(RELATIVE_PATH _rel ${GPU} ${_file})
+    file(STRINGS ${_file} _includes REGEX "^[ \t]*#[ \t]*include[ \t]+\"[A-Za-z0-9_]+/")
+    foreach(_line IN LISTS _includes)
+      string(STRIP "${_line}" _line)
+      string(REGEX REPLACE "^#[ \t]*include[ \t]+\"([A-Za-z0-9_]+)/.*$" "\\1" _target_stage
+                           "${_line}")
+      list(FIND STAGES ${_target_stage} _is_stage)
+      if(NOT _is_stage EQUAL -1 AND NOT _target_stage STREQUAL GPU_STAGE)
+        string(APPEND _violations "\n  ${_gpu_name}/${_rel}: ${_line} -- the GPU side may include "
+                                  "of src/ only ${GPU_STAGE}/")
+      endif()
+    endforeach()
+  endforeach()
+  file(GLOB_RECURSE _build_files ${GPU}/CMakeLists.txt ${GPU}/*.cmake ${GPU}/*.sh)
+  foreach(_file IN LISTS _build_files)
+    file(RELATIVE_PATH _rel ${GPU} ${_file})
+    file(STRINGS ${_file} _lines REGEX "src/[A-Za-z0-9_]+/")
+    foreach(_line IN LISTS _lines)
+      if(_line MATCHES "^[ \t]*#")
+        continue()
+      endif()
+      string(REGEX MATCHALL "src/[A-Za-z0-9_]+/" _refs "${_line}")
+      foreach(_ref IN LISTS _refs)
+        string(REGEX REPLACE "^src/([A-Za-z0-9_]+)/$" "\\1" _target_stage "${_ref}")
+        list(FIND STAGES ${_target_stage} _is_stage)
+        if(NOT _is_stage EQUAL -1 AND NOT _target_stage STREQUAL GPU_STAGE)
+          string(STRIP "${_line}" _line)
+          string(APPEND _violations "\n  ${_gpu_name}/${_rel}: ${_line} -- the GPU side may "
+                                    "compile of src/ only ${GPU_STAGE}/")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endif()
+
 if(COUNT)
   message("${_counts}")
 endif()
 if(_violations)
   message(FATAL_ERROR "layering: includes across the stages of src/, between rooms of a stage "
                       "that may not include each other, or from a test above the stage it tests "
-                      "(DESIGN.md, \"Architecture\"):"
+                      "(DESIGN.md, \"Architecture\"), or from the GPU side to src/ beyond its shared stage:"
                       "${_violations}\nMove the shared code down to a stage or room both may "
                       "include, or change the stage's DEPS or ROOMS in src/CMakeLists.txt if the "
                       "dependency is intended; a test that needs a stage above its own belongs in "

@@ -24,6 +24,9 @@ set(SIGHTLINE_STAGES "" CACHE INTERNAL "")
 set(SIGHTLINE_LAYERING_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/CheckLayering.cmake)
 # The tests are checked too: each lives in the folder of the stage it tests (tests/CMakeLists.txt).
 set(SIGHTLINE_LAYERING_TESTS ${PROJECT_SOURCE_DIR}/tests)
+# And the GPU side (cuda/): of src/ it includes and compiles only the one stage it shares.
+set(SIGHTLINE_LAYERING_GPU ${PROJECT_SOURCE_DIR}/cuda)
+set(SIGHTLINE_GPU_STAGE shared)
 
 function(sightline_add_stage)
   cmake_parse_arguments(ARG "" "NAME" "DEPS;LIBS;ROOMS" ${ARGN})
@@ -118,6 +121,8 @@ function(sightline_finish_stages)
   set(SRC ${CMAKE_CURRENT_SOURCE_DIR})
   set(MAP ${map})
   set(TESTS ${SIGHTLINE_LAYERING_TESTS})
+  set(GPU ${SIGHTLINE_LAYERING_GPU})
+  set(GPU_STAGE ${SIGHTLINE_GPU_STAGE})
   include(${SIGHTLINE_LAYERING_SCRIPT})
   # ... and before every build of a stage (an include added after configuring is caught too).
   foreach(stage IN LISTS SIGHTLINE_STAGES)
@@ -128,6 +133,7 @@ endfunction()
 add_custom_target(sightline_layering
   COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR}/src
           -DMAP=${CMAKE_BINARY_DIR}/sightline_layering_map.cmake -DTESTS=${SIGHTLINE_LAYERING_TESTS}
+          -DGPU=${SIGHTLINE_LAYERING_GPU} -DGPU_STAGE=${SIGHTLINE_GPU_STAGE}
           -P ${SIGHTLINE_LAYERING_SCRIPT}
   COMMENT "Checking that no stage of src/, and no test, includes a stage above it"
   VERBATIM)

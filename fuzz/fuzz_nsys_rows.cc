@@ -252,7 +252,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Writer& writer = OpenWriter();
   if (!WriteRows(writer, data, size)) return 0;
   sightline::fuzz::ChooseNsysThreads(data, size);
-  sightline::StatusOr<sightline::Trace> trace = sightline::ImportNsysSqlite(writer.path, {});
+  sightline::StatusOr<sightline::Trace> trace = sightline::ImportNsysSqlite(writer.path);
   if (!trace.ok()) return 0;
   sightline::InputDocumentValue document = std::move(*trace);
   sightline::fuzz::RunWholeProgram(document);

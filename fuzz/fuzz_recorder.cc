@@ -1,4 +1,4 @@
-// The recorder file reader (.slrec, src/recording/recorder_format.h) on arbitrary bytes, then
+// The recorder file reader (.slrec, src/shared/recorder_format.h) on arbitrary bytes, then
 // the whole program on the trace (whole_program.h). Each chunk carries a CRC-32 of its records, so
 // a mutation inside a chunk would only ever meet the damaged-chunk path: one input in two has its
 // file header and chunk headers repaired first (FixRecording), so that mutations reach the records
@@ -9,7 +9,7 @@
 
 #include "fuzz_support.h"
 #include "importers/recorder/recorder_importer.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "whole_program.h"
 
 namespace {

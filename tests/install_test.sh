@@ -17,7 +17,7 @@ refuse() { [ ! -e "$prefix/$1" ] || fail "$prefix/$1 is installed, but it is int
 
 need bin/sightline
 [ -x "$prefix/bin/sightline" ] || fail "$prefix/bin/sightline is not executable"
-# The public headers only: the recorder's file format and settings (src/recording) are internal.
+# The public headers only: the recorder's file format and settings (src/shared) are internal.
 need include/sightline/gpu_check.h
 for h in recorder_format.h recorder_env.h; do refuse "include/sightline/$h"; done
 "$prefix/bin/sightline" record --help > "$work/record_help.txt" ||

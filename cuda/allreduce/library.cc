@@ -1,6 +1,6 @@
 // libsightline_allreduce (include/sightline/allreduce.h): the harness's kernels (kernels.h) behind
 // a communicator a runtime creates once, with the strategy of each call chosen on the host
-// (src/allreduce/ar_select.h: the tuned table, the override, the kernels' limits). The workspace
+// (src/shared/ar_select.h: the tuned table, the override, the kernels' limits). The workspace
 // is the harness's IPC buffer (comm.h), exchanged through NCCL or through the bootstrap segment.
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "allreduce/ar_select.h"
 #include "bootstrap.h"
 #include "kernels.h"
+#include "shared/ar_select.h"
 #include "sightline/allreduce.h"
 #include "sightline/gpu_check.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "importers/allreduce_sweep/ar_names.h"
+#include "shared/ar_names.h"
 
 namespace sightline::allreduce {
 

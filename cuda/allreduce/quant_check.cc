@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "allreduce/quant_format.h"
+#include "shared/quant_format.h"
 
 namespace sightline::allreduce {
 namespace {

@@ -1,5 +1,5 @@
 // Host side of the quantizing fusions' check: the bytes a kernel wrote, compared bit for bit with
-// the CPU reference of the formats (src/allreduce/quant_format.h) applied to the normalized rows
+// the CPU reference of the formats (src/shared/quant_format.h) applied to the normalized rows
 // the same call wrote as `out` (the quantizer's exact input). The harness copies the rows here;
 // docs/allreduce.md, "Quantizing epilogues", says why this makes bit-exactness meaningful.
 #pragma once

@@ -4,7 +4,7 @@
 // swizzled layout, a global FP32 scale), as TensorRT-LLM's RESIDUAL_RMS_NORM_QUANT_FP8 and
 // RESIDUAL_RMS_NORM_QUANT_NVFP4 fusions lay them out. The input of the quantizer is the normalized
 // row rounded to the dtype (what the plain epilogue writes as `out`), so the harness can check the
-// bytes bit for bit against the CPU reference (src/allreduce/quant_format.h) on that row.
+// bytes bit for bit against the CPU reference (src/shared/quant_format.h) on that row.
 // Every scale step is one IEEE operation (__fmul_rn, __frcp_rn, __fdiv_rn: no contraction, no
 // approximate reciprocal), the same sequence as the CPU reference. E4M3 uses CUDA's conversion
 // (cvt.rn.satfinite.e4m3x2.f32 on Hopper); E2M1 has no instruction before Blackwell, so it is

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "allreduce/quant_format.h"
 #include "e2m1_code.h"
 #include "quant_check.h"
+#include "shared/quant_format.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "recording/recorder_env.h"
+#include "shared/recorder_env.h"
 
 namespace sightline::instrument {
 namespace {

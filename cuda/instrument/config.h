@@ -30,7 +30,7 @@ bool ParseRankList(std::string_view spec, std::vector<int>* ranks, bool* all, st
 // "0", "1", "2" (also "off", "basic", "verbose"). Returns false for anything else.
 bool ParseNvtxLevel(std::string_view text, int* level);
 
-// The process's rank: recenv::DetectRank (src/recording/recorder_env.h), shared with the
+// The process's rank: recenv::DetectRank (src/shared/recorder_env.h), shared with the
 // recorder.
 
 // Replaces %p by `pid`, %r by `rank` (0 when rank < 0, as `sightline record -o` does) and %% by %.

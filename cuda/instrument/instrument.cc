@@ -18,7 +18,7 @@
 #include "cuda_driver.h"
 #include "log_writer.h"
 #include "nvtx_ranges.h"
-#include "recording/recorder_env.h"
+#include "shared/recorder_env.h"
 #include "testing.h"
 
 extern "C" {

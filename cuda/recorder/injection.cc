@@ -1,7 +1,7 @@
 // libsightline_recorder.so entry points: InitializeInjection (CUDA_INJECTION64_PATH, called by the
 // driver inside cuInit) and InitializeInjectionNvtx2 (NVTX_INJECTION64_PATH, called at the first
 // NVTX call, which may come before CUDA's). Either one starts the recorder once: it reads the
-// SIGHTLINE_RECORD_* settings (src/recording/recorder_env.h), opens the output file, registers
+// SIGHTLINE_RECORD_* settings (src/shared/recorder_env.h), opens the output file, registers
 // the CUPTI buffer callbacks and enables activity now (capture range none) or between
 // cu/cudaProfilerStart and Stop (capture range cudaProfilerApi; the driver launch calls stay
 // enabled and the writer keeps those inside a window). A process whose rank is not
@@ -23,14 +23,33 @@
 #include <string>
 #include <vector>
 
+#include "graph_callbacks.h"
+#include "injection_state.h"
 #include "pm_sampler.h"
-#include "recording/output_claim.h"
-#include "recording/recorder_env.h"
-#include "recording/recorder_format.h"
+#include "shared/output_claim.h"
+#include "shared/recorder_env.h"
+#include "shared/recorder_format.h"
 #include "sightline/gpu_check.h"
 #include "writer.h"
 
 namespace sightline::recorder {
+
+State& S() {
+  static State* s = new State;  // never destroyed: atexit handlers and CUPTI threads use it late
+  return *s;
+}
+
+void LogError(const gpu::GpuError& e) {
+  std::fprintf(stderr, "sightline-recorder: %s failed: %s (%s:%d)\n", e.call, e.message, e.file,
+               e.line);
+}
+
+int64_t CuptiNow() {
+  uint64_t ts = 0;
+  cuptiGetTimestamp(&ts);
+  return static_cast<int64_t>(ts);
+}
+
 namespace {
 
 // CUPTI fills a buffer on the application's threads and hands it over when full (or at the
@@ -42,71 +61,10 @@ constexpr size_t kPrefaultedBuffers =
     2;  // touched at start so no page faults hit launching threads
 constexpr uint32_t kFlushPeriodMs = 1000;  // completed buffers reach the file at least this often
 
-struct State {
-  std::once_flag once;
-  bool active = false;  // recording in this process
-  Writer* writer = nullptr;
-  PmSampler* sampler = nullptr;  // --gpu-metrics
-  CUpti_SubscriberHandle subscriber = nullptr;
-  bool driver_api = false;   // driver API records: opt-in (SIGHTLINE_RECORD_DRIVER_API=1)
-  bool query_calls = false;  // record state-query API calls too
-  bool graph_trace = false;  // one record per graph launch (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
-  bool cuda_memory = false;  // allocations, releases and pools (--cuda-memory-usage)
-  bool runtime_on = true;    // runtime API records (off only with SIGHTLINE_RECORD_SKIP=runtime)
-  // --cuda-graph-trace sampled:N: every N-th graph launch node by node (GRAPH_TRACE switched off
-  // around it), the others as whole graphs. 0: not sampled.
-  uint32_t graph_sample = 0;
-  std::atomic<uint64_t> graph_launches{0};
-  std::mutex graph_mu;               // the three below
-  bool whole_graphs_wanted = false;  // recording (in a window, or no capture range)
-  int node_traced_in_flight = 0;     // sampled launches between their API entry and exit
-  bool whole_graphs_on = false;      // GRAPH_TRACE as last set
-  // Graph node creations: off with SIGHTLINE_RECORD_SKIP=graph_nodes, and with
-  // --cuda-graph-trace graph (no kernel then carries a node id).
-  bool graph_nodes = true;
-  // Graphs created, cloned and instantiated: in every graph trace mode (a whole-graph run names
-  // its graph, whose creation says which capture made it); off with SIGHTLINE_RECORD_SKIP=graphs.
-  bool graph_events = true;
-  // NVTX markers enabled for the whole run, not switched with the capture windows: with a
-  // capture range and graph nodes, so that the ranges open while a graph is captured before the
-  // first window are seen (the writer keeps those and the ones inside windows).
-  bool markers_whole_run = false;
-  uint32_t pid = 0;
-  bool only_driver_launches = false;     // of the driver API, the launch calls alone (set at start)
-  std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
-
-  // Capture range (cudaProfilerApi).
-  std::mutex window_mu;
-  bool profiler_api = false;
-  int repeat = 0;  // 0: one window; N: N windows; -1: every window
-  bool window_open = false;
-  uint32_t windows = 0;
-  int64_t window_start_ns = 0;
-};
-
-State& S() {
-  static State* s = new State;  // never destroyed: atexit handlers and CUPTI threads use it late
-  return *s;
-}
-
-// A failed CUPTI call: one line on stderr, and the recorder goes on (or stops recording); it never
-// ends the application it runs in.
-void LogError(const gpu::GpuError& e) {
-  std::fprintf(stderr, "sightline-recorder: %s failed: %s (%s:%d)\n", e.call, e.message, e.file,
-               e.line);
-}
-#define CUPTI_CHECK(...) SIGHTLINE_GPU_CHECK_OR(LogError, __VA_ARGS__)
-
 int64_t ClockNs(clockid_t id) {
   timespec t;
   clock_gettime(id, &t);
   return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
-}
-
-int64_t CuptiNow() {
-  uint64_t ts = 0;
-  cuptiGetTimestamp(&ts);
-  return static_cast<int64_t>(ts);
 }
 
 const CUpti_ActivityKind kKinds[] = {
@@ -175,19 +133,6 @@ const CUpti_CallbackId kDriverLaunchCalls[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
-
-// GRAPH_TRACE on while recording and no sampled launch is in flight (graph_mu held).
-void ApplyGraphTraceLocked() {
-  State& s = S();
-  const bool on = s.whole_graphs_wanted && s.node_traced_in_flight == 0;
-  if (on == s.whole_graphs_on) return;
-  if (on) {
-    CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
-  } else {
-    CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE));
-  }
-  s.whole_graphs_on = on;
-}
 
 void EnableActivities(bool enable) {
   for (CUpti_ActivityKind kind : kKinds) {
@@ -281,110 +226,6 @@ void CloseWindow() {
   s.window_open = false;
   ++s.windows;
   s.writer->PostRecord(recfmt::RecordType::kCaptureWindow, &w, sizeof w);
-}
-
-bool IsGraphLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  return (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-          (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
-           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000)) ||
-         (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
-          (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
-           cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz));
-}
-
-// --cuda-graph-trace sampled:N, on the launching thread: every N-th graph launch of the process
-// (counted once for cudaGraphLaunch and the cuGraphLaunch inside it) runs with GRAPH_TRACE off, so
-// CUPTI records its kernels one by one; the switch goes back on when its API call returns. Other
-// launches cost an atomic increment. Launches from several threads at once may catch a switch
-// made for another; the importer tells each launch's tracing from its records, not from this.
-void SampledGraphLaunch(const CUpti_CallbackData* info) {
-  thread_local int depth = 0;
-  thread_local bool node_traced = false;
-  State& s = S();
-  if (info->callbackSite == CUPTI_API_ENTER) {
-    if (depth++ > 0) return;
-    node_traced = s.graph_launches.fetch_add(1, std::memory_order_relaxed) % s.graph_sample == 0;
-    if (!node_traced) return;
-    std::lock_guard<std::mutex> lock(s.graph_mu);
-    ++s.node_traced_in_flight;
-    ApplyGraphTraceLocked();
-    return;
-  }
-  if (depth == 0 || --depth > 0 || !node_traced) return;
-  node_traced = false;
-  std::lock_guard<std::mutex> lock(s.graph_mu);
-  --s.node_traced_in_flight;
-  ApplyGraphTraceLocked();
-}
-
-uint32_t ThisThreadId() {
-  thread_local const uint32_t tid = static_cast<uint32_t>(syscall(SYS_gettid));
-  return tid;
-}
-
-// A graph node created or cloned (CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED / _CLONED), on the thread
-// that made it: during stream capture, the launching call; at instantiation, cudaGraphInstantiate.
-// Recorded whatever the capture window: graphs are usually captured during warm-up, before the
-// window their replays are recorded in. Costs two CUPTI id lookups, a clock read and an append
-// under a short lock (Writer::AddGraphNode).
-void RecordGraphNode(CUpti_CallbackId cbid, const CUpti_ResourceData* res) {
-  const auto* g = static_cast<const CUpti_GraphData*>(res->resourceDescriptor);
-  if (g == nullptr || g->node == nullptr) return;
-  recfmt::GraphNodeBody b{};
-  b.time_ns = CuptiNow();
-  if (cuptiGetGraphNodeId(g->node, &b.node_id) != CUPTI_SUCCESS || b.node_id == 0) {
-    S().writer->AddGraphNodeDropped();
-    return;
-  }
-  const bool cloned = cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED;
-  if (cloned && g->originalNode != nullptr &&
-      cuptiGetGraphNodeId(g->originalNode, &b.original_node_id) != CUPTI_SUCCESS) {
-    b.original_node_id = 0;
-  }
-  if (g->graph != nullptr && cuptiGetGraphId(g->graph, &b.graph_id) != CUPTI_SUCCESS) {
-    b.graph_id = 0;
-  }
-  b.pid = S().pid;
-  b.tid = ThisThreadId();
-  b.node_type = static_cast<uint32_t>(g->nodeType);
-  b.event = static_cast<uint32_t>(cloned ? recfmt::GraphNodeEvent::kCloned
-                                         : recfmt::GraphNodeEvent::kCreated);
-  S().writer->AddGraphNode(b);
-}
-
-// A CUDA graph created, cloned or instantiated (CUPTI_CBID_RESOURCE_GRAPH_CREATED / _CLONED,
-// GRAPHEXEC_CREATED), on the thread that made it: a captured graph is created as its capture
-// begins. A few per graph, never per replay: posted to the writer like a capture window.
-void RecordGraphEvent(CUpti_CallbackId cbid, const CUpti_ResourceData* res) {
-  const auto* g = static_cast<const CUpti_GraphData*>(res->resourceDescriptor);
-  if (g == nullptr) return;
-  recfmt::GraphEventBody b{};
-  b.time_ns = CuptiNow();
-  b.pid = S().pid;
-  b.tid = ThisThreadId();
-  if (g->graph != nullptr && cuptiGetGraphId(g->graph, &b.graph_id) != CUPTI_SUCCESS) {
-    b.graph_id = 0;
-  }
-  switch (cbid) {
-    case CUPTI_CBID_RESOURCE_GRAPH_CREATED:
-      b.event = static_cast<uint32_t>(recfmt::GraphEvent::kCreated);
-      break;
-    case CUPTI_CBID_RESOURCE_GRAPH_CLONED:
-      b.event = static_cast<uint32_t>(recfmt::GraphEvent::kCloned);
-      if (g->originalGraph != nullptr &&
-          cuptiGetGraphId(g->originalGraph, &b.original_graph_id) != CUPTI_SUCCESS) {
-        b.original_graph_id = 0;
-      }
-      break;
-    default:  // GRAPHEXEC_CREATED
-      b.event = static_cast<uint32_t>(recfmt::GraphEvent::kExecCreated);
-      if (g->graphExec != nullptr &&
-          cuptiGetGraphExecId(g->graphExec, &b.graph_exec_id) != CUPTI_SUCCESS) {
-        b.graph_exec_id = 0;
-      }
-      break;
-  }
-  S().writer->PostRecord(recfmt::RecordType::kGraphEvent, &b, sizeof b);
 }
 
 // Profiler start opens the window once the call has returned; stop closes it on entry, so the

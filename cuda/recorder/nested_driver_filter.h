@@ -8,7 +8,7 @@
 // cuda/recorder/tests).
 #pragma once
 
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 
 namespace sightline::recorder {
 

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <string>
 
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 
 namespace sightline::recorder {
 namespace {

@@ -1,5 +1,5 @@
 // The recorder's writer: CUPTI hands completed activity buffers to Post() on its own thread; a
-// writer thread translates them into recorder-format records (src/recording/recorder_format.h)
+// writer thread translates them into recorder-format records (src/shared/recorder_format.h)
 // and appends chunks to the output file, so the application's threads never format or write.
 // The queue between them is bounded: when it is full a buffer's records are counted as dropped.
 #pragma once
@@ -16,7 +16,7 @@
 #include "capture_ranges.h"
 #include "capture_window_gate.h"
 #include "nested_driver_filter.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "thread_names.h"
 
 namespace sightline::recorder {

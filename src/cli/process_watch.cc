@@ -13,7 +13,7 @@
 
 #include "base/json_writer.h"
 #include "base/threads.h"
-#include "recording/output_claim.h"
+#include "shared/output_claim.h"
 
 namespace sightline::cli {
 namespace {

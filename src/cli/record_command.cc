@@ -1,6 +1,6 @@
 // `sightline record [options] -- CMD ARGS...`: runs CMD with libsightline_recorder.so injected into
 // CUDA (CUDA_INJECTION64_PATH) and NVTX (NVTX_INJECTION64_PATH), passes the options on as
-// SIGHTLINE_RECORD_* variables (src/recording/recorder_env.h), forwards termination signals,
+// SIGHTLINE_RECORD_* variables (src/shared/recorder_env.h), forwards termination signals,
 // and exits with CMD's exit code (128+N when a signal N ended it, as a shell reports). Afterwards
 // it prints one line to stderr: the files written, their records and drops.
 // docs/formats/recorder.md.
@@ -24,9 +24,9 @@
 #include "base/file_io.h"
 #include "cli/commands.h"
 #include "cli/process_watch.h"
-#include "recording/output_claim.h"
-#include "recording/recorder_env.h"
-#include "recording/recorder_format.h"
+#include "shared/output_claim.h"
+#include "shared/recorder_env.h"
+#include "shared/recorder_format.h"
 
 namespace sightline::cli {
 namespace {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 
 namespace sightline {
 namespace {

@@ -20,9 +20,10 @@ struct FactsOptions {
   std::vector<std::string> gc_range_names = {"Python GC"};
   // --eager-reference: the same program run eagerly, recorded separately (another process,
   // another clock: only its ranges and kernels are read); null when not given. Its eager runs
-  // estimate the per-range time of graphs traced as a whole (facts/whole_graph_estimate.h) and
-  // give node-traced replays without a capture point or an eager run of their own trace their
-  // range paths (facts/graph_kernel_paths.h, PathSource::kReference).
+  // estimate the per-range time of graphs traced as a whole
+  // (analyses/cuda_graphs/whole_graph_estimate.h) and give node-traced replays without a capture
+  // point or an eager run of their own trace their range paths (facts/graph_kernel_paths.h,
+  // PathSource::kReference).
   std::shared_ptr<const Trace> eager_reference;
   std::string eager_reference_path;  // as given, for the notes
 };

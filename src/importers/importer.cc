@@ -84,7 +84,7 @@ Status CheckTraceUsable(const Trace& trace, const std::string& path) {
       path, what));
 }
 
-StatusOr<Trace> ImportTrace(const std::string& path, const ImportOptions&) {
+StatusOr<Trace> ImportTrace(const std::string& path) {
   ASSIGN_OR_RETURN(InputDocument doc, OpenInputOfKind(path, InputKind::kTrace, "this command"));
   return std::move(std::get<Trace>(doc.value));
 }

@@ -12,15 +12,11 @@
 
 namespace sightline {
 
-struct ImportOptions {
-  // Reserved for importer switches (e.g. which process to keep); none yet.
-};
-
 // Opens `path` through the front door (importers/inputs.h) and returns its trace; a file of
 // another kind (serving results, an engine export, ...) is an error that says what it is. Errors
 // name the file and say what to do; a trace with nothing usable left (CheckTraceUsable) is an
 // error too.
-StatusOr<Trace> ImportTrace(const std::string& path, const ImportOptions& options = {});
+StatusOr<Trace> ImportTrace(const std::string& path);
 
 // InvalidInput, listing every diagnostic, when the trace has no event of any kind left and the
 // importer dropped some (a warning diagnostic): an empty report would hide that the input was

@@ -8,104 +8,27 @@
 #include <filesystem>
 
 #include "base/file_io.h"
+#include "base/input_sniff.h"
+#include "importers/allreduce_sweep/sweep_reader.h"
 #include "importers/importer.h"
-#include "importers/iteration_log/trtllm_iteration_log.h"
+#include "importers/iteration_log/iteration_log_readers.h"
 #include "importers/kineto/kineto_importer.h"
 #include "importers/kineto/kineto_sniff.h"
+#include "importers/ncu/ncu_readers.h"
 #include "importers/nsys/nsys_importer.h"
 #include "importers/own_outputs.h"
 #include "importers/recorder/recorder_importer.h"
 #include "importers/serving_results/request_log.h"
+#include "importers/serving_results/serving_readers.h"
 #include "importers/torch_snapshot/torch_snapshot_importer.h"
+#include "importers/trt_engine/trt_reader.h"
 
 namespace sightline {
 namespace {
 
-std::string_view TrimLeft(std::string_view s) {
-  if (s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);
-  const size_t i = s.find_first_not_of(" \t\r\n");
-  return i == std::string_view::npos ? std::string_view() : s.substr(i);
-}
-
-// ---- sniffers over the decompressed head ----
-
-bool SniffResults(std::string_view head, ResultsFormat format) {
-  return DetectResultsFormat(head) == format;
-}
-bool SniffVllm(std::string_view h) { return SniffResults(h, ResultsFormat::kVllm); }
-bool SniffSglang(std::string_view h) { return SniffResults(h, ResultsFormat::kSglang); }
-bool SniffAiperf(std::string_view h) { return SniffResults(h, ResultsFormat::kAiperf); }
-bool SniffTrtllmBench(std::string_view h) { return SniffResults(h, ResultsFormat::kTrtllmBench); }
-bool SniffRequestLog(std::string_view h) { return SniffResults(h, ResultsFormat::kRequestLog); }
-
-bool SniffTrt(std::string_view head) { return TrtFileKindOfHead(head) != TrtFileKind::kNone; }
-
-// Sightline's own log: the first line is a JSON object with schema_version and iteration.
-bool SniffSightlineIterationLog(std::string_view head) {
-  const std::string_view body = TrimLeft(head);
-  const std::string_view line = body.substr(0, body.find('\n'));
-  return line.starts_with("{") && line.find("\"schema_version\"") != std::string_view::npos &&
-         line.find("\"iteration\"") != std::string_view::npos &&
-         line.find("\"request\"") == std::string_view::npos;
-}
-
-// TensorRT-LLM's iteration statistics in any of their shapes: the reader itself decides, over
-// the complete lines of the head.
-bool SniffTrtllmIterationLog(std::string_view head) {
-  const std::string_view body = TrimLeft(head);
-  if (body.starts_with("[") && body.find("\"iterLatencyMS\"") != std::string_view::npos)
-    return true;
-  const size_t last_newline = head.rfind('\n');
-  const std::string_view lines =
-      last_newline == std::string_view::npos ? head : head.substr(0, last_newline);
-  std::optional<StatusOr<IterationLog>> log = ParseTrtllmIterationLog(lines, "");
-  return log.has_value() && log->ok() && !(*log)->entries.empty();
-}
-
-// The details or raw page: a table whose header line starts with "ID" and names the kernel. Lines
-// before it are skipped by the reader (ncu's "==PROF==" lines, the profiled program's own output
-// when the CSV went to standard output), so any may come before it here too.
-bool SniffNcuCsv(std::string_view head) {
-  std::string_view rest = TrimLeft(head);
-  while (!rest.empty()) {
-    if (rest.starts_with("\"ID\",") || rest.starts_with("ID,")) {
-      const std::string_view header = rest.substr(0, rest.find('\n'));
-      if (header.find("Kernel Name") != std::string_view::npos) return true;
-    }
-    const size_t nl = rest.find('\n');
-    if (nl == std::string_view::npos) return false;
-    rest = rest.substr(nl + 1);
-  }
-  return false;
-}
-
-bool SniffNcuSource(std::string_view head) { return LooksLikeNcuSourceCsv(head); }
-
-bool SniffSweep(std::string_view head) { return TrimLeft(head).starts_with(kSweepCsvHeader); }
-
-// A Chrome-trace JSON object as Kineto writes it: one of its top-level keys near the start; or
-// Chrome's JSON Array Format (the events alone), whose first event has a phase ("ph").
-bool SniffKineto(std::string_view head) {
-  const std::string_view body = TrimLeft(head);
-  if (body.starts_with("[")) {
-    const std::string_view first = TrimLeft(body.substr(1));
-    const size_t end = first.find('}');
-    return first.starts_with("{") && first.substr(0, end).find("\"ph\"") != std::string_view::npos;
-  }
-  if (!kineto::LooksLikeJsonObject(head)) return false;
-  for (std::string_view key : {"\"traceEvents\"", "\"schemaVersion\"", "\"deviceProperties\"",
-                               "\"displayTimeUnit\"", "\"distributedInfo\"", "\"traceName\""}) {
-    if (head.find(key) != std::string_view::npos) return true;
-  }
-  // A first field larger than the head (metadata before traceEvents): the reader decides.
-  return kineto::FirstFieldRunsPastHead(head);
-}
-
-// ---- readers ----
-
-template <StatusOr<Trace> (*Import)(const std::string&, const ImportOptions&)>
+template <StatusOr<Trace> (*Import)(const std::string&)>
 StatusOr<InputDocumentValue> ReadTrace(const std::string& path) {
-  ASSIGN_OR_RETURN(Trace trace, Import(path, ImportOptions{}));
+  ASSIGN_OR_RETURN(Trace trace, Import(path));
   RETURN_IF_ERROR(CheckTraceUsable(trace, path));
   if (trace.source.path.empty()) trace.source.path = path;
   return InputDocumentValue(std::move(trace));
@@ -147,9 +70,14 @@ StatusOr<InputDocumentValue> ReadSweep(const std::string& path) {
   return InputDocumentValue(std::move(rows));
 }
 
+InputReaderEntry Entry(const ReaderSpec& spec, InputKind kind,
+                       StatusOr<InputDocumentValue> (*read)(const std::string& path)) {
+  return InputReaderEntry{spec.name, spec.description, kind, spec.sniff, read, spec.priority};
+}
+
 // What a file no reader takes looks like, for the error.
 std::string DescribeUnknown(std::string_view head) {
-  const std::string_view body = TrimLeft(head);
+  const std::string_view body = SkipBomAndSpace(head);
   if (body.empty()) return "it holds only white space";
   if (body.front() == '{' || body.front() == '[') {
     return "it is JSON, but none of the JSON formats below (no key that names one near its start)";
@@ -183,48 +111,33 @@ const char* InputKindName(InputKind kind) {
 }
 
 const std::vector<InputReaderEntry>& InputReaders() {
-  static const std::vector<InputReaderEntry> kReaders = {
-      // Binary formats: a magic number.
-      {"nsys-sqlite", "Nsight Systems SQLite export (nsys export --type sqlite)", InputKind::kTrace,
-       &SniffNsysSqlite, &ReadTrace<&ImportNsysSqlite>},
-      {"sightline-recorder", "sightline record file (.slrec)", InputKind::kTrace,
-       &SniffRecorderFile, &ReadTrace<&ImportRecorderFile>},
-      {"torch-memory-snapshot",
-       "PyTorch memory snapshot (torch.cuda.memory._dump_snapshot, a plain-data pickle)",
-       InputKind::kTrace, &SniffTorchSnapshot, &ReadTrace<&ImportTorchSnapshot>},
-      // Text formats with a fixed start.
-      {"allreduce-sweep-csv", "sightline allreduce sweep CSV (sightline-allreduce-bench --csv)",
-       InputKind::kAllreduceSweep, &SniffSweep, &ReadSweep},
-      {"ncu-csv", "Nsight Compute CSV, details or raw page (ncu --csv --page details|raw)",
-       InputKind::kNcuExport, &SniffNcuCsv, &ReadNcu},
-      {"ncu-source-csv", "Nsight Compute CSV, source page (ncu --csv --page source)",
-       InputKind::kNcuSource, &SniffNcuSource, &ReadNcuSource},
-      // JSON formats, recognised by their keys.
-      {"hf-model-config", "Hugging Face model config.json (--model-config: the floor analysis)",
-       InputKind::kModelConfig, &LooksLikeModelConfig, &ReadConfig},
-      {"request-log", "Sightline request log (JSON lines: schema_version, request)",
-       InputKind::kServingResults, &SniffRequestLog, &ReadResults},
-      {"sightline-iteration-log", "Sightline iteration log (SIGHTLINE_ITERATION_LOG, JSON lines)",
-       InputKind::kIterationLog, &SniffSightlineIterationLog, &ReadIterations},
-      {"aiperf-records", "AIPerf per-request records (profile_export.jsonl)",
-       InputKind::kServingResults, &SniffAiperf, &ReadResults},
-      {"trtllm-bench-report", "trtllm-bench --report_json (aggregates)", InputKind::kServingResults,
-       &SniffTrtllmBench, &ReadResults},
-      {"sglang-bench-serving", "SGLang bench_serving results (--output-file)",
-       InputKind::kServingResults, &SniffSglang, &ReadResults},
-      {"vllm-bench-results", "vLLM benchmark_serving / vllm bench serve results (--save-result)",
-       InputKind::kServingResults, &SniffVllm, &ReadResults},
-      {"trt-engine-export",
-       "TensorRT engine export (trtexec --exportLayerInfo/--exportProfile/--exportTimes, Trex "
-       "metadata)",
-       InputKind::kTrtEngine, &SniffTrt, &ReadTrt},
-      {"kineto-json", "PyTorch profiler (Kineto) Chrome-trace JSON (object or bare event array)",
-       InputKind::kTrace, &SniffKineto, &ReadTrace<&ImportKinetoJson>},
-      // Logs: whatever is left, if TensorRT-LLM's statistics are in it.
-      {"trtllm-iteration-stats",
-       "TensorRT-LLM iteration statistics (IterationStats JSON, py_executor or C++ runtime log)",
-       InputKind::kIterationLog, &SniffTrtllmIterationLog, &ReadIterations},
-  };
+  // Each reader's name, description, sniffer and priority come from its folder (ReaderSpec,
+  // base/input_sniff.h); here each is paired with its kind of document and its read, then sorted
+  // by priority, the order the sniffers are tried in.
+  static const std::vector<InputReaderEntry> kReaders = [] {
+    std::vector<InputReaderEntry> r = {
+        Entry(kNsysSqliteReader, InputKind::kTrace, &ReadTrace<&ImportNsysSqlite>),
+        Entry(kRecorderReader, InputKind::kTrace, &ReadTrace<&ImportRecorderFile>),
+        Entry(kTorchSnapshotReader, InputKind::kTrace, &ReadTrace<&ImportTorchSnapshot>),
+        Entry(kSweepReader, InputKind::kAllreduceSweep, &ReadSweep),
+        Entry(kNcuCsvReader, InputKind::kNcuExport, &ReadNcu),
+        Entry(kNcuSourceReader, InputKind::kNcuSource, &ReadNcuSource),
+        Entry(kModelConfigReader, InputKind::kModelConfig, &ReadConfig),
+        Entry(kRequestLogReader, InputKind::kServingResults, &ReadResults),
+        Entry(kSightlineIterationLogReader, InputKind::kIterationLog, &ReadIterations),
+        Entry(kAiperfReader, InputKind::kServingResults, &ReadResults),
+        Entry(kTrtllmBenchReader, InputKind::kServingResults, &ReadResults),
+        Entry(kSglangReader, InputKind::kServingResults, &ReadResults),
+        Entry(kVllmReader, InputKind::kServingResults, &ReadResults),
+        Entry(kTrtEngineReader, InputKind::kTrtEngine, &ReadTrt),
+        Entry(kKinetoReader, InputKind::kTrace, &ReadTrace<&ImportKinetoJson>),
+        Entry(kTrtllmIterationLogReader, InputKind::kIterationLog, &ReadIterations),
+    };
+    std::stable_sort(r.begin(), r.end(), [](const InputReaderEntry& a, const InputReaderEntry& b) {
+      return a.priority < b.priority;
+    });
+    return r;
+  }();
   return kReaders;
 }
 

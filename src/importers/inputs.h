@@ -3,8 +3,9 @@
 // takes it from one registry and returns its document: a trace, a serving benchmark's results, an
 // iteration log, a TensorRT engine's exports, an Nsight Compute export, an all-reduce sweep or a
 // model's config. Errors have one style: what the file was taken for, what is wrong, where, and
-// what to do. Adding a reader is a folder under importers/ and one entry in InputReaders()
-// (inputs.cc); docs/architecture.md.
+// what to do. Adding a reader is a folder under importers/ with its sniffer and its ReaderSpec
+// (name, description, priority: base/input_sniff.h), and one line in InputReaders() (inputs.cc)
+// pairing the spec with its kind of document and its read; docs/architecture.md.
 #pragma once
 
 #include <string>
@@ -62,9 +63,10 @@ struct InputReaderEntry {
   const char* description;  // one line, for --help, `sightline formats` and errors
   InputKind kind;
   // True when the first bytes of the content (decompressed, up to kInputHeadBytes) are this
-  // format. Sniffers are tried in registry order; the first that says yes reads the file.
+  // format. Sniffers are tried in order of priority; the first that says yes reads the file.
   bool (*sniff)(std::string_view head);
   StatusOr<InputDocumentValue> (*read)(const std::string& path);
+  int priority;  // its place in the sniffing order, lowest first (ReaderSpec::priority)
 };
 
 inline constexpr size_t kInputHeadBytes = 64 * 1024;

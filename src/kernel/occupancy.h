@@ -2,7 +2,7 @@
 // theoretical occupancy of one launch configuration, with the meaning Nsight Compute's Occupancy
 // and Launch Statistics sections give them and the rules of NVIDIA's occupancy calculator
 // (cuda_occupancy.h). Rules and sources: docs/kernel/occupancy.md. Standard library only (the GPU
-// validation program in cuda/kernel_validation compiles this file with nvcc).
+// validation program in tests/kernel/gpu_validation compiles this file with nvcc).
 #pragma once
 
 #include <climits>

@@ -1,4 +1,4 @@
-// The CPU reference of the quantizing all-reduce epilogues' formats (src/allreduce/quant_format.h):
+// The CPU reference of the quantizing all-reduce epilogues' formats (src/shared/quant_format.h):
 // exact bits on hand-picked values (boundaries, ties, subnormals, saturation, zeros and negative
 // zero, NaN), the NVFP4 block scale, the packing, and the swizzled scale layout.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "allreduce/quant_format.h"
+#include "shared/quant_format.h"
 
 namespace sightline::quant {
 namespace {

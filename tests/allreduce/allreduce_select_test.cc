@@ -1,12 +1,12 @@
-// libsightline_allreduce's host side without a GPU (src/allreduce/ar_select.h): the table cell a
+// libsightline_allreduce's host side without a GPU (src/shared/ar_select.h): the table cell a
 // call is looked up in, the committed table's choices, the SIGHTLINE_ALLREDUCE_STRATEGY override's
 // parsing and the fallback from a strategy the kernels cannot take.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "allreduce/allreduce_lut.h"
-#include "allreduce/ar_select.h"
+#include "shared/allreduce_lut.h"
+#include "shared/ar_select.h"
 
 namespace sightline::allreduce {
 namespace {
@@ -36,7 +36,7 @@ ArCallShape Plain(int world, int64_t count, int64_t hidden = 0,
   return c;
 }
 
-// Cells of the committed table (src/allreduce/allreduce_lut.h: world 2 from the H200 sweeps of
+// Cells of the committed table (src/shared/allreduce_lut.h: world 2 from the H200 sweeps of
 // session 19, world 4 from session 20's, world 8 from H200 run C).
 TEST(AllreduceSelect, CommittedTableCells) {
   EXPECT_EQ(TableStrategy(Plain(2, 128, 128)), kLamport);          // hidden 128 x 1 token

@@ -21,9 +21,9 @@
 
 #include "analyses/cuda_graphs/cuda_graphs.h"
 #include "analyses/cuda_graphs/graph_step_batches.h"
+#include "analyses/cuda_graphs/whole_graph_estimate.h"
 #include "analyses/nvtx_projection/nvtx_projection.h"
 #include "facts/graph_kernel_paths.h"
-#include "facts/whole_graph_estimate.h"
 #include "importers/importer.h"
 #include "importers/iteration_log/iteration_log.h"
 #include "testing/cli_runner.h"

@@ -8,6 +8,7 @@
 #include "analyses/findings/findings.h"
 #include "report/report.h"
 #include "testing/context.h"
+#include "testing/run_process_fixture.h"
 #include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
@@ -23,22 +24,12 @@ constexpr TimeNs kS = 1'000 * kMs;
 
 RunProcess Proc(int32_t pid, std::string name, std::string command, TimeNs start, TimeNs end,
                 TimeNs busy_from, TimeNs busy_to) {
-  RunProcess p;
-  p.pid = pid;
-  p.ppid = 1;
-  p.name = std::move(name);
-  p.command = std::move(command);
-  p.start_ns = start;
-  p.end_ns = end;
-  p.ended = true;
   // A sample every 100 ms: a whole core inside [busy_from, busy_to), nothing outside.
+  testing::CpuSamples samples;
   for (TimeNs t = start + 100 * kMs; t <= end; t += 100 * kMs) {
-    p.cpu_end_ns.push_back(t);
-    const DurationNs used = (t > busy_from && t <= busy_to) ? 100 * kMs : 0;
-    p.cpu_used_ns.push_back(used);
-    p.cpu_ns += used;
+    samples.emplace_back(t, (t > busy_from && t <= busy_to) ? 100 * kMs : 0);
   }
-  return p;
+  return testing::MakeRunProcess(pid, 1, std::move(name), std::move(command), start, end, samples);
 }
 
 // Start-up of 100 s (bins of 100 ms) before ten 100 ms steps:

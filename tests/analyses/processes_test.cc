@@ -6,6 +6,7 @@
 
 #include "report/report.h"
 #include "testing/context.h"
+#include "testing/run_process_fixture.h"
 #include "testing/status.h"
 #include "testing/trace_fixtures.h"
 
@@ -17,21 +18,9 @@ using testing::TraceFixture;
 using testing::ValueOrDie;
 
 RunProcess Proc(int32_t pid, int32_t ppid, std::string name, TimeNs start, TimeNs end,
-                std::vector<std::pair<TimeNs, DurationNs>> samples, std::string recording = "") {
-  RunProcess p;
-  p.pid = pid;
-  p.ppid = ppid;
-  p.name = std::move(name);
-  p.start_ns = start;
-  p.end_ns = end;
-  p.ended = true;
-  p.recording = std::move(recording);
-  for (const auto& [t, used] : samples) {
-    p.cpu_end_ns.push_back(t);
-    p.cpu_used_ns.push_back(used);
-    p.cpu_ns += used;
-  }
-  return p;
+                const testing::CpuSamples& samples, std::string recording = "") {
+  return testing::MakeRunProcess(pid, ppid, std::move(name), "", start, end, samples,
+                                 std::move(recording));
 }
 
 // GPU busy [100, 200) and [300, 400): span [100, 400), idle [200, 300) = 100 ns.

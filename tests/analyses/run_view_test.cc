@@ -10,6 +10,7 @@
 
 #include "analyses/findings/findings.h"
 #include "report/report.h"
+#include "testing/run_process_fixture.h"
 #include "testing/status.h"
 
 namespace sightline {
@@ -20,22 +21,10 @@ using testing::ValueOrDie;
 constexpr DurationNs kMs = 1'000'000;
 
 RunProcess Proc(int32_t pid, int32_t ppid, TimeNs start, TimeNs end,
-                std::vector<std::pair<TimeNs, DurationNs>> samples, std::string recording = "") {
-  RunProcess p;
-  p.pid = pid;
-  p.ppid = ppid;
-  p.name = "p" + std::to_string(pid);
-  p.command = "python3 -c " + std::to_string(pid);
-  p.start_ns = start;
-  p.end_ns = end;
-  p.ended = true;
-  p.recording = std::move(recording);
-  for (const auto& [t, used] : samples) {
-    p.cpu_end_ns.push_back(t);
-    p.cpu_used_ns.push_back(used);
-    p.cpu_ns += used;
-  }
-  return p;
+                const testing::CpuSamples& samples, std::string recording = "") {
+  return testing::MakeRunProcess(pid, ppid, "p" + std::to_string(pid),
+                                 "python3 -c " + std::to_string(pid), start, end, samples,
+                                 std::move(recording));
 }
 
 // A CUDA worker's recording of the run that starts at 0 (CLOCK_MONOTONIC): busy `busy`, steps

@@ -1,6 +1,6 @@
 // The Nsight Compute CSV reader and analysis: CSV quoting, real exports recorded on an H100
 // (tests/data/ncu: a PyTorch program under `ncu --set full`, details and raw pages, default and
-// base units, ncu's stdout with its ==PROF== lines; 64 launches of cuda/kernel_validation's
+// base units, ncu's stdout with its ==PROF== lines; 64 launches of tests/kernel/gpu_validation's
 // kernels with LaunchStats + Occupancy only), verdict rules on hand-made exports, missing
 // sections, side-by-side comparison, and the CLI.
 #include <gtest/gtest.h>
@@ -247,9 +247,9 @@ TEST(NcuCsv, CalculatorMatchesNcuOnRealKernels) {
   }
 }
 
-// Launches of cuda/kernel_validation's kernels (registers 14..211, block sizes 1..1024, dynamic
-// shared memory up to 227 KiB), two runs: 64 (seed 2) and 160 (seed 11), from ncu's stdout (the
-// program's own output comes first). ncu's block limits and theoretical occupancy must be the
+// Launches of tests/kernel/gpu_validation's kernels (registers 14..211, block sizes 1..1024,
+// dynamic shared memory up to 227 KiB), two runs: 64 (seed 2) and 160 (seed 11), from ncu's stdout
+// (the program's own output comes first). ncu's block limits and theoretical occupancy must be the
 // calculator's, given ncu's carveout.
 struct LaunchRun {
   const char* raw;

@@ -17,15 +17,15 @@
 #include <map>
 #include <set>
 
+#include "analyses/cuda_graphs/whole_graph_estimate.h"
 #include "analyses/findings/findings.h"
 #include "analyses/nvtx_projection/nvtx_projection.h"
 #include "base/input_data.h"
 #include "diff/step_samples.h"
 #include "facts/graph_alignment.h"
-#include "facts/whole_graph_estimate.h"
 #include "importers/importer.h"
 #include "importers/recorder/recorder_importer.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "testing/cli_runner.h"
 #include "testing/context.h"
 #include "testing/trace_fixtures.h"

@@ -13,7 +13,7 @@
 
 #include "base/file_io.h"
 #include "base/input_data.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

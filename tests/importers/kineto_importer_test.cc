@@ -49,9 +49,7 @@ class KinetoTest : public ::testing::Test {
   std::string dir_;
 };
 
-Trace MustImport(const std::string& path) {
-  return testing::ValueOrDie(ImportKinetoJson(path, {}));
-}
+Trace MustImport(const std::string& path) { return testing::ValueOrDie(ImportKinetoJson(path)); }
 
 int64_t Count(const Trace& t, DiagCode code) { return t.diagnostics.Count(code); }
 
@@ -476,24 +474,24 @@ void ExpectError(const StatusOr<Trace>& t, const std::string& path, const std::s
 
 TEST_F(KinetoTest, EmptyFile) {
   const std::string path = Write("empty.json", "");
-  ExpectError(ImportKinetoJson(path, {}), path, "empty");
+  ExpectError(ImportKinetoJson(path), path, "empty");
   ExpectError(ImportTrace(path), path, "empty");
 }
 
 TEST_F(KinetoTest, MissingFileAndDirectory) {
-  StatusOr<Trace> t = ImportKinetoJson(dir_ + "/nope.json", {});
+  StatusOr<Trace> t = ImportKinetoJson(dir_ + "/nope.json");
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kNotFound);
-  EXPECT_FALSE(ImportKinetoJson(dir_, {}).ok());
+  EXPECT_FALSE(ImportKinetoJson(dir_).ok());
 }
 
 TEST_F(KinetoTest, JsonThatIsNotATrace) {
   const std::string path = Write("config.json", R"({"model": "llama", "layers": [1, 2, 3]})");
-  ExpectError(ImportKinetoJson(path, {}), path, "traceEvents");
+  ExpectError(ImportKinetoJson(path), path, "traceEvents");
   const std::string array = Write("array.json", "[1, 2, 3]");
-  ExpectError(ImportKinetoJson(array, {}), array, "its first item is not an event object");
+  ExpectError(ImportKinetoJson(array), array, "its first item is not an event object");
   const std::string not_array = Write("obj.json", R"({"traceEvents": {"a": 1}})");
-  ExpectError(ImportKinetoJson(not_array, {}), not_array, "traceEvents is not an array");
+  ExpectError(ImportKinetoJson(not_array), not_array, "traceEvents is not an array");
 }
 
 TEST_F(KinetoTest, TruncatedJsonIsAnErrorAtEveryCutPoint) {
@@ -535,14 +533,14 @@ TEST_F(KinetoTest, TruncatedAndCorruptGzip) {
   ASSERT_TRUE(IsGzip(gz));
   for (size_t cut : {size_t{2}, size_t{10}, gz.size() / 2, gz.size() - 4}) {
     const std::string path = Write("cut.json.gz", gz.substr(0, cut));
-    ExpectError(ImportKinetoJson(path, {}), path, "gzip");
+    ExpectError(ImportKinetoJson(path), path, "gzip");
   }
   std::string flipped = gz;
   for (size_t i = gz.size() / 3; i < gz.size() / 3 + 16; ++i) flipped[i] ^= 0x5a;
   const std::string corrupt = Write("corrupt.json.gz", flipped);
-  ExpectError(ImportKinetoJson(corrupt, {}), corrupt, "gzip");
+  ExpectError(ImportKinetoJson(corrupt), corrupt, "gzip");
   const std::string garbage = Write("garbage.json.gz", gz + "trailing garbage");
-  ExpectError(ImportKinetoJson(garbage, {}), garbage, "gzip");
+  ExpectError(ImportKinetoJson(garbage), garbage, "gzip");
 }
 
 TEST_F(KinetoTest, GzipThatIsNotJson) {
@@ -555,7 +553,7 @@ TEST_F(KinetoTest, GzipThatIsNotJson) {
   EXPECT_FALSE(SniffKinetoJson(text_gz));
   EXPECT_TRUE(SniffKinetoJson(Slurp(DataPath("basic.json.gz"))));
   const std::string path = Write("hello.gz", text_gz);
-  ExpectError(ImportKinetoJson(path, {}), path, "not a JSON object");
+  ExpectError(ImportKinetoJson(path), path, "not a JSON object");
 }
 
 TEST(KinetoSniff, RecognisesJsonObjectsOnly) {

@@ -272,7 +272,7 @@ TEST(NsysHostileSqlite, FileColonNamesAreReadAsNames) {
   ASSERT_TRUE(query.ok()) << query.status().ToString();
   EXPECT_EQ(query->kernels.size(), 2u);
   // A name that exists only as a URI's target is not there.
-  StatusOr<Trace> absent = ImportNsysSqlite("file:x", {});
+  StatusOr<Trace> absent = ImportNsysSqlite("file:x");
   ASSERT_FALSE(absent.ok());
   EXPECT_EQ(absent.status().code(), StatusCode::kNotFound) << absent.status().ToString();
   EXPECT_EQ(Snapshot(dir), before);

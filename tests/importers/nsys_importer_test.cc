@@ -323,7 +323,7 @@ class NsysMapping : public ::testing::Test {
   void SetUp() override {
     path_ = dir_.File("mapping.sqlite");
     WriteMappingFixture(path_);
-    StatusOr<Trace> trace = ImportNsysSqlite(path_, {});
+    StatusOr<Trace> trace = ImportNsysSqlite(path_);
     ASSERT_TRUE(trace.ok()) << trace.status().ToString();
     trace_ = std::move(trace).value();
   }
@@ -487,7 +487,7 @@ TEST(NsysOldSchema, ReadsTargetInfoCudaGpuWithCuptiUnits) {
         "INSERT INTO TARGET_INFO_CUDA_GPU VALUES (3, 'Tesla V100', 80, 7, 0, 17179869184, "
         "32, 64, 1530000, 898048000)");
   }
-  StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+  StatusOr<Trace> trace = ImportNsysSqlite(path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   const DeviceInfo* d = trace->FindDevice(3);
   ASSERT_NE(d, nullptr);
@@ -584,7 +584,7 @@ TEST(NsysVersion, MissingVersionImportsWithDiagnostic) {
   TempDir dir;
   const std::string path = dir.File("no_version.sqlite");
   WriteMappingFixture(path, /*version=*/"");
-  StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+  StatusOr<Trace> trace = ImportNsysSqlite(path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUnknown), 1);
   EXPECT_EQ(trace->kernels.size(), 3u);
@@ -594,7 +594,7 @@ TEST(NsysVersion, UnknownMajorIsUnimplemented) {
   TempDir dir;
   const std::string path = dir.File("future.sqlite");
   WriteMappingFixture(path, "4.0.0");
-  StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+  StatusOr<Trace> trace = ImportNsysSqlite(path);
   ASSERT_FALSE(trace.ok());
   EXPECT_EQ(trace.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(trace.status().message().find(path), std::string::npos);
@@ -606,14 +606,14 @@ TEST(NsysVersion, SupportedRangeImportsCleanly) {
   for (const std::string version : {"3.16.1", "3.20.3", "3.28.0"}) {
     const std::string path = dir.File("v" + version + ".sqlite");
     WriteMappingFixture(path, version);
-    StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+    StatusOr<Trace> trace = ImportNsysSqlite(path);
     ASSERT_TRUE(trace.ok()) << version << ": " << trace.status().ToString();
     EXPECT_EQ(trace->source.format_version, version);
     EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUntested), 0) << version;
   }
   const std::string old_minor = dir.File("v3.2.sqlite");
   WriteMappingFixture(old_minor, "3.2.0");
-  StatusOr<Trace> trace = ImportNsysSqlite(old_minor, {});
+  StatusOr<Trace> trace = ImportNsysSqlite(old_minor);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUntested), 1);
 }
@@ -628,7 +628,7 @@ TEST(NsysVersion, OlderExportsKeepItInExportMetaData) {
     Db db(path, /*create=*/true);
     db.Exec("ALTER TABLE META_DATA_EXPORT RENAME TO EXPORT_META_DATA");
   }
-  StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+  StatusOr<Trace> trace = ImportNsysSqlite(path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   EXPECT_EQ(trace->source.format_version, "3.5.0");
   EXPECT_EQ(trace->diagnostics.Count(DiagCode::kNsysSchemaVersionUnknown), 0);
@@ -711,7 +711,7 @@ TEST(NsysBadInput, TruncatedFile) {
         "localMemoryPerThread, localMemoryTotal, gridId) SELECT 10000 + i * 10, 10005 + i * "
         "10, 0, 1, 7, 1000 + i, 1, 1, 2, 32, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, i FROM c");
   }
-  ASSERT_TRUE(ImportNsysSqlite(full, {}).ok());
+  ASSERT_TRUE(ImportNsysSqlite(full).ok());
   const auto size = fs::file_size(full);
   for (double fraction : {0.02, 0.25, 0.5, 0.75, 0.95}) {
     const std::string cut = dir.File("cut_" + std::to_string(fraction) + ".sqlite");
@@ -763,7 +763,7 @@ TEST(NsysBadInput, GarbageAfterSqliteMagic) {
 
 TEST(NsysBadInput, MissingFile) {
   const std::string path = "/nonexistent/dir/report.sqlite";
-  StatusOr<Trace> trace = ImportNsysSqlite(path, {});
+  StatusOr<Trace> trace = ImportNsysSqlite(path);
   ASSERT_FALSE(trace.ok());
   EXPECT_EQ(trace.status().code(), StatusCode::kNotFound);
   EXPECT_NE(trace.status().message().find(path), std::string::npos);
@@ -900,7 +900,7 @@ TEST(NsysWrongTypes, NothingUsableLeftIsAnErrorListingTheDrops) {
       << trace.status().message();
   EXPECT_NE(trace.status().message().find("CUPTI_ACTIVITY_KIND_KERNEL"), std::string::npos);
   // The importer alone still returns the (empty) trace and its diagnostics.
-  StatusOr<Trace> raw = ImportNsysSqlite(path, {});
+  StatusOr<Trace> raw = ImportNsysSqlite(path);
   ASSERT_TRUE(raw.ok()) << raw.status().ToString();
   EXPECT_EQ(raw->kernels.size(), 0u);
   EXPECT_EQ(raw->diagnostics.Count(DiagCode::kNsysValueWrongType), 2);

@@ -1,5 +1,5 @@
 // Recorder file importer: files written with the shared format writer
-// (src/recording/recorder_format.h) import with launch links, graph kernels, memops, API kinds,
+// (src/shared/recorder_format.h) import with launch links, graph kernels, memops, API kinds,
 // NVTX ranges, devices and drop diagnostics; a cut-off or damaged last chunk keeps the chunks
 // before it; a bad header or version is a clear error.
 #include "importers/recorder/recorder_importer.h"
@@ -17,7 +17,7 @@
 
 #include "importers/importer.h"
 #include "importers/recorder/gpu_metrics_align.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "importers/importer.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "testing/cli_runner.h"
 
 namespace sightline {

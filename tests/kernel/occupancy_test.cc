@@ -2,7 +2,7 @@
 // Calculator, cuda_occupancy.h, and the compute-capability tables of the CUDA C++ Programming
 // Guide), against 2000 configurations measured with cudaOccupancyMaxActiveBlocksPerMultiprocessor
 // on an H100, and against Nsight Compute's block limits for 64 launches on that H100
-// (cuda/kernel_validation/ recorded both). Also the advice, waves, sweeps and the CLI.
+// (tests/kernel/gpu_validation/ recorded both). Also the advice, waves, sweeps and the CLI.
 #include "kernel/occupancy.h"
 
 #include <gtest/gtest.h>
@@ -217,7 +217,7 @@ TEST(Occupancy, InvalidConfigurationsAreClearErrors) {
   EXPECT_FALSE(Occ("sm_90", 128, 32, 0, 100 * kKiB).notes.empty());
 }
 
-// 6000 random configurations of cuda/kernel_validation's kernels on an H100 (two runs, seeds 1
+// 6000 random configurations of tests/kernel/gpu_validation's kernels on an H100 (two runs, seeds 1
 // and 7): the calculator must give the block count cudaOccupancyMaxActiveBlocksPerMultiprocessor
 // gave, or reject what it rejected. About 30% carry a carveout preference (smem_config).
 class RuntimeTrials : public ::testing::TestWithParam<std::pair<const char*, int>> {};

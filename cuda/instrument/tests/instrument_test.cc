@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "config.h"
-#include "recording/recorder_env.h"
+#include "shared/recorder_env.h"
 #include "testing.h"
 
 namespace sightline::instrument {

@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "writer.h"
 
 namespace sightline::recorder {

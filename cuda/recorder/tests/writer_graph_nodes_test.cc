@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 #include "writer.h"
 
 namespace sightline::recorder {

@@ -1,15 +1,16 @@
-// The batch sizes of a trace's steps for the whole-graph estimate (facts/whole_graph_estimate.h:
-// StepBatches), from the iteration log joined to the trace's iterations
-// (analyses/iteration_log/iteration_log_join.h: by iteration counter, else by timestamp), and what
-// the log's lines could not say: counted, so that the section shows them rather than a choice of
-// eager runs resting on them. docs/analyses/cuda_graphs.md, "Eager runs of the graph's batch size".
+// The batch sizes of a trace's steps for the whole-graph estimate
+// (analyses/cuda_graphs/whole_graph_estimate.h: StepBatches), from the iteration log joined to the
+// trace's iterations (analyses/iteration_log/iteration_log_join.h: by iteration counter, else by
+// timestamp), and what the log's lines could not say: counted, so that the section shows them
+// rather than a choice of eager runs resting on them. docs/analyses/cuda_graphs.md, "Eager runs of
+// the graph's batch size".
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "facts/whole_graph_estimate.h"
+#include "analyses/cuda_graphs/whole_graph_estimate.h"
 
 namespace sightline {
 

@@ -12,7 +12,7 @@
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "base/lines.h"
-#include "importers/allreduce_sweep/ar_names.h"
+#include "shared/ar_names.h"
 
 namespace sightline {
 

@@ -21,7 +21,7 @@ bool SniffKinetoJson(std::string_view first_bytes) {
   return kineto::LooksLikeJsonObject(first_bytes);
 }
 
-StatusOr<Trace> ImportKinetoJson(const std::string& path, const ImportOptions&) {
+StatusOr<Trace> ImportKinetoJson(const std::string& path) {
   // With SIGHTLINE_KINETO_MMAP the file is mapped: one cut shorter meanwhile reads as zeros past
   // its new end (base/mapped_reads.h) and is refused here.
   const MappedReadCheck cut(path);

@@ -8,12 +8,11 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "importers/importer.h"
 #include "model/trace.h"
 
 namespace sightline {
 
 bool SniffKinetoJson(std::string_view first_bytes);
-StatusOr<Trace> ImportKinetoJson(const std::string& path, const ImportOptions& options);
+StatusOr<Trace> ImportKinetoJson(const std::string& path);
 
 }  // namespace sightline

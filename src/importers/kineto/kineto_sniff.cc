@@ -88,3 +88,23 @@ size_t InflateGzipPrefix(std::string_view gz, char* out, size_t out_size) {
 }
 
 }  // namespace sightline::kineto
+
+namespace sightline {
+
+bool SniffKineto(std::string_view head) {
+  const std::string_view body = SkipBomAndSpace(head);
+  if (body.starts_with("[")) {
+    const std::string_view first = SkipBomAndSpace(body.substr(1));
+    const size_t end = first.find('}');
+    return first.starts_with("{") && first.substr(0, end).find("\"ph\"") != std::string_view::npos;
+  }
+  if (!kineto::LooksLikeJsonObject(head)) return false;
+  for (std::string_view key : {"\"traceEvents\"", "\"schemaVersion\"", "\"deviceProperties\"",
+                               "\"displayTimeUnit\"", "\"distributedInfo\"", "\"traceName\""}) {
+    if (head.find(key) != std::string_view::npos) return true;
+  }
+  // A first field larger than the head (metadata before traceEvents): the reader decides.
+  return kineto::FirstFieldRunsPastHead(head);
+}
+
+}  // namespace sightline

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string_view>
 
+#include "base/input_sniff.h"
+
 namespace sightline::kineto {
 
 // True when the bytes (after an optional UTF-8 BOM and whitespace) start a JSON object.
@@ -20,3 +22,17 @@ bool FirstFieldRunsPastHead(std::string_view head);
 size_t InflateGzipPrefix(std::string_view gz, char* out, size_t out_size);
 
 }  // namespace sightline::kineto
+
+namespace sightline {
+
+// A Chrome-trace JSON object as Kineto writes it: one of its top-level keys near the start; or
+// Chrome's JSON Array Format (the events alone), whose first event has a phase ("ph").
+bool SniffKineto(std::string_view head);
+
+// The most general of the JSON formats (any object with one of its keys near the start, or a
+// first field too large for the head): after every other JSON format, before the logs.
+inline constexpr ReaderSpec kKinetoReader = {
+    "kineto-json", "PyTorch profiler (Kineto) Chrome-trace JSON (object or bare event array)", 1400,
+    &SniffKineto};
+
+}  // namespace sightline

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/input_sniff.h"
 #include "base/status.h"
 
 namespace sightline {
@@ -79,5 +80,12 @@ StatusOr<ModelConfig> ReadModelConfig(const std::string& path);
 // True when `head` (a file's first bytes) looks like a Hugging Face config.json: a JSON object
 // with "model_type" and one of the size keys, and none of a trace's keys.
 bool LooksLikeModelConfig(std::string_view head);
+
+// The first of the JSON formats recognised by their keys (after the text formats with a fixed
+// start: ncu, the sweep): it refuses a trace's keys, and no serving or log format has model_type
+// with a size key.
+inline constexpr ReaderSpec kModelConfigReader = {
+    "hf-model-config", "Hugging Face model config.json (--model-config: the floor analysis)", 650,
+    &LooksLikeModelConfig};
 
 }  // namespace sightline

@@ -230,7 +230,7 @@ StatusOr<Trace> ImportMappedNsysSqlite(const std::string& path) {
 
 }  // namespace
 
-StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions&) {
+StatusOr<Trace> ImportNsysSqlite(const std::string& path) {
   // SQLite reads the export through a memory map: a file cut shorter meanwhile reads as zeros
   // past its new end (base/mapped_reads.h), and is refused here, whatever SQLite made of them.
   const MappedReadCheck cut(path);

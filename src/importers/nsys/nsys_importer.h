@@ -6,13 +6,17 @@
 #include <string>
 #include <string_view>
 
+#include "base/input_sniff.h"
 #include "base/status.h"
-#include "importers/importer.h"
 #include "model/trace.h"
 
 namespace sightline {
 
 bool SniffNsysSqlite(std::string_view first_bytes);
-StatusOr<Trace> ImportNsysSqlite(const std::string& path, const ImportOptions& options);
+// The first of the binary formats: SQLite's magic number.
+inline constexpr ReaderSpec kNsysSqliteReader = {
+    "nsys-sqlite", "Nsight Systems SQLite export (nsys export --type sqlite)", 100,
+    &SniffNsysSqlite};
+StatusOr<Trace> ImportNsysSqlite(const std::string& path);
 
 }  // namespace sightline

@@ -8,7 +8,7 @@
 #include "importers/recorder/recorder_mapper.h"
 #include "importers/recorder/run_processes.h"
 #include "model/trace_builder.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 
 namespace sightline {
 
@@ -54,7 +54,7 @@ StatusOr<Trace> ImportRecorderBytes(std::string_view bytes, const std::string& p
   return Import(bytes, path, /*beside=*/false);
 }
 
-StatusOr<Trace> ImportRecorderFile(const std::string& path, const ImportOptions&) {
+StatusOr<Trace> ImportRecorderFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string bytes, ReadInput(path));
   return Import(bytes, path, /*beside=*/true);
 }

@@ -16,7 +16,7 @@
 
 #include "model/graph_nodes.h"
 #include "model/trace_builder.h"
-#include "recording/recorder_format.h"
+#include "shared/recorder_format.h"
 
 namespace sightline {
 

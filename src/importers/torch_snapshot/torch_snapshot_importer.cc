@@ -448,7 +448,7 @@ StatusOr<Trace> ImportTorchSnapshotBytes(std::string_view bytes, const std::stri
   return Mapper(*doc, path, bytes.size()).Run();
 }
 
-StatusOr<Trace> ImportTorchSnapshot(const std::string& path, const ImportOptions& /*options*/) {
+StatusOr<Trace> ImportTorchSnapshot(const std::string& path) {
   ASSIGN_OR_RETURN(uint64_t limit, MaxInflatedBytes());
   ASSIGN_OR_RETURN(std::string bytes, ReadInput(path));
   return ImportTorchSnapshotBytes(bytes, path, limit);

@@ -22,8 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/input_sniff.h"
 #include "base/status.h"
-#include "importers/importer.h"
 #include "importers/torch_snapshot/pickle_reader.h"
 #include "model/trace.h"
 
@@ -31,7 +31,12 @@ namespace sightline {
 
 // A pickle of protocol 2 to 5: 0x80 then the protocol byte.
 bool SniffTorchSnapshot(std::string_view first_bytes);
-StatusOr<Trace> ImportTorchSnapshot(const std::string& path, const ImportOptions& options);
+// A binary format: a pickle's protocol mark (0x80, protocols 2 to 5).
+inline constexpr ReaderSpec kTorchSnapshotReader = {
+    "torch-memory-snapshot",
+    "PyTorch memory snapshot (torch.cuda.memory._dump_snapshot, a plain-data pickle)", 300,
+    &SniffTorchSnapshot};
+StatusOr<Trace> ImportTorchSnapshot(const std::string& path);
 
 // The same from bytes already in memory; `path` is only used in messages and TraceSource.
 // `max_bytes` bounds the decoded values (the importer passes MaxInflatedBytes()).

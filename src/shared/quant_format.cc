@@ -2,7 +2,7 @@
 // against the rounding midpoints for E2M1), so that the GPU check compares two independent
 // implementations. The scale arithmetic is the kernels' own: one IEEE operation per step, no
 // fused multiply-add (there is no add), so every compiler gives the same bits.
-#include "allreduce/quant_format.h"
+#include "shared/quant_format.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,7 +1,7 @@
 // The processes of one `sightline record` run share out output names through the run's manifest:
 // a fixed -o reached by several processes (torch.compile's workers, a server's engine and workers)
 // gives each its own file, never one file written twice.
-#include "recording/output_claim.h"
+#include "shared/output_claim.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

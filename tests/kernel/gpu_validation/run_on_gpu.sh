@@ -2,7 +2,7 @@
 # The GPU validation run, in one go (see README.md): calculator vs the CUDA runtime on random
 # configurations, calculator vs Nsight Compute on launches of the same kernels, and a PyTorch
 # program profiled with `ncu --set full` whose CSV exports become test fixtures.
-# Usage (repository root, on the GPU machine): cuda/kernel_validation/run_on_gpu.sh OUT_DIR
+# Usage (repository root, on the GPU machine): tests/kernel/gpu_validation/run_on_gpu.sh OUT_DIR
 # Environment: TRIALS, TRIAL_SEED, LAUNCHES, LAUNCH_SEED (defaults 2000, 1, 64, 2); SKIP_TORCH=1
 # stops after the launches (no PyTorch profile, no fixture exports).
 # Builds validate_occupancy first unless build-kernel-validation/validate_occupancy exists.

@@ -1,4 +1,4 @@
-#include "facts/whole_graph_estimate.h"
+#include "analyses/cuda_graphs/whole_graph_estimate.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,13 +1,14 @@
-// The whole-graph estimate's choice of eager runs by batch size (facts/whole_graph_estimate.h,
-// StepBatches; docs/analyses/cuda_graphs.md, "Eager runs of the graph's batch size"): a serving
-// loop captures the same step once per batch size, so every eager run matches every capture by
-// its ranges alone, and only the steps' batch sizes tell a graph which eager runs are its own.
+// The whole-graph estimate's choice of eager runs by batch size
+// (analyses/cuda_graphs/whole_graph_estimate.h, StepBatches; docs/analyses/cuda_graphs.md, "Eager
+// runs of the graph's batch size"): a serving loop captures the same step once per batch size, so
+// every eager run matches every capture by its ranges alone, and only the steps' batch sizes tell a
+// graph which eager runs are its own.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "facts/whole_graph_estimate.h"
+#include "analyses/cuda_graphs/whole_graph_estimate.h"
 #include "model/trace_builder.h"
 #include "testing/trace_fixtures.h"
 

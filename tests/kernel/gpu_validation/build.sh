@@ -4,7 +4,7 @@
 # program needs only the CUDA toolkit. Usage: build.sh [OUT_DIR]  (ARCH=90 by default).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 out=${1:-$root/build-kernel-validation}
 arch=${ARCH:-90}
 mkdir -p "$out"

@@ -1,14 +1,14 @@
 // See ar_select.h. The table is the committed header that `sightline allreduce tune` generated;
 // its fusion enumerators are in the order of sightline_ar_fusion, and its strategies in the order
 // of sightline_ar_strategy (kNccl 0 .. kLamport 3).
-#include "allreduce/ar_select.h"
+#include "shared/ar_select.h"
 
 #include <algorithm>
 #include <cctype>
 #include <string>
 
-#include "allreduce/allreduce_lut.h"
-#include "importers/allreduce_sweep/ar_names.h"
+#include "shared/allreduce_lut.h"
+#include "shared/ar_names.h"
 
 namespace sightline::allreduce {
 namespace {

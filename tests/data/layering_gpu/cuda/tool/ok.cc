@@ -1,0 +1,3 @@
+#include "sightline/gpu_check.h"
+#include "shared/format.h"
+int main() { return FormatVersion(); }

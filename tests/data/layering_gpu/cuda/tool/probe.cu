@@ -1,0 +1,2 @@
+#include "kernel/occupancy.h"
+int main() { return Occupancy(); }

@@ -1,0 +1,1 @@
+int Occupancy() { return 1; }

@@ -1,0 +1,2 @@
+#pragma once
+inline int Occupancy() { return 1; }

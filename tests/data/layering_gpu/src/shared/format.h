@@ -1,0 +1,2 @@
+#pragma once
+inline int FormatVersion() { return 1; }
