@@ -49,15 +49,23 @@ ordered AS (
   FROM work),
 gaps AS (
   SELECT input, iteration, device, prev_end AS gap_start_ns, start_ns AS gap_end_ns
-  FROM ordered WHERE start_ns - prev_end >= coalesce(:min_gap_ns, 10000))
+  FROM ordered WHERE start_ns - prev_end >= coalesce(:min_gap_ns, 10000)),
+calls AS (
+  SELECT g.input, g.iteration, g.device, g.gap_start_ns, a.name, count(*) AS n,
+         sum(min(a.end_ns, g.gap_end_ns) - max(a.start_ns, g.gap_start_ns)) AS t
+  FROM gaps g JOIN api_calls a ON a.input = g.input AND a.start_ns < g.gap_end_ns
+   AND a.start_ns >= g.gap_start_ns - (SELECT max(dur_ns) FROM api_calls)
+   AND a.end_ns > g.gap_start_ns
+  GROUP BY g.input, g.iteration, g.device, g.gap_start_ns, a.name),
+ranked AS (
+  SELECT *, row_number() OVER (PARTITION BY input, iteration, device, gap_start_ns
+                               ORDER BY t DESC, name) AS place
+  FROM calls)
 SELECT s.id AS iteration, s.name, s.dur_ns, g.device, g.gap_start_ns,
        g.gap_end_ns - g.gap_start_ns AS gap_ns,
-       (SELECT group_concat(name || ' x' || n, ', ') FROM (
-          SELECT a.name, count(*) AS n FROM api_calls a
-          WHERE a.input = g.input AND a.start_ns < g.gap_end_ns AND a.end_ns > g.gap_start_ns
-          GROUP BY a.name
-          ORDER BY sum(min(a.end_ns, g.gap_end_ns) - max(a.start_ns, g.gap_start_ns)) DESC
-          LIMIT 3)) AS host_calls_in_gap
+       (SELECT group_concat(c.name || ' x' || c.n, ', ') FROM ranked c
+        WHERE c.input = g.input AND c.iteration = g.iteration AND c.device = g.device
+          AND c.gap_start_ns = g.gap_start_ns AND c.place <= 3) AS host_calls_in_gap
 FROM slow s JOIN gaps g ON g.input = s.input AND g.iteration = s.id
 ORDER BY s.dur_ns DESC, s.id, gap_ns DESC)"},
       {"graph_kernels_by_capture_range",

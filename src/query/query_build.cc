@@ -168,6 +168,7 @@ Status QueryDbBuilder::Finish(const std::vector<std::string>& built_from) {
        {"CREATE INDEX kernels_by_time ON kernels (input, start_ns)",
         "CREATE INDEX kernels_by_id ON kernels (input, id)",
         "CREATE INDEX api_calls_by_id ON api_calls (input, id)",
+        "CREATE INDEX api_calls_by_time ON api_calls (input, start_ns)",
         "CREATE INDEX ranges_by_id ON ranges (input, id)",
         "CREATE INDEX range_kernels_by_range ON range_kernels (input, range_id)",
         "CREATE INDEX range_kernels_by_kernel ON range_kernels (input, kernel_id)"}) {

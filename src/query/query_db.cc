@@ -24,9 +24,6 @@ struct QueryGuard {
   double seconds = 0;
   bool timed_out = false;
   std::string denied;
-  // Reading the catalogue (PRAGMA table_list asks to update sqlite_master's rows it reads, on a
-  // connection that cannot write): allowed for our own statements only.
-  bool catalogue = false;
 };
 
 namespace {
@@ -78,9 +75,10 @@ int Authorizer(void* context, int action, const char* a, const char* b, const ch
     case SQLITE_INSERT:
     case SQLITE_UPDATE:
     case SQLITE_DELETE:
-      if (action == SQLITE_UPDATE && guard->catalogue && IsOneOf(a, {"sqlite_master"})) {
-        return SQLITE_OK;
-      }
+      // The PRAGMA functions (pragma_table_info(), pragma_table_list) ask to update the rows of
+      // sqlite_master they read; nothing can write on this connection (read-only, query_only,
+      // and Run refuses a statement that is not read-only), so that is let through.
+      if (action == SQLITE_UPDATE && IsOneOf(a, {"sqlite_master"})) return SQLITE_OK;
       guard->denied = "writing (the database is read-only)";
       return SQLITE_DENY;
     default:
@@ -197,6 +195,7 @@ QueryDb& QueryDb::operator=(QueryDb&& o) noexcept {
   return *this;
 }
 
+QueryDb::QueryDb() = default;
 QueryDb::~QueryDb() { sqlite3_close_v2(db_); }
 
 bool QueryDb::LooksLikeQueryDb(const std::string& path) {
@@ -207,7 +206,6 @@ bool QueryDb::LooksLikeQueryDb(const std::string& path) {
   bool ours = false;
   if (OpenHardened(path, &guard, &db).ok()) {
     StartClock(&guard, kOpenSeconds);
-    guard.catalogue = true;
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_list WHERE name = 'sightline_meta'",
                            -1, &st, nullptr) == SQLITE_OK) {
@@ -230,10 +228,8 @@ StatusOr<QueryDb> QueryDb::Open(const std::string& path) {
   RETURN_IF_ERROR(OpenHardened(path, db.guard_.get(), &db.db_));
   NoteInputFile(path);
   StartClock(db.guard_.get(), kOpenSeconds);
-  db.guard_->catalogue = true;
   RETURN_IF_ERROR(db.LoadCatalogue());
   RETURN_IF_ERROR(db.CheckOurs());
-  db.guard_->catalogue = false;
   return db;
 }
 
@@ -320,6 +316,7 @@ Status QueryDb::CheckOurs() {
 
 StatusOr<QueryResult> QueryDb::Run(std::string_view sql, const QueryLimits& limits,
                                    const QueryParams& params) const {
+  if (db_ == nullptr) return InvalidArgumentError("no query database is open");
   QueryGuard* guard = guard_.get();
   StartClock(guard, limits.seconds);
   sqlite3_stmt* raw = nullptr;

@@ -55,6 +55,7 @@ class QueryDb {
   // under a time bound; false for anything else.
   static bool LooksLikeQueryDb(const std::string& path);
 
+  QueryDb();  // no database: Run refuses
   QueryDb(QueryDb&&) noexcept;
   QueryDb& operator=(QueryDb&&) noexcept;
   ~QueryDb();
@@ -68,7 +69,6 @@ class QueryDb {
   const std::string& path() const { return path_; }
 
  private:
-  QueryDb() = default;
   Status LoadCatalogue();
   Status CheckOurs();
 
