@@ -14,6 +14,7 @@
 #include "query/named_queries.h"
 #include "query/query_inputs.h"
 #include "query/query_output.h"
+#include "query/query_schema.h"
 
 namespace sightline::cli {
 namespace {
@@ -26,6 +27,7 @@ struct QueryArgs {
   double timeout_s = 10.0;
   int64_t max_rows = 1000;
   bool list = false;
+  bool schema = false;
   std::string iterations_regex;
 };
 
@@ -37,6 +39,10 @@ int RunQuery(const QueryArgs& args) {
       if (*q.params != '\0') out += fmt::format("    parameters: {}\n", q.params);
     }
     WriteToStdout(out);
+    return kExitOk;
+  }
+  if (args.schema) {
+    WriteToStdout(QuerySchemaMarkdown());
     return kExitOk;
   }
   std::vector<std::string> inputs = args.positional;
@@ -132,6 +138,8 @@ void AddQueryCommand(CLI::App& app, CommandRunner& runner) {
       ->capture_default_str();
   AddIterationsOption(cmd, args->iterations_regex, "the `iterations` table's steps");
   cmd->add_flag("--list", args->list, "List the saved questions (@NAME) and exit");
+  cmd->add_flag("--schema", args->schema,
+                "Print the tables and columns (Markdown, as in docs/query.md) and exit");
   cmd->callback([&runner, args] { runner = [args] { return RunQuery(*args); }; });
 }
 

@@ -67,7 +67,7 @@ std::vector<QueryTableDef> MakeTables() {
                 {"id", kInt, "row in its trace (kernels.launch_id, memops.launch_id)"},
                 {"name", kText, "without the version suffix: cudaLaunchKernel"},
                 {"kind", kText, "runtime or driver"},
-                {"class", kText, "launch, sync, memcpy, memset, alloc, graph, other"},
+                {"class", kText, "launch, synchronize, memcpy, memset, alloc, graph, other"},
                 {"start_ns", kInt, "start"},
                 {"end_ns", kInt, "end"},
                 {"dur_ns", kInt, "end_ns - start_ns"},
@@ -97,7 +97,7 @@ std::vector<QueryTableDef> MakeTables() {
         {"id", kInt, "row in its trace"},
         {"name", kText, "range name"},
         {"domain", kText, "NVTX domain; '' default"},
-        {"kind", kText, "nvtx_push_pop, nvtx_start_end, user_annotation, cpu_op, python_function"},
+        {"kind", kText, "nvtx (push/pop), nvtx_startend, annotation, cpu_op, python"},
         {"start_ns", kInt, "start"},
         {"end_ns", kInt, "end"},
         {"dur_ns", kInt, "end_ns - start_ns (its CPU time)"},
@@ -241,6 +241,19 @@ const QueryTableDef* FindQueryTable(std::string_view name) {
     if (name == t.name) return &t;
   }
   return nullptr;
+}
+
+std::string QuerySchemaMarkdown() {
+  std::string out;
+  for (const QueryTableDef& t : QueryTables()) {
+    out += fmt::format("### `{}`\n\n{}.\n\n| column | type | meaning |\n|---|---|---|\n", t.name,
+                       t.doc);
+    for (const QueryColumnDef& c : t.columns) {
+      out += fmt::format("| `{}` | {} | {} |\n", c.name, c.type, c.doc);
+    }
+    out += "\n";
+  }
+  return out;
 }
 
 std::string QuoteSqlName(std::string_view name) {

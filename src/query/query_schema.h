@@ -37,6 +37,10 @@ std::string CreateTableSql(const QueryTableDef& table);
 // "INSERT INTO name VALUES (?1, ..., ?N)".
 std::string InsertSql(const QueryTableDef& table);
 
+// The fixed tables as Markdown (`sightline query --schema`; docs/query.md holds it, checked by a
+// test): a heading per table, its description, and a table of its columns.
+std::string QuerySchemaMarkdown();
+
 // An SQL identifier as written in a statement: "name" with inner quotes doubled.
 std::string QuoteSqlName(std::string_view name);
 
