@@ -58,6 +58,13 @@ int RunQuery(const QueryArgs& args) {
     }
     sql = inputs.back();
     inputs.pop_back();
+    if (sql.find_first_of(" \t\n") == std::string::npos && sql[0] != '@' &&
+        std::filesystem::exists(sql, ec)) {
+      return ReportError(InvalidArgumentError(fmt::format(
+          "'{}' is a file, and the last argument is the SQL: sightline query INPUT... 'SQL' (or "
+          "@NAME; --save FILE without SQL only builds the database)",
+          sql)));
+    }
   }
   QueryParams params;
   for (const std::string& p : args.params) {

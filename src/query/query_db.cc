@@ -97,6 +97,10 @@ void Harden(sqlite3* db) {
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  // No value a question makes may pass 64 MiB (randomblob(1e9), printf('%.*c', 1e9, 'x')); the
+  // database's own values are names and numbers. Sorts and groupings spill to temporary files.
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 64 << 20);
+  sqlite3_exec(db, "PRAGMA temp_store = FILE", nullptr, nullptr, nullptr);
   sqlite3_exec(db, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
   sqlite3_exec(db, "PRAGMA mmap_size = 1073741824", nullptr, nullptr, nullptr);
 }

@@ -49,6 +49,10 @@ TEST(QueryCli, BadQueriesAndInputsAreExit2) {
   // --save onto the input: refused before anything is written.
   const auto over = RunSightline("query " + kLlama + " --save " + kLlama);
   EXPECT_EQ(over.exit_code, 2);
+  const auto no_sql = RunSightline("query " + kLlama + " " + kLlama);
+  EXPECT_EQ(no_sql.exit_code, 2);
+  EXPECT_NE(no_sql.err.find("is a file, and the last argument is the SQL"), std::string::npos)
+      << no_sql.err;
   const auto none = RunSightline("query 'SELECT 1'");
   EXPECT_EQ(none.exit_code, 2);
   const auto list = RunSightline("query --list");

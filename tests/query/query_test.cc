@@ -153,6 +153,9 @@ TEST(QueryBounds, TimeAndRowLimits) {
       limits);
   ASSERT_FALSE(forever.ok());
   EXPECT_NE(forever.status().message().find("time limit"), std::string::npos);
+  // A value too large to make: refused, not allocated.
+  StatusOr<QueryResult> huge = db.Run("SELECT length(randomblob(1000000000))", QueryLimits{});
+  EXPECT_FALSE(huge.ok());
   limits = QueryLimits{};
   limits.max_rows = 7;
   const QueryResult some = ValueOrDie(db.Run("SELECT id FROM kernels", limits));
