@@ -80,6 +80,21 @@ FROM kernels
 WHERE capture_path_source IS NOT NULL AND (:input IS NULL OR input = :input)
 GROUP BY capture_path, capture_path_source
 ORDER BY kernel_ns DESC)"},
+      {"slow_ttft_requests",
+       "Serving requests whose time to first token exceeded an SLO, slowest first, with the "
+       "steps of the trace they ran in from their first scheduling to their first token (joined "
+       "by step number: a request log and iterations named with their number)",
+       "slo_ms: the TTFT objective in ms (1000)",
+       R"(SELECT q.id AS request, q.ttft_ns, q.queue_ns, q.input_tokens,
+       q.first_iteration AS scheduled_in, q.first_token_iteration AS first_token_in,
+       count(i.number) AS steps, sum(i.dur_ns) AS steps_wall_ns,
+       sum(i.kernel_ns) AS steps_kernel_ns, group_concat(i.number, ' ') AS step_numbers
+FROM requests q
+LEFT JOIN iterations i ON i.set_index = 0
+  AND i.number BETWEEN q.first_iteration AND q.first_token_iteration
+WHERE q.ttft_ns > coalesce(:slo_ms, 1000) * 1000000
+GROUP BY q.rowid
+ORDER BY q.ttft_ns DESC)"},
       {"kernels_between_iterations",
        "The kernels that started between the start of step FROM and the end of step TO of the "
        "main loop",

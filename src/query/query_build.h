@@ -11,6 +11,7 @@
 
 #include "analyses/common/analysis_context.h"
 #include "base/status.h"
+#include "importers/serving_results/request_results.h"
 #include "report/report.h"
 
 struct sqlite3;
@@ -29,6 +30,8 @@ class QueryDbBuilder {
   // projection, range_kernels, iterations, threads, processes, devices, gpu_metrics,
   // memory_events (query_build_trace.cc).
   Status AddTrace(AnalysisContext& context, int input);
+  // Serving results (an input of their own): the `requests` table.
+  Status AddRequests(const RequestResults& results);
   // The report: inputs, report_facts, report_tables (and a table each), report_columns,
   // findings, finding_evidence (query_build_report.cc).
   Status AddReport(const Report& report);

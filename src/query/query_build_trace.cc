@@ -1,6 +1,8 @@
 // QueryDbBuilder::AddTrace: the model's tables and the facts of the analysis (query_build.h).
 #include <algorithm>
+#include <cmath>
 
+#include "analyses/iteration_log/iteration_log_join.h"
 #include "analyses/nvtx_projection/nvtx_projection.h"
 #include "facts/graph_kernel_paths.h"
 #include "facts/iterations.h"
@@ -157,7 +159,14 @@ Status AddIterations(AnalysisContext& context, int input, sqlite3* db) {
   for (const auto* sets : {&res.sets, &res.other_loops}) {
     for (const IterationSet& set : *sets) {
       for (const Iteration& it : set.iterations) {
-        ins.Int(input).Int(set_index).Int(it.index).Text(trace.str(it.name)).Int(set.pid);
+        int64_t number = 0;
+        ins.Int(input).Int(set_index).Int(it.index);
+        if (IterationNumber(trace.str(it.name), &number)) {
+          ins.Int(number);
+        } else {
+          ins.Null();
+        }
+        ins.Text(trace.str(it.name)).Int(set.pid);
         ins.Int(set.tid).Int(it.start_ns).Int(it.end_ns).Int(it.wall_ns());
         ins.Int(it.launched.kernel_count).Int(it.launched.kernel_time_ns);
         ins.Int(it.launched.memop_count).Int(it.gpu_busy_launched_ns);
@@ -205,6 +214,29 @@ Status AddHostAndDevices(const Trace& trace, int input, sqlite3* db) {
 }
 
 }  // namespace
+
+Status QueryDbBuilder::AddRequests(const RequestResults& results) {
+  QueryInsert ins(db_, Insert("requests"));
+  auto ns = [](double s) { return static_cast<int64_t>(std::llround(s * 1e9)); };
+  for (const RequestRecord& r : results.requests) {
+    ins.Text(results.path).Text(r.id).Int(r.success ? 1 : 0);
+    if (results.has_start_times) {
+      ins.Int(ns(r.start_s));
+    } else {
+      ins.Null();
+    }
+    ins.Int(ns(r.ttft_s)).Int(ns(r.latency_s)).Int(r.input_tokens).Int(r.output_tokens);
+    if (r.queue_s >= 0) {
+      ins.Int(ns(r.queue_s));
+    } else {
+      ins.Null();
+    }
+    ins.Int(r.preemptions).IntOr(r.first_iteration, -1);
+    ins.IntOr(r.chunk_iterations.empty() ? -1 : r.chunk_iterations.front(), -1);
+    ins.IntOr(r.last_iteration, -1).Text(r.error).Row();
+  }
+  return ins.status();
+}
 
 Status QueryDbBuilder::AddTrace(AnalysisContext& context, int input) {
   RETURN_IF_ERROR(AddKernels(context, input, db_));

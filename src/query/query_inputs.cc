@@ -12,6 +12,7 @@
 #include "analyses/findings/findings.h"
 #include "base/output_temps.h"
 #include "importers/importer.h"
+#include "importers/inputs.h"
 #include "pipeline/pipeline.h"
 #include "query/query_build.h"
 
@@ -26,8 +27,19 @@ Status BuildInto(const std::string& file, const std::vector<std::string>& traces
   report.tool_version = SIGHTLINE_VERSION;
   for (size_t i = 0; i < traces.size(); ++i) {
     const std::string& path = traces[i];
-    StatusOr<Trace> trace = ImportTrace(path);
-    if (!trace.ok()) return trace.status();
+    ASSIGN_OR_RETURN(InputDocument doc, OpenInput(path));
+    if (auto* requests = std::get_if<RequestResults>(&doc.value)) {
+      if (requests->path.empty()) requests->path = path;
+      RETURN_IF_ERROR(builder->AddRequests(*requests));
+      continue;
+    }
+    Trace* trace = std::get_if<Trace>(&doc.value);
+    if (trace == nullptr) {
+      return InvalidInputError(fmt::format(
+          "{}: is {}, not a trace or serving results; `sightline query` takes traces (and serving "
+          "results, as the requests table)",
+          path, doc.reader != nullptr ? doc.reader->description : "another kind of input"));
+    }
     if (trace->source.path.empty()) trace->source.path = path;
     std::string label = std::filesystem::path(path).filename().string();
     if (trace->source.rank >= 0) label += fmt::format(" (rank {})", trace->source.rank);

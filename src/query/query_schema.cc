@@ -128,6 +128,9 @@ std::vector<QueryTableDef> MakeTables() {
                {Input(),
                 {"set_index", kInt, "0: the main set; then the other sets, then other loops"},
                 {"id", kInt, "0-based step in its set"},
+                {"number", kInt,
+                 "the step's number from its name (iteration_14: 14), as iteration logs and "
+                 "request logs count steps; NULL when the name has none"},
                 {"name", kText, "the range's name (ProfilerStep#12)"},
                 {"pid", kInt, "process"},
                 {"tid", kInt, "thread of its ranges"},
@@ -143,6 +146,25 @@ std::vector<QueryTableDef> MakeTables() {
                 {"outlier", kInt, "1: an outlier"},
                 {"pattern", kText, "the set's name pattern"},
                 {"method", kText, "how steps were found: ranges, graph replays, ..."}}});
+  t.push_back(
+      {"requests",
+       "Serving requests, from serving results given as inputs (vLLM, SGLang, AIPerf, "
+       "Sightline's request log; docs/analyses/serving.md); times on the client's clock",
+       {{"file", kText, "the serving results file"},
+        {"id", kText, "request id ('' when the source has none)"},
+        {"success", kInt, "1: completed"},
+        {"start_ns", kInt,
+         "when it was sent, on the client's clock; NULL when the source has none"},
+        {"ttft_ns", kInt, "time to first token"},
+        {"latency_ns", kInt, "send to last token (E2EL)"},
+        {"input_tokens", kInt, "prompt tokens"},
+        {"output_tokens", kInt, "generated tokens"},
+        {"queue_ns", kInt, "received to first scheduled; NULL unknown"},
+        {"preemptions", kInt, "times it was preempted"},
+        {"first_iteration", kInt, "the step it was first scheduled in (request log); NULL unknown"},
+        {"first_token_iteration", kInt, "the step its first token came out of; NULL unknown"},
+        {"last_iteration", kInt, "the last step it ran in; NULL unknown"},
+        {"error", kText, "the error of a failed request"}}});
   t.push_back({"threads",
                "Host threads the trace names",
                {Input(),

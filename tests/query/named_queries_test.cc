@@ -17,10 +17,12 @@ namespace {
 
 using testing::ValueOrDie;
 
-QueryDb Build(const std::string& rel) {
+QueryDb Build(const std::string& rel, const std::string& more = "") {
   AnalyzeOptions options;
   options.top_n = 1000;
-  return ValueOrDie(OpenQueryInputs({std::string(SIGHTLINE_SOURCE_DIR) + "/" + rel}, options, ""));
+  std::vector<std::string> paths = {std::string(SIGHTLINE_SOURCE_DIR) + "/" + rel};
+  if (!more.empty()) paths.push_back(std::string(SIGHTLINE_SOURCE_DIR) + "/" + more);
+  return ValueOrDie(OpenQueryInputs(paths, options, ""));
 }
 
 QueryResult Named(const QueryDb& db, const char* name, const QueryParams& params = {}) {
@@ -44,9 +46,12 @@ const std::string kLlama = "examples/samples/llama_decode_h100.nsys.sqlite";
 const std::string kGraphNodes = "tests/data/nsys/graph_decode_node_h100.sqlite.gz";
 
 TEST(NamedQueries, EveryOneHasATestHere) {
-  const std::set<std::string> tested = {"kernel_summary", "layer_category_share",
-                                        "slowest_iterations", "graph_kernels_by_capture_range",
-                                        "kernels_between_iterations"};
+  const std::set<std::string> tested = {"kernel_summary",
+                                        "layer_category_share",
+                                        "slowest_iterations",
+                                        "graph_kernels_by_capture_range",
+                                        "kernels_between_iterations",
+                                        "slow_ttft_requests"};
   for (const NamedQuery& q : NamedQueries()) EXPECT_TRUE(tested.contains(q.name)) << q.name;
   EXPECT_EQ(NamedQueries().size(), tested.size());
 }
@@ -139,6 +144,32 @@ TEST(NamedQueries, KernelsBetweenIterationsStartInsideTheSteps) {
   // (a launch near a step's end may start on the GPU after it).
   EXPECT_NEAR(static_cast<double>(r.rows.size()), static_cast<double>(Int(steps.rows[0][2])),
               0.1 * static_cast<double>(Int(steps.rows[0][2])));
+}
+
+// Serving results beside the recording: the requests over the SLO, slowest first, each with the
+// steps from its scheduling to its first token, which the iterations table confirms.
+TEST(NamedQueries, SlowTtftRequestsAreOverTheSloWithTheirSteps) {
+  const QueryDb db = Build("examples/samples/serving_loop_h100.slrec",
+                           "examples/samples/serving_loop_h100.requests.jsonl");
+  const QueryResult all =
+      ValueOrDie(db.Run("SELECT count(*) FROM requests WHERE ttft_ns > 5000000", QueryLimits{}));
+  const QueryResult r = Named(db, "slow_ttft_requests", {{"slo_ms", "5"}});
+  ASSERT_GT(r.rows.size(), 0u);
+  EXPECT_EQ(static_cast<int64_t>(r.rows.size()), Int(all.rows[0][0]));
+  int64_t previous = INT64_MAX;
+  for (const auto& row : r.rows) {
+    const int64_t ttft = Int(row[Col(r, "ttft_ns")]);
+    EXPECT_GT(ttft, 5000000);
+    EXPECT_LE(ttft, previous);
+    previous = ttft;
+    const int64_t from = Int(row[Col(r, "scheduled_in")]), to = Int(row[Col(r, "first_token_in")]);
+    ASSERT_LE(from, to);
+    EXPECT_EQ(Int(row[Col(r, "steps")]), to - from + 1);  // every step of the loop is numbered
+    const QueryResult wall = ValueOrDie(db.Run(
+        "SELECT sum(dur_ns) FROM iterations WHERE set_index = 0 AND number BETWEEN :a AND :b",
+        QueryLimits{}, {{"a", std::to_string(from)}, {"b", std::to_string(to)}}));
+    EXPECT_EQ(Int(row[Col(r, "steps_wall_ns")]), Int(wall.rows[0][0]));
+  }
 }
 
 }  // namespace
