@@ -41,6 +41,9 @@ inline constexpr char kDiffCandidateRunsOption[] = "--candidate-runs";
 void AddFormatsCommand(CLI::App& app, CommandRunner& runner);
 void AddFindingsCommand(CLI::App& app, CommandRunner& runner);
 void AddRedactCommand(CLI::App& app, CommandRunner& runner);
+void AddQueryCommand(CLI::App& app, CommandRunner& runner);
+void AddCheckClaimsCommand(CLI::App& app, CommandRunner& runner);
+void AddMcpCommand(CLI::App& app, CommandRunner& runner);
 
 // A number option's range, checked by the option's name and said plainly: `--top: '0' is out of
 // range: 1 to 2147483647`. CLI11's PositiveNumber, NonNegativeNumber and Range print their limits

@@ -60,6 +60,9 @@ int Main(int argc, char** argv) {
   sightline::cli::AddFormatsCommand(app, runner);
   sightline::cli::AddFindingsCommand(app, runner);
   sightline::cli::AddRedactCommand(app, runner);
+  sightline::cli::AddQueryCommand(app, runner);
+  sightline::cli::AddCheckClaimsCommand(app, runner);
+  sightline::cli::AddMcpCommand(app, runner);
   // `diff A1 A2 -- B1 B2`: the first "--" after `diff` starts the candidate's runs (commands.h).
   std::vector<char*> args(argv, argv + argc);
   std::string candidate_runs = sightline::cli::kDiffCandidateRunsOption;
