@@ -16,14 +16,8 @@
 #include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "analyses/iteration_log/iteration_log_summary.h"
-#include "analyses/serving/serving_diff.h"
 #include "base/file_io.h"
 #include "base/threads.h"
-#include "diff/baseline_file.h"
-#include "diff/loop_verdicts.h"
-#include "diff/step_samples.h"
-#include "diff/verdict.h"
-#include "diff/verdict_report.h"
 #include "facts/results_cache.h"
 #include "importers/importer.h"
 #include "importers/inputs.h"
@@ -31,8 +25,8 @@
 #include "kernel/ncu_report.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
+#include "pipeline/trace_sets.h"
 #include "trt/trt_analysis.h"
-#include "trt/trt_diff.h"
 #include "trt/trt_report.h"
 
 namespace sightline {
@@ -176,8 +170,10 @@ Status AddSetFindings(const ResultsCache& results, const AnalyzeOptions& options
   return Status::Ok();
 }
 
-StatusOr<std::shared_ptr<AnalysisContext>> Import(const std::string& path,
-                                                  const AnalyzeOptions& options) {
+}  // namespace
+
+StatusOr<std::shared_ptr<AnalysisContext>> ImportContext(const std::string& path,
+                                                         const AnalyzeOptions& options) {
   ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
   if (trace.source.path.empty()) trace.source.path = path;
   return std::make_shared<AnalysisContext>(std::make_unique<const Trace>(std::move(trace)),
@@ -197,7 +193,7 @@ StatusOr<Report> RunTraceSet(TraceSet set, const std::vector<std::string>& files
   }
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& path = files[i];
-    ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(path, options));
+    ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, ImportContext(path, options));
     TraceSetMember& member = set.members[i];
     member.path = path;
     if (set.kind == TraceSetKind::kRanks) {
@@ -225,6 +221,8 @@ StatusOr<Report> RunTraceSet(TraceSet set, const std::vector<std::string>& files
   RETURN_IF_ERROR(AddSetFindings(results, options, report));
   return report;
 }
+
+namespace {
 
 // The ranks of one job (`analyze` with traces): each file reduced to a blob by the workers, the
 // blobs merged in file order on process 0 (rank_parts.h). Falls back to RunTraceSet when a
@@ -582,305 +580,6 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
     DescribeUses(in);
     report.files = std::move(in.read);
   }
-  return report;
-}
-
-StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candidate,
-                           const AnalyzeOptions& options) {
-  // Both sides are recognised first: two serving runs compare as serving metrics, two TensorRT
-  // engines per layer, two traces through the diff analyses.
-  ASSIGN_OR_RETURN(RecognisedInput b, RecogniseInput(baseline));
-  ASSIGN_OR_RETURN(RecognisedInput a, RecogniseInput(candidate));
-  const InputKind kind = b.reader->kind;
-  if (a.reader->kind != kind) {
-    return InvalidArgumentError(
-        fmt::format("{} is of the kind '{}' but {} of the kind '{}': diff compares two of a kind "
-                    "(two traces, two serving "
-                    "results or two TensorRT engines)",
-                    baseline, InputKindName(kind), candidate, InputKindName(a.reader->kind)));
-  }
-  if (kind == InputKind::kServingResults) {
-    Report report;
-    report.tool_version = SIGHTLINE_VERSION;
-    ServingMetricsOptions o;
-    o.slo = options.serving.slo;
-    ServingMetrics metrics[2];
-    int side = 0;
-    for (const RecognisedInput* input : {&b, &a}) {
-      ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(*input));
-      const RequestResults& r = std::get<RequestResults>(d.value);
-      ASSIGN_OR_RETURN(metrics[side], ComputeServingMetrics(r, o));
-      ReportInput& in = report.inputs.emplace_back();
-      in.label = side == 0 ? "baseline" : "candidate";
-      in.path = input->path;
-      in.format = r.format;
-      in.producer = r.producer;
-      ++side;
-    }
-    AddServingDiff(metrics[0], metrics[1], options.diff.fail_if_slower_pct, report);
-    return report;
-  }
-  if (kind == InputKind::kTrtEngine) {
-    TrtDiffOptions o;
-    o.top_n = options.top_n;
-    o.min_share_pct = options.diff.min_share_pct;
-    o.fail_if_slower_pct = options.diff.fail_if_slower_pct;
-    return DiffTrtEngines(baseline, candidate, o);
-  }
-  if (kind != InputKind::kTrace) {
-    return InvalidArgumentError(fmt::format(
-        "{} and {} are {}s; diff compares two traces, two serving results or two TensorRT "
-        "engines{}",
-        baseline, candidate, InputKindName(kind),
-        kind == InputKind::kNcuExport || kind == InputKind::kNcuSource
-            ? " (`sightline ncu A.csv B.csv` puts Nsight Compute exports side by side)"
-            : ""));
-  }
-  TraceSet set;
-  set.kind = TraceSetKind::kDiff;
-  set.members.resize(2);
-  set.members[0].label = "baseline";
-  set.members[1].label = "candidate";
-  return RunTraceSet(std::move(set), {baseline, candidate}, options);
-}
-
-namespace {
-
-// The traces of one side: directories expanded (their trace files, by name), every input a trace.
-StatusOr<std::vector<std::string>> TracesOfSide(const ExpandedInputs& in,
-                                                const std::vector<std::string>& paths,
-                                                const char* side) {
-  std::vector<std::string> out;
-  for (const RecognisedInput& r : in.inputs) {
-    if (r.reader->kind != InputKind::kTrace) {
-      return InvalidArgumentError(
-          fmt::format("{} is {} ({}); with several runs per side every {} run must be a trace",
-                      r.path, InputKindName(r.reader->kind), r.reader->name, side));
-    }
-    out.push_back(r.path);
-  }
-  if (out.empty()) {
-    return InvalidArgumentError(fmt::format(
-        "no trace among the {} inputs ({}); give trace files or directories holding them", side,
-        fmt::join(paths, ", ")));
-  }
-  return out;
-}
-
-StatusOr<std::vector<std::string>> TracesOfSide(const std::vector<std::string>& paths,
-                                                const char* side) {
-  ASSIGN_OR_RETURN(ExpandedInputs in, ExpandInputs(paths));
-  return TracesOfSide(in, paths, side);
-}
-
-bool AnyDirectory(const std::vector<std::string>& paths) {
-  std::error_code ec;
-  for (const std::string& p : paths) {
-    if (std::filesystem::is_directory(p, ec)) return true;
-  }
-  return false;
-}
-
-std::string RunLabel(const char* side, size_t i, size_t n) {
-  return n == 1 ? std::string(side) : fmt::format("{} run {}", side, i + 1);
-}
-
-}  // namespace
-
-namespace {
-
-bool IsSavedBaseline(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return false;  // pipes: the door refuses them
-  StatusOr<std::string> head = ReadFilePrefix(path, 256);
-  return head.ok() && LooksLikeBaseline(*head);
-}
-
-bool AnySavedBaseline(const std::vector<std::string>& paths) {
-  return std::any_of(paths.begin(), paths.end(), IsSavedBaseline);
-}
-
-}  // namespace
-
-namespace {
-
-// Several serving results per side: each run's metrics and the runs pooled (AddServingDiffRuns).
-StatusOr<Report> DiffServingRuns(const std::vector<RecognisedInput>& baseline,
-                                 const std::vector<RecognisedInput>& candidate,
-                                 const AnalyzeOptions& options) {
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  ServingMetricsOptions o;
-  o.slo = options.serving.slo;
-  ServingMetrics pooled[2];
-  std::vector<ServingMetrics> runs[2];
-  int side = 0;
-  for (const std::vector<RecognisedInput>* inputs : {&baseline, &candidate}) {
-    std::vector<RequestResults> results;
-    for (size_t i = 0; i < inputs->size(); ++i) {
-      const RecognisedInput& input = (*inputs)[i];
-      ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(input));
-      RequestResults& r = std::get<RequestResults>(d.value);
-      ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(r, o));
-      runs[side].push_back(std::move(m));
-      ReportInput& in = report.inputs.emplace_back();
-      in.label = RunLabel(side == 0 ? "baseline" : "candidate", i, inputs->size());
-      in.path = input.path;
-      in.format = r.format;
-      in.producer = r.producer;
-      results.push_back(std::move(r));
-    }
-    ASSIGN_OR_RETURN(pooled[side], ComputeServingMetrics(PoolServingRuns(std::move(results)), o));
-    ++side;
-  }
-  AddServingDiffRuns(pooled[0], runs[0], pooled[1], runs[1], options.diff.fail_if_slower_pct,
-                     report);
-  return report;
-}
-
-}  // namespace
-
-StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
-                          const std::vector<std::string>& candidate,
-                          const AnalyzeOptions& options) {
-  // Saved baselines among the inputs: the verdict alone, over their runs and the traces' runs.
-  if (AnySavedBaseline(baseline) || AnySavedBaseline(candidate)) {
-    return DiffSamples(baseline, candidate, options);
-  }
-  if (baseline.empty() || candidate.empty()) {
-    return InvalidArgumentError(
-        "diff needs a baseline and a candidate: `sightline diff BASELINE CANDIDATE`, or several "
-        "runs per side: `sightline diff A1 A2 -- B1 B2`");
-  }
-  if (baseline.size() == 1 && candidate.size() == 1 && !AnyDirectory(baseline) &&
-      !AnyDirectory(candidate)) {
-    return DiffFiles(baseline[0], candidate[0], options);
-  }
-  // Serving results on both sides: the serving diff over runs.
-  ASSIGN_OR_RETURN(ExpandedInputs eb, ExpandInputs(baseline));
-  ASSIGN_OR_RETURN(ExpandedInputs ea, ExpandInputs(candidate));
-  auto all_serving = [](const ExpandedInputs& e) {
-    return !e.inputs.empty() &&
-           std::all_of(e.inputs.begin(), e.inputs.end(), [](const RecognisedInput& r) {
-             return r.reader->kind == InputKind::kServingResults;
-           });
-  };
-  if (all_serving(eb) && all_serving(ea)) return DiffServingRuns(eb.inputs, ea.inputs, options);
-  ASSIGN_OR_RETURN(std::vector<std::string> b, TracesOfSide(eb, baseline, "baseline"));
-  ASSIGN_OR_RETURN(std::vector<std::string> a, TracesOfSide(ea, candidate, "candidate"));
-  AnalyzeOptions o = options;
-  o.diff.baseline_runs = static_cast<int>(b.size());
-  TraceSet set;
-  set.kind = TraceSetKind::kDiff;
-  std::vector<std::string> files;
-  for (size_t i = 0; i < b.size(); ++i) {
-    set.members.emplace_back().label = RunLabel("baseline", i, b.size());
-    files.push_back(b[i]);
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    set.members.emplace_back().label = RunLabel("candidate", i, a.size());
-    files.push_back(a[i]);
-  }
-  return RunTraceSet(std::move(set), files, o);
-}
-
-StatusOr<SavedBaseline> CollectBaseline(const std::vector<std::string>& paths,
-                                        const AnalyzeOptions& options,
-                                        std::vector<std::string>* files) {
-  ASSIGN_OR_RETURN(std::vector<std::string> traces, TracesOfSide(paths, "baseline"));
-  SavedBaseline saved;
-  saved.tool_version = SIGHTLINE_VERSION;
-  saved.iterations_regex = options.iterations_regex;
-  for (const std::string& path : traces) {
-    ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(path, options));
-    ASSIGN_OR_RETURN(RunSamples run, CollectRunSamples(*context));
-    if (run.iterations() == 0) {
-      return InvalidInputError(fmt::format(
-          "{}: no iterations found, and a baseline keeps per-iteration figures; name the "
-          "iteration ranges with --iterations REGEX (docs/analyses/iterations.md)",
-          path));
-    }
-    saved.runs.push_back(std::move(run));
-  }
-  if (files != nullptr) *files = std::move(traces);
-  return saved;
-}
-
-StatusOr<Report> DiffAgainstBaseline(const std::string& baseline_file,
-                                     const std::vector<std::string>& candidate,
-                                     const AnalyzeOptions& options) {
-  return DiffSamples({baseline_file}, candidate, options);
-}
-
-StatusOr<Report> DiffSamples(const std::vector<std::string>& baseline,
-                             const std::vector<std::string>& candidate,
-                             const AnalyzeOptions& options) {
-  if (baseline.empty() || candidate.empty()) {
-    return InvalidArgumentError(
-        "diff needs runs on both sides: `sightline diff A1 A2 -- B1 B2` (traces or saved "
-        "baselines), or `sightline diff --baseline FILE B1 ...`");
-  }
-  // The saved baselines first: their regex is the default for the traces.
-  std::vector<std::pair<std::string, SavedBaseline>> saved;
-  for (const std::vector<std::string>* side : {&baseline, &candidate}) {
-    for (const std::string& path : *side) {
-      if (!IsSavedBaseline(path)) continue;
-      ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-      ASSIGN_OR_RETURN(SavedBaseline b, ParseBaseline(text, path));
-      saved.emplace_back(path, std::move(b));
-    }
-  }
-  AnalyzeOptions o = options;
-  for (const auto& [path, b] : saved) {
-    if (o.iterations_regex.empty()) o.iterations_regex = b.iterations_regex;
-  }
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  // One side's runs: a saved baseline's runs, a trace's (or a directory's traces') samples.
-  auto collect = [&](const std::vector<std::string>& paths, const char* side,
-                     std::vector<std::vector<RunSamples>>& runs) -> Status {
-    std::vector<std::string> traces;
-    for (const std::string& path : paths) {
-      auto it =
-          std::find_if(saved.begin(), saved.end(), [&](const auto& s) { return s.first == path; });
-      if (it == saved.end()) {
-        traces.push_back(path);
-        continue;
-      }
-      ReportInput& in = report.inputs.emplace_back();
-      in.label = side;
-      in.path = path;
-      in.format = kBaselineFormat;
-      in.format_version = std::to_string(kBaselineFormatVersion);
-      in.producer = "sightline " + it->second.tool_version;
-      // A saved baseline keeps each run's main loop only.
-      for (const RunSamples& run : it->second.runs) runs.push_back({run});
-    }
-    if (traces.empty()) return Status::Ok();
-    ASSIGN_OR_RETURN(std::vector<std::string> files, TracesOfSide(traces, side));
-    for (size_t i = 0; i < files.size(); ++i) {
-      ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, Import(files[i], o));
-      AddReportInput(*context, RunLabel(side, i, files.size()), report);
-      ASSIGN_OR_RETURN(std::vector<RunSamples> run, CollectLoopSamples(*context));
-      if (run[0].iterations() == 0) {
-        return InvalidInputError(fmt::format(
-            "{}: no iterations found, so it cannot be compared by iteration (with saved "
-            "baselines the diff is the verdict alone); name the iteration ranges with "
-            "--iterations REGEX",
-            files[i]));
-      }
-      runs.push_back(std::move(run));
-    }
-    return Status::Ok();
-  };
-  std::vector<std::vector<RunSamples>> before, after;  // [run][loop]
-  RETURN_IF_ERROR(collect(baseline, "baseline", before));
-  RETURN_IF_ERROR(collect(candidate, "candidate", after));
-  VerdictOptions vo;
-  vo.threshold_pct = options.diff.fail_if_slower_pct;
-  const LoopVerdicts verdict = ComputeLoopVerdicts(before, after, vo);
-  AddVerdictSection(verdict, options.top_n, report);
-  SetGateFromVerdict(verdict, report);
   return report;
 }
 
