@@ -1,3 +1,3 @@
-#include "sightline/gpu_check.h"
 #include "shared/format.h"
+#include "sightline/gpu_check.h"
 int main() { return FormatVersion(); }
