@@ -44,9 +44,9 @@ StatusOr<std::unique_ptr<QueryDbBuilder>> QueryDbBuilder::Create(const std::stri
   if (rc != SQLITE_OK) return b->Error(rc, "creating it");
   sqlite3_db_config(b->db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   // A new file written once: no journal (a failed build is removed whole), a bounded page cache
-  // (64 MiB) so that a large trace's rows go to the file, not to memory.
+  // (16 MiB) so that a large trace's rows go to the file, not to memory.
   for (const char* pragma :
-       {"PRAGMA journal_mode = OFF", "PRAGMA synchronous = OFF", "PRAGMA cache_size = -65536",
+       {"PRAGMA journal_mode = OFF", "PRAGMA synchronous = OFF", "PRAGMA cache_size = -16384",
         "PRAGMA temp_store = FILE", "PRAGMA locking_mode = EXCLUSIVE"}) {
     const int prc = sqlite3_exec(b->db_, pragma, nullptr, nullptr, nullptr);
     if (prc != SQLITE_OK) return b->Error(prc, pragma);
