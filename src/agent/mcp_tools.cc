@@ -7,6 +7,7 @@
 #include "query/named_queries.h"
 #include "query/query_inputs.h"
 #include "report/report_schema.h"
+#include "report/value_format.h"
 
 namespace sightline {
 namespace {
@@ -21,18 +22,6 @@ const char kTools[] = R"json([
 {"name":"diff","description":"Compare two runs (baseline and candidate traces): the diff report's sections (per-kernel and per-range deltas, the verdict) with sources.","inputSchema":{"type":"object","properties":{"baseline":{"type":"string"},"candidate":{"type":"string"},"max_rows":{"type":"integer","description":"rows per table at most (default 20)"}},"required":["baseline","candidate"]}},
 {"name":"explain_finding","description":"One finding in full: what it found, where, its evidence with sources, the recommended fix and where the rule is documented.","inputSchema":{"type":"object","properties":{"run":{"type":"string"},"rank":{"type":"integer","description":"position in the findings list (0 = largest savings)"},"id":{"type":"string","description":"rule id (the first finding of that rule)"}}}}
 ])json";
-
-void WriteValue(JsonWriter& w, const Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) {
-    w.Int(*i);
-  } else if (const auto* d = std::get_if<double>(&v)) {
-    w.Double(*d);
-  } else if (const auto* s = std::get_if<std::string>(&v)) {
-    w.String(*s);
-  } else {
-    w.Null();
-  }
-}
 
 std::string Text(const Value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
@@ -99,7 +88,7 @@ void WriteRows(JsonWriter& w, const QueryResult& r, SourceFn source) {
     w.BeginObject();
     for (size_t c = 0; c < r.columns.size(); ++c) {
       w.Key(r.columns[c]);
-      WriteValue(w, r.rows[i][c]);
+      WriteJsonValue(w, r.rows[i][c]);
     }
     w.Key("source").String(source(i));
     w.EndObject();
@@ -157,7 +146,7 @@ StatusOr<std::string> Analyze(McpRuns& runs, simdjson::dom::element args) {
   for (const auto& row : facts.rows) {
     w.BeginObject().Key("key").String(Text(row[2])).Key("label").String(Text(row[3]));
     w.Key("value");
-    WriteValue(w, row[4]);
+    WriteJsonValue(w, row[4]);
     w.Key("unit").String(Text(row[5]));
     w.Key("source").String(FactSource(Text(row[0]), row[1], Text(row[2]))).EndObject();
   }
@@ -176,11 +165,11 @@ void WriteFinding(JsonWriter& w, const McpRun& run, const std::vector<Value>& ro
   const std::string rank = Text(row[0]), id = Text(row[1]);
   const std::string where = fmt::format("finding {} ({})", rank, id);
   w.BeginObject().Key("rank");
-  WriteValue(w, row[0]);
+  WriteJsonValue(w, row[0]);
   w.Key("id").String(id).Key("severity").String(Text(row[2])).Key("title").String(Text(row[3]));
   w.Key("where").String(Text(row[4]));
   w.Key("estimated_savings_ns");
-  WriteValue(w, row[6]);
+  WriteJsonValue(w, row[6]);
   w.Key("estimated_savings_source").String(where + ", estimated_savings_ns");
   if (full) {
     w.Key("recommendation").String(Text(row[5]));
@@ -190,7 +179,7 @@ void WriteFinding(JsonWriter& w, const McpRun& run, const std::vector<Value>& ro
   for (const auto& e : evidence.rows) {
     if (Text(e[0]) != rank) continue;
     w.BeginObject().Key("key").String(Text(e[1])).Key("value");
-    WriteValue(w, e[2]);
+    WriteJsonValue(w, e[2]);
     w.Key("source").String(fmt::format("{}, evidence {}", where, Text(e[1]))).EndObject();
   }
   w.EndArray().EndObject();
@@ -261,7 +250,7 @@ StatusOr<std::string> ReadTable(McpRuns& runs, simdjson::dom::element args) {
     for (const auto& row : facts.rows) {
       w.BeginObject().Key("key").String(Text(row[1])).Key("label").String(Text(row[2]));
       w.Key("value");
-      WriteValue(w, row[3]);
+      WriteJsonValue(w, row[3]);
       w.Key("unit").String(Text(row[4]));
       w.Key("source").String(FactSource(section, row[0], Text(row[1]))).EndObject();
     }
@@ -336,7 +325,7 @@ StatusOr<std::string> Query(McpRuns& runs, simdjson::dom::element args) {
   w.EndArray().Key("rows").BeginArray();
   for (const auto& row : r.rows) {
     w.BeginArray();
-    for (const Value& v : row) WriteValue(w, v);
+    for (const Value& v : row) WriteJsonValue(w, v);
     w.EndArray();
   }
   w.EndArray().Key("truncated").Bool(r.truncated);
@@ -365,7 +354,7 @@ StatusOr<std::string> Diff(simdjson::dom::element args) {
     w.Key("facts").BeginArray();
     for (const Fact& f : s.facts) {
       w.BeginObject().Key("key").String(f.key).Key("label").String(f.label).Key("value");
-      WriteValue(w, f.value);
+      WriteJsonValue(w, f.value);
       w.Key("unit").String(unit_name(f.unit));
       w.Key("source").String(fmt::format("{}, fact {}", where, f.key)).EndObject();
     }
@@ -377,7 +366,7 @@ StatusOr<std::string> Diff(simdjson::dom::element args) {
         w.BeginObject();
         for (size_t c = 0; c < t.columns.size() && c < t.rows[r].size(); ++c) {
           w.Key(t.columns[c].key);
-          WriteValue(w, t.rows[r][c]);
+          WriteJsonValue(w, t.rows[r][c]);
         }
         w.Key("source").String(fmt::format("{}, table {}, row {}", where, t.key, r));
         w.EndObject();

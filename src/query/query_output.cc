@@ -6,6 +6,7 @@
 
 #include "base/json_writer.h"
 #include "base/utf8.h"
+#include "report/value_format.h"
 
 namespace sightline {
 namespace {
@@ -96,17 +97,7 @@ std::string RenderQueryJson(const QueryResult& result) {
   w.EndArray().Key("rows").BeginArray();
   for (const auto& row : result.rows) {
     w.BeginArray();
-    for (const Value& v : row) {
-      if (const auto* i = std::get_if<int64_t>(&v)) {
-        w.Int(*i);
-      } else if (const auto* d = std::get_if<double>(&v)) {
-        w.Double(*d);
-      } else if (const auto* s = std::get_if<std::string>(&v)) {
-        w.String(*s);
-      } else {
-        w.Null();
-      }
-    }
+    for (const Value& v : row) WriteJsonValue(w, v);
     w.EndArray();
   }
   w.EndArray().Key("truncated").Bool(result.truncated).EndObject();

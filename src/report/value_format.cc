@@ -49,4 +49,16 @@ std::string FormatValue(const Value& v, Unit unit) {
   return "";
 }
 
+void WriteJsonValue(JsonWriter& w, const Value& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    w.Int(*i);
+  } else if (const auto* d = std::get_if<double>(&v)) {
+    w.Double(*d);
+  } else if (const auto* s = std::get_if<std::string>(&v)) {
+    w.String(*s);
+  } else {
+    w.Null();
+  }
+}
+
 }  // namespace sightline

@@ -7,6 +7,7 @@
 
 #include "base/json_writer.h"
 #include "report/report_schema.h"
+#include "report/value_format.h"
 #include "reporters/reporter.h"
 
 namespace sightline {
@@ -65,8 +66,6 @@ std::string_view KeyOfElement(const T& e) {
   return k.key;
 }
 
-void WriteValue(JsonWriter& w, const Value& v);
-
 // Writes one value of any described type; FieldOptions give its shape and null rule.
 template <class T>
 void Write(JsonWriter& w, const T& x, const FieldOptions& o);
@@ -121,18 +120,6 @@ class Values {
   JsonWriter& w_;
 };
 
-void WriteValue(JsonWriter& w, const Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) {
-    w.Int(*i);
-  } else if (const auto* d = std::get_if<double>(&v)) {
-    w.Double(*d);
-  } else if (const auto* s = std::get_if<std::string>(&v)) {
-    w.String(*s);
-  } else {
-    w.Null();
-  }
-}
-
 template <class T>
 void WriteList(JsonWriter& w, const T& list, const FieldOptions& o) {
   using Element = typename ListTraits<T>::Element;
@@ -178,7 +165,7 @@ void WriteList(JsonWriter& w, const T& list, const FieldOptions& o) {
         w.BeginObject();
         for (size_t i = 0; i < columns.size() && i < row.size(); ++i) {
           w.Key(columns[i].key);
-          WriteValue(w, row[i]);
+          WriteJsonValue(w, row[i]);
         }
         w.EndObject();
       }
@@ -217,7 +204,7 @@ void Write(JsonWriter& w, const T& x, const FieldOptions& o) {
   } else if constexpr (std::is_floating_point_v<T>) {
     w.Double(x);
   } else if constexpr (std::is_same_v<T, Value>) {
-    WriteValue(w, x);
+    WriteJsonValue(w, x);
   } else if constexpr (ListType<T>) {
     WriteList(w, x, o);
   } else {
