@@ -29,6 +29,14 @@ simdjson::dom::element Section(simdjson::dom::element report, std::string_view k
   return {};
 }
 
+// `sightline analyze --format json ARGS`, which must succeed, parsed into `report`.
+void AnalyzeJson(const std::string& args, simdjson::dom::parser& parser,
+                 simdjson::dom::element& report) {
+  testing::CliResult r = testing::RunSightline("analyze --format json " + args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+}
+
 TEST(RealPrograms, ServerWorkersEachKeepTheirFileStepsAndTheRunsProcesses) {
   simdjson::dom::parser truth_parser;
   simdjson::dom::element truth;
@@ -45,12 +53,9 @@ TEST(RealPrograms, ServerWorkersEachKeepTheirFileStepsAndTheRunsProcesses) {
            {"run.slrec", "worker1"},
            {"run." + std::to_string(pid_of["worker0"]) + ".slrec", "worker0"}}) {
     SCOPED_TRACE(file);
-    testing::CliResult r =
-        testing::RunSightline("analyze --format json '" + kDir + "/" + file + "'");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
     simdjson::dom::parser parser;
     simdjson::dom::element report;
-    ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(AnalyzeJson("'" + kDir + "/" + file + "'", parser, report));
     // Each decode step is one replay of the worker's graph; no range says so.
     simdjson::dom::element it = Section(report, "iterations");
     EXPECT_EQ(int64_t(it["facts"]["iterations"]), steps_of[role]);
@@ -99,11 +104,9 @@ TEST(RealPrograms, TheServersRecordingsAreOneRunOnOneClock) {
   for (const std::string& args :
        {"'" + kDir + "'", "'" + kDir + "/run.slrec' '" + kDir + "/" + worker0_file + "'"}) {
     SCOPED_TRACE(args);
-    testing::CliResult r = testing::RunSightline("analyze --format json " + args);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
     simdjson::dom::parser parser;
     simdjson::dom::element report;
-    ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(AnalyzeJson(args, parser, report));
     size_t run_sections = 0, ranks_sections = 0;
     for (simdjson::dom::element s : report["sections"].get_array()) {
       run_sections += std::string_view(s["key"]) == "run_processes";
@@ -199,12 +202,9 @@ TEST(RealPrograms, ProcessesWithoutCudaKeepTheirNvtxRanges) {
            {"run.slrec", int64_t(truth["requests"])},
            {"run." + std::to_string(detok_pid) + ".slrec", int64_t(truth["tokens"])}}) {
     SCOPED_TRACE(file);
-    testing::CliResult r =
-        testing::RunSightline("analyze --format json '" + dir + "/" + file + "'");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
     simdjson::dom::parser parser;
     simdjson::dom::element report;
-    ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(AnalyzeJson("'" + dir + "/" + file + "'", parser, report));
     simdjson::dom::element overview = Section(report, "overview");
     EXPECT_EQ(int64_t(overview["facts"]["nvtx_ranges"]), count);
     EXPECT_EQ(int64_t(overview["facts"]["kernels"]), 0);
@@ -219,11 +219,9 @@ TEST(RealPrograms, CompiledGenerateStartupIsCompilingAndRanksLast) {
   simdjson::dom::parser truth_parser;
   simdjson::dom::element truth;
   ASSERT_EQ(truth_parser.load(dir + "/truth.json").get(truth), simdjson::SUCCESS);
-  testing::CliResult r = testing::RunSightline("analyze --format json '" + dir + "/run.slrec.gz'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element report;
-  ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(AnalyzeJson("'" + dir + "/run.slrec.gz'", parser, report));
   // Steps: each decode step replays the graph; 2 calls of 15 decode steps (the first forward of
   // each call is the prefill), less the one run while its graph was captured.
   const int64_t calls = int64_t(truth["calls"]);
@@ -252,13 +250,11 @@ TEST(RealPrograms, CompiledGenerateStartupIsCompilingAndRanksLast) {
 }
 
 TEST(RealPrograms, SnapshotAloneShowsOnlyWhatItCanFill) {
-  testing::CliResult r =
-      testing::RunSightline("analyze --format json '" + std::string(SIGHTLINE_SOURCE_DIR) +
-                            "/tests/data/torch_snapshot/history.pickle'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element report;
-  ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(AnalyzeJson(
+      "'" + std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/torch_snapshot/history.pickle'",
+      parser, report));
   std::vector<std::string> keys;
   bool note = false;
   for (simdjson::dom::element s : report["sections"].get_array()) {
@@ -285,11 +281,9 @@ TEST(RealPrograms, EagerGeneratePrefillIsALoopBesideTheDecodeSteps) {
   simdjson::dom::parser truth_parser;
   simdjson::dom::element truth;
   ASSERT_EQ(truth_parser.load(dir + "/truth.json").get(truth), simdjson::SUCCESS);
-  testing::CliResult r = testing::RunSightline("analyze --format json '" + dir + "/run.slrec.gz'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element report;
-  ASSERT_EQ(parser.parse(r.out).get(report), simdjson::SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(AnalyzeJson("'" + dir + "/run.slrec.gz'", parser, report));
   const int64_t calls = int64_t(truth["calls"]);
   const int64_t passes = int64_t(truth["forward_passes_per_call"]);
   simdjson::dom::element it = Section(report, "iterations");
