@@ -1,8 +1,9 @@
 // Rule far_from_floor: a family of steady steps (decode at one batch, prefill) takes at least
 // kFarFromFloorRatio times the least time the GPU allows for its work (the floor analysis: bytes
 // over memory bandwidth, FLOPs over tensor throughput), and names the part of the time above the
-// floor that holds it there: GPU idle, non-GEMM kernels, or GEMM/attention kernels below peak.
-// Only with --model-config. docs/analyses/findings.md, "far_from_floor".
+// floor that holds it there: GPU idle, non-GEMM kernels, or GEMM/attention kernels below peak,
+// and, where the trace names layers, the layer with the most time above its own floor. Only with
+// --model-config. docs/analyses/findings.md, "far_from_floor".
 #include <fmt/format.h>
 
 #include "analyses/findings/findings.h"
@@ -70,6 +71,16 @@ Status RuleFarFromFloor(AnalysisContext& c, std::vector<Finding>& out) {
                           static_cast<int64_t>(fam.other_ns), Unit::kDurationNs});
     f.evidence.push_back({"gemm_above_ns", "GEMM/attention above the floor (median step)",
                           static_cast<int64_t>(fam.gemm_above_ns), Unit::kDurationNs});
+    // Where the trace names layers: the layer that holds the most time above its own floor.
+    const FloorLayer* layer = r->layers_family == fam.name ? r->TopLayer() : nullptr;
+    if (layer != nullptr) {
+      f.title += fmt::format("; of its layers, {} is the furthest above its floor ({:.1f}x, {})",
+                             layer->name, layer->ratio, layer->holder);
+      f.evidence.push_back({"layer", "Layer with the most time above its floor", layer->name});
+      f.evidence.push_back({"layer_ratio", "Its GPU span / its floor", layer->ratio, Unit::kRatio});
+      f.evidence.push_back({"layer_above_ns", "Its time above its floor (all steps)",
+                            static_cast<int64_t>(layer->above_ns), Unit::kDurationNs});
+    }
     f.where = fmt::format("{} steps of the main loop; peaks: {}", fam.name, r->peaks.memory_source);
     f.recommendation = Advice(fam.holder, fam.compute_bound);
     // What removing the part that holds the steps would give back, over the steps seen.

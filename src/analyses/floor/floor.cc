@@ -7,6 +7,7 @@
 #include <map>
 
 #include "analyses/common/analysis_context.h"
+#include "analyses/floor/floor_layers.h"
 #include "analyses/floor/gpu_peaks.h"
 #include "analyses/gpu_metrics/gpu_metrics_intervals.h"
 #include "analyses/iteration_log/iteration_log_join.h"
@@ -169,10 +170,11 @@ std::vector<StepWindow> Windows(AnalysisContext& context, const FloorOptions& op
   return windows;
 }
 
-// The sampled DRAM and tensor activity over each family's steps, where the trace has them.
+// The sampled DRAM and tensor activity over each step and each family's steps, where the trace
+// has them.
 void AddSampledMetrics(AnalysisContext& context, int32_t device,
                        const std::vector<std::vector<const FloorStep*>>& members,
-                       std::vector<FloorFamily>& families) {
+                       std::vector<FloorStep>& steps, std::vector<FloorFamily>& families) {
   const Trace& trace = context.trace();
   if (trace.counters.size() == 0) return;
   const std::vector<StringId> names = IntervalMetricNames(trace);
@@ -180,17 +182,25 @@ void AddSampledMetrics(AnalysisContext& context, int32_t device,
                  write = FindMetric(names, trace, "DRAM Write"),
                  tensor = FindMetric(names, trace, "Tensor Active");
   const MetricSamples& samples = context.Samples();
+  auto mean = [&](StringId metric, const std::vector<Interval>& over) {
+    if (trace.str(metric).empty() || !samples.Has(device, metric)) return -1.0;
+    const WeightedFigure w = samples.Over(device, metric, over);
+    return w.samples > 0 ? w.mean : -1.0;
+  };
+  auto dram = [&](const std::vector<Interval>& over) {
+    const double r = mean(read, over), w = mean(write, over);
+    return r < 0 ? -1 : r + std::max(w, 0.0);
+  };
+  for (FloorStep& s : steps) {
+    const std::vector<Interval> one = {{s.start_ns, s.end_ns}};
+    s.dram_pct = dram(one);
+    s.tensor_pct = mean(tensor, one);
+  }
   for (size_t f = 0; f < families.size(); ++f) {
-    std::vector<Interval> steps;
-    for (const FloorStep* s : members[f]) AppendToUnion(steps, s->start_ns, s->end_ns);
-    auto mean = [&](StringId metric) {
-      if (trace.str(metric).empty() || !samples.Has(device, metric)) return -1.0;
-      const WeightedFigure w = samples.Over(device, metric, steps);
-      return w.samples > 0 ? w.mean : -1.0;
-    };
-    const double r = mean(read), w = mean(write);
-    families[f].dram_pct = r < 0 ? -1 : r + std::max(w, 0.0);
-    families[f].tensor_pct = mean(tensor);
+    std::vector<Interval> over;
+    for (const FloorStep* s : members[f]) AppendToUnion(over, s->start_ns, s->end_ns);
+    families[f].dram_pct = dram(over);
+    families[f].tensor_pct = mean(tensor, over);
   }
 }
 
@@ -338,7 +348,19 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     fam.ratio = fam.median_floor_ns > 0 ? fam.median_wall_ns / fam.median_floor_ns : 0;
     fam.busy_ratio = fam.median_floor_ns > 0 ? fam.median_busy_ns / fam.median_floor_ns : 0;
   }
-  AddSampledMetrics(context, r.device, members, r.families);
+  AddSampledMetrics(context, r.device, members, r.steps, r.families);
+  // Per layer, for the family with the most steady time.
+  size_t main = 0;
+  double most_wall = -1;
+  for (size_t f = 0; f < members.size(); ++f) {
+    double wall = 0;
+    for (const FloorStep* s : members[f]) wall += static_cast<double>(s->wall_ns);
+    if (wall > most_wall) {
+      most_wall = wall;
+      main = f;
+    }
+  }
+  AddFloorLayers(context, config, members[main], r);
   bool below = false;
   for (FloorFamily& fam : r.families) {
     if (fam.ratio >= 1) continue;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyses/common/analysis.h"
@@ -45,6 +46,8 @@ struct FloorStep {
   // (gemm_attention_ns - floor_ns, at least 0).
   DurationNs idle_ns = 0;
   double gemm_above_ns = 0;
+  // Sampled GPU metrics over the step's window (time-weighted means, % of peak); -1: not sampled.
+  double dram_pct = -1, tensor_pct = -1;
   double ratio() const { return floor_ns > 0 ? static_cast<double>(wall_ns) / floor_ns : 0; }
 };
 
@@ -70,6 +73,39 @@ struct FloorFamily {
   double holder_ns = 0;  // that part, summed over the steps
 };
 
+// What a range of the trace names (docs/analyses/floor.md, "Per layer"): a decoder layer
+// ("layer_3", "model.layers.3", "nn.Module: LlamaDecoderLayer_3"), the head ("lm_head", "head"),
+// the embedding ("embed", "embed_tokens", "nn.Module: Embedding_0"), a routed expert
+// ("experts.5", "expert_5"); index -1 for the head and the embedding.
+enum class ModelPart : uint8_t { kNone, kLayer, kHead, kEmbedding, kExpert };
+struct ModelPartName {
+  ModelPart part = ModelPart::kNone;
+  int64_t index = -1;
+};
+ModelPartName ParseModelPart(std::string_view range_name);
+
+// One part of the model (a decoder layer, the head, the embedding, one expert of a layer) over
+// the steps of one family: the GPU time of its kernels in each step against its own floor.
+struct FloorLayer {
+  std::string name;  // "layer 3", "head", "embedding", "layer 3 expert 5"
+  ModelPart part = ModelPart::kNone;
+  int64_t layer = -1, expert = -1;
+  int64_t steps = 0;    // steps in which it ran kernels
+  int64_t kernels = 0;  // its kernels, summed over those steps
+  // Medians over the steps: span = its first kernel's start to its last kernel's end in the step;
+  // busy = the union of its kernels; idle = span - busy; other = busy outside GEMM and attention
+  // kernels; gemm_above = GEMM/attention time - floor (at least 0).
+  double span_ns = 0, busy_ns = 0, idle_ns = 0, other_ns = 0, gemm_above_ns = 0;
+  double floor_ns = 0, memory_floor_ns = 0, compute_floor_ns = 0;  // of the median step's work
+  double ratio = 0, busy_ratio = 0;                                // span / floor, busy / floor
+  double weight_bytes = 0, kv_bytes = 0, flops = 0;
+  bool compute_bound = false;
+  double above_ns = 0;  // Σ over the steps of span - floor, at least 0
+  std::string holder;   // as FloorFamily::holder, over this part's time
+  double holder_ns = 0;
+  double dram_pct = -1, tensor_pct = -1;  // sampled over its spans; -1 not sampled
+};
+
 struct FloorResult {
   bool computed = false;
   std::string not_computed;  // why there is no floor (no steps, no work, no bandwidth)
@@ -80,7 +116,19 @@ struct FloorResult {
   int32_t device = -1;
   std::vector<FloorStep> steps;  // the steady steps (warm-up left out), in trace order
   std::vector<FloorFamily> families;
+  // Per layer, for the family with the most steady time (layers_family), where the trace names
+  // layers: decoder layers in order, then the head and the embedding, then experts.
+  std::string layers_family;
+  std::vector<FloorLayer> layers;
+  int64_t family_kernels = 0;        // kernels of layers_family's steps on the device
+  int64_t placed_by_range = 0;       // of them, placed in a part by the ranges around
+                                     // their launch
+  int64_t placed_by_graph_path = 0;  // ... by the ranges at their graph node's capture (or
+                                     // around their eager counterpart)
   std::vector<std::string> notes;
+
+  // The decoder layer with the most time above its floor; null when no layer is known.
+  const FloorLayer* TopLayer() const;
 };
 
 // Needs options.model; a result with computed false (and why) when the floor cannot be had.

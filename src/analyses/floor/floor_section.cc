@@ -14,6 +14,78 @@ namespace {
 int64_t Ns(double ns) { return static_cast<int64_t>(std::llround(ns)); }
 int64_t Bytes(double b) { return static_cast<int64_t>(std::llround(b)); }
 
+// Sampled percentages, empty where not sampled (-1).
+void AddPercents(std::vector<Value>& row, double dram_pct, double tensor_pct) {
+  for (double pct : {dram_pct, tensor_pct}) {
+    if (pct >= 0) {
+      row.emplace_back(pct);
+    } else {
+      row.emplace_back(std::monostate{});
+    }
+  }
+}
+
+void AddLayersTable(const FloorResult& r, Section& s) {
+  if (r.layers.empty()) return;
+  Table& t = s.AddTable("layers", "Layers against their floor",
+                        {{"part", "Part", Unit::kText},
+                         {"steps", "Steps", Unit::kCount},
+                         {"kernels", "Kernels per step", Unit::kNumber},
+                         {"span_ns", "GPU span (median)", Unit::kDurationNs},
+                         {"busy_ns", "GPU busy (median)", Unit::kDurationNs},
+                         {"floor_ns", "Floor", Unit::kDurationNs},
+                         {"ratio", "Span / floor", Unit::kRatio},
+                         {"busy_ratio", "Busy / floor", Unit::kRatio},
+                         {"bound", "Bound", Unit::kText},
+                         {"idle_ns", "GPU idle", Unit::kDurationNs},
+                         {"other_ns", "Non-GEMM kernels", Unit::kDurationNs},
+                         {"gemm_above_ns", "GEMM/attn above floor", Unit::kDurationNs},
+                         {"above_ns", "Above floor (all steps)", Unit::kDurationNs},
+                         {"weight_bytes", "Weights read", Unit::kBytes},
+                         {"kv_bytes", "KV read+written", Unit::kBytes},
+                         {"flops", "FLOPs", Unit::kNumber},
+                         {"holder", "Most above floor", Unit::kText}});
+  bool sampled = false;
+  for (const FloorLayer& l : r.layers) sampled |= l.dram_pct >= 0 || l.tensor_pct >= 0;
+  if (sampled) {
+    t.columns.push_back({"dram_pct", "DRAM r+w (sampled)", Unit::kPercent});
+    t.columns.push_back({"tensor_pct", "Tensor active (sampled)", Unit::kPercent});
+  }
+  for (const FloorLayer& l : r.layers) {
+    std::vector<Value> row = {l.name,
+                              l.steps,
+                              l.steps > 0 ? static_cast<double>(l.kernels) / l.steps : 0.0,
+                              Ns(l.span_ns),
+                              Ns(l.busy_ns),
+                              Ns(l.floor_ns),
+                              l.ratio,
+                              l.busy_ratio,
+                              std::string(l.compute_bound ? "compute" : "memory"),
+                              Ns(l.idle_ns),
+                              Ns(l.other_ns),
+                              Ns(l.gemm_above_ns),
+                              Ns(l.above_ns),
+                              Bytes(l.weight_bytes),
+                              Bytes(l.kv_bytes),
+                              l.flops,
+                              l.holder};
+    if (sampled) AddPercents(row, l.dram_pct, l.tensor_pct);
+    t.rows.push_back(std::move(row));
+  }
+  const int64_t placed = r.placed_by_range + r.placed_by_graph_path;
+  t.note = fmt::format(
+      "The steps of family \"{}\". Each kernel counts in the part that the ranges around its "
+      "launch name, or, for a kernel replayed from a CUDA graph, those open at its node's capture "
+      "(or around its eager counterpart): {} of the family's {} kernels ({:.1f}%) are placed, {} "
+      "by their launch's ranges and {} by their graph node's. A part's floor is its own weights, "
+      "its share of the KV cache and its FLOPs at the step's work; span = its first kernel's start "
+      "to its last kernel's end in the step; idle = span - busy; above floor = span - floor "
+      "(docs/analyses/floor.md, \"Per layer\").",
+      r.layers_family, placed, r.family_kernels,
+      r.family_kernels > 0 ? 100.0 * static_cast<double>(placed) / r.family_kernels : 0.0,
+      r.placed_by_range, r.placed_by_graph_path);
+}
+
 }  // namespace
 
 Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
@@ -80,15 +152,7 @@ Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
                               Bytes(fam.kv_bytes),
                               fam.flops,
                               fam.holder};
-    if (sampled) {
-      for (double pct : {fam.dram_pct, fam.tensor_pct}) {
-        if (pct >= 0) {
-          row.emplace_back(pct);
-        } else {
-          row.emplace_back(std::monostate{});
-        }
-      }
-    }
+    if (sampled) AddPercents(row, fam.dram_pct, fam.tensor_pct);
     f.rows.push_back(std::move(row));
   }
   f.note = fmt::format(
@@ -114,16 +178,33 @@ Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
                          {"gemm_attention_ns", "GEMM+attn", Unit::kDurationNs},
                          {"other_ns", "Other GPU", Unit::kDurationNs},
                          {"work_from", "Work from", Unit::kText, true}});
+  if (sampled) {
+    t.columns.push_back({"dram_pct", "DRAM r+w (sampled)", Unit::kPercent});
+    t.columns.push_back({"tensor_pct", "Tensor active (sampled)", Unit::kPercent});
+  }
   for (const FloorStep& st : r->steps) {
     if (static_cast<int64_t>(t.rows.size()) >= context.options().top_n) break;
-    t.rows.push_back({st.index, st.start_ns, st.family, st.work.decode_sequences,
-                      st.work.decode_context, st.work.prefill_tokens, st.wall_ns, st.busy_ns,
-                      Ns(st.memory_floor_ns), Ns(st.compute_floor_ns), st.ratio(),
-                      st.gemm_attention_ns, st.other_ns, st.work_from});
+    std::vector<Value> row = {st.index,
+                              st.start_ns,
+                              st.family,
+                              st.work.decode_sequences,
+                              st.work.decode_context,
+                              st.work.prefill_tokens,
+                              st.wall_ns,
+                              st.busy_ns,
+                              Ns(st.memory_floor_ns),
+                              Ns(st.compute_floor_ns),
+                              st.ratio(),
+                              st.gemm_attention_ns,
+                              st.other_ns,
+                              st.work_from};
+    if (sampled) AddPercents(row, st.dram_pct, st.tensor_pct);
+    t.rows.push_back(std::move(row));
   }
   if (static_cast<int64_t>(r->steps.size()) > context.options().top_n) {
     t.note = fmt::format("The first {} of {} steady steps.", t.rows.size(), r->steps.size());
   }
+  AddLayersTable(*r, s);
   for (const std::string& n : r->notes) s.notes.push_back(n);
   return Status::Ok();
 }

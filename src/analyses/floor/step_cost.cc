@@ -121,4 +121,64 @@ StepCost CostOf(const ModelConfig& c, const StepWork& w) {
   return cost;
 }
 
+StepCost LayerCostOf(const ModelConfig& c, const StepWork& w, int64_t layer) {
+  StepCost cost;
+  const double tokens = w.tokens();
+  if (tokens <= 0 || layer < 0 || layer >= c.num_layers) return cost;
+  const ModelSizes s = SizesOf(c);
+  const AttentionShape a = AttentionOf(c);
+  const double lin = D(c.linear_weight_bytes), elem = D(c.dtype_bytes);
+  const bool moe = c.IsMoeLayer(layer);
+  cost.experts_touched =
+      moe ? ExpectedDistinctExperts(D(c.experts), D(c.experts_per_token), tokens) : 0;
+  const double linear =
+      a.projections + (moe ? cost.experts_touched * s.expert + s.shared : s.dense_mlp);
+  const double small = s.layer_norms + a.biases + (moe ? s.router : 0);
+  cost.weight_bytes = linear * lin + small * elem;
+  double context = w.decode_context;
+  if (c.sliding_window > 0) context = std::min(context, w.decode_sequences * D(c.sliding_window));
+  const double kv_token = s.kv_elements_per_token_layer * elem;
+  cost.kv_read_bytes = context * kv_token;
+  cost.kv_write_bytes = tokens * kv_token;
+  const double per_token =
+      a.projections + (moe ? D(c.experts_per_token) * s.expert + s.shared + s.router : s.dense_mlp);
+  cost.gemm_flops = 2 * tokens * per_token;
+  double pairs = context + w.decode_sequences;
+  if (w.prefill_sequences > 0) {
+    const double p = w.prefill_tokens / w.prefill_sequences;
+    pairs += w.prefill_sequences * p * (p + 1) / 2;
+  }
+  cost.attention_flops = 2 * D(c.num_heads) * (a.qk_dim + a.v_dim) * pairs;
+  return cost;
+}
+
+StepCost HeadCostOf(const ModelConfig& c, const StepWork& w) {
+  StepCost cost;
+  if (w.tokens() <= 0) return cost;
+  const ModelSizes s = SizesOf(c);
+  const double elem = D(c.dtype_bytes);
+  cost.weight_bytes = s.final_norm * elem + (w.logit_rows() > 0 ? s.embedding * elem : 0);
+  cost.gemm_flops = 2 * w.logit_rows() * s.embedding;
+  return cost;
+}
+
+StepCost EmbeddingCostOf(const ModelConfig& c, const StepWork& w) {
+  StepCost cost;
+  const double rows = std::min(w.tokens(), D(c.vocab_size));
+  if (rows <= 0) return cost;
+  cost.weight_bytes = rows * D(c.hidden_size) * D(c.dtype_bytes);
+  return cost;
+}
+
+StepCost ExpertCostOf(const ModelConfig& c, const StepWork& w) {
+  StepCost cost;
+  if (!c.moe() || w.tokens() <= 0) return cost;
+  const ModelSizes s = SizesOf(c);
+  cost.experts_touched = 1;
+  cost.weight_bytes = s.expert * D(c.linear_weight_bytes);
+  const double share = std::min(1.0, D(c.experts_per_token) / D(c.experts));
+  cost.gemm_flops = 2 * w.tokens() * share * s.expert;
+  return cost;
+}
+
 }  // namespace sightline

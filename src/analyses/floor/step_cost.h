@@ -63,4 +63,16 @@ struct StepCost {
 // The step's cost; zero work costs nothing (no weights are read for no token).
 StepCost CostOf(const ModelConfig& config, const StepWork& work);
 
+// The cost of the parts of a step that a trace can name (docs/analyses/floor.md, "Per layer"):
+// decoder layer `layer` (0-based: its attention, MLP or MoE block, norms, and its share of the KV
+// cache), the head (final norm and the lm_head, or the tied embedding, for the logits), the
+// embedding (the rows of the step's tokens), and one routed expert of a MoE layer that the step's
+// tokens reach (its weights once, and the FLOPs of its expected share k / experts of the tokens).
+// The layers, head and embedding add up to CostOf for a model with untied embeddings; with tied
+// ones CostOf counts the table once, in the head, and the embedding's rows only here.
+StepCost LayerCostOf(const ModelConfig& config, const StepWork& work, int64_t layer);
+StepCost HeadCostOf(const ModelConfig& config, const StepWork& work);
+StepCost EmbeddingCostOf(const ModelConfig& config, const StepWork& work);
+StepCost ExpertCostOf(const ModelConfig& config, const StepWork& work);
+
 }  // namespace sightline
