@@ -39,6 +39,10 @@ const GoldenCase kCases[] = {
     {"sample_gpu_memory_h200_nsys", "examples/samples/gpu_memory_h200.nsys.sqlite", false},
     {"sample_gpu_memory_h200_pytorch", "examples/samples/gpu_memory_h200.pytorch.json.gz", false},
     {"graph_decode_node_h100", "tests/data/nsys/graph_decode_node_h100.sqlite.gz", false},
+    // The floor per layer: layer_i and head ranges around the program's decode step (batch 8, SDPA
+    // over its whole 512-position cache), the sample's model config.
+    {"graph_decode_node_h100_floor", "tests/data/nsys/graph_decode_node_h100.sqlite.gz", false,
+     "tests/data/model_config/llama_decode_sample.config.json", 8, 512},
     {"nsys_toy_llama_demo", "nsys_toy_llama_demo.sqlite", true},
     {"nsys_toy_llama_inference_sim", "nsys_toy_llama_inference_sim.sqlite", true},
     {"kineto_vllm_b200_tp8_rank0", "kineto_vllm_b200_tp8_rank0.json.gz", true},
