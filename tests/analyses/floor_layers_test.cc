@@ -222,6 +222,55 @@ TEST(FloorLayers, ModuleFramesAndExperts) {
   EXPECT_TRUE(said);
 }
 
+// Sampled GPU metrics (nsys --gpu-metrics-devices, sightline record --gpu-metrics): the DRAM
+// read + write and tensor activity over each step's window and over each layer's kernel spans.
+// Samples every 100 us: inside a kernel read 50%, write 20%, tensor 30%; outside 10%, 0, 0.
+TEST(FloorLayers, SampledMetricsPerStepAndLayer) {
+  TraceFixture f;
+  f.Device(0, "NVIDIA H100 80GB HBM3");
+  const StringId read = f.Intern("DRAM Read Bandwidth [Throughput %]");
+  const StringId write = f.Intern("DRAM Write Bandwidth [Throughput %]");
+  const StringId tensor = f.Intern("Tensor Active [Throughput %]");
+  for (int i = 0; i < 3; ++i) {
+    const TimeNs t = i * 1'000'000;
+    f.Range("iteration " + std::to_string(i), t, t + 1'000'000);
+    f.Range("layer_0", t + 1'000, t + 50'000);
+    f.Launch("sm90_xmma_gemm_bf16bf16_bf16f32", t + 2'000, t + 3'000, t + 100'000, t + 500'000);
+  }
+  for (TimeNs t = 0; t < 3'000'000; t += 100'000) {
+    const bool in = t % 1'000'000 >= 100'000 && t % 1'000'000 < 500'000;
+    f.builder().AddCounter(t, 0, read, in ? 50.0 : 10.0);
+    f.builder().AddCounter(t, 0, write, in ? 20.0 : 0.0);
+    f.builder().AddCounter(t, 0, tensor, in ? 30.0 : 0.0);
+  }
+  const Trace trace = f.Build();
+  AnalyzeOptions o;
+  o.floor.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
+  o.floor.batch = 1;
+  auto c = Ctx(trace, o);
+  const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
+  ASSERT_TRUE(r.computed) << r.not_computed;
+  ASSERT_FALSE(r.steps.empty());
+  for (const FloorStep& s : r.steps) {
+    EXPECT_NEAR(s.dram_pct, (4 * 70.0 + 6 * 10.0) / 10, 1e-9);  // 4 of 10 samples in the kernel
+    EXPECT_NEAR(s.tensor_pct, 4 * 30.0 / 10, 1e-9);
+  }
+  ASSERT_EQ(r.layers.size(), 1u);
+  EXPECT_NEAR(r.layers[0].dram_pct, 70, 1e-9);
+  EXPECT_NEAR(r.layers[0].tensor_pct, 30, 1e-9);
+  // Without samples: no figures.
+  TraceFixture g;
+  g.Device(0, "NVIDIA H100 80GB HBM3");
+  g.Range("iteration 0", 0, 1'000'000).Range("iteration 1", 1'000'000, 2'000'000);
+  g.Range("iteration 2", 2'000'000, 3'000'000);
+  g.Launch("gemm", 1, 2, 10, 500);
+  const Trace bare = g.Build();
+  auto d = Ctx(bare, o);
+  const FloorResult u = testing::ValueOrDie(ComputeFloor(*d, d->options().floor));
+  ASSERT_TRUE(u.computed);
+  for (const FloorStep& s : u.steps) EXPECT_LT(s.dram_pct, 0);
+}
+
 TEST(FloorLayers, NoteWhenNoRangeNamesALayer) {
   TraceFixture f;
   f.Device(0, "NVIDIA H100 80GB HBM3");
