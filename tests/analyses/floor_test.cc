@@ -164,6 +164,9 @@ TEST(GpuPeaks, MatchesDeviceNames) {
   EXPECT_DOUBLE_EQ(h200.memory_gbps, 4800);
   EXPECT_DOUBLE_EQ(TensorTflops(h200, 2), 989.5);
   EXPECT_DOUBLE_EQ(TensorTflops(h200, 1), 1979);
+  // B200: NVIDIA's per-GPU 7.7 TB/s (docs/analyses/floor.md, "GPU peaks").
+  EXPECT_DOUBLE_EQ(FindGpuPeaks("NVIDIA B200")->memory_gbps, 7700);
+  EXPECT_DOUBLE_EQ(TensorTflops(*FindGpuPeaks("NVIDIA B200"), 2), 2250);
   // No FP8 on an A100: FP8 weights run at the BF16 rate.
   EXPECT_DOUBLE_EQ(TensorTflops(*FindGpuPeaks("NVIDIA A100-SXM4-80GB"), 1), 312);
 }

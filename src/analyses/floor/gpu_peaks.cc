@@ -11,7 +11,7 @@ namespace {
 constexpr const char kH100[] = "NVIDIA H100 Tensor Core GPU datasheet";
 constexpr const char kH200[] = "NVIDIA H200 Tensor Core GPU datasheet";
 constexpr const char kGh200[] = "NVIDIA GH200 Grace Hopper Superchip datasheet";
-constexpr const char kB200[] = "NVIDIA HGX B200 datasheet (per GPU: the 8-GPU board's / 8)";
+constexpr const char kB200[] = "NVIDIA HGX B200 specifications, per GPU (180 GB HBM3E, 7.7 TB/s)";
 constexpr const char kGb200[] = "NVIDIA GB200 NVL72 datasheet (per GPU: the superchip's / 2)";
 constexpr const char kA100[] = "NVIDIA A100 Tensor Core GPU datasheet";
 constexpr const char kL40s[] = "NVIDIA L40S datasheet";
@@ -26,7 +26,9 @@ struct Entry {
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> kEntries = {
       {{"GB200"}, {"GB200 (B200 GPU)", 8000, 1250, 2500, 5000, kGb200}},
-      {{"B200"}, {"B200", 8000, 1125, 2250, 4500, kB200}},
+      // 7.7 TB/s: NVIDIA's current per-GPU figure (the first HGX B200 sheets said 64 TB/s per
+      // board, 8 per GPU); the driver's 7680-bit bus at 3996 MHz DDR gives 7.67 TB/s.
+      {{"B200"}, {"B200", 7700, 1100, 2250, 4500, kB200}},
       {{"GH200", "144G"}, {"GH200 144 GB HBM3e", 4900, 494.5, 989.5, 1979, kGh200}},
       {{"GH200"}, {"GH200 96 GB HBM3", 4000, 494.5, 989.5, 1979, kGh200}},
       {{"H200", "NVL"}, {"H200 NVL", 4800, 417.5, 835.5, 1670.5, kH200}},
