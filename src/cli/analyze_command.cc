@@ -27,9 +27,10 @@ constexpr double kMaxMinGapUs = 4611686018427387.0;  // 2^62 ns in microseconds
 
 struct AnalyzeArgs {
   std::vector<std::string> traces;
-  std::string iteration_log;    // --iteration-log
-  std::string eager_reference;  // --eager-reference
-  std::string model_config;     // --model-config
+  std::string iteration_log;     // --iteration-log
+  std::string eager_reference;   // --eager-reference
+  std::string model_config;      // --model-config
+  std::string weights_snapshot;  // --weights-snapshot
   std::string output;
   std::string format = "text";
   bool list = false;
@@ -105,12 +106,14 @@ int RunAnalyze(const AnalyzeArgs& args) {
   inputs.push_back(args.requests);
   inputs.push_back(args.eager_reference);
   inputs.push_back(args.model_config);
+  inputs.push_back(args.weights_snapshot);
   if (Status s = CheckOutputIsNotAnInput(args.output, inputs); !s.ok()) return ReportError(s);
   NamedInputs named;
   named.requests = args.requests;
   named.iteration_log = args.iteration_log;
   named.eager_reference = args.eager_reference;
   named.model_config = args.model_config;
+  named.weights_snapshot = args.weights_snapshot;
   StatusOr<Report> report = AnalyzeFiles(args.traces, options, run, named);
   progress.Clear();
   // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,
@@ -238,6 +241,12 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "bandwidth, FLOPs over tensor throughput; docs/analyses/floor.md). Each step's "
                   "work comes from --batch/--context or from an iteration log that states it")
       ->type_name("FILE");
+  cmd->add_option("--weights-snapshot", args->weights_snapshot,
+                  "A PyTorch memory snapshot of the same program, taken after its model was "
+                  "loaded: its weights (memory by purpose) are the bytes each step reads, for the "
+                  "floor section without --model-config (and beside the config's with one); "
+                  "refused if it is not a snapshot or holds no weights")
+      ->type_name("SNAPSHOT");
   cmd->add_option("--batch", args->options.floor.batch,
                   "With --model-config: sequences decoded in every step (overrides the iteration "
                   "log's)")

@@ -25,6 +25,7 @@
 #include "kernel/ncu_report.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
+#include "pipeline/snapshot_weights.h"
 #include "pipeline/trace_sets.h"
 #include "trt/trt_analysis.h"
 #include "trt/trt_report.h"
@@ -548,16 +549,22 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
                                             in.model_configs[0].path, in.model_configs[1].path));
   }
   const FloorOptions& floor = options.floor;
-  if (in.model_configs.empty() && (floor.batch > 0 || floor.context >= 0 ||
-                                   floor.peak_bandwidth_gbps > 0 || floor.peak_tflops > 0)) {
+  if (in.model_configs.empty() && named.weights_snapshot.empty() &&
+      (floor.batch > 0 || floor.context >= 0 || floor.peak_bandwidth_gbps > 0 ||
+       floor.peak_tflops > 0)) {
     return InvalidArgumentError(
         "--batch, --context, --peak-bandwidth and --peak-tflops are for the floor, which needs "
-        "the model's config: add --model-config config.json");
+        "the model's config: add --model-config config.json (or a memory snapshot's weights: "
+        "--weights-snapshot)");
   }
   if (!in.model_configs.empty()) {
     ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.model_configs[0]));
     options.floor.model =
         std::make_shared<const ModelConfig>(std::move(std::get<ModelConfig>(d.value)));
+  }
+  if (!named.weights_snapshot.empty()) {
+    ASSIGN_OR_RETURN(InputFile f, AddSnapshotWeights(named.weights_snapshot, options));
+    in.read.push_back(std::move(f));
   }
   if (!in.eager_reference.empty()) {
     if (in.traces.empty()) {

@@ -54,6 +54,9 @@ struct NamedInputs {
   std::string eager_reference;
   // --model-config: a Hugging Face config.json, for the floor analysis (AnalyzeOptions::floor).
   std::string model_config;
+  // --weights-snapshot: a PyTorch memory snapshot whose weights the floor reads
+  // (pipeline/snapshot_weights.h); not a rank of the job.
+  std::string weights_snapshot;
 };
 
 // `sightline analyze`: every path (files, directories, unexpanded globs) goes through the front

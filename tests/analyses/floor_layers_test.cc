@@ -137,7 +137,8 @@ void ExpectTheProgramsLayers(const FloorResult& r, bool graph) {
   EXPECT_EQ(head.name, "head");
   EXPECT_EQ(head.kernels, 13 * head.steps);
   EXPECT_NEAR(head.floor_ns, kHeadBytes / kH100, 1e-6);
-  // Every kernel of a step but the embedding's two (the gather and its index copy) is placed.
+  // Every kernel of a step is placed but two launched before the first layer's range: the
+  // embedding's gather and the attention mask's comparison.
   const int64_t steps = r.layers[0].steps;
   EXPECT_EQ(r.family_kernels, 279 * steps);
   EXPECT_EQ(r.placed_by_range + r.placed_by_graph_path, 277 * steps);

@@ -59,5 +59,41 @@ TEST(FloorCli, RefusesWhatItCannotUse) {
   EXPECT_NE(two.err.find("both model configs"), std::string::npos) << two.err;
 }
 
+// Without a config: the weights of a memory snapshot of the same kind of program (transformers'
+// generate(), Llama-3.2-1B's shape with 4 layers: param_bytes 1,011,912,704, and two 512-byte
+// blocks of the rotary embedding's buffers) are the bytes each step reads; the section says where
+// they came from. A trace given as the snapshot, and a snapshot with no weights, are refused.
+TEST(FloorCli, WeightsFromAMemorySnapshot) {
+  const std::string snap =
+      "'" + kRoot + "/tests/data/torch_snapshot/hf_static_h200_late.pickle.gz'";
+  testing::CliResult r =
+      RunSightline("analyze " + kSample + " --weights-snapshot " + snap + " --batch 8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("== How far from the hardware"), std::string::npos);
+  EXPECT_NE(r.out.find("the memory snapshot's weights (hf_static_h200_late.pickle.gz"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("unknown (no --model-config)"), std::string::npos);
+  // 1,011,913,728 B over the H100 SXM's 3,350 GB/s.
+  EXPECT_NE(r.out.find("302.06 us"), std::string::npos);
+  EXPECT_NE(r.out.find("no KV cache, no FLOPs"), std::string::npos);
+  // With a config too, the config drives the floor and the snapshot's weights stand beside it.
+  testing::CliResult both = RunSightline("analyze " + kSample + " --model-config " + kConfig +
+                                         " --weights-snapshot " + snap + " --batch 8");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("the model config (llama_decode_sample.config.json)"), std::string::npos);
+  EXPECT_NE(both.out.find("Weights in the memory snapshot"), std::string::npos);
+  // Not a snapshot.
+  testing::CliResult t = RunSightline("analyze " + kSample + " --weights-snapshot " + kSample);
+  EXPECT_EQ(t.exit_code, 2);
+  EXPECT_NE(t.err.find("--weights-snapshot takes a PyTorch memory snapshot"), std::string::npos)
+      << t.err;
+  // A snapshot without weights (a script's tensors, no model).
+  testing::CliResult none = RunSightline("analyze " + kSample + " --weights-snapshot '" + kRoot +
+                                         "/tests/data/torch_snapshot/h200_plain.pickle' --batch 8");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("is a weight"), std::string::npos) << none.err;
+}
+
 }  // namespace
 }  // namespace sightline

@@ -209,17 +209,26 @@ void AddSampledMetrics(AnalysisContext& context, int32_t device,
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options) {
   FloorResult r;
   if (!options.model) {
-    r.not_computed = "no model config (--model-config)";
+    r.not_computed = "no model config (--model-config) and no memory snapshot's weights";
     return r;
   }
-  const ModelConfig& config = *options.model;
-  r.sizes = SizesOf(config);
-  r.dtype_bytes = config.dtype_bytes;
-  r.model =
-      fmt::format("{}, {} layers, hidden {}, {:.3g} parameters{} ({})", config.model_type,
-                  config.num_layers, config.hidden_size, r.sizes.total,
-                  config.moe() ? fmt::format(", {:.3g} active per token", r.sizes.active) : "",
-                  FileNameOf(config.path));
+  // Without a config's shapes, the weights of a memory snapshot: every step reads them once; no
+  // KV cache, no FLOPs.
+  const ModelConfig* config = options.model->has_shapes() ? options.model.get() : nullptr;
+  if (config != nullptr) {
+    r.sizes = SizesOf(*config);
+    r.dtype_bytes = config->dtype_bytes;
+    r.model =
+        fmt::format("{}, {} layers, hidden {}, {:.3g} parameters{} ({})", config->model_type,
+                    config->num_layers, config->hidden_size, r.sizes.total,
+                    config->moe() ? fmt::format(", {:.3g} active per token", r.sizes.active) : "",
+                    FileNameOf(config->path));
+    r.weights_from = fmt::format("the model config ({})", FileNameOf(config->path));
+  } else {
+    r.model = "unknown (no --model-config)";
+    r.weights_from =
+        fmt::format("the memory snapshot's weights ({})", options.model->snapshot_weights);
+  }
   // The step's device: the busiest one.
   DurationNs most = -1;
   for (int32_t d : context.GpuDevices()) {
@@ -229,7 +238,7 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
       r.device = d;
     }
   }
-  r.peaks = ResolvePeaks(context.trace(), r.device, options, config.dtype_bytes);
+  r.peaks = ResolvePeaks(context.trace(), r.device, options, r.dtype_bytes);
   std::string how;
   const std::vector<StepWindow> windows = Windows(context, options, how);
   if (windows.empty()) {
@@ -259,7 +268,11 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     }
     s.family = FamilyOf(s.work);
     s.group = FamilyName(s.work);
-    s.cost = CostOf(config, s.work);
+    if (config != nullptr) {
+      s.cost = CostOf(*config, s.work);
+    } else {
+      s.cost.weight_bytes = static_cast<double>(options.model->snapshot_weight_bytes);
+    }
     s.memory_floor_ns = s.cost.bytes() / r.peaks.memory_gbps;  // bytes / (10^9 B/s) = ns
     s.compute_floor_ns =
         r.peaks.tensor_tflops > 0 ? s.cost.flops() / (r.peaks.tensor_tflops * 1e3) : 0;
@@ -360,7 +373,15 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
       main = f;
     }
   }
-  AddFloorLayers(context, config, members[main], r);
+  if (config != nullptr) {
+    AddFloorLayers(context, *config, members[main], r);
+  } else {
+    r.notes.push_back(
+        "Without a model config the floor is the snapshot's weights over the memory bandwidth, "
+        "each read once per step: no KV cache, no FLOPs (a memory floor, and for a MoE model an "
+        "upper one: a step reads only the experts its tokens reach), and no per-layer floor; give "
+        "--model-config for those.");
+  }
   bool below = false;
   for (FloorFamily& fam : r.families) {
     if (fam.ratio >= 1) continue;

@@ -110,8 +110,9 @@ struct FloorResult {
   bool computed = false;
   std::string not_computed;  // why there is no floor (no steps, no work, no bandwidth)
   std::string model;         // "llama, 16 layers, hidden 2048, ... (config.json)": the file name
-  ModelSizes sizes;
+  ModelSizes sizes;          // zero without a config
   int64_t dtype_bytes = 2;
+  std::string weights_from;  // "the model config (config.json)", "the memory snapshot's ..."
   FloorPeaks peaks;
   int32_t device = -1;
   std::vector<FloorStep> steps;  // the steady steps (warm-up left out), in trace order
@@ -131,7 +132,9 @@ struct FloorResult {
   const FloorLayer* TopLayer() const;
 };
 
-// Needs options.model; a result with computed false (and why) when the floor cannot be had.
+// Needs options.model: a config's shapes, or only a memory snapshot's weights
+// (ModelConfig::snapshot_weight_bytes); a result with computed false (and why) when the floor
+// cannot be had.
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options);
 
 // ComputeFloor with the context's options, computed once (the rule far_from_floor reads it).
@@ -140,7 +143,8 @@ StatusOr<const FloorResult*> CachedFloor(AnalysisContext& context);
 // The ratio of a family's median wall time to its floor at which the rule far_from_floor speaks.
 inline constexpr double kFarFromFloorRatio = 2.0;
 
-// Section "floor" ("How far from the hardware"); nothing without --model-config.
+// Section "floor" ("How far from the hardware"); nothing without --model-config or
+// --weights-snapshot.
 Status RunFloorSection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

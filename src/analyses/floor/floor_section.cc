@@ -89,15 +89,28 @@ void AddLayersTable(const FloorResult& r, Section& s) {
 }  // namespace
 
 Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
-  if (!context.options().floor.model) return Status::Ok();
+  const std::shared_ptr<const ModelConfig>& model = context.options().floor.model;
+  if (!model) return Status::Ok();
   ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(context));
   Section& s = report.AddSection("floor", "How far from the hardware", input);
   s.AddFact("model", "Model", r->model);
-  s.AddFact("parameters", "Parameters", r->sizes.total, Unit::kNumber);
-  s.AddFact("kv_bytes_per_token", "KV cache per token (all layers)",
-            Bytes(r->sizes.kv_elements_per_token_layer *
-                  static_cast<double>(r->dtype_bytes * context.options().floor.model->num_layers)),
-            Unit::kBytes);
+  if (model->has_shapes()) {
+    s.AddFact("parameters", "Parameters", r->sizes.total, Unit::kNumber);
+    s.AddFact("kv_bytes_per_token", "KV cache per token (all layers)",
+              Bytes(r->sizes.kv_elements_per_token_layer *
+                    static_cast<double>(r->dtype_bytes * model->num_layers)),
+              Unit::kBytes);
+  }
+  s.AddFact("weights_from", "Weight bytes from", r->weights_from);
+  if (model->snapshot_weight_bytes > 0) {
+    // With a config too: the weights the program held, beside the config's count.
+    s.AddFact("snapshot_weight_bytes", "Weights in the memory snapshot",
+              model->snapshot_weight_bytes, Unit::kBytes);
+    if (model->has_shapes() && model->linear_weight_bytes == model->dtype_bytes) {
+      s.AddFact("config_weight_bytes", "Weights by the config (parameters x dtype)",
+                Bytes(r->sizes.total * static_cast<double>(r->dtype_bytes)), Unit::kBytes);
+    }
+  }
   if (!r->peaks.device.empty()) s.AddFact("device", "Device", r->peaks.device);
   if (r->peaks.memory_gbps > 0) {
     s.AddFact("memory_bandwidth_gbps", "Memory bandwidth used", r->peaks.memory_gbps, Unit::kGBps);

@@ -66,6 +66,14 @@ struct ModelConfig {
   int64_t linear_weight_bytes = 2;
   std::string quantization;  // quant_method when stated ("fp8"), else ""
 
+  // Not from config.json: what a PyTorch memory snapshot of the program says (`analyze
+  // --weights-snapshot`, pipeline/snapshot_weights.h): the bytes of the weights alive at its dump;
+  // 0 none. A ModelConfig read from no config.json (has_shapes() false) carries only these, and
+  // the floor is theirs alone.
+  int64_t snapshot_weight_bytes = 0;
+  std::string snapshot_weights;  // what gave them: "snap.pickle: 40 allocations on device 0 ..."
+
+  bool has_shapes() const { return num_layers > 0; }
   bool moe() const { return experts > 0; }
   // Whether layer `layer` (0-based) has a MoE block rather than a dense MLP.
   bool IsMoeLayer(int64_t layer) const;
