@@ -11,6 +11,10 @@ memory-bound at small batch, compute-bound at large.
   python3 floor_sweep.py --out DIR --only dense --batches 16 --contexts 1024 --steps 30 --nvtx
                                                    # one configuration, each step in an NVTX range
                                                    # "iteration N" (for `sightline record`)
+  python3 floor_sweep.py --out DIR --only dense --batches 16 --contexts 1024 --steps 30 --nvtx \
+      --layer-ranges --snapshot DIR/snap.pickle    # and a range per decoder layer ("layer_N") and
+                                                   # one around the lm_head ("lm_head"); a memory
+                                                   # snapshot of the run (--weights-snapshot)
 
 Models: "dense", Llama-3.2-1B's shape (16 layers, hidden 2048, GQA 32/8, MLP 8192, vocabulary
 128256, tied embeddings); "moe", Qwen3-30B-A3B's shape reduced to --moe-layers layers (hidden 2048,
@@ -22,7 +26,9 @@ token a step; the table's context is then the first step's). DynamicCache append
 every step: time the floor does not count (the report's non-GEMM kernels).
 
 Output: DIR/peaks.json (measured copy bandwidth and GEMM throughput), DIR/sweep.jsonl (one line per
-configuration) and the table on stdout.
+configuration) and the table on stdout. With --layer-ranges, DIR/layers.json: each decoder layer's
+parameter bytes and KV-cache bytes read (the first configuration's), the lm_head's, from the
+program's tensors: the truth for the per-layer floor (docs/analyses/floor.md, "Per layer").
 """
 import argparse
 import json
@@ -126,6 +132,43 @@ def program_truth(cfg, model, kind, batch, cache):
                 kv_read_bytes=kv_bytes)
 
 
+def add_layer_ranges(model):
+    """NVTX ranges around each decoder layer ("layer_N") and the lm_head ("lm_head") of a forward."""
+    def push(name):
+        return lambda module, args: torch.cuda.nvtx.range_push(name)
+
+    def pop(module, args, output):
+        torch.cuda.nvtx.range_pop()
+
+    for i, layer in enumerate(model.model.layers):
+        layer.register_forward_pre_hook(push(f"layer_{i}"))
+        layer.register_forward_hook(pop)
+    model.lm_head.register_forward_pre_hook(push("lm_head"))
+    model.lm_head.register_forward_hook(pop)
+
+
+def layer_truth(cfg, model, kind, batch, context, cache):
+    """Per decoder layer: its parameter bytes (MoE: the routed experts' share the batch reaches
+    under uniform routing, as the floor assumes) and its KV-cache bytes; the lm_head's bytes."""
+    layers = []
+    caches = kv_layers(cache)
+    for i, layer in enumerate(model.model.layers):
+        params = {n: p.numel() * p.element_size() for n, p in layer.named_parameters()}
+        total = sum(params.values())
+        read = total
+        if kind == "moe":
+            experts = sum(v for n, v in params.items() if ".experts." in n or n.startswith("mlp.experts"))
+            e, k = cfg.num_experts, cfg.num_experts_per_tok
+            read = total - experts + experts * e * (1 - (1 - k / e) ** batch) / e
+        k_, v_ = caches[i]
+        kv = k_.numel() * k_.element_size() + v_.numel() * v_.element_size()
+        layers.append(dict(layer=i, param_bytes=total, weight_bytes=read, kv_read_bytes=kv,
+                           kv_write_bytes=kv / max(context, 1)))
+    head = model.lm_head.weight
+    return dict(model=kind, batch=batch, context=context, layers=layers,
+                lm_head_bytes=head.numel() * head.element_size())
+
+
 def kv_layers(cache):
     """(keys, values) of each layer of a DynamicCache, in transformers 4.x and 5.x."""
     if hasattr(cache, "layers"):
@@ -170,7 +213,7 @@ def timed(fn):
     return r, a.elapsed_time(b) * 1e6  # ns
 
 
-def run_config(kind, cfg, model, batch, context, steps, warmup, nvtx, peaks):
+def run_config(kind, cfg, model, batch, context, steps, warmup, nvtx, peaks, layers_out=None):
     dev = "cuda"
     ids = torch.randint(0, cfg.vocab_size, (batch, context), device=dev)
     with torch.inference_mode():
@@ -182,6 +225,9 @@ def run_config(kind, cfg, model, batch, context, steps, warmup, nvtx, peaks):
         del out
         nxt = torch.randint(0, cfg.vocab_size, (batch, 1), device=dev)
         truth = program_truth(cfg, model, kind, batch, cache)
+        if layers_out is not None and not os.path.exists(layers_out):
+            with open(layers_out, "w") as f:
+                json.dump(layer_truth(cfg, model, kind, batch, context, cache), f, indent=1)
         times = []
         for i in range(warmup + steps):
             if nvtx:
@@ -240,8 +286,15 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--moe-layers", type=int, default=8)
     ap.add_argument("--nvtx", action="store_true", help="each step in an NVTX range \"iteration N\"")
+    ap.add_argument("--layer-ranges", action="store_true",
+                    help="an NVTX range per decoder layer (layer_N) and around the lm_head")
+    ap.add_argument("--snapshot", default=None,
+                    help="record the allocator's history from the start and dump a memory "
+                         "snapshot here at the end (for `analyze --weights-snapshot`)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.snapshot:
+        torch.cuda.memory._record_memory_history(max_entries=100000)
     t0 = time.time()
     import transformers
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, "
@@ -258,6 +311,8 @@ def main():
     sweep = open(os.path.join(args.out, "sweep.jsonl"), "w")
     for kind in ([args.only] if args.only else ["dense", "moe"]):
         cfg, model = build(kind, args.moe_layers)
+        if args.layer_ranges:
+            add_layer_ranges(model)
         write_config(cfg, os.path.join(args.out, kind, "config.json"))
         print(f"{kind}: {sum(p.numel() for p in model.parameters()) / 1e9:.3f}e9 parameters, "
               f"config {os.path.join(args.out, kind, 'config.json')}", flush=True)
@@ -265,7 +320,9 @@ def main():
             for batch in batches:
                 try:
                     got = run_config(kind, cfg, model, batch, context, args.steps, args.warmup,
-                                     args.nvtx, peaks)
+                                     args.nvtx, peaks,
+                                     os.path.join(args.out, "layers.json") if args.layer_ranges
+                                     else None)
                 except Exception as e:  # out of memory, or an API this transformers lacks
                     got = [dict(model=kind, step="decode", batch=batch, context=context,
                                 error=f"{type(e).__name__}: {e}")]
@@ -277,6 +334,12 @@ def main():
                               flush=True)
                 sweep.flush()
                 torch.cuda.empty_cache()  # after a failure too, once its tensors are gone
+        if args.snapshot:
+            # The model still alive: its weights are in the dump.
+            torch.cuda.memory._dump_snapshot(args.snapshot)
+            print(f"snapshot {args.snapshot}: the model's parameters "
+                  f"{sum(p.numel() * p.element_size() for p in model.parameters())} B", flush=True)
+            args.snapshot = None
         del model
         torch.cuda.empty_cache()
     sweep.close()

@@ -97,6 +97,28 @@ if [[ $stages == *floor* ]]; then
   sed -n '/^== How far from the hardware/,/^== [^H]/p' floor.measured.report.txt | head -60 | tee -a $runs/summary.txt
   grep -A2 'their floor' floor.measured.report.txt | head -6 | tee -a $runs/summary.txt
   popd > /dev/null
+  # Per layer: an NVTX range per decoder layer and around the lm_head (layers.json: the program's
+  # bytes per layer, checked by floor_layers_check.py), and a memory snapshot whose weights give
+  # the floor without a config (--weights-snapshot); the dense model and the MoE one.
+  for kind in dense moe; do
+    rec floor_layers_${kind}_b16 -o run.slrec --gpu-metrics -- python3 $P/floor_sweep.py --out . \
+      --only $kind --batches 16 --contexts 1024 --steps 20 --nvtx --layer-ranges --snapshot snap.pickle
+    pushd $runs/floor_layers_${kind}_b16 > /dev/null
+    timeout 300 $SL analyze run.slrec --model-config $kind/config.json --batch 16 --context 1024 \
+      > floor.layers.report.txt 2>&1
+    log "floor layers ($kind): exit $?"
+    timeout 300 $SL analyze run.slrec --model-config $kind/config.json --batch 16 --context 1024 \
+      --format json -o floor.layers.report.json > floor.layers.stderr.txt 2>&1
+    python3 $P/floor_layers_check.py floor.layers.report.json layers.json | tee -a $runs/summary.txt
+    sed -n '/Layers against their floor/,/^  note/p' floor.layers.report.txt | head -30 | tee -a $runs/summary.txt
+    grep -A1 'their floor' floor.layers.report.txt | head -3 | tee -a $runs/summary.txt
+    timeout 300 $SL analyze run.slrec --weights-snapshot snap.pickle --batch 16 \
+      > floor.snapshot.report.txt 2>&1
+    log "floor from the snapshot ($kind): exit $?"
+    grep -E 'Weight bytes from|Weights in the memory snapshot' floor.snapshot.report.txt | tee -a $runs/summary.txt
+    grep '^snapshot' stdout.txt | tee -a $runs/summary.txt
+    popd > /dev/null
+  done
 fi
 # Reports of every recording, as a user would ask for them.
 for d in $runs/*/; do
