@@ -248,8 +248,8 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "refused if it is not a snapshot or holds no weights")
       ->type_name("SNAPSHOT");
   cmd->add_option("--batch", args->options.floor.batch,
-                  "With --model-config: sequences decoded in every step (overrides the iteration "
-                  "log's)")
+                  "With --model-config (or --weights-snapshot): sequences decoded in every step "
+                  "(overrides the iteration log's)")
       ->check(PositiveCount<int64_t>());
   cmd->add_option("--context", args->options.floor.context,
                   "With --model-config: tokens already in each sequence's KV cache at a step "
