@@ -226,8 +226,11 @@ TEST(RealPrograms, CompiledGenerateStartupIsCompilingAndRanksLast) {
   // each call is the prefill), less the one run while its graph was captured.
   const int64_t calls = int64_t(truth["calls"]);
   const int64_t passes = int64_t(truth["forward_passes_per_call"]);
-  EXPECT_EQ(int64_t(Section(report, "iterations")["facts"]["iterations"]),
-            calls * (passes - 1) - 1);
+  simdjson::dom::element it = Section(report, "iterations")["facts"];
+  EXPECT_EQ(int64_t(it["iterations"]), calls * (passes - 1) - 1);
+  // The second call's set-up and prefill (15.6 ms, 169 kernels) are not in the first call's last
+  // step (which was 19.7 ms with them): no step is 3 times the median step.
+  EXPECT_LT(int64_t(it["wall_max_ns"]), 3 * int64_t(it["wall_median_ns"]));
   // The first call took ~20 s (truth: call_s[0]), nearly all of it before the first step: the
   // compile workers and ptxas on CPU, with the GPU idle, then Triton's autotuning.
   simdjson::dom::element ph = Section(report, "phases");
