@@ -242,6 +242,10 @@ TEST(RealPrograms, CompiledGenerateStartupIsCompilingAndRanksLast) {
   EXPECT_GT(int64_t(ph["facts"]["autotune_ns"]), 0);
   EXPECT_GE(int64_t(ph["facts"]["compiler_processes"]), 2);  // the worker pool and ptxas at least
   EXPECT_GT(int64_t(ph["facts"]["before_trace_ns"]), 0);     // imports before CUDA
+  // Lazy module loading: PyTorch's kernels' first launches (building the model) loaded their code.
+  EXPECT_GT(int64_t(ph["facts"]["module_loading_launches"]), 10);
+  EXPECT_EQ(int64_t(ph["facts"]["module_loading_startup_ns"]),
+            int64_t(ph["facts"]["module_loading_ns"]));
   // The start-up finding: last, though its figure is the largest.
   simdjson::dom::array findings = report["findings"].get_array();
   ASSERT_GT(findings.size(), 1u);
