@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -27,7 +28,9 @@ bool Alike(int64_t a, int64_t b) {
 
 void Measure(InferredSteps& r) {
   std::vector<int64_t> counts;
-  for (const InferredSteps::Step& s : r.steps) counts.push_back(s.launches);
+  for (const InferredSteps::Step& s : r.steps) {
+    if (!s.cut) counts.push_back(s.launches);
+  }
   const double median = Median(counts);
   int64_t alike = 0;
   for (int64_t c : counts) alike += Alike(c, static_cast<int64_t>(median + 0.5)) ? 1 : 0;
@@ -36,6 +39,57 @@ void Measure(InferredSteps& r) {
 
 int64_t LaunchesIn(const LaunchIndex& index, int32_t thread, TimeNs a, TimeNs b) {
   return thread < 0 ? 0 : static_cast<int64_t>(index.LaunchedIn(thread, a, b).size());
+}
+
+// Each replay step runs from its launch to the next one's, so the work between two calls of a
+// loop (generate()'s end, the next call's set-up and prefill) lands in the step before the next
+// call: an outlier step that is no decode step. A step with clearly more launches than the median
+// step (> twice as many and > the median + kTailMargin) ends at the host synchronization inside it
+// that leaves it the launch count closest to the median step's, and the rest is a stretch of its
+// own (Step::cut). A step without a synchronization inside it is kept whole.
+constexpr int64_t kTailMargin = 16;
+
+void CutLongTails(TraceFacts& facts, const LaunchingThread& main, InferredSteps& r) {
+  std::vector<int64_t> counts;
+  for (const InferredSteps::Step& s : r.steps) counts.push_back(s.launches);
+  if (counts.size() < kMinSteps) return;
+  const auto median = static_cast<int64_t>(Median(counts) + 0.5);
+  const Trace& trace = facts.trace();
+  const ApiCallTable& api = trace.api_calls;
+  std::vector<TimeNs> syncs;  // ends of the thread's synchronizations, in time order
+  for (size_t i = 0; i < api.size(); ++i) {
+    if (api.pid[i] == main.pid && api.tid[i] == main.tid && IsBlockingCall(trace, i)) {
+      syncs.push_back(api.end_ns[i]);
+    }
+  }
+  std::sort(syncs.begin(), syncs.end());
+  const LaunchIndex& index = facts.Launches();
+  const int32_t thread = index.ThreadOf(main.pid, main.tid);
+  std::vector<InferredSteps::Step> out;
+  for (InferredSteps::Step s : r.steps) {
+    TimeNs cut = -1;
+    int64_t head = 0;
+    if (s.launches > 2 * median && s.launches > median + kTailMargin) {
+      for (auto it = std::upper_bound(syncs.begin(), syncs.end(), s.start_ns);
+           it != syncs.end() && *it < s.end_ns; ++it) {
+        const int64_t n = LaunchesIn(index, thread, s.start_ns, *it);
+        if (cut < 0 || std::abs(n - median) < std::abs(head - median)) cut = *it, head = n;
+      }
+    }
+    if (cut < 0 || s.launches - head <= kTailMargin) {
+      out.push_back(s);
+      continue;
+    }
+    InferredSteps::Step rest = s;
+    rest.start_ns = cut;
+    rest.launches = s.launches - head;
+    rest.cut = true;
+    s.end_ns = cut;
+    s.launches = head;
+    out.push_back(s);
+    out.push_back(rest);
+  }
+  r.steps = std::move(out);
 }
 
 // One step per replay of the thread's most replayed graph: from its launch to the next one's.
@@ -93,6 +147,7 @@ InferredSteps FromGraphReplays(TraceFacts& facts, const LaunchingThread& main) {
     s.launches = LaunchesIn(index, thread, s.start_ns, s.end_ns);
     r.steps.push_back(s);
   }
+  CutLongTails(facts, main, r);
   r.method = "graph replays";
   const GraphVariant* v =
       top->first >= 0 && static_cast<size_t>(top->first) < replays.variants.size()
@@ -194,25 +249,26 @@ double SameMixShare(const std::vector<uint32_t>& a, const std::vector<uint32_t>&
 constexpr size_t kMaxFamilies = 32;  // more mixes than this join their closest family
 
 // Groups the steps by kernel mix (InferredSteps::Family), the family of the most steps first.
-// Without `by_mix`, one family: every replay of the step's graph is a step by construction
-// (work between replays, a prefill's included, belongs to the step before it).
+// Without `by_mix` (graph replays), the replay steps are one family, the loop, whatever their
+// mix (each replay of the step's graph is a step by construction), and the stretches cut from
+// them are grouped by mix among themselves.
 void AssignFamilies(TraceFacts& facts, InferredSteps& r, bool by_mix) {
   const Trace& trace = facts.trace();
   const LaunchIndex& index = facts.Launches();
   const int32_t thread = index.ThreadOf(r.pid, r.tid);
   std::vector<std::vector<uint32_t>> mixes, firsts;  // each step's; each family's first step's
   std::vector<int64_t> sizes;
+  if (!by_mix) firsts.emplace_back(), sizes.push_back(0);  // family 0: the replay steps
   for (InferredSteps::Step& s : r.steps) {
     mixes.push_back(KernelMix(trace, index, thread, s));
-    if (!by_mix) {
+    if (!by_mix && !s.cut) {
       s.family = 0;
-      if (sizes.empty()) firsts.push_back(mixes.back()), sizes.push_back(0);
-      ++sizes[0];
+      if (sizes[0]++ == 0) firsts[0] = mixes.back();
       continue;
     }
     int32_t best = -1;
     double best_share = -1;
-    for (size_t f = 0; f < firsts.size(); ++f) {
+    for (size_t f = by_mix ? 0 : 1; f < firsts.size(); ++f) {
       const double share = SameMixShare(mixes.back(), firsts[f]);
       if (share > best_share) best_share = share, best = static_cast<int32_t>(f);
     }
@@ -224,11 +280,14 @@ void AssignFamilies(TraceFacts& facts, InferredSteps& r, bool by_mix) {
     s.family = best;
     ++sizes[best];
   }
-  // Most steps first; of equal ones, the earlier.
+  // Most steps first (the replay steps first of all); of equal ones, the earlier.
   std::vector<int32_t> order(sizes.size()), rank(sizes.size());
   for (size_t f = 0; f < order.size(); ++f) order[f] = static_cast<int32_t>(f);
+  auto key = [&](int32_t f) {
+    return !by_mix && f == 0 ? std::numeric_limits<int64_t>::max() : sizes[f];
+  };
   std::stable_sort(order.begin(), order.end(),
-                   [&sizes](int32_t a, int32_t b) { return sizes[a] > sizes[b]; });
+                   [&key](int32_t a, int32_t b) { return key(a) > key(b); });
   for (size_t k = 0; k < order.size(); ++k) rank[order[k]] = static_cast<int32_t>(k);
   for (InferredSteps::Step& s : r.steps) s.family = rank[s.family];
   r.families.assign(sizes.size(), {});
@@ -255,8 +314,10 @@ void AssignFamilies(TraceFacts& facts, InferredSteps& r, bool by_mix) {
     bool opens = f > 0;
     for (size_t i = 0; opens && i < r.steps.size(); ++i) {
       if (r.steps[i].family != static_cast<int32_t>(f)) continue;
+      // A stretch cut from a replay step follows that step by construction: it opens the run
+      // after it.
       opens = i + 1 < r.steps.size() && r.steps[i + 1].family == 0 &&
-              (i == 0 || r.steps[i - 1].family != 0);
+              (i == 0 || r.steps[i - 1].family != 0 || r.steps[i].cut);
     }
     family.opens_runs = opens;
   }

@@ -25,13 +25,18 @@ struct InferredSteps {
     TimeNs start_ns = 0, end_ns = 0;
     int64_t launches = 0;  // launch calls of the thread inside it
     int32_t family = 0;    // index into families
+    // Cut from the end of a replay step (graph replays): the work between two replays that is
+    // unlike the other steps' (a generate() call's end, the next call's set-up and prefill), from
+    // the step's first synchronization to the next replay. Grouped by kernel mix among themselves.
+    bool cut = false;
   };
   std::vector<Step> steps;
   // Steps of one kernel mix: a decode step and a prefill run the same layers through other
   // kernels (GEMM tiles for 8 rows or 1,024, a decode or a prefill attention kernel). Two steps
   // are of one family when at least kSameMix of the larger one's kernels (by name, counted) are
   // in the other. The family with the most steps is the loop; families[0] is it. Steps found by
-  // graph replays are one family: each replay of the step's graph is a step by construction.
+  // graph replays are the loop by construction (each replay of the step's graph is a step); the
+  // stretches cut from them (Step::cut) make the other families.
   struct Family {
     int64_t steps = 0;
     int64_t kernels_median = 0;

@@ -197,5 +197,36 @@ TEST(StartupFinding, QuietWhenStartupHoldsLittleToCache) {
   EXPECT_EQ(r.activity(StartupActivity::kHost), r.startup_ns());
 }
 
+// Lazy module loading: a kernel's first launch in its process takes milliseconds (the driver
+// loads its code inside the call), later ones microseconds. "gemm" first launched at 1 ms in
+// start-up (2 ms), "norm" first in the warm-up (1 ms), "add" first in the steady state but fast
+// (no load: its module came with another kernel's); a graph launch's slow first call is not a
+// module load.
+TEST(Phases, FirstLaunchesThatLoadedTheirKernelsCode) {
+  TraceFixture f;
+  f.Device(0);
+  f.Launch("gemm", 1 * kMs, 3 * kMs, 3 * kMs, 4 * kMs);
+  for (int i = 0; i < 20; ++i) {
+    const TimeNs t = 10 * kMs + i * kMs;
+    f.Launch("gemm", t, t + 5'000, t + 10'000, t + 20'000);
+  }
+  f.Launch("norm", 12 * kMs + 100'000, 13 * kMs + 100'000, 13 * kMs + 200'000, 13 * kMs + 300'000);
+  f.Launch("add", 40 * kMs, 40 * kMs + 6'000, 40 * kMs + 10'000, 40 * kMs + 20'000);
+  f.Api("cudaGraphLaunch", 50 * kMs, 55 * kMs, ApiKind::kRuntime, {}, 77);
+  f.Kernel("graph_kernel", 55 * kMs, 56 * kMs, {}, 77);
+  const Trace trace = f.Build();
+  const FirstLaunchLoads r =
+      FindFirstLaunchLoads(trace, /*first_step_ns=*/10 * kMs, /*first_steady_ns=*/20 * kMs);
+  EXPECT_EQ(r.first_launches, 3);  // gemm, norm, add
+  EXPECT_EQ(r.median_launch_ns, 5'000);
+  EXPECT_EQ(r.loading, 2);
+  EXPECT_EQ(r.loading_ns, 3 * kMs);
+  EXPECT_EQ(r.startup, 1);
+  EXPECT_EQ(r.startup_ns, 2 * kMs);
+  EXPECT_EQ(r.warmup, 1);
+  EXPECT_EQ(r.warmup_ns, 1 * kMs);
+  EXPECT_EQ(r.steady, 0);
+}
+
 }  // namespace
 }  // namespace sightline

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "analyses/findings/findings.h"
 #include "base/file_io.h"
 #include "exporters/perfetto_json.h"
@@ -55,6 +58,72 @@ TEST(Memory, PeakAndWhatHeldIt) {
   ASSERT_EQ(d.at_peak.size(), 2u);
   EXPECT_EQ(d.at_peak[0].bytes, 4 << 20);
   EXPECT_EQ(d.at_peak[1].what, "cudaMalloc");
+}
+
+// When the memory alive at the peak was allocated (analyses/memory/memory_phase.h): 8 steps named
+// "step N" (10'000 + 1'000 N, each launching one kernel), the first of them slow (a warm-up); a
+// graph captured on the launching thread at 5'000..6'000. Allocations: 64 MiB at 1'000 (start-up:
+// the weights), 8 MiB inside the capture (the graph's pool), 4 MiB in the warm-up step, 2 MiB in a
+// steady step, 1 MiB after the last step (the peak is at the end).
+TEST(Memory, AliveAtThePeakByThePhaseThatAllocatedIt) {
+  TraceFixture f;
+  f.Device(0, "NVIDIA H200", 132, 9, 0, int64_t{140} << 30);
+  f.Api("cudaStreamBeginCapture", 5'000, 5'010);
+  f.Api("cudaStreamEndCapture", 5'990, 6'000);
+  TimeNs t = 10'000;
+  for (int i = 0; i < 8; ++i) {
+    const TimeNs length = i == 0 ? 20'000 : 1'000;
+    f.Range(fmt::format("step {}", i), t, t + length);
+    f.Launch("decode", t + 10, t + 20, t + 30, t + 500);
+    t += length;
+  }
+  auto event = [&f](TimeNs at, int64_t bytes, uint64_t address) {
+    TraceBuilder::MemoryEventRow r;
+    r.time_ns = at;
+    r.device = 0;
+    r.pid = 100;
+    r.tid = 100;
+    r.bytes = bytes;
+    r.address = address;
+    r.kind = MemoryKind::kDevice;
+    f.builder().AddMemoryEvent(r);
+  };
+  event(1'000, 64 << 20, 0x1000);
+  event(5'500, 8 << 20, 0x2000);
+  event(15'000, 4 << 20, 0x3000);
+  event(33'500, 2 << 20, 0x4000);
+  event(t + 1'000, 1 << 20, 0x5000);
+  const Trace trace = f.Build();
+  StatusOr<MemoryResult> r = ComputeMemory(*Ctx(trace), {});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->devices.size(), 1u);
+  std::map<std::string, int64_t> by_phase;
+  for (const AllocationGroup& g : r->devices[0].by_phase) by_phase[g.name] = g.bytes;
+  EXPECT_EQ(by_phase["start-up (before the steps)"], 64 << 20);
+  EXPECT_EQ(by_phase["graph capture"], 8 << 20);
+  EXPECT_EQ(by_phase["warm-up steps"], 4 << 20);
+  EXPECT_EQ(by_phase["steady steps"], 2 << 20);
+  EXPECT_EQ(by_phase["after the last step"], 1 << 20);
+  EXPECT_EQ(by_phase.size(), 5u);
+}
+
+// Without steps, no phase is claimed.
+TEST(Memory, NoPhasesWithoutSteps) {
+  TraceFixture f;
+  f.Device(0);
+  TraceBuilder::MemoryEventRow r;
+  r.time_ns = 10;
+  r.device = 0;
+  r.pid = 100;
+  r.bytes = 1 << 20;
+  r.address = 0x1000;
+  r.kind = MemoryKind::kDevice;
+  f.builder().AddMemoryEvent(r);
+  const Trace trace = f.Build();
+  StatusOr<MemoryResult> m = ComputeMemory(*Ctx(trace), {});
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->devices.size(), 1u);
+  EXPECT_TRUE(m->devices[0].by_phase.empty());
 }
 
 // Pinned (and pageable) host allocations that nsys reports beside the device's (cudaHostAlloc, a

@@ -1,7 +1,8 @@
 // Steps found without step ranges (facts/inferred_steps.h; docs/metrics.md, "Steps without
 // ranges"): by kernel mix, a generate() call's prefill is a loop of its own beside the decode
 // steps, and the set-up before it in none; graphs traced as a whole (nsys's default) count as one
-// step's graphs when their GPU time per replay agrees.
+// step's graphs when their GPU time per replay agrees; a replay step ends before the next call's
+// prefill.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -96,6 +97,47 @@ TEST(InferredSteps, WholeGraphsOfOneStepAgreeInGpuTimePerReplay) {
   EXPECT_EQ(r->sets[0].iterations.size(), 10u);  // 12 replays less graph 3's two
   EXPECT_NE(r->sets[0].pattern.find("1 other graph of its size"), std::string::npos)
       << r->sets[0].pattern;
+}
+
+// generate() calls replaying a graph per decode step (traced as a whole): each step launches
+// the graph, then 3 "sample" kernels, then synchronizes; each call first runs a prefill of 20
+// "gemm_big" kernels and synchronizes. The replay step before a call's first one would hold the
+// next call's prefill: it ends at its own synchronization, and the prefill is a stretch apart.
+TEST(InferredSteps, ReplayStepsLeaveTheNextCallsPrefillApart) {
+  TraceFixture f;
+  f.Device(0);
+  TimeNs t = 1'000;
+  int correlation = 500;
+  for (int call = 0; call < 3; ++call) {
+    for (int i = 0; i < 20; ++i, t += 20) f.Launch("gemm_big", t, t + 5, t + 6, t + 15);
+    f.Api("cudaStreamSynchronize", t, t + 100);
+    t += 200;
+    for (int step = 0; step < 8; ++step) {
+      f.Api("cudaGraphLaunch", t, t + 5, ApiKind::kRuntime, {}, correlation);
+      f.Kernel(WholeGraphName(1), t + 10, t + 210, {}, correlation++);
+      t += 300;
+      for (int i = 0; i < 3; ++i, t += 20) f.Launch("sample", t, t + 5, t + 6, t + 15);
+      f.Api("cudaStreamSynchronize", t, t + 100);
+      t += 600;
+    }
+  }
+  const Trace trace = f.Build();
+  TraceFacts facts(trace);
+  StatusOr<IterationsResult> r = ComputeIterations(facts, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->method, "graph replays");
+  ASSERT_EQ(r->sets.size(), 1u);
+  ASSERT_EQ(r->sets[0].iterations.size(), 24u);  // 3 calls x 8 replays
+  // The graph's row and 3 samples each (the last step ends with its replay's GPU work).
+  for (size_t i = 0; i + 1 < r->sets[0].iterations.size(); ++i) {
+    EXPECT_EQ(r->sets[0].iterations[i].launched.kernel_count, 4) << i;
+  }
+  // The prefills of the second and third calls, cut from the steps before them; the first call's
+  // comes before the first replay (start-up).
+  ASSERT_EQ(r->other_loops.size(), 1u);
+  EXPECT_EQ(r->other_loops[0].iterations.size(), 2u);
+  EXPECT_EQ(r->other_loops[0].pattern, "gemm_big [opens each run of the loop]");
+  EXPECT_EQ(r->other_steps, 0);
 }
 
 }  // namespace

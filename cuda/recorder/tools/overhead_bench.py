@@ -27,6 +27,7 @@ OUT = os.environ.get("OUT", "/tmp/recorder-out")
 SL, DL, NSYS = os.environ["SL"], os.environ["DL"], os.environ.get("NSYS", "")
 BUDGET = float(os.environ.get("BUDGET_S", "400"))
 REPS = int(os.environ.get("REPS", "5"))
+REP_START = int(os.environ.get("REP_START", "0"))  # first repetition's place in the rotation
 T0 = time.time()
 TMP = "/tmp/overhead"
 os.makedirs(TMP, exist_ok=True)
@@ -75,11 +76,29 @@ TORCH_WORKLOADS = [
      f"python3 {HERE}/torch_decode_bench.py --mode none --steps 250 --warmup 20", TORCH_PAT, "ms",
      MODES),
 ]
+# Real programs (issue 52): Hugging Face transformers' generate() on a Llama-3.2-1B shape (random
+# weights, batch 8, 64 new tokens), compiled with a static cache (CUDA graphs) and eager; each run
+# prints the median generate() call after its first (compile, capture, warm-up; a cold compile cache
+# in the first run changes only that call, which is left out). Each run starts
+# Python, imports transformers and builds the model (about 20 s), so these run fewer repetitions.
+# The deep graph loop is decode_loop with 32 layers: a graph of about as many nodes as the compiled
+# HF program's decode step (297 kernels), at a few seconds a run.
+CALL_PAT = r"median_call_ms=([0-9.]+)"
+HF = f"python3 {HERE}/../../../examples/programs/hf_generate.py --calls 10"
+REAL_WORKLOADS = [
+    ("decode_loop_deep_graph", f"{DL} --hidden 1024 --context 128 --layers 32 --iterations 1000 "
+     f"--warmup 100 --cuda-graph", DL_PAT, "us", MODES),
+    ("hf_static_b8", f"{HF} --mode static", CALL_PAT, "ms", MODES),
+    ("hf_eager_b8", f"{HF} --mode eager", CALL_PAT, "ms", MODES),
+]
 # WORKLOADS="name name ...": run only these (each PyTorch run costs about 20 s of start-up).
 if os.environ.get("WORKLOADS"):
     _keep = os.environ["WORKLOADS"].split()
     DL_WORKLOADS = [w for w in DL_WORKLOADS if w[0] in _keep]
     TORCH_WORKLOADS = [w for w in TORCH_WORKLOADS if w[0] in _keep]
+    REAL_WORKLOADS = [w for w in REAL_WORKLOADS if w[0] in _keep]
+else:
+    REAL_WORKLOADS = []
 
 
 def log(msg):
@@ -88,7 +107,7 @@ def log(msg):
     LOG.flush()
 
 
-def run(cmd, timeout=120):
+def run(cmd, timeout=180):
     t = time.time()
     try:
         p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -131,7 +150,8 @@ def bench(workloads, reps, results):
             log(f"  (budget: {left:.0f} s left, a repetition takes {rep_time} s; stopping at {rep})")
             break
         for name, cmd, pattern, _, modes in workloads:
-            order = modes[rep % len(modes):] + modes[:rep % len(modes)]
+            turn = rep + REP_START  # a later call goes on with the rotation where one stopped
+            order = modes[turn % len(modes):] + modes[:turn % len(modes)]
             for mode in order:
                 rc, v = one(mode, name, cmd, pattern, rep)
                 vals[name][mode][rep] = v
@@ -174,6 +194,8 @@ def table(results):
 def main():
     results = {}
     try:
+        for w in REAL_WORKLOADS:  # one after the other: each gets the repetitions the budget allows
+            bench([w], REPS, results)
         if TORCH_WORKLOADS:
             bench(TORCH_WORKLOADS, REPS, results)
         if DL_WORKLOADS:

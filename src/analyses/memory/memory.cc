@@ -9,6 +9,7 @@
 
 #include "analyses/common/analysis_context.h"
 #include "analyses/common/range_at.h"
+#include "analyses/memory/memory_phase.h"
 #include "base/file_io.h"
 #include "base/saturating.h"
 
@@ -351,6 +352,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
     }
   }
   RangeAt range_at(trace);
+  const MemoryPhases phases(context);
   for (auto& [id, s] : devices) {
     DeviceMemory& d = s.d;
     if (const DeviceInfo* info = trace.FindDevice(id)) d.total_bytes = info->total_memory_bytes;
@@ -360,7 +362,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       return m.bytes[x] != m.bytes[y] ? m.bytes[x] > m.bytes[y] : m.time_ns[x] < m.time_ns[y];
     });
     d.at_peak_count = static_cast<int64_t>(rows.size());
-    std::vector<std::pair<std::string, int64_t>> ops, ranges, sites, sources;
+    std::vector<std::pair<std::string, int64_t>> ops, ranges, sites, sources, when;
     bool any_op = false, any_range = false, any_site = false, any_source = false;
     for (size_t k = 0; k < rows.size(); ++k) {
       const size_t row = rows[k];
@@ -383,6 +385,11 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
       const std::string_view source = FileNameOf(trace.str(m.source[row]));
       any_source |= !source.empty();
       sources.push_back({source.empty() ? "(unknown)" : std::string(source), m.bytes[row]});
+      if (phases.known()) {
+        const MemoryPhase phase =
+            m.predates[row] != 0 ? MemoryPhase::kBefore : phases.At(pid, tid, m.time_ns[row]);
+        when.push_back({MemoryPhaseLabel(phase), m.bytes[row]});
+      }
       if (k >= options.top_allocations) continue;
       LiveAllocation& a = d.at_peak.emplace_back();
       a.bytes = m.bytes[row];
@@ -415,6 +422,7 @@ StatusOr<MemoryResult> ComputeMemory(AnalysisContext& context, const MemoryOptio
                                    held(d.end_reserved_bytes, d.end_bytes));
     }
     if (any_source) d.by_source = Group(sources, options.top_groups);
+    d.by_phase = Group(when, options.top_groups);
     for (auto& [address, p] : s.pools) d.pools.push_back(p);
     std::stable_sort(d.pools.begin(), d.pools.end(), [](const MemoryPool& a, const MemoryPool& b) {
       return a.max_size_bytes > b.max_size_bytes;

@@ -122,6 +122,9 @@ struct DeviceMemory {
   // By the library that asked for it (a recording with --cuda-memory-usage): NCCL, PyTorch's
   // allocator, cuBLAS, the program; only when some allocation alive at the peak has one.
   std::vector<AllocationGroup> by_source;
+  // By the phase of the run it was allocated in (analyses/memory/memory_phase.h: graph capture,
+  // start-up, warm-up steps, steady steps, after the last step); only when the steps are known.
+  std::vector<AllocationGroup> by_phase;
   // Stream-ordered pools. When there are any, `reserved` is what the process holds from CUDA:
   // the pools' sizes plus the live allocations from no pool.
   std::vector<MemoryPool> pools;

@@ -181,6 +181,7 @@ Status RunMemorySection(AnalysisContext& context, int input, Report& report) {
     AddGroupTable(s, d, d.by_range, "range", "range");
     AddGroupTable(s, d, d.by_site, "site", "call site");
     AddGroupTable(s, d, d.by_source, "library", "library");
+    AddGroupTable(s, d, d.by_phase, "phase", "phase");
     if (!d.pools.empty()) {
       Table& pt =
           s.AddTable(fmt::format("pools_device_{}", d.device),

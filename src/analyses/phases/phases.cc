@@ -128,6 +128,7 @@ StatusOr<PhasesResult> ComputePhases(AnalysisContext& context) {
     r.before_trace_ns = std::max<DurationNs>(0, r.trace_begin_ns - program_start);
   }
 
+  r.first_launches = FindFirstLaunchLoads(trace, r.first_step_ns, r.first_steady_ns);
   const DurationNs startup = r.startup_ns();
   if (startup <= 0) return r;
   r.bin_ns = std::max<DurationNs>(
@@ -348,6 +349,17 @@ Status RunPhasesSection(AnalysisContext& context, int input, Report& report) {
     s.AddFact("compiler_cpu_ns", "Their CPU time in start-up", r.compiler_cpu_ns,
               Unit::kDurationNs);
   }
+  const FirstLaunchLoads& fl = r.first_launches;
+  if (fl.loading > 0) {
+    s.AddFact("module_loading_launches",
+              "First launches that loaded their kernel's code (lazy module loading)", fl.loading,
+              Unit::kCount);
+    s.AddFact("module_loading_ns", "Their time", fl.loading_ns, Unit::kDurationNs);
+    s.AddFact("module_loading_startup_ns", "Of it in start-up", fl.startup_ns, Unit::kDurationNs);
+    s.AddFact("module_loading_warmup_ns", "In the warm-up steps", fl.warmup_ns, Unit::kDurationNs);
+    s.AddFact("module_loading_steady_ns", "In the steady steps and after", fl.steady_ns,
+              Unit::kDurationNs);
+  }
   s.AddFact("steady_ns", "Steady state (first steady step to last step's end)", r.steady_ns(),
             Unit::kDurationNs);
   Table& t = s.AddTable("phases", "Phases, in time order",
@@ -374,6 +386,15 @@ Status RunPhasesSection(AnalysisContext& context, int input, Report& report) {
                       std::string("last step's end to the trace's end")});
   }
   t.note = "Start: from the trace's first event. Steps: the iterations section's main set.";
+  if (fl.loading > 0) {
+    t.note += fmt::format(
+        " Lazy module loading: {} of {} kernels' first launches took over {} (the median launch "
+        "call {}): the driver loaded their code inside the call (CUDA_MODULE_LOADING=LAZY, the "
+        "default); CUDA_MODULE_LOADING=EAGER moves it to start-up.",
+        fl.loading, fl.first_launches,
+        FormatDuration(std::max(kLoadingLaunchNs, kLoadingLaunchFactor * fl.median_launch_ns)),
+        FormatDuration(fl.median_launch_ns));
+  }
   if (r.segments.empty()) return Status::Ok();
   const double startup = static_cast<double>(r.startup_ns());
   Table& by = s.AddTable("startup_activities", "Start-up by activity",

@@ -17,6 +17,7 @@
 
 #include "analyses/common/analysis.h"
 #include "analyses/common/analysis_context.h"
+#include "analyses/phases/first_launches.h"
 #include "base/status.h"
 #include "base/time_units.h"
 
@@ -68,8 +69,9 @@ struct PhasesResult {
   bool cpu_known = false;                // a process tree with CPU samples was there
   std::vector<StartupSegment> segments;  // start-up, in time order
   DurationNs activity_ns[kStartupActivities] = {};  // summed over the segments
-  int64_t compiler_processes = 0;  // compiler processes of the run that started before the steps
-  DurationNs compiler_cpu_ns = 0;  // their CPU time in start-up
+  int64_t compiler_processes = 0;   // compiler processes of the run that started before the steps
+  DurationNs compiler_cpu_ns = 0;   // their CPU time in start-up
+  FirstLaunchLoads first_launches;  // kernels' first launches that loaded their code
 
   DurationNs startup_ns() const { return first_step_ns - trace_begin_ns; }
   DurationNs warmup_ns() const { return first_steady_ns - first_step_ns; }
