@@ -106,11 +106,10 @@ int RunAnalyze(const AnalyzeArgs& args) {
   inputs.push_back(args.eager_reference);
   inputs.push_back(args.model_config);
   if (Status s = CheckOutputIsNotAnInput(args.output, inputs); !s.ok()) return ReportError(s);
-  NamedInputs named;
-  named.requests = args.requests;
-  named.iteration_log = args.iteration_log;
-  named.eager_reference = args.eager_reference;
-  named.model_config = args.model_config;
+  const NamedInputs named = {{"--requests", args.requests},
+                             {"--iteration-log", args.iteration_log},
+                             {"--model-config", args.model_config},
+                             {"--eager-reference", args.eager_reference}};
   StatusOr<Report> report = AnalyzeFiles(args.traces, options, run, named);
   progress.Clear();
   // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,

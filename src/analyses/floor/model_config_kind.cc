@@ -1,0 +1,47 @@
+#include "analyses/floor/model_config_kind.h"
+
+#include <memory>
+
+namespace sightline {
+namespace {
+
+Status CheckAbsent(const AnalyzeOptions& options) {
+  const FloorOptions& floor = options.floor;
+  if (floor.batch > 0 || floor.context >= 0 || floor.peak_bandwidth_gbps > 0 ||
+      floor.peak_tflops > 0) {
+    return InvalidArgumentError(
+        "--batch, --context, --peak-bandwidth and --peak-tflops are for the floor, which needs "
+        "the model's config: add --model-config config.json");
+  }
+  return Status::Ok();
+}
+
+Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
+  ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(input));
+  options.floor.model =
+      std::make_shared<const ModelConfig>(std::move(std::get<ModelConfig>(d.value)));
+  return Status::Ok();
+}
+
+std::string Use(const InputFile& /*file*/, const RunView& /*run*/,
+                std::map<std::string, std::string>& /*companions*/) {
+  return "the model's shapes, for the floor section";
+}
+
+}  // namespace
+
+const DocumentKind& ModelConfigKind() {
+  static const DocumentKind kKind = [] {
+    DocumentKind k{"model config", "model configs", {InputKind::kModelConfig}};
+    k.role = DocumentKind::Role::kJoins;
+    k.option = "--model-config";
+    k.one_only = "give one";
+    k.check_absent = &CheckAbsent;
+    k.join = &Join;
+    k.use = &Use;
+    return k;
+  }();
+  return kKind;
+}
+
+}  // namespace sightline
