@@ -41,7 +41,9 @@ TEST(DocumentKinds, EachEntryHasWhatItsRoleNeeds) {
       EXPECT_TRUE(options.insert(kind->option).second) << "two entries of " << kind->option;
       EXPECT_EQ(DocumentKindOfOption(kind->option), kind);
     }
-    if (kind->named_only) EXPECT_NE(*kind->option, '\0') << "named only, but by no option";
+    if (kind->named_only) {
+      EXPECT_NE(*kind->option, '\0') << "named only, but by no option";
+    }
     switch (kind->role) {
       case Role::kMember:
         ++members;
