@@ -6,7 +6,7 @@
 // which documents it takes (the readers' kinds, so how they are recognised: each reader's
 // ReaderSpec sniffer), whether they are the run's traces, join the run, or have a report of their
 // own, how each is read and joined, what its diff is, and what the list of files read says of it.
-// Adding a kind of document: docs/architecture.md, "Adding a document kind".
+// Adding a kind of document: docs/architecture.md, "Document kinds" and "What a change touches".
 #pragma once
 
 #include <map>
