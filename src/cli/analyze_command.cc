@@ -108,12 +108,12 @@ int RunAnalyze(const AnalyzeArgs& args) {
   inputs.push_back(args.model_config);
   inputs.push_back(args.weights_snapshot);
   if (Status s = CheckOutputIsNotAnInput(args.output, inputs); !s.ok()) return ReportError(s);
-  NamedInputs named;
-  named.requests = args.requests;
-  named.iteration_log = args.iteration_log;
-  named.eager_reference = args.eager_reference;
-  named.model_config = args.model_config;
-  named.weights_snapshot = args.weights_snapshot;
+  const NamedInputs named = {{"--requests", args.requests},
+                             {"--iteration-log", args.iteration_log},
+                             {"--model-config", args.model_config},
+                             {"--weights-snapshot", args.weights_snapshot},
+                             {"--eager-reference", args.eager_reference}};
+  options.floor.weights_snapshot = !args.weights_snapshot.empty();
   StatusOr<Report> report = AnalyzeFiles(args.traces, options, run, named);
   progress.Clear();
   // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,

@@ -26,7 +26,8 @@
 
 namespace sightline {
 
-// What a document is for; the pipeline dispatches on it.
+// What a document is. What becomes of it is its kind's entry in the registry of document kinds
+// (analyses/common/document_kind.h); the pipeline names none.
 enum class InputKind {
   kTrace,           // a timeline: nsys export, Kineto JSON, recording, memory snapshot
   kServingResults,  // a serving benchmark's results or a request log

@@ -1,7 +1,7 @@
-// `sightline diff` over the pipeline: two files (serving runs, TensorRT engines, traces), several
-// runs per side (their step samples pooled for the verdict, or their serving metrics), a saved
-// baseline against new runs, and the baseline file itself (CollectBaseline). pipeline.h says what
-// each entry point takes.
+// `sightline diff` over the pipeline: two files (two traces, or two of another kind whose entry
+// has a diff: analyses/common/document_kind.h), several runs per side (their step samples pooled
+// for the verdict, or a kind's own diff of runs), a saved baseline against new runs, and the
+// baseline file itself (CollectBaseline). pipeline.h says what each entry point takes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <set>
 
 #include "analyses/common/analysis_context.h"
-#include "analyses/serving/serving_diff.h"
+#include "analyses/common/document_kind.h"
 #include "base/file_io.h"
 #include "diff/baseline_file.h"
 #include "diff/loop_verdicts.h"
@@ -19,60 +19,49 @@
 #include "importers/inputs.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/trace_sets.h"
-#include "trt/trt_diff.h"
 
 namespace sightline {
 
+namespace {
+
+// "two traces, two serving results or two TensorRT engines": the kinds `diff` compares.
+std::string DiffableKinds() {
+  std::vector<std::string> kinds;
+  for (const DocumentKind* kind : DocumentKinds()) {
+    if (kind->named_only) continue;
+    if (kind->diff != nullptr || kind->role == DocumentKind::Role::kMember) {
+      kinds.push_back(fmt::format("two {}", kind->plural));
+    }
+  }
+  return ListOfKinds(kinds, "or");
+}
+
+bool IsMember(InputKind kind) {
+  const DocumentKind* k = DocumentKindOf(kind);
+  return k != nullptr && k->role == DocumentKind::Role::kMember;
+}
+
+}  // namespace
+
 StatusOr<Report> DiffFiles(const std::string& baseline, const std::string& candidate,
                            const AnalyzeOptions& options) {
-  // Both sides are recognised first: two serving runs compare as serving metrics, two TensorRT
-  // engines per layer, two traces through the diff analyses.
+  // Both sides are recognised first: two of a kind compare as their kind's diff says (serving
+  // metrics, TensorRT engines per layer), two traces through the diff analyses.
   ASSIGN_OR_RETURN(RecognisedInput b, RecogniseInput(baseline));
   ASSIGN_OR_RETURN(RecognisedInput a, RecogniseInput(candidate));
   const InputKind kind = b.reader->kind;
   if (a.reader->kind != kind) {
-    return InvalidArgumentError(
-        fmt::format("{} is of the kind '{}' but {} of the kind '{}': diff compares two of a kind "
-                    "(two traces, two serving "
-                    "results or two TensorRT engines)",
-                    baseline, InputKindName(kind), candidate, InputKindName(a.reader->kind)));
-  }
-  if (kind == InputKind::kServingResults) {
-    Report report;
-    report.tool_version = SIGHTLINE_VERSION;
-    ServingMetricsOptions o;
-    o.slo = options.serving.slo;
-    ServingMetrics metrics[2];
-    int side = 0;
-    for (const RecognisedInput* input : {&b, &a}) {
-      ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(*input));
-      const RequestResults& r = std::get<RequestResults>(d.value);
-      ASSIGN_OR_RETURN(metrics[side], ComputeServingMetrics(r, o));
-      ReportInput& in = report.inputs.emplace_back();
-      in.label = side == 0 ? "baseline" : "candidate";
-      in.path = input->path;
-      in.format = r.format;
-      in.producer = r.producer;
-      ++side;
-    }
-    AddServingDiff(metrics[0], metrics[1], options.diff.fail_if_slower_pct, report);
-    return report;
-  }
-  if (kind == InputKind::kTrtEngine) {
-    TrtDiffOptions o;
-    o.top_n = options.top_n;
-    o.min_share_pct = options.diff.min_share_pct;
-    o.fail_if_slower_pct = options.diff.fail_if_slower_pct;
-    return DiffTrtEngines(baseline, candidate, o);
-  }
-  if (kind != InputKind::kTrace) {
     return InvalidArgumentError(fmt::format(
-        "{} and {} are {}s; diff compares two traces, two serving results or two TensorRT "
-        "engines{}",
-        baseline, candidate, InputKindName(kind),
-        kind == InputKind::kNcuExport || kind == InputKind::kNcuSource
-            ? " (`sightline ncu A.csv B.csv` puts Nsight Compute exports side by side)"
-            : ""));
+        "{} is of the kind '{}' but {} of the kind '{}': diff compares two of a kind "
+        "({})",
+        baseline, InputKindName(kind), candidate, InputKindName(a.reader->kind), DiffableKinds()));
+  }
+  const DocumentKind* k = DocumentKindOf(kind);
+  if (k != nullptr && k->diff != nullptr) return k->diff(b, a, options);
+  if (k == nullptr || k->role != DocumentKind::Role::kMember) {
+    return InvalidArgumentError(fmt::format("{} and {} are {}s; diff compares {}{}", baseline,
+                                            candidate, InputKindName(kind), DiffableKinds(),
+                                            k != nullptr ? k->diff_note : ""));
   }
   TraceSet set;
   set.kind = TraceSetKind::kDiff;
@@ -90,7 +79,7 @@ StatusOr<std::vector<std::string>> TracesOfSide(const ExpandedInputs& in,
                                                 const char* side) {
   std::vector<std::string> out;
   for (const RecognisedInput& r : in.inputs) {
-    if (r.reader->kind != InputKind::kTrace) {
+    if (!IsMember(r.reader->kind)) {
       return InvalidArgumentError(
           fmt::format("{} is {} ({}); with several runs per side every {} run must be a trace",
                       r.path, InputKindName(r.reader->kind), r.reader->name, side));
@@ -140,44 +129,6 @@ bool AnySavedBaseline(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-namespace {
-
-// Several serving results per side: each run's metrics and the runs pooled (AddServingDiffRuns).
-StatusOr<Report> DiffServingRuns(const std::vector<RecognisedInput>& baseline,
-                                 const std::vector<RecognisedInput>& candidate,
-                                 const AnalyzeOptions& options) {
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  ServingMetricsOptions o;
-  o.slo = options.serving.slo;
-  ServingMetrics pooled[2];
-  std::vector<ServingMetrics> runs[2];
-  int side = 0;
-  for (const std::vector<RecognisedInput>* inputs : {&baseline, &candidate}) {
-    std::vector<RequestResults> results;
-    for (size_t i = 0; i < inputs->size(); ++i) {
-      const RecognisedInput& input = (*inputs)[i];
-      ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(input));
-      RequestResults& r = std::get<RequestResults>(d.value);
-      ASSIGN_OR_RETURN(ServingMetrics m, ComputeServingMetrics(r, o));
-      runs[side].push_back(std::move(m));
-      ReportInput& in = report.inputs.emplace_back();
-      in.label = RunLabel(side == 0 ? "baseline" : "candidate", i, inputs->size());
-      in.path = input.path;
-      in.format = r.format;
-      in.producer = r.producer;
-      results.push_back(std::move(r));
-    }
-    ASSIGN_OR_RETURN(pooled[side], ComputeServingMetrics(PoolServingRuns(std::move(results)), o));
-    ++side;
-  }
-  AddServingDiffRuns(pooled[0], runs[0], pooled[1], runs[1], options.diff.fail_if_slower_pct,
-                     report);
-  return report;
-}
-
-}  // namespace
-
 StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
                           const std::vector<std::string>& candidate,
                           const AnalyzeOptions& options) {
@@ -194,16 +145,20 @@ StatusOr<Report> DiffRuns(const std::vector<std::string>& baseline,
       !AnyDirectory(candidate)) {
     return DiffFiles(baseline[0], candidate[0], options);
   }
-  // Serving results on both sides: the serving diff over runs.
+  // Every input on both sides of one kind that compares runs (serving results): its diff.
   ASSIGN_OR_RETURN(ExpandedInputs eb, ExpandInputs(baseline));
   ASSIGN_OR_RETURN(ExpandedInputs ea, ExpandInputs(candidate));
-  auto all_serving = [](const ExpandedInputs& e) {
-    return !e.inputs.empty() &&
-           std::all_of(e.inputs.begin(), e.inputs.end(), [](const RecognisedInput& r) {
-             return r.reader->kind == InputKind::kServingResults;
-           });
-  };
-  if (all_serving(eb) && all_serving(ea)) return DiffServingRuns(eb.inputs, ea.inputs, options);
+  if (!eb.inputs.empty() && !ea.inputs.empty()) {
+    const DocumentKind* k = DocumentKindOf(eb.inputs.front().reader->kind);
+    auto all_of_kind = [&](const ExpandedInputs& e) {
+      return std::all_of(e.inputs.begin(), e.inputs.end(), [&](const RecognisedInput& r) {
+        return DocumentKindOf(r.reader->kind) == k;
+      });
+    };
+    if (k != nullptr && k->diff_runs != nullptr && all_of_kind(eb) && all_of_kind(ea)) {
+      return k->diff_runs(eb.inputs, ea.inputs, options);
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<std::string> b, TracesOfSide(eb, baseline, "baseline"));
   ASSIGN_OR_RETURN(std::vector<std::string> a, TracesOfSide(ea, candidate, "candidate"));
   AnalyzeOptions o = options;

@@ -2,33 +2,26 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <glob.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <mutex>
-#include <set>
 #include <system_error>
 #include <thread>
 
 #include "analyses/common/analysis_context.h"
+#include "analyses/common/document_kind.h"
 #include "analyses/findings/findings.h"
-#include "analyses/iteration_log/iteration_log_summary.h"
-#include "base/file_io.h"
 #include "base/threads.h"
 #include "facts/results_cache.h"
 #include "importers/importer.h"
 #include "importers/inputs.h"
-#include "importers/recorder/run_processes.h"
-#include "kernel/ncu_report.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
-#include "pipeline/snapshot_weights.h"
 #include "pipeline/trace_sets.h"
-#include "trt/trt_analysis.h"
-#include "trt/trt_report.h"
 
 namespace sightline {
 
@@ -330,146 +323,133 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
 
 namespace {
 
-// `sightline analyze FILE...` where every file is a TensorRT export: one engine per distinct
-// prefix, in the order given, each an input with its sections and the findings of the rules on
-// engines. Errors name the file and what to do.
-StatusOr<Report> AnalyzeTrtFiles(const std::vector<std::string>& paths,
-                                 const AnalyzeOptions& options) {
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  TrtReportOptions o;
-  o.top_n = options.top_n;
-  std::set<std::string> seen;
-  for (const std::string& path : paths) {
-    std::string prefix = TrtEnginePrefix(path);
-    if (prefix.empty()) prefix = path;
-    if (!seen.insert(prefix).second) continue;  // a sibling of an engine already read
-    ASSIGN_OR_RETURN(TrtEngine engine, ReadTrtEngine(path));
-    ASSIGN_OR_RETURN(TrtEngineAnalysis analysis, AnalyzeTrtEngine(engine));
-    const int input = AddTrtEngineReport(engine, analysis, o, report);
-    if (!options.findings.enabled) continue;
-    ResultsCache results;
-    results.Put(TrtEngineResult{&engine, &analysis});
-    ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(results));
-    AddFindings(std::move(findings), input, report);
-  }
-  return report;
-}
-
-// The inputs of one `analyze`, sorted by what they are.
+// The inputs of one `analyze`, each with its kind of document (analyses/common/document_kind.h).
 struct SortedInputs {
-  std::vector<std::string> traces, trt, ncu, ncu_source;
-  std::string eager_reference;  // --eager-reference: a trace, not a rank
-  std::vector<RecognisedInput> results, iteration_logs, model_configs;
+  // In the order given; the documents only an option names (the eager reference) first.
+  std::vector<std::pair<const DocumentKind*, RecognisedInput>> inputs;
+  std::vector<std::string> members;  // the run's traces: the inputs of a kMember kind
   std::vector<std::string> skipped;
   std::vector<std::string> own_outputs;  // Sightline's own reports in a named directory
-  std::vector<InputFile> read;           // every file and the reader that took it
+  std::vector<InputFile> read;           // every input and the reader that took it
+
+  std::vector<RecognisedInput> Of(const DocumentKind* kind) const {
+    std::vector<RecognisedInput> out;
+    for (const auto& [k, in] : inputs) {
+      if (k == kind) out.push_back(in);
+    }
+    return out;
+  }
 };
+
+// A file named by an option of `analyze` must be of the kind the option takes.
+StatusOr<RecognisedInput> RecogniseNamed(const NamedInput& named, const DocumentKind& kind) {
+  ASSIGN_OR_RETURN(RecognisedInput in, RecogniseInput(named.path));
+  const auto& takes = kind.documents;
+  if (std::find(takes.begin(), takes.end(), in.reader->kind) != takes.end()) return in;
+  const std::string wanted = InputKindName(takes.front());
+  if (*kind.option_note != '\0') {
+    return InvalidArgumentError(
+        fmt::format("{}: {} takes the kind '{}' ({}), but this file is of the kind '{}' ({})",
+                    in.path, named.option, wanted, kind.option_note, InputKindName(in.reader->kind),
+                    in.reader->description));
+  }
+  return InvalidArgumentError(fmt::format(
+      "{}: {} takes the kind '{}', but this file is of the kind '{}' ({}); give it "
+      "without the option: `sightline analyze` sorts its inputs by what they are",
+      in.path, named.option, wanted, InputKindName(in.reader->kind), in.reader->description));
+}
 
 StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const NamedInputs& named) {
   SortedInputs s;
   ASSIGN_OR_RETURN(ExpandedInputs expanded, ExpandInputs(paths));
   s.skipped = std::move(expanded.skipped);
   s.own_outputs = std::move(expanded.own_outputs);
-  auto named_input = [&](const std::string& path, InputKind kind,
-                         std::string_view option) -> Status {
-    if (path.empty()) return Status::Ok();
-    ASSIGN_OR_RETURN(RecognisedInput in, RecogniseInput(path));
-    if (in.reader->kind != kind) {
+  std::vector<std::pair<const DocumentKind*, RecognisedInput>> named_inputs;
+  for (const NamedInput& n : named) {
+    if (n.path.empty()) continue;
+    const DocumentKind* kind = DocumentKindOfOption(n.option);
+    if (kind == nullptr) {
       return InvalidArgumentError(
-          fmt::format("{}: {} takes the kind '{}', but this file is of the kind '{}' ({}); give it "
-                      "without the option: `sightline "
-                      "analyze` sorts its inputs by what they are",
-                      path, option, InputKindName(kind), InputKindName(in.reader->kind),
-                      in.reader->description));
+          fmt::format("{}: no kind of document is named by {}", n.path, n.option));
     }
-    expanded.inputs.push_back(std::move(in));
-    return Status::Ok();
-  };
-  RETURN_IF_ERROR(named_input(named.requests, InputKind::kServingResults, "--requests"));
-  RETURN_IF_ERROR(named_input(named.iteration_log, InputKind::kIterationLog, "--iteration-log"));
-  RETURN_IF_ERROR(named_input(named.model_config, InputKind::kModelConfig, "--model-config"));
-  if (!named.eager_reference.empty()) {
-    ASSIGN_OR_RETURN(RecognisedInput reference, RecogniseInput(named.eager_reference));
-    if (reference.reader->kind != InputKind::kTrace) {
-      return InvalidArgumentError(fmt::format(
-          "{}: --eager-reference takes the kind 'trace' (the same program run eagerly, recorded "
-          "separately), but this file is of the kind '{}' ({})",
-          reference.path, InputKindName(reference.reader->kind), reference.reader->description));
-    }
-    s.read.push_back({reference.path, reference.reader->name, InputKindName(InputKind::kTrace),
-                      "eager reference: its eager runs estimate the whole-graph runs"});
-    s.eager_reference = reference.path;
+    ASSIGN_OR_RETURN(RecognisedInput in, RecogniseNamed(n, *kind));
+    (kind->named_only ? s.inputs : named_inputs).emplace_back(kind, std::move(in));
   }
   for (RecognisedInput& in : expanded.inputs) {
-    s.read.push_back({in.path, in.reader->name, InputKindName(in.reader->kind), ""});
-    switch (in.reader->kind) {
-      case InputKind::kTrace:
-        s.traces.push_back(in.path);
-        break;
-      case InputKind::kServingResults:
-        s.results.push_back(std::move(in));
-        break;
-      case InputKind::kIterationLog:
-        s.iteration_logs.push_back(std::move(in));
-        break;
-      case InputKind::kTrtEngine:
-        s.trt.push_back(in.path);
-        break;
-      case InputKind::kNcuExport:
-        s.ncu.push_back(in.path);
-        break;
-      case InputKind::kNcuSource:
-        s.ncu_source.push_back(in.path);
-        break;
-      case InputKind::kModelConfig:
-        s.model_configs.push_back(std::move(in));
-        break;
-      case InputKind::kAllreduceSweep:
-        return InvalidArgumentError(
-            fmt::format("{}: an all-reduce sweep; `sightline allreduce plot|tune {}` reads it",
-                        in.path, in.path));
+    const DocumentKind* kind = DocumentKindOf(in.reader->kind);
+    if (kind == nullptr) {
+      return InvalidArgumentError(fmt::format("{}: {} is no kind of document `analyze` reads",
+                                              in.path, InputKindName(in.reader->kind)));
     }
+    if (kind->role == DocumentKind::Role::kElsewhere) {
+      return InvalidArgumentError(fmt::format(fmt::runtime(kind->elsewhere), in.path));
+    }
+    s.inputs.emplace_back(kind, std::move(in));
+  }
+  for (auto& n : named_inputs) s.inputs.push_back(std::move(n));
+  for (const auto& [kind, in] : s.inputs) {
+    s.read.push_back({in.path, in.reader->name, InputKindName(in.reader->kind), ""});
+    if (kind->role == DocumentKind::Role::kMember) s.members.push_back(in.path);
   }
   return s;
 }
 
 // What each file became, and what it joined, for the report's list of files read.
 void DescribeUses(SortedInputs& in) {
-  std::set<std::string> trees;  // processes documents beside the recordings that name them
-  const std::string first_trace = in.traces.empty() ? "" : in.traces.front();
-  for (InputFile& f : in.read) {
-    if (!f.use.empty()) continue;  // said when it was read (--eager-reference)
-    if (f.kind == InputKindName(InputKind::kServingResults)) {
-      // Only a request log says in which iteration each token came out (serving_trace_join.h).
-      f.use = first_trace.empty() || f.reader != std::string_view("request-log")
-                  ? "serving metrics"
-                  : fmt::format("serving metrics; its token gaps joined to {}'s iterations",
-                                FileNameOf(first_trace));
-    } else if (f.kind == InputKindName(InputKind::kIterationLog)) {
-      f.use = first_trace.empty() ? "its own figures (no trace to join it to)"
-                                  : "joined to each trace's iterations";
-    } else if (f.kind == InputKindName(InputKind::kModelConfig)) {
-      f.use = "the model's shapes, for the floor section";
-    } else if (f.kind == InputKindName(InputKind::kTrace)) {
-      const std::string tree = ProcessTreeOf(f.path, in.skipped);  // a recording of a run
-      if (!tree.empty()) trees.insert(tree);
-      f.use = !tree.empty()          ? fmt::format("a process of the run ({})", FileNameOf(tree))
-              : in.traces.size() > 1 ? "a rank of the job"
-                                     : "the trace";
-    } else {
-      f.use = "its own report";
-    }
+  RunView run;
+  run.first_member = in.members.empty() ? "" : in.members.front();
+  run.members = in.members.size();
+  run.skipped = &in.skipped;
+  std::map<std::string, std::string> companions;  // skipped files that belong with an input
+  for (size_t i = 0; i < in.read.size(); ++i) {
+    const DocumentKind& kind = *in.inputs[i].first;
+    if (kind.use != nullptr) in.read[i].use = kind.use(in.read[i], run, companions);
   }
   for (const std::string& path : in.skipped) {
+    auto it = companions.find(path);
     in.read.push_back({path, "", "",
-                       trees.count(path) ? "the run's process tree, read with its recordings"
-                                         : "skipped: no reader takes it (`sightline formats`)"});
+                       it != companions.end()
+                           ? it->second
+                           : "skipped: no reader takes it (`sightline formats`)"});
   }
   for (const std::string& path : in.own_outputs) {
     in.read.push_back(
         {path, "", "", "skipped: a report Sightline wrote (an output, not an input)"});
   }
+}
+
+// The kinds with a report of their own stand alone: never with the run's documents, nor with
+// another such kind. Returns the one present (null when none).
+StatusOr<const DocumentKind*> AloneKind(const SortedInputs& in) {
+  std::vector<const DocumentKind*> alone;
+  bool leads = false;
+  for (const DocumentKind* kind : DocumentKinds()) {
+    const bool present = std::any_of(in.inputs.begin(), in.inputs.end(),
+                                     [&](const auto& input) { return input.first == kind; });
+    if (!present) continue;
+    if (kind->role == DocumentKind::Role::kAlone) alone.push_back(kind);
+    leads = leads || kind->leads;
+  }
+  if (alone.empty()) return nullptr;
+  if (leads) {
+    std::string run, joined;
+    std::vector<std::string> joins;
+    for (const DocumentKind* kind : DocumentKinds()) {
+      if (!kind->leads) continue;
+      if (kind->role == DocumentKind::Role::kMember && run.empty()) run = kind->plural;
+      if (kind->role == DocumentKind::Role::kJoins) joins.push_back(kind->plural);
+    }
+    return InvalidArgumentError(fmt::format(
+        "analyze reads either {} (with their {}) or {} in one run, not both; analyze them "
+        "separately",
+        run, ListOfKinds(joins, "and"), alone.front()->alone_phrase));
+  }
+  if (alone.size() > 1) {
+    return InvalidArgumentError(
+        fmt::format("analyze reads either {} or {} in one run, not both; analyze them separately",
+                    alone[0]->alone_phrase, alone[1]->alone_phrase));
+  }
+  return alone.front();
 }
 
 }  // namespace
@@ -478,112 +458,49 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
                               const RunOptions& run, const NamedInputs& named) {
   ASSIGN_OR_RETURN(SortedInputs in, SortInputs(paths, named));
   const bool root = !run.workers || run.workers->root();
+  ASSIGN_OR_RETURN(const DocumentKind* alone, AloneKind(in));
+  if (alone != nullptr) {
+    if (!root) return Report();  // process 0 reads them
+    return alone->analyze(in.Of(alone), given);
+  }
+  // The documents joined to the run: each checked first, so that a bad one fails before any
+  // trace is imported, then read, in the registry's order.
   AnalyzeOptions options = given;
-  const size_t others = in.trt.size() + in.ncu.size() + in.ncu_source.size();
-  const size_t timeline = in.traces.size() + in.results.size() + in.iteration_logs.size();
-  if (others > 0 && timeline > 0) {
-    return InvalidArgumentError(fmt::format(
-        "analyze reads either traces (with their serving results and iteration logs) or {} in "
-        "one run, not both; analyze them separately",
-        !in.trt.empty() ? "a TensorRT engine's exports" : "Nsight Compute exports"));
-  }
-  if (!in.trt.empty() && (!in.ncu.empty() || !in.ncu_source.empty())) {
-    return InvalidArgumentError(
-        "analyze reads either a TensorRT engine's exports or Nsight Compute exports in one run, "
-        "not both; analyze them separately");
-  }
-  if (others > 0 && !root) return Report();  // process 0 reads them
-  if (!in.trt.empty()) {
-    // TensorRT engine exports (trtexec, Trex) are not timelines: they have their own report.
-    return AnalyzeTrtFiles(in.trt, given);
-  }
-  if (!in.ncu.empty() || !in.ncu_source.empty()) {
-    std::vector<NcuExport> exports;
-    std::vector<NcuSourceExport> sources;
-    for (const std::string& p : in.ncu) {
-      ASSIGN_OR_RETURN(InputDocument d, OpenInput(p));
-      exports.push_back(std::move(std::get<NcuExport>(d.value)));
+  std::vector<std::string> leading;
+  bool led = false;
+  for (const DocumentKind* kind : DocumentKinds()) {
+    const std::vector<RecognisedInput> of = in.Of(kind);
+    if (kind->leads) leading.push_back(kind->name);
+    led = led || (kind->leads && !of.empty());
+    if (kind->role != DocumentKind::Role::kJoins) continue;
+    if (of.size() > 1) {
+      return InvalidArgumentError(fmt::format("{} and {} are both {}; {}", of[0].path, of[1].path,
+                                              kind->plural, kind->one_only));
     }
-    for (const std::string& p : in.ncu_source) {
-      ASSIGN_OR_RETURN(InputDocument d, OpenInput(p));
-      sources.push_back(std::move(std::get<NcuSourceExport>(d.value)));
+    if (of.empty() && kind->check_absent != nullptr) RETURN_IF_ERROR(kind->check_absent(options));
+    if (!of.empty() && in.members.empty() && *kind->needs_members != '\0') {
+      return InvalidArgumentError(kind->needs_members);
     }
-    NcuReportOptions o;
-    o.top = given.top_n;
-    Report report = BuildNcuReport(GroupNcuExports(std::move(exports)), o);
-    AddNcuSourceSections(report, sources, given.top_n);
-    return report;
   }
-  if (in.results.size() > 1) {
-    return InvalidArgumentError(fmt::format(
-        "{} and {} are both serving results; one run analyses one benchmark's results (`sightline "
-        "diff A B` compares two)",
-        in.results[0].path, in.results[1].path));
+  if (!led) {
+    return InvalidArgumentError(fmt::format("no {} among the inputs", ListOfKinds(leading, "or")));
   }
-  if (in.iteration_logs.size() > 1) {
-    return InvalidArgumentError(
-        fmt::format("{} and {} are both iteration logs; one run joins one log to its traces",
-                    in.iteration_logs[0].path, in.iteration_logs[1].path));
+  bool joined = false;
+  for (const auto& [kind, input] : in.inputs) {
+    if (kind->role != DocumentKind::Role::kJoins) continue;
+    RETURN_IF_ERROR(kind->join(input, options));
+    joined = true;
   }
-  if (options.serving.slo.any() && in.results.empty()) {
-    return InvalidArgumentError(
-        "--slo needs serving results (a benchmark's results file among the inputs, or "
-        "--requests): the SLOs are checked per request");
-  }
-  if (in.traces.empty() && in.results.empty() && in.iteration_logs.empty()) {
-    return InvalidArgumentError("no trace, serving results or iteration log among the inputs");
-  }
-  // Read first: a bad file fails before any trace is imported.
-  if (!in.results.empty()) {
-    ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.results[0]));
-    options.serving.requests =
-        std::make_shared<const RequestResults>(std::move(std::get<RequestResults>(d.value)));
-  }
-  if (!in.iteration_logs.empty()) {
-    ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.iteration_logs[0]));
-    options.iteration_log.log =
-        std::make_shared<const IterationLog>(std::move(std::get<IterationLog>(d.value)));
-  }
-  if (in.model_configs.size() > 1) {
-    return InvalidArgumentError(fmt::format("{} and {} are both model configs; give one",
-                                            in.model_configs[0].path, in.model_configs[1].path));
-  }
-  const FloorOptions& floor = options.floor;
-  if (in.model_configs.empty() && named.weights_snapshot.empty() &&
-      (floor.batch > 0 || floor.context >= 0 || floor.peak_bandwidth_gbps > 0 ||
-       floor.peak_tflops > 0)) {
-    return InvalidArgumentError(
-        "--batch, --context, --peak-bandwidth and --peak-tflops are for the floor, which needs "
-        "the model's config: add --model-config config.json (or a memory snapshot's weights: "
-        "--weights-snapshot)");
-  }
-  if (!in.model_configs.empty()) {
-    ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(in.model_configs[0]));
-    options.floor.model =
-        std::make_shared<const ModelConfig>(std::move(std::get<ModelConfig>(d.value)));
-  }
-  if (!named.weights_snapshot.empty()) {
-    ASSIGN_OR_RETURN(InputFile f, AddSnapshotWeights(named.weights_snapshot, options));
-    in.read.push_back(std::move(f));
-  }
-  if (!in.eager_reference.empty()) {
-    if (in.traces.empty()) {
-      return InvalidArgumentError(
-          "--eager-reference needs a trace to estimate: its eager runs give the per-range time of "
-          "the CUDA graphs another trace ran as a whole");
+  ASSIGN_OR_RETURN(Report report, RunRankSet(in.members, options, run));
+  if (root && in.members.empty()) {
+    for (const DocumentKind* kind : DocumentKinds()) {
+      if (kind->without_members != nullptr && !in.Of(kind).empty()) {
+        kind->without_members(options, report);
+      }
     }
-    ASSIGN_OR_RETURN(InputDocument d, OpenInput(in.eager_reference));
-    options.eager_reference = std::make_shared<const Trace>(std::move(std::get<Trace>(d.value)));
-    options.eager_reference_path = in.eager_reference;
-  }
-  ASSIGN_OR_RETURN(Report report, RunRankSet(in.traces, options, run));
-  // A log without the trace of its run: what the log itself states, and what the trace would add.
-  if (root && in.traces.empty() && options.iteration_log.log) {
-    AddIterationLogSummary(*options.iteration_log.log, report);
   }
   // The list of files read, when there is more to it than the traces' own inputs.
-  if (root && (!in.results.empty() || !in.iteration_logs.empty() || !in.model_configs.empty() ||
-               !in.skipped.empty() || !in.own_outputs.empty() || !in.eager_reference.empty())) {
+  if (root && (joined || !in.skipped.empty() || !in.own_outputs.empty())) {
     DescribeUses(in);
     report.files = std::move(in.read);
   }

@@ -44,30 +44,25 @@ struct RunOptions {
 // All multi-trace analyses (ranks, diff), in report order (pipeline/registry.cc).
 const std::vector<MultiTraceAnalysisEntry>& MultiTraceAnalyses();
 
-// Inputs named by an option of `analyze` (--requests, --iteration-log, --eager-reference): each
-// must be of that kind.
-struct NamedInputs {
-  std::string requests;
-  std::string iteration_log;
-  // A trace of the same program run eagerly, recorded separately: not a rank of the job, but the
-  // eager runs that estimate whole-graph runs (AnalyzeOptions::cuda_graphs).
-  std::string eager_reference;
-  // --model-config: a Hugging Face config.json, for the floor analysis (AnalyzeOptions::floor).
-  std::string model_config;
-  // --weights-snapshot: a PyTorch memory snapshot whose weights the floor reads
-  // (pipeline/snapshot_weights.h); not a rank of the job.
-  std::string weights_snapshot;
+// A file named by an option of `analyze` (--requests, --iteration-log, --model-config,
+// --eager-reference): the document kind whose `option` it is (analyses/common/document_kind.h)
+// takes it, and it must be of that kind. An empty path names nothing.
+struct NamedInput {
+  std::string option;  // "--requests"
+  std::string path;
 };
+using NamedInputs = std::vector<NamedInput>;
 
 // `sightline analyze`: every path (files, directories, unexpanded globs) goes through the front
-// door (importers/inputs.h) and is sorted by what it is. Traces form a TraceSet of kind kRanks:
-// two or more are the ranks of one job, and the "ranks" section and the straggler finding come
-// first (docs/analyses/ranks.md). Serving results (at most one) and an iteration log (at most one)
-// join them; a TensorRT engine's exports or Nsight Compute exports have their own report, alone.
-// In a directory, files no reader takes are skipped and listed in Report::files. The first error
-// is returned. Each trace is imported, analysed and reduced where a worker has it
-// (pipeline/rank_parts.h); on processes other than MPI process 0 the returned report is empty and
-// must not be written.
+// door (importers/inputs.h) and is sorted by its kind of document (DocumentKinds()), whose entry
+// says what becomes of it. Traces form a TraceSet of kind kRanks: two or more are the ranks of one
+// job, and the "ranks" section and the straggler finding come first (docs/analyses/ranks.md).
+// Documents that join the run (serving results, an iteration log, a model config, at most one of
+// each) are read first and joined to it; a kind with a report of its own (a TensorRT engine's
+// exports, Nsight Compute exports) is analysed alone. In a directory, files no reader takes are
+// skipped and listed in Report::files. The first error is returned. Each trace is imported,
+// analysed and reduced where a worker has it (pipeline/rank_parts.h); on processes other than MPI
+// process 0 the returned report is empty and must not be written.
 StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& options,
                               const RunOptions& run = {}, const NamedInputs& named = {});
 

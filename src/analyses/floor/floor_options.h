@@ -22,6 +22,9 @@ struct FloorOptions {
   // peaks that replace the table's (gpu_peaks.h); 0: the table's.
   double peak_bandwidth_gbps = 0;
   double peak_tflops = 0;
+  // --weights-snapshot was given: its document kind (floor/weights_snapshot_kind.h) puts the
+  // snapshot's weights in `model`, so --batch and the peaks need no config.
+  bool weights_snapshot = false;
 };
 
 }  // namespace sightline

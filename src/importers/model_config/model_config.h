@@ -67,9 +67,9 @@ struct ModelConfig {
   std::string quantization;  // quant_method when stated ("fp8"), else ""
 
   // Not from config.json: what a PyTorch memory snapshot of the program says (`analyze
-  // --weights-snapshot`, pipeline/snapshot_weights.h): the bytes of the weights alive at its dump;
-  // 0 none. A ModelConfig read from no config.json (has_shapes() false) carries only these, and
-  // the floor is theirs alone.
+  // --weights-snapshot`, analyses/floor/weights_snapshot_kind.h): the bytes of the weights alive at
+  // its dump; 0 none. A ModelConfig read from no config.json (has_shapes() false) carries only
+  // these, and the floor is theirs alone.
   int64_t snapshot_weight_bytes = 0;
   std::string snapshot_weights;  // what gave them: "snap.pickle: 40 allocations on device 0 ..."
 
