@@ -1,6 +1,7 @@
 #include "query/query_inputs.h"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,14 +16,17 @@
 #include "importers/inputs.h"
 #include "pipeline/pipeline.h"
 #include "query/query_build.h"
+#include "query/query_schema.h"
 
 namespace sightline {
 namespace {
 
-// Builds the database of `traces` into the (empty) file `file`.
+// Builds the database of `traces` into the (empty) file `file`; with `fill`, only those tables'
+// rows.
 Status BuildInto(const std::string& file, const std::vector<std::string>& traces,
-                 const AnalyzeOptions& options) {
+                 const AnalyzeOptions& options, std::optional<std::set<std::string>> fill) {
   ASSIGN_OR_RETURN(std::unique_ptr<QueryDbBuilder> builder, QueryDbBuilder::Create(file));
+  if (fill) builder->FillOnly(std::move(*fill));
   Report report;
   report.tool_version = SIGHTLINE_VERSION;
   for (size_t i = 0; i < traces.size(); ++i) {
@@ -60,10 +64,51 @@ std::string TempDir() {
   return dir != nullptr && *dir != '\0' ? dir : "/tmp";
 }
 
+int CollectRead(void* context, int action, const char* table, const char* /*column*/,
+                const char* /*db*/, const char* /*trigger*/) {
+  if (action == SQLITE_READ && table != nullptr) {
+    static_cast<std::set<std::string>*>(context)->insert(table);
+  }
+  return SQLITE_OK;
+}
+
 }  // namespace
 
+std::optional<std::set<std::string>> TablesReadBy(std::string_view sql) {
+  if (sql.empty() || sql.size() > 1'000'000) return std::nullopt;
+  sqlite3* db = nullptr;
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> owner(nullptr, sqlite3_close_v2);
+  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close_v2(db);
+    return std::nullopt;
+  }
+  owner.reset(db);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  for (const QueryTableDef& t : QueryTables()) {
+    if (sqlite3_exec(db, CreateTableSql(t).c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return std::nullopt;
+    }
+  }
+  std::set<std::string> read;
+  sqlite3_set_authorizer(db, CollectRead, &read);
+  sqlite3_stmt* st = nullptr;
+  // Prepared only, never run.
+  const int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &st, nullptr);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_OK || st == nullptr) return std::nullopt;
+  std::set<std::string> tables;
+  for (const std::string& name : read) {
+    if (FindQueryTable(name) != nullptr) tables.insert(name);
+  }
+  return tables;
+}
+
 StatusOr<QueryDb> OpenQueryInputs(const std::vector<std::string>& paths,
-                                  const AnalyzeOptions& options, const std::string& save) {
+                                  const AnalyzeOptions& options, const std::string& save,
+                                  std::string_view question) {
   if (paths.empty()) {
     return InvalidArgumentError(
         "no input given; usage: sightline query TRACE...|DB 'SQL' (docs/query.md)");
@@ -87,7 +132,9 @@ StatusOr<QueryDb> OpenQueryInputs(const std::vector<std::string>& paths,
   int fd = -1;
   ASSIGN_OR_RETURN(Temporary temp, CreateTemporary(target, /*directory=*/false, &fd));
   ::close(fd);
-  Status built = BuildInto(temp.path, paths, options);
+  Status built =
+      BuildInto(temp.path, paths, options,
+                save.empty() && !question.empty() ? TablesReadBy(question) : std::nullopt);
   if (!built.ok()) {
     RemoveTemporary(temp);
     return built;
