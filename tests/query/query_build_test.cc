@@ -81,6 +81,23 @@ TEST(QueryForOneQuestion, AnswersAsTheFullDatabase) {
   EXPECT_EQ(std::get<std::string>(none.rows[0][0]), "");
 }
 
+// With serving results as an input: the requests and the steps they waited in, on a temporary
+// built for that question alone, as on the full database.
+TEST(QueryForOneQuestion, SlowTtftRequestsAsTheFullDatabase) {
+  const std::vector<std::string> inputs = {
+      std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/serving_loop_h100.slrec",
+      std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/serving_loop_h100.requests.jsonl"};
+  const std::string sql = FindNamedQuery("slow_ttft_requests")->sql;
+  const QueryDb full = ValueOrDie(OpenQueryInputs(inputs, AnalyzeOptions{}, ""));
+  const QueryDb one = ValueOrDie(OpenQueryInputs(inputs, AnalyzeOptions{}, "", sql));
+  const QueryParams slo = {{"slo_ms", "5"}};
+  const QueryResult a = ValueOrDie(full.Run(sql, QueryLimits{}, slo));
+  const QueryResult b = ValueOrDie(one.Run(sql, QueryLimits{}, slo));
+  ASSERT_GT(a.rows.size(), 0u);
+  EXPECT_EQ(a.rows, b.rows);
+  EXPECT_EQ(std::get<int64_t>(Q(one, "SELECT count(*) FROM kernels").rows[0][0]), 0);
+}
+
 // The row feed inserts what the source gives, in one statement, and stops on a row that does not
 // fit the table, naming it.
 TEST(QueryRowFeed, InsertsTheRowsAndRefusesARowOfTheWrongWidth) {
