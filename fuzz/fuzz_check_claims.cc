@@ -4,7 +4,7 @@
 // every verdict's numbers are then formatted as the command prints them. The seeds
 // (fuzz/seeds/check_claims) are a small trace's report and a query result, each with a text of
 // claims in every unit, rounding and hedge the reader knows.
-// CI executions: 1000
+// CI executions: 500
 #include <string>
 #include <vector>
 
