@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <new>
 
 #include "query/query_schema.h"
 
@@ -158,8 +159,9 @@ void QueryRow::Result(int col, sqlite3_context* ctx) const {
       sqlite3_result_double(ctx, c.d);
       break;
     case Kind::kText:
-      // Static: the text stays valid until the next row, and SQLite copies it into the record.
-      sqlite3_result_text(ctx, c.s.data(), static_cast<int>(c.s.size()), SQLITE_STATIC);
+      // Static: the text stays valid until the next row, and SQLite copies it into the record
+      // (a text over SQLite's length limit stops the statement with SQLITE_TOOBIG).
+      sqlite3_result_text64(ctx, c.s.data(), c.s.size(), SQLITE_STATIC, SQLITE_UTF8);
       break;
     case Kind::kNull:
       sqlite3_result_null(ctx);

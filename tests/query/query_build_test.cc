@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 
+#include "pipeline/pipeline.h"
 #include "query/named_queries.h"
 #include "query/query_db.h"
 #include "query/query_inputs.h"
@@ -96,6 +98,38 @@ TEST(QueryForOneQuestion, SlowTtftRequestsAsTheFullDatabase) {
   ASSERT_GT(a.rows.size(), 0u);
   EXPECT_EQ(a.rows, b.rows);
   EXPECT_EQ(std::get<int64_t>(Q(one, "SELECT count(*) FROM kernels").rows[0][0]), 0);
+}
+
+// Several traces are the ranks of one job, as in `analyze`: the multi-trace sections (input NULL)
+// hold the facts AnalyzeFiles's report holds, and their findings are there.
+TEST(QueryRanks, TheMultiTraceSectionsAreThoseOfAnalyze) {
+  const std::vector<std::string> inputs = {
+      std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/kineto/basic.json",
+      std::string(SIGHTLINE_SOURCE_DIR) +
+          "/tests/data/kineto/pytorch1.10_hta_inference_rank1.json.gz"};
+  AnalyzeOptions options;
+  options.top_n = 1000;
+  const Report report = ValueOrDie(AnalyzeFiles(inputs, options));
+  std::map<std::string, Value> want;
+  for (const Section& s : report.sections) {
+    if (s.input >= 0) continue;
+    for (const Fact& f : s.facts) want[s.key + "." + f.key] = f.value;
+  }
+  ASSERT_TRUE(want.contains("ranks.ranks"));
+  const QueryDb db = ValueOrDie(OpenQueryInputs(inputs, options, ""));
+  std::map<std::string, Value> got;
+  for (const auto& row :
+       Q(db, "SELECT section || '.' || key, value FROM report_facts WHERE input IS NULL").rows) {
+    got[std::get<std::string>(row[0])] = row[1];
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(std::get<int64_t>(got["ranks.ranks"]), 2);
+  // The findings, those of the set's rules included, as the report ranks them.
+  const QueryResult findings = Q(db, "SELECT id FROM findings ORDER BY rank");
+  ASSERT_EQ(findings.rows.size(), report.findings.size());
+  for (size_t i = 0; i < report.findings.size(); ++i) {
+    EXPECT_EQ(std::get<std::string>(findings.rows[i][0]), report.findings[i].id);
+  }
 }
 
 // The row feed inserts what the source gives, in one statement, and stops on a row that does not
