@@ -33,7 +33,7 @@ class QueryDbBuilder {
 
   // Only the rows of these tables of a trace (kernels, api_calls, ...; the other tables are made,
   // empty, and sightline_meta's `left_out` names them): a database built for one question that
-  // names them (TablesNamedBy, query_db.h). By default every table is filled.
+  // reads them (TablesReadBy, query_inputs.h). By default every table is filled.
   void FillOnly(std::set<std::string> tables) { fill_only_ = std::move(tables); }
   bool Fills(std::string_view table) const {
     return !fill_only_ || fill_only_->contains(std::string(table));

@@ -4,6 +4,8 @@
 // is gone when the process ends, or the file `--save` names, which appears whole or not at all.
 // A temporary built for one question holds the rows of only the trace tables that question reads
 // (every table is made; the report's tables are always filled).
+// Several traces are the ranks of one job (or the processes of one run), as in `analyze`: the
+// report's multi-trace sections (input NULL) and their findings are in the database too.
 #pragma once
 
 #include <optional>
