@@ -6,7 +6,7 @@
 // the same in hostile schema shapes (views, triggers, a virtual table, a generated column, other
 // page sizes). Each database that opens is asked every table's first rows and the saved
 // questions, each under a short time limit.
-// CI executions: 1000
+// CI executions: 3000
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
