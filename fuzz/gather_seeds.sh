@@ -7,6 +7,9 @@
 #   DIR/fuzz_pipeline/          all of them (the front door picks the reader)
 #   DIR/fuzz_recorder/          the sightline-recorder files; DIR/fuzz_kineto_json/ the kineto-json ones
 #   DIR/fuzz_gpu_metrics_config/  fuzz/seeds/gpu_metrics_config (YAML no reader takes on its own)
+#   DIR/fuzz_query_db/, DIR/fuzz_mcp/, DIR/fuzz_check_claims/  fuzz/seeds/query_db, mcp and
+#     check_claims (a saved query database, MCP sessions, a report and a text of claims); the
+#     query database also in hostile schema shapes (query_db_shapes below)
 # Seeds are decompressed and cut down: nsys exports to their first 8 rows per table (StringIds
 # included: names whose ids are gone become unknown-string diagnostics) in 512-byte pages;
 # the first export that has kernels, NVTX and strings also in hostile schema shapes (views,
@@ -31,11 +34,16 @@ SIGHTLINE_FUZZ_READER=list "$reader_bin" 2>/dev/null | while read -r r; do
   mkdir -p "$out/fuzz_reader.$r"
 done
 cp fuzz/seeds/gpu_metrics_config/* "$out/fuzz_gpu_metrics_config/"
+for t in query_db mcp check_claims; do
+  mkdir -p "$out/fuzz_$t"
+  cp fuzz/seeds/$t/* "$out/fuzz_$t/"
+done
 
 # Every shipped file, and the reader that takes it ("READER<TAB>PATH"; files no reader takes are
 # left out by the classifier). Regressions are added below, by their directory's name.
 find tests/data examples fuzz/seeds -type f -size -64M ! -path 'tests/data/fuzz_regressions/*' \
-  ! -path 'fuzz/seeds/gpu_metrics_config/*' -print0 |
+  ! -path 'fuzz/seeds/gpu_metrics_config/*' ! -path 'fuzz/seeds/query_db/*' \
+  ! -path 'fuzz/seeds/mcp/*' ! -path 'fuzz/seeds/check_claims/*' -print0 |
   xargs -0 env SIGHTLINE_FUZZ_CLASSIFY=1 "$reader_bin" 2>/dev/null > "$out/classified.tsv"
 
 python3 - "$out" <<'PY'
@@ -201,6 +209,44 @@ for name in sorted(os.listdir(os.path.join(out, 'fuzz_reader.nsys-sqlite'))):
         schema_shapes(path, [os.path.join(out, 'fuzz_reader.nsys-sqlite'),
                              os.path.join(out, 'fuzz_pipeline')])
         break
+
+def query_db_shapes(out_dir):
+    """The saved query database seeds in the shapes a hostile file takes, each refused when
+    opened or answered with nothing of the file run (docs/query.md): an endless view in place of
+    the kernels table, a view beside the tables, an FTS5 virtual table, a generated column, a
+    trigger, a table of the schema missing, another schema version; mutations then start from
+    these schemas too."""
+    endless = ('ALTER TABLE kernels RENAME TO kernel_rows; CREATE VIEW kernels AS WITH RECURSIVE '
+               'c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT r.* FROM kernel_rows r, c')
+    shapes = {
+        'view_kernels': endless,
+        'view_beside': 'CREATE VIEW v AS SELECT * FROM kernels',
+        'virtual': 'CREATE VIRTUAL TABLE notes USING fts5(text)',
+        'generated_column': 'CREATE TABLE g (a INTEGER, b INTEGER AS (a * 2))',
+        'triggers': "CREATE TRIGGER t AFTER INSERT ON kernels BEGIN DELETE FROM kernels; END",
+        'missing_table': 'DROP TABLE ranges',
+        'version': "UPDATE sightline_meta SET value = '999' WHERE key = 'schema_version'",
+    }
+    for seed in sorted(os.listdir(out_dir)):
+        if not seed.endswith('.sldb'):
+            continue
+        for shape, sql in shapes.items():
+            dst = os.path.join(out_dir, 'shape_' + shape + '_' + seed)
+            shutil.copyfile(os.path.join(out_dir, seed), dst)
+            db = sqlite3.connect(os.path.abspath(dst))  # a path, never a URI
+            try:
+                db.executescript(sql)
+                db.commit()
+                db.execute('VACUUM')
+            except sqlite3.Error as e:
+                print(f'gather_seeds.sh: query database shape {shape} left out: {e}',
+                      file=sys.stderr)
+                db.close()
+                os.remove(dst)
+                continue
+            db.close()
+
+query_db_shapes(os.path.join(out, 'fuzz_query_db'))
 
 # The inputs that once crashed a target start its corpus too.
 root = 'tests/data/fuzz_regressions'

@@ -89,7 +89,7 @@ int RunQuery(const QueryArgs& args) {
   AnalyzeOptions options;
   options.iterations_regex = args.iterations_regex;
   options.top_n = 1000;  // the report's tables as complete as JSON would want them
-  StatusOr<QueryDb> db = OpenQueryInputs(inputs, options, args.save);
+  StatusOr<QueryDb> db = OpenQueryInputs(inputs, options, args.save, sql);
   if (!db.ok()) return ReportError(db.status());
   if (build_only) {
     std::fprintf(stderr, "sightline: wrote %s (%zu tables)\n", args.save.c_str(),

@@ -1,17 +1,22 @@
 // Writes the query database (docs/query.md) of one or more analysed traces: the model's tables,
 // the facts of the analysis (iterations, the NVTX projection, graph kernels' capture paths,
-// kernel categories) and the report's facts, tables and findings. Rows go in through prepared
-// statements in one transaction, one table at a time, so memory stays that of the trace and
-// its analysis; the database is read with QueryDb (query_db.h).
+// kernel categories) and the report's facts, tables and findings. Rows go in within one
+// transaction, one table at a time (the large tables in one statement each through QueryRowFeed,
+// query_rows.h; the indexes after them), so memory stays that of the trace and its analysis; the
+// database is read with QueryDb (query_db.h).
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyses/common/analysis_context.h"
 #include "base/status.h"
 #include "importers/serving_results/request_results.h"
+#include "query/query_rows.h"
 #include "report/report.h"
 
 struct sqlite3;
@@ -25,6 +30,14 @@ class QueryDbBuilder {
   ~QueryDbBuilder();
   QueryDbBuilder(const QueryDbBuilder&) = delete;
   QueryDbBuilder& operator=(const QueryDbBuilder&) = delete;
+
+  // Only the rows of these tables of a trace (kernels, api_calls, ...; the other tables are made,
+  // empty, and sightline_meta's `left_out` names them): a database built for one question that
+  // reads them (TablesReadBy, query_inputs.h). By default every table is filled.
+  void FillOnly(std::set<std::string> tables) { fill_only_ = std::move(tables); }
+  bool Fills(std::string_view table) const {
+    return !fill_only_ || fill_only_->contains(std::string(table));
+  }
 
   // The trace of `context` as input `input`: kernels, api_calls, memops, ranges with their
   // projection, range_kernels, iterations, threads, processes, devices, gpu_metrics,
@@ -41,11 +54,14 @@ class QueryDbBuilder {
   // An error of the builder's database, naming what it was doing.
   Status Error(int rc, std::string_view what) const;
   sqlite3* db() const { return db_; }
+  QueryRowFeed* feed() const { return feed_.get(); }
 
  private:
   explicit QueryDbBuilder(std::string path) : path_(std::move(path)) {}
   std::string path_;
   sqlite3* db_ = nullptr;
+  std::unique_ptr<QueryRowFeed> feed_;
+  std::optional<std::set<std::string>> fill_only_;
 };
 
 }  // namespace sightline

@@ -9,6 +9,7 @@
 #include "facts/kernel_category.h"
 #include "query/query_build.h"
 #include "query/query_insert.h"
+#include "query/query_rows.h"
 #include "query/query_schema.h"
 
 namespace sightline {
@@ -27,71 +28,99 @@ const char* PointName(PointKind kind) {
 }
 
 std::string Insert(const char* table) { return InsertSql(*FindQueryTable(table)); }
+const QueryTableDef& Table(const char* name) { return *FindQueryTable(name); }
 
-Status AddKernels(AnalysisContext& context, int input, sqlite3* db) {
+Status AddKernels(AnalysisContext& context, int input, QueryRowFeed& feed) {
   const Trace& trace = context.trace();
   const KernelTable& k = trace.kernels;
   const ApiCallTable& api = trace.api_calls;
   const GraphKernelPaths& paths = context.GraphPaths();
-  QueryInsert ins(db, Insert("kernels"));
-  for (size_t i = 0; i < k.size(); ++i) {
-    ins.Int(input).Int(static_cast<int64_t>(i)).Text(trace.str(k.name[i]));
-    ins.Text(trace.str(k.short_name[i])).Text(KernelCategoryName(context.Category(k.name[i])));
-    ins.Int(k.start_ns[i]).Int(k.end_ns[i]).Int(k.dur_ns(i)).Int(k.device[i]).Int(k.stream[i]);
-    ins.Int(k.pid[i]);
-    const int32_t call = k.launch_call[i];
-    if (call == kNoRow) {
-      ins.Null().Null().Null();
-    } else {
-      const auto c = static_cast<size_t>(call);
-      ins.Int(call).Int(api.tid[c]).Int(api.start_ns[c]);
-    }
-    ins.Int(k.correlation[i]).Int(k.grid[i].x).Int(k.grid[i].y).Int(k.grid[i].z);
-    ins.Int(k.block[i].x).Int(k.block[i].y).Int(k.block[i].z).Int(k.registers_per_thread[i]);
-    ins.Int(k.static_smem_bytes[i]).Int(k.dynamic_smem_bytes[i]).Int(k.graph_node[i]);
-    ins.IntOr(k.capture_ns[i], -1).IntOr(k.capture_tid[i], -1);
-    const bool graph = i < paths.graph.size() && paths.graph[i] != 0;
-    const int32_t path = i < paths.path.size() ? paths.path[i] : -1;
-    if (graph && path >= 0 && static_cast<size_t>(path) < paths.paths.size()) {
-      ins.Text(paths.paths[static_cast<size_t>(path)]);
-    } else {
-      ins.Null();
-    }
-    if (graph && i < paths.source.size()) {
-      ins.Text(PathSourceName(paths.source[i]));
-    } else {
-      ins.Null();
-    }
-    ins.Row();
-  }
-  return ins.status();
+  return feed.Insert(
+      Table("kernels"), RowsOf(k.size(), [&](size_t i, QueryRow& row) {
+        row.Int(input).Int(static_cast<int64_t>(i)).Text(trace.str(k.name[i]));
+        row.Text(trace.str(k.short_name[i])).Text(KernelCategoryName(context.Category(k.name[i])));
+        row.Int(k.start_ns[i]).Int(k.end_ns[i]).Int(k.dur_ns(i)).Int(k.device[i]).Int(k.stream[i]);
+        row.Int(k.pid[i]);
+        const int32_t call = k.launch_call[i];
+        if (call == kNoRow) {
+          row.Null().Null().Null();
+        } else {
+          const auto c = static_cast<size_t>(call);
+          row.Int(call).Int(api.tid[c]).Int(api.start_ns[c]);
+        }
+        row.Int(k.correlation[i]).Int(k.grid[i].x).Int(k.grid[i].y).Int(k.grid[i].z);
+        row.Int(k.block[i].x).Int(k.block[i].y).Int(k.block[i].z).Int(k.registers_per_thread[i]);
+        row.Int(k.static_smem_bytes[i]).Int(k.dynamic_smem_bytes[i]).Int(k.graph_node[i]);
+        row.IntOr(k.capture_ns[i], -1).IntOr(k.capture_tid[i], -1);
+        const bool graph = i < paths.graph.size() && paths.graph[i] != 0;
+        const int32_t path = i < paths.path.size() ? paths.path[i] : -1;
+        if (graph && path >= 0 && static_cast<size_t>(path) < paths.paths.size()) {
+          row.Text(paths.paths[static_cast<size_t>(path)]);
+        } else {
+          row.Null();
+        }
+        if (graph && i < paths.source.size()) {
+          row.Text(PathSourceName(paths.source[i]));
+        } else {
+          row.Null();
+        }
+      }));
 }
 
-Status AddApiCallsAndMemops(const Trace& trace, int input, sqlite3* db) {
+Status AddApiCalls(const Trace& trace, int input, QueryRowFeed& feed) {
   const ApiCallTable& a = trace.api_calls;
-  QueryInsert calls(db, Insert("api_calls"));
-  for (size_t i = 0; i < a.size(); ++i) {
-    calls.Int(input).Int(static_cast<int64_t>(i)).Text(trace.str(a.name[i]));
-    calls.Text(a.kind[i] == ApiKind::kRuntime ? "runtime" : "driver");
-    calls.Text(ApiClassName(a.api_class[i])).Int(a.start_ns[i]).Int(a.end_ns[i]);
-    calls.Int(a.end_ns[i] - a.start_ns[i]).Int(a.pid[i]).Int(a.tid[i]).Int(a.correlation[i]);
-    calls.Row();
-  }
-  RETURN_IF_ERROR(calls.status());
+  return feed.Insert(
+      Table("api_calls"), RowsOf(a.size(), [&](size_t i, QueryRow& row) {
+        row.Int(input).Int(static_cast<int64_t>(i)).Text(trace.str(a.name[i]));
+        row.Text(a.kind[i] == ApiKind::kRuntime ? "runtime" : "driver");
+        row.Text(ApiClassName(a.api_class[i])).Int(a.start_ns[i]).Int(a.end_ns[i]);
+        row.Int(a.end_ns[i] - a.start_ns[i]).Int(a.pid[i]).Int(a.tid[i]).Int(a.correlation[i]);
+      }));
+}
+
+Status AddMemops(const Trace& trace, int input, QueryRowFeed& feed) {
   const MemOpTable& m = trace.memops;
-  QueryInsert ops(db, Insert("memops"));
-  for (size_t i = 0; i < m.size(); ++i) {
-    ops.Int(input).Int(static_cast<int64_t>(i)).Text(MemOpKindName(m.kind[i]));
-    ops.Int(m.start_ns[i]).Int(m.end_ns[i]).Int(m.dur_ns(i)).Int(m.device[i]).Int(m.stream[i]);
-    ops.Int(m.pid[i]).Int(m.size_bytes[i]).Text(MemoryKindName(m.src_kind[i]));
-    ops.Text(MemoryKindName(m.dst_kind[i])).IntOr(m.launch_call[i], kNoRow).Row();
+  return feed.Insert(
+      Table("memops"), RowsOf(m.size(), [&](size_t i, QueryRow& row) {
+        row.Int(input).Int(static_cast<int64_t>(i)).Text(MemOpKindName(m.kind[i]));
+        row.Int(m.start_ns[i]).Int(m.end_ns[i]).Int(m.dur_ns(i)).Int(m.device[i]).Int(m.stream[i]);
+        row.Int(m.pid[i]).Int(m.size_bytes[i]).Text(MemoryKindName(m.src_kind[i]));
+        row.Text(MemoryKindName(m.dst_kind[i])).IntOr(m.launch_call[i], kNoRow);
+      }));
+}
+
+// The kernels the projected range `row` holds, each once, in kernel order: a kernel with both
+// its points inside counts once, at its launch.
+void HeldKernels(const LaunchIndex& index, const RangeTable& r, size_t row,
+                 std::vector<std::pair<uint32_t, PointKind>>& kernels) {
+  kernels.clear();
+  const int32_t thread = index.ThreadOf(r.pid[row], r.tid[row]);
+  if (thread < 0) return;
+  const TimeNs a = r.start_ns[row], b = r.end_ns[row];
+  const auto [first, last] = index.EntriesIn(thread, a, b);
+  const auto work = index.ThreadWork(thread);
+  const auto kinds = index.ThreadPointKinds(thread);
+  for (size_t e = first; e < last; ++e) {
+    if (!index.IsKernel(work[e]) || !index.PointCounts(work[e], kinds[e], a, b)) continue;
+    kernels.emplace_back(work[e], kinds[e]);
   }
-  return ops.status();
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  size_t out = 0;
+  for (size_t j = 0; j < kernels.size(); ++j) {
+    if (j > 0 && kernels[j].first == kernels[j - 1].first) continue;
+    PointKind kind = kernels[j].second;
+    if (j + 1 < kernels.size() && kernels[j + 1].first == kernels[j].first)
+      kind = PointKind::kLaunch;
+    kernels[out++] = {kernels[j].first, kind};
+  }
+  kernels.resize(out);
 }
 
 // Ranges with their projection (the nvtx_projection analysis's own computation), and the kernels
 // each projected range holds.
-Status AddRanges(AnalysisContext& context, int input, sqlite3* db) {
+Status AddRanges(AnalysisContext& context, int input, QueryDbBuilder& builder) {
+  QueryRowFeed& feed = *builder.feed();
   const Trace& trace = context.trace();
   const RangeTable& r = trace.ranges;
   ASSIGN_OR_RETURN(NvtxProjectionResult proj,
@@ -99,54 +128,42 @@ Status AddRanges(AnalysisContext& context, int input, sqlite3* db) {
   std::vector<int32_t> slot(r.size(), -1);  // range row -> index into proj.rows
   for (size_t i = 0; i < proj.rows.size(); ++i)
     slot[static_cast<size_t>(proj.rows[i])] = static_cast<int32_t>(i);
-  QueryInsert ins(db, Insert("ranges"));
-  for (size_t i = 0; i < r.size(); ++i) {
-    ins.Int(input).Int(static_cast<int64_t>(i)).Text(trace.str(r.name[i]));
-    ins.Text(trace.str(r.domain[i])).Text(RangeKindName(r.kind[i])).Int(r.start_ns[i]);
-    ins.Int(r.end_ns[i]).Int(r.dur_ns(i)).Int(r.pid[i]).Int(r.tid[i]).Int(r.depth[i]);
-    ins.IntOr(r.parent[i], kNoRow);
-    const int32_t s = slot[i];
-    if (s < 0) {
-      ins.Int(0).Null().Null().Null().Null().Null().Null().Null();
-    } else {
-      const auto si = static_cast<size_t>(s);
-      const LaunchedWork& w = proj.projection.work[si];
-      ins.Int(1).Int(proj.projection.depth[si]).Int(w.kernel_count).Int(w.kernel_time_ns);
-      ins.Int(w.memop_count).Int(w.memop_time_ns);
-      ins.IntOr(w.first_start_ns, INT64_MAX).IntOr(w.last_end_ns, INT64_MIN);
-    }
-    ins.Row();
+  if (builder.Fills("ranges")) {
+    RETURN_IF_ERROR(feed.Insert(
+        Table("ranges"), RowsOf(r.size(), [&](size_t i, QueryRow& row) {
+          row.Int(input).Int(static_cast<int64_t>(i)).Text(trace.str(r.name[i]));
+          row.Text(trace.str(r.domain[i])).Text(RangeKindName(r.kind[i])).Int(r.start_ns[i]);
+          row.Int(r.end_ns[i]).Int(r.dur_ns(i)).Int(r.pid[i]).Int(r.tid[i]).Int(r.depth[i]);
+          row.IntOr(r.parent[i], kNoRow);
+          const int32_t s = slot[i];
+          if (s < 0) {
+            row.Int(0).Null().Null().Null().Null().Null().Null().Null();
+          } else {
+            const auto si = static_cast<size_t>(s);
+            const LaunchedWork& w = proj.projection.work[si];
+            row.Int(1).Int(proj.projection.depth[si]).Int(w.kernel_count).Int(w.kernel_time_ns);
+            row.Int(w.memop_count).Int(w.memop_time_ns);
+            row.IntOr(w.first_start_ns, INT64_MAX).IntOr(w.last_end_ns, INT64_MIN);
+          }
+        })));
   }
-  RETURN_IF_ERROR(ins.status());
+  if (!builder.Fills("range_kernels")) return Status::Ok();
 
   const LaunchIndex& index = context.LaunchesWithCapture();
-  QueryInsert held(db, Insert("range_kernels"));
-  std::vector<std::pair<uint32_t, PointKind>> kernels;
-  for (const int32_t row : proj.rows) {
-    const auto ri = static_cast<size_t>(row);
-    const int32_t thread = index.ThreadOf(r.pid[ri], r.tid[ri]);
-    if (thread < 0) continue;
-    const TimeNs a = r.start_ns[ri], b = r.end_ns[ri];
-    const auto [first, last] = index.EntriesIn(thread, a, b);
-    const auto work = index.ThreadWork(thread);
-    const auto kinds = index.ThreadPointKinds(thread);
-    kernels.clear();
-    for (size_t e = first; e < last; ++e) {
-      if (!index.IsKernel(work[e]) || !index.PointCounts(work[e], kinds[e], a, b)) continue;
-      kernels.emplace_back(work[e], kinds[e]);
+  std::vector<std::pair<uint32_t, PointKind>> held;  // the current range's kernels
+  size_t next_range = 0, j = 0;
+  int32_t range = -1;
+  return feed.Insert(Table("range_kernels"), [&](QueryRow& row) {
+    while (j >= held.size()) {
+      if (next_range >= proj.rows.size()) return false;
+      range = proj.rows[next_range++];
+      HeldKernels(index, r, static_cast<size_t>(range), held);
+      j = 0;
     }
-    // A kernel with both its points inside counts once, at its launch.
-    std::stable_sort(kernels.begin(), kernels.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (size_t j = 0; j < kernels.size(); ++j) {
-      if (j > 0 && kernels[j].first == kernels[j - 1].first) continue;
-      PointKind kind = kernels[j].second;
-      if (j + 1 < kernels.size() && kernels[j + 1].first == kernels[j].first)
-        kind = PointKind::kLaunch;
-      held.Int(input).Int(row).Int(kernels[j].first).Text(PointName(kind)).Row();
-    }
-  }
-  return held.status();
+    row.Int(input).Int(range).Int(held[j].first).Text(PointName(held[j].second));
+    ++j;
+    return true;
+  });
 }
 
 Status AddIterations(AnalysisContext& context, int input, sqlite3* db) {
@@ -195,22 +212,35 @@ Status AddHostAndDevices(const Trace& trace, int input, sqlite3* db) {
     devices.Int(d.clock_rate_hz).Row();
   }
   RETURN_IF_ERROR(devices.status());
+  return Status::Ok();
+}
+
+Status AddGpuMetrics(const Trace& trace, int input, QueryRowFeed& feed) {
   const CounterTable& c = trace.counters;
-  QueryInsert metrics(db, Insert("gpu_metrics"));
-  for (size_t i = 0; i < c.size(); ++i) {
-    metrics.Int(input).Int(c.device[i]).Text(trace.str(c.name[i])).Int(c.time_ns[i]);
-    metrics.Real(c.value[i]).Row();
-  }
-  RETURN_IF_ERROR(metrics.status());
+  return feed.Insert(Table("gpu_metrics"), RowsOf(c.size(), [&](size_t i, QueryRow& row) {
+                       row.Int(input)
+                           .Int(c.device[i])
+                           .Text(trace.str(c.name[i]))
+                           .Int(c.time_ns[i])
+                           .Real(c.value[i]);
+                     }));
+}
+
+Status AddMemoryEvents(const Trace& trace, int input, QueryRowFeed& feed) {
   const MemoryEventTable& m = trace.memory_events;
-  QueryInsert mem(db, Insert("memory_events"));
-  for (size_t i = 0; i < m.size(); ++i) {
-    mem.Int(input).Int(m.time_ns[i]).Int(m.device[i]).Int(m.pid[i]).Int(m.tid[i]).Int(m.bytes[i]);
-    mem.Int(static_cast<int64_t>(m.address[i])).Text(MemoryKindName(m.kind[i]));
-    mem.Text(trace.str(m.name[i])).IntOr(m.total_allocated[i], -1).IntOr(m.total_reserved[i], -1);
-    mem.Text(trace.str(m.source[i])).Row();
-  }
-  return mem.status();
+  return feed.Insert(Table("memory_events"), RowsOf(m.size(), [&](size_t i, QueryRow& row) {
+                       row.Int(input)
+                           .Int(m.time_ns[i])
+                           .Int(m.device[i])
+                           .Int(m.pid[i])
+                           .Int(m.tid[i])
+                           .Int(m.bytes[i]);
+                       row.Int(static_cast<int64_t>(m.address[i])).Text(MemoryKindName(m.kind[i]));
+                       row.Text(trace.str(m.name[i]))
+                           .IntOr(m.total_allocated[i], -1)
+                           .IntOr(m.total_reserved[i], -1);
+                       row.Text(trace.str(m.source[i]));
+                     }));
 }
 
 }  // namespace
@@ -239,11 +269,16 @@ Status QueryDbBuilder::AddRequests(const RequestResults& results) {
 }
 
 Status QueryDbBuilder::AddTrace(AnalysisContext& context, int input) {
-  RETURN_IF_ERROR(AddKernels(context, input, db_));
-  RETURN_IF_ERROR(AddApiCallsAndMemops(context.trace(), input, db_));
-  RETURN_IF_ERROR(AddRanges(context, input, db_));
-  RETURN_IF_ERROR(AddIterations(context, input, db_));
-  return AddHostAndDevices(context.trace(), input, db_);
+  const Trace& trace = context.trace();
+  if (Fills("kernels")) RETURN_IF_ERROR(AddKernels(context, input, *feed_));
+  if (Fills("api_calls")) RETURN_IF_ERROR(AddApiCalls(trace, input, *feed_));
+  if (Fills("memops")) RETURN_IF_ERROR(AddMemops(trace, input, *feed_));
+  if (Fills("ranges") || Fills("range_kernels")) RETURN_IF_ERROR(AddRanges(context, input, *this));
+  if (Fills("iterations")) RETURN_IF_ERROR(AddIterations(context, input, db_));
+  RETURN_IF_ERROR(AddHostAndDevices(trace, input, db_));
+  if (Fills("gpu_metrics")) RETURN_IF_ERROR(AddGpuMetrics(trace, input, *feed_));
+  if (Fills("memory_events")) RETURN_IF_ERROR(AddMemoryEvents(trace, input, *feed_));
+  return Status::Ok();
 }
 
 }  // namespace sightline

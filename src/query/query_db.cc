@@ -102,7 +102,9 @@ void Harden(sqlite3* db) {
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 64 << 20);
   sqlite3_exec(db, "PRAGMA temp_store = FILE", nullptr, nullptr, nullptr);
   sqlite3_exec(db, "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
-  sqlite3_exec(db, "PRAGMA mmap_size = 1073741824", nullptr, nullptr, nullptr);
+  // No memory map: pages read through SQLite's small cache are as fast here (a scan of 10^6
+  // kernels: 0.7-0.9 s against 0.9-1.1 s), and a mapped file's pages count in the process's
+  // memory (296 MB against 11 MB for that scan).
 }
 
 // Opens `path` read-only and immutable (the file named, no journal read or written), hardened,

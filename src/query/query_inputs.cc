@@ -1,8 +1,10 @@
 #include "query/query_inputs.h"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,20 +13,31 @@
 #include "analyses/common/analysis_context.h"
 #include "analyses/findings/findings.h"
 #include "base/output_temps.h"
+#include "facts/results_cache.h"
 #include "importers/importer.h"
 #include "importers/inputs.h"
 #include "pipeline/pipeline.h"
 #include "query/query_build.h"
+#include "query/query_schema.h"
 
 namespace sightline {
 namespace {
 
-// Builds the database of `traces` into the (empty) file `file`.
+// Builds the database of `traces` into the (empty) file `file`; with `fill`, only those tables'
+// rows.
 Status BuildInto(const std::string& file, const std::vector<std::string>& traces,
-                 const AnalyzeOptions& options) {
+                 const AnalyzeOptions& options, std::optional<std::set<std::string>> fill) {
   ASSIGN_OR_RETURN(std::unique_ptr<QueryDbBuilder> builder, QueryDbBuilder::Create(file));
+  if (fill) builder->FillOnly(std::move(*fill));
   Report report;
   report.tool_version = SIGHTLINE_VERSION;
+  // The multi-trace analyses of `analyze` (the ranks of one job side by side, the processes of one
+  // run), each seeing every trace while it is loaded, as pipeline.cc's RunTraceSet does.
+  std::vector<std::pair<const MultiTraceAnalysisEntry*, std::unique_ptr<MultiTraceAnalysis>>> multi;
+  for (const MultiTraceAnalysisEntry& e : MultiTraceAnalyses()) {
+    if (e.kind == TraceSetKind::kRanks) multi.emplace_back(&e, e.create(options));
+  }
+  TraceSet set;
   for (size_t i = 0; i < traces.size(); ++i) {
     const std::string& path = traces[i];
     ASSIGN_OR_RETURN(InputDocument doc, OpenInput(path));
@@ -41,12 +54,32 @@ Status BuildInto(const std::string& file, const std::vector<std::string>& traces
           path, doc.reader != nullptr ? doc.reader->description : "another kind of input"));
     }
     if (trace->source.path.empty()) trace->source.path = path;
-    std::string label = std::filesystem::path(path).filename().string();
-    if (trace->source.rank >= 0) label += fmt::format(" (rank {})", trace->source.rank);
-    AnalysisContext context(std::make_unique<const Trace>(std::move(*trace)), options);
-    const int input = static_cast<int>(report.inputs.size());
-    RETURN_IF_ERROR(AnalyzeTrace(context, label, report));
-    RETURN_IF_ERROR(builder->AddTrace(context, input));
+    TraceSetMember& member = set.members.emplace_back();
+    member.path = path;
+    member.label = std::filesystem::path(path).filename().string();
+    if (trace->source.rank >= 0) member.label += fmt::format(" (rank {})", trace->source.rank);
+    auto context = std::make_shared<AnalysisContext>(
+        std::make_unique<const Trace>(std::move(*trace)), options);
+    member.input = static_cast<int>(report.inputs.size());
+    RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, report));
+    RETURN_IF_ERROR(builder->AddTrace(*context, member.input));
+    for (auto& [entry, analysis] : multi) {
+      Status s = analysis->Add(context, member);
+      if (!s.ok()) return s.WithPrefix(fmt::format("{}: {}", path, entry->name));
+    }
+  }
+  // Their sections first, and the findings of their rules, as in `analyze`'s report.
+  const size_t per_input_sections = report.sections.size();
+  ResultsCache results;
+  for (auto& [entry, analysis] : multi) {
+    RETURN_IF_ERROR(analysis->Finish(set, report, results).WithPrefix(entry->name));
+  }
+  std::rotate(report.sections.begin(),
+              report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
+              report.sections.end());
+  if (options.findings.enabled) {
+    ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(results));
+    AddFindings(std::move(findings), -1, report);
   }
   SortFindings(report.findings);
   RETURN_IF_ERROR(builder->AddReport(report));
@@ -60,10 +93,51 @@ std::string TempDir() {
   return dir != nullptr && *dir != '\0' ? dir : "/tmp";
 }
 
+int CollectRead(void* context, int action, const char* table, const char* /*column*/,
+                const char* /*db*/, const char* /*trigger*/) {
+  if (action == SQLITE_READ && table != nullptr) {
+    static_cast<std::set<std::string>*>(context)->insert(table);
+  }
+  return SQLITE_OK;
+}
+
 }  // namespace
 
+std::optional<std::set<std::string>> TablesReadBy(std::string_view sql) {
+  if (sql.empty() || sql.size() > 1'000'000) return std::nullopt;
+  sqlite3* db = nullptr;
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> owner(nullptr, sqlite3_close_v2);
+  if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close_v2(db);
+    return std::nullopt;
+  }
+  owner.reset(db);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  for (const QueryTableDef& t : QueryTables()) {
+    if (sqlite3_exec(db, CreateTableSql(t).c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return std::nullopt;
+    }
+  }
+  std::set<std::string> read;
+  sqlite3_set_authorizer(db, CollectRead, &read);
+  sqlite3_stmt* st = nullptr;
+  // Prepared only, never run.
+  const int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &st, nullptr);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_OK || st == nullptr) return std::nullopt;
+  std::set<std::string> tables;
+  for (const std::string& name : read) {
+    if (FindQueryTable(name) != nullptr) tables.insert(name);
+  }
+  return tables;
+}
+
 StatusOr<QueryDb> OpenQueryInputs(const std::vector<std::string>& paths,
-                                  const AnalyzeOptions& options, const std::string& save) {
+                                  const AnalyzeOptions& options, const std::string& save,
+                                  std::string_view question) {
   if (paths.empty()) {
     return InvalidArgumentError(
         "no input given; usage: sightline query TRACE...|DB 'SQL' (docs/query.md)");
@@ -87,7 +161,9 @@ StatusOr<QueryDb> OpenQueryInputs(const std::vector<std::string>& paths,
   int fd = -1;
   ASSIGN_OR_RETURN(Temporary temp, CreateTemporary(target, /*directory=*/false, &fd));
   ::close(fd);
-  Status built = BuildInto(temp.path, paths, options);
+  Status built =
+      BuildInto(temp.path, paths, options,
+                save.empty() && !question.empty() ? TablesReadBy(question) : std::nullopt);
   if (!built.ok()) {
     RemoveTemporary(temp);
     return built;

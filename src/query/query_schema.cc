@@ -16,7 +16,9 @@ std::vector<QueryTableDef> MakeTables() {
   std::vector<QueryTableDef> t;
   t.push_back({"sightline_meta",
                "What the database is: schema_version, tool_version, built_from (the inputs)",
-               {{"key", kText, "schema_version, tool_version, built_from"},
+               {{"key", kText,
+                 "schema_version, tool_version, built_from, left_out (the tables whose rows a "
+                 "database built for one question left out, comma-separated)"},
                 {"value", kText, "its value"}}});
   t.push_back({"inputs",
                "The traces the database was built from, one row each",
