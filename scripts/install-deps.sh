@@ -2,7 +2,8 @@
 # Installs the Debian packages Sightline needs, skipping those already present. Safe to run
 # repeatedly; needs root (or sudo) only when a package is missing.
 #   scripts/install-deps.sh sample   what building and running the `sightline` binary needs: README
-#                                    command 1 (scripts/run-sample.sh); about 90 MB on a bare Debian 12
+#                                    command 1 (scripts/run-sample.sh); 127 MB of packages on a
+#                                    minimal Debian 12
 #   scripts/install-deps.sh [all]    also the tests, benchmarks, MPI, clang (sanitizers, fuzzing) and
 #                                    chromium: README command 2 (scripts/test.sh), scripts/sanitize.sh
 set -euo pipefail
