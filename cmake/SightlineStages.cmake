@@ -38,6 +38,12 @@ function(sightline_add_stage)
     target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
                                ${PROJECT_SOURCE_DIR}/include)
     target_compile_definitions(${target} PRIVATE SIGHTLINE_VERSION="${PROJECT_VERSION}")
+    # SIGHTLINE_UNITY_BUILD (src/CMakeLists.txt): the stage's files compiled in batches, one
+    # translation unit per batch, except those marked SKIP_UNITY_BUILD_INCLUSION.
+    if(SIGHTLINE_UNITY_BUILD)
+      set_target_properties(${target} PROPERTIES UNITY_BUILD ON
+                                                 UNITY_BUILD_BATCH_SIZE ${SIGHTLINE_UNITY_BATCH_SIZE})
+    endif()
     set(scope PUBLIC)
   else()
     # A stage of headers only: nothing to compile, an INTERFACE library that carries its DEPS and

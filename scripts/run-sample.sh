@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# README command 1: install what is missing, build the sightline binary (only what this needs; the
-# test command builds the rest), and analyze the shipped sample trace.
+# README command 1: install what building and running the sightline binary needs, build the binary
+# alone, quickly, into build-sample/, and analyze the shipped sample trace. The test command builds
+# everything, optimized and with debug info, into build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SIGHTLINE_BUILD_TARGETS=sightline bash scripts/build.sh
+bash scripts/install-deps.sh sample
+# The quickest cold build of the CLI (docs/PERFORMANCE.md, "The first command"): the stages in unity
+# batches, -O1 without debug info, no tests, benchmarks, GPU or MPI parts.
+config=(-G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+        -DSIGHTLINE_BUILD_TESTS=OFF -DSIGHTLINE_BUILD_BENCH=OFF -DSIGHTLINE_CUDA=OFF -DSIGHTLINE_MPI=OFF)
+cmake -S . -B build-sample "${config[@]}" -DSIGHTLINE_UNITY_BUILD=ON >/dev/null
+if ! cmake --build build-sample -j "$(nproc)" --target sightline; then
+  # Two files of one stage that define the same name in their anonymous namespaces cannot share a
+  # batch: list the later one in src/CMakeLists.txt (SIGHTLINE_UNITY_SKIP). Meanwhile, file by file.
+  echo "run-sample: the unity build failed (above); building file by file" >&2
+  cmake -S . -B build-sample "${config[@]}" -DSIGHTLINE_UNITY_BUILD=OFF >/dev/null
+  cmake --build build-sample -j "$(nproc)" --target sightline
+fi
 sample=examples/samples/llama_decode_h100.nsys.sqlite
-./build/src/sightline analyze "$sample" "$@"
+./build-sample/src/sightline analyze "$sample" "$@"
