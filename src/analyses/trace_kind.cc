@@ -8,7 +8,7 @@
 namespace sightline {
 namespace {
 
-std::string Use(const InputFile& file, const RunView& run,
+std::string Use(const InputFile& file, const FilesView& run,
                 std::map<std::string, std::string>& companions) {
   // A recording of a run: the processes document beside it is read with it.
   const std::string tree = ProcessTreeOf(file.path, *run.skipped);

@@ -396,7 +396,7 @@ StatusOr<SortedInputs> SortInputs(const std::vector<std::string>& paths, const N
 
 // What each file became, and what it joined, for the report's list of files read.
 void DescribeUses(SortedInputs& in) {
-  RunView run;
+  FilesView run;
   run.first_member = in.members.empty() ? "" : in.members.front();
   run.members = in.members.size();
   run.skipped = &in.skipped;

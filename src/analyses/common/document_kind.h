@@ -22,7 +22,7 @@
 namespace sightline {
 
 // What the pipeline knows of a run when it describes its files (Report::files).
-struct RunView {
+struct FilesView {
   std::string first_member;                           // the run's first trace ("" when it has none)
   size_t members = 0;                                 // how many traces the run has
   const std::vector<std::string>* skipped = nullptr;  // files in named directories no reader took
@@ -89,7 +89,7 @@ struct DocumentKind {
 
   // What the list of files read says of one (InputFile::use). It may name a file among
   // run.skipped that belongs with it, and say what that one is (`companions`).
-  std::string (*use)(const InputFile& file, const RunView& run,
+  std::string (*use)(const InputFile& file, const FilesView& run,
                      std::map<std::string, std::string>& companions) = nullptr;
 };
 

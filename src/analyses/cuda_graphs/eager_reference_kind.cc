@@ -12,7 +12,7 @@ Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
   return Status::Ok();
 }
 
-std::string Use(const InputFile& /*file*/, const RunView& /*run*/,
+std::string Use(const InputFile& /*file*/, const FilesView& /*run*/,
                 std::map<std::string, std::string>& /*companions*/) {
   return "eager reference: its eager runs estimate the whole-graph runs";
 }

@@ -54,7 +54,7 @@ Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
   return Status::Ok();
 }
 
-std::string Use(const InputFile& /*file*/, const RunView& /*run*/,
+std::string Use(const InputFile& /*file*/, const FilesView& /*run*/,
                 std::map<std::string, std::string>& /*companions*/) {
   return "the weights a step reads, for the floor section";
 }

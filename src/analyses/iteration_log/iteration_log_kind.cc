@@ -19,7 +19,7 @@ void WithoutMembers(const AnalyzeOptions& options, Report& report) {
   if (options.iteration_log.log) AddIterationLogSummary(*options.iteration_log.log, report);
 }
 
-std::string Use(const InputFile& /*file*/, const RunView& run,
+std::string Use(const InputFile& /*file*/, const FilesView& run,
                 std::map<std::string, std::string>& /*companions*/) {
   return run.first_member.empty() ? "its own figures (no trace to join it to)"
                                   : "joined to each trace's iterations";

@@ -27,7 +27,7 @@ StatusOr<Report> Analyze(const std::vector<RecognisedInput>& inputs,
   return report;
 }
 
-std::string Use(const InputFile& /*file*/, const RunView& /*run*/,
+std::string Use(const InputFile& /*file*/, const FilesView& /*run*/,
                 std::map<std::string, std::string>& /*companions*/) {
   return "its own report";
 }

@@ -85,7 +85,7 @@ StatusOr<Report> DiffRuns(const std::vector<RecognisedInput>& baseline,
   return report;
 }
 
-std::string Use(const InputFile& file, const RunView& run,
+std::string Use(const InputFile& file, const FilesView& run,
                 std::map<std::string, std::string>& /*companions*/) {
   // Only a request log says in which iteration each token came out (serving_trace_join.h).
   return run.first_member.empty() || file.reader != "request-log"

@@ -45,7 +45,7 @@ StatusOr<Report> Diff(const RecognisedInput& baseline, const RecognisedInput& ca
   return DiffTrtEngines(baseline.path, candidate.path, o);
 }
 
-std::string Use(const InputFile& /*file*/, const RunView& /*run*/,
+std::string Use(const InputFile& /*file*/, const FilesView& /*run*/,
                 std::map<std::string, std::string>& /*companions*/) {
   return "its own report";
 }
