@@ -2,13 +2,12 @@
 // document a reader returns is taken by one entry, and each entry declares what its role needs, so
 // that the pipeline, which names no kind, has something to call for every file the front door
 // recognises.
-#include "analyses/common/document_kind.h"
-
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
+#include "analyses/common/document_kind.h"
 #include "importers/inputs.h"
 
 namespace sightline {
