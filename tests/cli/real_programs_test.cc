@@ -177,7 +177,6 @@ TEST(RealPrograms, TheServersRecordingsAreOneRunOnOneClock) {
     EXPECT_EQ(fired, 1u);
   }
 }
-
 }  // namespace
 }  // namespace sightline
 
@@ -316,6 +315,40 @@ TEST(RealPrograms, EagerGeneratePrefillIsALoopBesideTheDecodeSteps) {
     noted |= std::string_view(n).find("in no loop") != std::string_view::npos;
   }
   EXPECT_TRUE(noted);
+}
+
+// The compiled generate() against its floor, with the model's config (Llama-3.2-1B's shape at the
+// 2 layers the program built): the weights and KV bytes a step reads are the program's own
+// (truth.json: its parameters and its static cache's tensors), and the graph replays keep the GPU
+// near the floor while the host holds the step far above it.
+TEST(RealPrograms, CompiledGenerateAgainstItsFloor) {
+  const std::string dir =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/recorder/hf_static_small_h200";
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  ASSERT_EQ(truth_parser.load(dir + "/truth.json").get(truth), simdjson::SUCCESS);
+  const int64_t batch = int64_t(truth["batch"]);
+  const int64_t cache_len = int64_t(truth["prompt"]) + int64_t(truth["new_tokens"]);
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_NO_FATAL_FAILURE(
+      AnalyzeJson("'" + dir + "/run.slrec.gz' --model-config '" + SIGHTLINE_SOURCE_DIR +
+                      "/tests/data/model_config/llama_3_2_1b_2layers.config.json' --batch " +
+                      std::to_string(batch) + " --context " + std::to_string(cache_len),
+                  parser, report));
+  simdjson::dom::array rows = Section(report, "floor")["tables"]["families"]["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  simdjson::dom::element decode = rows.at(0);
+  EXPECT_EQ(int64_t(decode["weight_bytes"]), int64_t(truth["param_bytes"]));
+  // Read: the whole static cache; written: one token per sequence (2 layers x K and V x 8 heads
+  // x 64 x 2 bytes = 4 KiB a token).
+  EXPECT_EQ(int64_t(decode["kv_bytes"]), int64_t(truth["kv_bytes"]) + batch * 4096);
+  EXPECT_EQ(std::string_view(decode["bound"]), "memory");
+  const double busy_ratio = double(decode["busy_ratio"]), ratio = double(decode["ratio"]);
+  EXPECT_GT(busy_ratio, 1.0);
+  EXPECT_LT(busy_ratio, 5.0);        // 2.6x on the H200
+  EXPECT_GT(ratio, 3 * busy_ratio);  // the host, not the GPU, holds the step (16.8x)
+  EXPECT_EQ(std::string_view(decode["holder"]), "GPU idle");
 }
 
 }  // namespace
