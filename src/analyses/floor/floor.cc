@@ -362,19 +362,20 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     fam.busy_ratio = fam.median_floor_ns > 0 ? fam.median_busy_ns / fam.median_floor_ns : 0;
   }
   AddSampledMetrics(context, r.device, members, r.steps, r.families);
-  // Per layer, for the family with the most steady time.
-  size_t main = 0;
-  double most_wall = -1;
+  // Per layer, for every family: the one with the most steady time first (table "layers"), the
+  // others after it in order of their steady time.
+  std::vector<double> family_wall(members.size(), 0);
   for (size_t f = 0; f < members.size(); ++f) {
-    double wall = 0;
-    for (const FloorStep* s : members[f]) wall += static_cast<double>(s->wall_ns);
-    if (wall > most_wall) {
-      most_wall = wall;
-      main = f;
-    }
+    for (const FloorStep* s : members[f]) family_wall[f] += static_cast<double>(s->wall_ns);
   }
+  std::vector<size_t> order(members.size());
+  for (size_t f = 0; f < order.size(); ++f) order[f] = f;
+  std::stable_sort(order.begin(), order.end(),
+                   [&family_wall](size_t a, size_t b) { return family_wall[a] > family_wall[b]; });
+  std::vector<std::vector<const FloorStep*>> by_time;
+  for (size_t f : order) by_time.push_back(members[f]);
   if (config != nullptr) {
-    AddFloorLayers(context, *config, members[main], r);
+    AddFloorLayers(context, *config, by_time, r);
   } else {
     r.notes.push_back(
         "Without a model config the floor is the snapshot's weights over the memory bandwidth, "

@@ -106,6 +106,22 @@ struct FloorLayer {
   double dram_pct = -1, tensor_pct = -1;  // sampled over its spans; -1 not sampled
 };
 
+// The parts of one family's steps, each against its own floor (docs/analyses/floor.md, "Per
+// layer"): decoder layers in order, then the head and the embedding, then experts.
+struct FloorFamilyLayers {
+  std::string family;  // FloorFamily::name
+  std::vector<FloorLayer> layers;
+  int64_t family_kernels = 0;        // kernels of the family's steps on the device
+  int64_t placed_by_range = 0;       // of them, placed in a part by the ranges around
+                                     // their launch
+  int64_t placed_by_graph_path = 0;  // ... by the ranges at their graph node's capture (or
+                                     // around their eager counterpart)
+  std::vector<std::string> notes;    // what was left out of this family's table
+
+  // The decoder layer with the most time above its floor; null when no layer is known.
+  const FloorLayer* TopLayer() const;
+};
+
 struct FloorResult {
   bool computed = false;
   std::string not_computed;  // why there is no floor (no steps, no work, no bandwidth)
@@ -118,7 +134,8 @@ struct FloorResult {
   std::vector<FloorStep> steps;  // the steady steps (warm-up left out), in trace order
   std::vector<FloorFamily> families;
   // Per layer, for the family with the most steady time (layers_family), where the trace names
-  // layers: decoder layers in order, then the head and the embedding, then experts.
+  // layers: decoder layers in order, then the head and the embedding, then experts. (Its own
+  // members rather than a FloorFamilyLayers: the table "layers" and the rule read these.)
   std::string layers_family;
   std::vector<FloorLayer> layers;
   int64_t family_kernels = 0;        // kernels of layers_family's steps on the device
@@ -126,10 +143,14 @@ struct FloorResult {
                                      // their launch
   int64_t placed_by_graph_path = 0;  // ... by the ranges at their graph node's capture (or
                                      // around their eager counterpart)
+  // The same for every other family whose kernels the ranges place, most steady time first.
+  std::vector<FloorFamilyLayers> other_layers;
   std::vector<std::string> notes;
 
   // The decoder layer with the most time above its floor; null when no layer is known.
   const FloorLayer* TopLayer() const;
+  // The same for the family named `family` (FloorFamily::name), whichever table holds it.
+  const FloorLayer* TopLayerOf(std::string_view family) const;
 };
 
 // Needs options.model: a config's shapes, or only a memory snapshot's weights
