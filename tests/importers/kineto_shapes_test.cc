@@ -18,29 +18,34 @@ using kineto_test::KinetoTest;
 using kineto_test::MustImport;
 
 TEST(KinetoShapes, CompactForm) {
+  using kineto::ShapesRead;
   std::string out;
-  ASSERT_TRUE(CompactShapes("[[16, 2048], [8192, 2048], [8192]]",
-                            R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])", &out));
+  ASSERT_EQ(ShapesRead::kKept,
+            CompactShapes("[[16, 2048], [8192, 2048], [8192]]",
+                          R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])", &out));
   EXPECT_EQ(out, "16x2048,8192x2048,8192|c10::BFloat16;c10::BFloat16;c10::BFloat16");
   // Scalars, a tensor list's nested dims, an empty type.
-  ASSERT_TRUE(CompactShapes("[[4, 8], [], [[1, 2], [3, 4]]]", R"(["float", "Scalar", ""])", &out));
+  ASSERT_EQ(ShapesRead::kKept,
+            CompactShapes("[[4, 8], [], [[1, 2], [3, 4]]]", R"(["float", "Scalar", ""])", &out));
   EXPECT_EQ(out, "4x8,,?|float;Scalar;");
-  ASSERT_TRUE(CompactShapes("[]", "[]", &out));
+  ASSERT_EQ(ShapesRead::kKept, CompactShapes("[]", "[]", &out));
   EXPECT_EQ(out, "|");
-  ASSERT_TRUE(CompactShapes("[[2, 3]]", "", &out));  // no types recorded
+  ASSERT_EQ(ShapesRead::kKept, CompactShapes("[[2, 3]]", "", &out));  // no types recorded
   EXPECT_EQ(out, "2x3|");
   // Not such arrays: refused, nothing kept.
   // An operand that is not a list of integers is '?', whatever it holds.
-  ASSERT_TRUE(CompactShapes("[[2,,3], [2.5], null]", "[]", &out));
+  ASSERT_EQ(ShapesRead::kKept, CompactShapes("[[2,,3], [2.5], null]", "[]", &out));
   EXPECT_EQ(out, "?,?,?|");
   for (const char* bad : {"[[2, 3]", "[[2, 3]] x", "[[2.5]]x", "{}", "[[2, 3]],"}) {
-    EXPECT_FALSE(CompactShapes(bad, "[]", &out)) << bad;
+    EXPECT_EQ(CompactShapes(bad, "[]", &out), ShapesRead::kUnreadable) << bad;
     EXPECT_TRUE(out.empty());
   }
-  EXPECT_FALSE(CompactShapes("[[1]]", R"(["esc\"aped"])", &out));
+  EXPECT_EQ(CompactShapes("[[1]]", R"(["esc\"aped"])", &out), ShapesRead::kUnreadable);
   std::string many = "[";
   for (int i = 0; i <= kineto::kMaxShapeOperands; ++i) many += i == 0 ? "[1]" : ",[1]";
-  EXPECT_FALSE(CompactShapes(many + "]", "[]", &out));
+  // Too many operands (no GEMM has them): not kept, and not counted as unreadable.
+  EXPECT_EQ(CompactShapes(many + "]", "[]", &out), ShapesRead::kTooManyOperands);
+  EXPECT_TRUE(out.empty());
 }
 
 TEST_F(KinetoTest, OperatorsKeepTheirShapes) {

@@ -247,11 +247,11 @@ void EventMapper::MapRange(const Event& e, RangeKind kind) {
   row.name = builder_->Intern(e.name);
   row.kind = kind;
   if (kind == RangeKind::kCpuOp && (e.args.shapes_bad || !e.args.input_dims.empty())) {
-    if (!e.args.shapes_bad && CompactShapes(e.args.input_dims, e.args.input_types, &shapes_)) {
-      row.shapes = builder_->Intern(shapes_);
-    } else {
-      ++shapes_unreadable_;
-    }
+    const ShapesRead read = e.args.shapes_bad
+                                ? ShapesRead::kUnreadable
+                                : CompactShapes(e.args.input_dims, e.args.input_types, &shapes_);
+    if (read == ShapesRead::kKept) row.shapes = builder_->Intern(shapes_);
+    shapes_unreadable_ += read == ShapesRead::kUnreadable;
   }
   builder_->AddRange(row);
   if (kind == RangeKind::kCpuOp && e.args.seq != kUnset && e.args.has_pg_name &&

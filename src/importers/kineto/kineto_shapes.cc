@@ -111,34 +111,38 @@ bool Operand(ShapeCursor& c, std::string* out) {
 
 // Calls item(cursor) for each element of a top-level array, writing `separator` between them.
 template <typename Item>
-bool EachElement(std::string_view text, char separator, std::string* out, Item item) {
+ShapesRead EachElement(std::string_view text, char separator, std::string* out, Item item) {
   ShapeCursor c(text);
-  if (!c.Eat('[')) return false;
+  if (!c.Eat('[')) return ShapesRead::kUnreadable;
   int n = 0;
   while (!c.Eat(']')) {
-    if (n > 0 && !c.Eat(',')) return false;
-    if (++n > kMaxShapeOperands) return false;
+    if (n > 0 && !c.Eat(',')) return ShapesRead::kUnreadable;
+    if (++n > kMaxShapeOperands) return ShapesRead::kTooManyOperands;
     if (n > 1) out->push_back(separator);
-    if (!item(c)) return false;
+    if (!item(c)) return ShapesRead::kUnreadable;
   }
-  return c.Done();
+  return c.Done() ? ShapesRead::kKept : ShapesRead::kUnreadable;
 }
 
 }  // namespace
 
-bool CompactShapes(std::string_view dims_json, std::string_view types_json, std::string* out) {
+ShapesRead CompactShapes(std::string_view dims_json, std::string_view types_json,
+                         std::string* out) {
   out->clear();
-  const bool ok =
-      (dims_json.empty() ||
-       EachElement(dims_json, ',', out, [out](ShapeCursor& c) { return Operand(c, out); })) &&
-      (out->push_back('|'), true) &&
-      (types_json.empty() || EachElement(types_json, ';', out, [out](ShapeCursor& c) {
-         if (c.Peek() == '"') return c.String(out);
-         out->push_back('?');
-         return c.SkipValue();
-       }));
-  if (!ok) out->clear();
-  return ok;
+  ShapesRead read = ShapesRead::kKept;
+  if (!dims_json.empty()) {
+    read = EachElement(dims_json, ',', out, [out](ShapeCursor& c) { return Operand(c, out); });
+  }
+  out->push_back('|');
+  if (read == ShapesRead::kKept && !types_json.empty()) {
+    read = EachElement(types_json, ';', out, [out](ShapeCursor& c) {
+      if (c.Peek() == '"') return c.String(out);
+      out->push_back('?');
+      return c.SkipValue();
+    });
+  }
+  if (read != ShapesRead::kKept) out->clear();
+  return read;
 }
 
 }  // namespace sightline::kineto

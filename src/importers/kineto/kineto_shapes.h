@@ -3,19 +3,27 @@
 // RangeTable::shapes), so that a trace of millions of operators keeps each distinct shape once.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace sightline::kineto {
 
-// Operands above this many are not kept (a concatenation of a long tensor list): unreadable.
+// Operators with more operands than this (an autograd node of a split into hundreds of tensors, a
+// module's forward with all its inputs) are not kept: no GEMM or attention operator has as many,
+// and their shapes would only take memory.
 inline constexpr int kMaxShapeOperands = 64;
+
+enum class ShapesRead : uint8_t {
+  kKept,             // *out holds the compact form
+  kTooManyOperands,  // more than kMaxShapeOperands: not kept, and not a fault
+  kUnreadable,       // not such an array: counted (kineto_shapes_unreadable)
+};
 
 // "[[16, 2048], [2048, 2048], []]" and "[\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"]" ->
 // "16x2048,2048x2048,|c10::BFloat16;c10::BFloat16;Scalar". An operand that is not a list of
 // integers (a tensor list's nested lists, null) is written '?'. Either text may be empty (not
-// recorded). False, with *out cleared, when a text is not such an array (malformed, escaped
-// strings, over kMaxShapeOperands operands).
-bool CompactShapes(std::string_view dims_json, std::string_view types_json, std::string* out);
+// recorded). *out is cleared unless kKept.
+ShapesRead CompactShapes(std::string_view dims_json, std::string_view types_json, std::string* out);
 
 }  // namespace sightline::kineto
