@@ -128,7 +128,12 @@ struct FloorResult {
   std::string model;         // "llama, 16 layers, hidden 2048, ... (config.json)": the file name
   ModelSizes sizes;          // zero without a config
   int64_t dtype_bytes = 2;
-  std::string weights_from;  // "the model config (config.json)", "the memory snapshot's ..."
+  std::string weights_from;  // "the model config (config.json)", "the memory snapshot's ...",
+                             // "GEMM shapes (record_shapes): ..."
+  // No config, no snapshot: the floor from the trace's GEMM shapes (gemm_shapes.h), with the
+  // operators counted over the steps kept and those whose shapes could not be used.
+  bool from_gemm_shapes = false;
+  int64_t shape_ops = 0, shape_ops_unreadable = 0;
   FloorPeaks peaks;
   int32_t device = -1;
   std::vector<FloorStep> steps;  // the steady steps (warm-up left out), in trace order

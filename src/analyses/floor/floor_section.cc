@@ -114,13 +114,9 @@ void AddLayersTables(const FloorResult& r, Section& s) {
   }
 }
 
-}  // namespace
-
-Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
-  const std::shared_ptr<const ModelConfig>& model = context.options().floor.model;
-  if (!model) return Status::Ok();
-  ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(context));
-  Section& s = report.AddSection("floor", "How far from the hardware", input);
+// The model's facts: its parameters from the config, where the weight bytes came from, a
+// snapshot's weights beside the config's count.
+void AddModelFacts(const FloorResult* r, const ModelConfig* model, Section& s) {
   s.AddFact("model", "Model", r->model);
   if (model->has_shapes()) {
     s.AddFact("parameters", "Parameters", r->sizes.total, Unit::kNumber);
@@ -138,6 +134,28 @@ Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
       s.AddFact("config_weight_bytes", "Weights by the config (parameters x dtype)",
                 Bytes(r->sizes.total * static_cast<double>(r->dtype_bytes)), Unit::kBytes);
     }
+  }
+}
+
+}  // namespace
+
+Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
+  const std::shared_ptr<const ModelConfig>& model = context.options().floor.model;
+  if (!model && !context.options().floor.asks_for_shapes()) return Status::Ok();
+  ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(context));
+  Section& s = report.AddSection("floor", "How far from the hardware", input);
+  if (!model) {
+    // A floor from the trace's GEMM shapes, or why there is none.
+    s.AddFact("model", "Model", std::string("unknown (no --model-config)"));
+    if (r->from_gemm_shapes) {
+      s.AddFact("weights_from", "Weight bytes from", r->weights_from);
+      if (r->shape_ops_unreadable > 0) {
+        s.AddFact("shape_ops_unreadable", "GEMM operators without usable shapes",
+                  r->shape_ops_unreadable, Unit::kCount);
+      }
+    }
+  } else {
+    AddModelFacts(r, model.get(), s);
   }
   if (!r->peaks.device.empty()) s.AddFact("device", "Device", r->peaks.device);
   if (r->peaks.memory_gbps > 0) {
