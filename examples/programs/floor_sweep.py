@@ -144,7 +144,9 @@ def program_truth(cfg, model, kind, batch, cache):
 def add_layer_ranges(model):
     """NVTX ranges around each decoder layer ("layer_N") and the lm_head ("lm_head") of a forward."""
     def push(name):
-        return lambda module, args: torch.cuda.nvtx.range_push(name)
+        def hook(module, args):  # returns None: a pre-hook's value would replace the arguments
+            torch.cuda.nvtx.range_push(name)
+        return hook
 
     def pop(module, args, output):
         torch.cuda.nvtx.range_pop()

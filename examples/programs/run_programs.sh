@@ -3,11 +3,12 @@
 # and default -o), and Nsight Systems where asked, and keeps what a user would see (summary lines,
 # file lists, process trees, reports) under $OUT.
 # Needs the pack of scripts/device_pack.sh at .device/pack.tgz (and .device/device/ for nsys).
-#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp nvtx hf overhead nsys small floor
+#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp nvtx hf overhead nsys small floor layers shapes
 # floor: floor_sweep.py's sweep (decode and prefill of a dense and a MoE model against the floor, with
 # the machine's measured copy bandwidth and GEMM throughput), then one configuration recorded with
-# GPU metrics and analysed with --model-config, with the measured peaks and with the datasheet's; a
-# PyTorch profiler trace with shapes analysed without a config (the floor from GEMM shapes).
+# GPU metrics and analysed with --model-config, with the measured peaks and with the datasheet's,
+# then the per-layer runs (also alone: stage layers), and a PyTorch profiler trace with shapes
+# analysed without a config (the floor from GEMM shapes; also alone: stage shapes).
 # small: the HF programs at 2-4 layers (samples to ship): recordings, memory snapshots, a PyTorch
 # profiler trace, and (with nsys) an Nsight Systems export of the compiled one.
 set -uo pipefail
@@ -98,6 +99,8 @@ if [[ $stages == *floor* ]]; then
   sed -n '/^== How far from the hardware/,/^== [^H]/p' floor.measured.report.txt | head -60 | tee -a $runs/summary.txt
   grep -A2 'their floor' floor.measured.report.txt | head -6 | tee -a $runs/summary.txt
   popd > /dev/null
+fi
+if [[ $stages == *floor* || $stages == *shapes* ]]; then
   # The floor from GEMM shapes (no config, no snapshot): 5 decode steps of the dense model under
   # the PyTorch profiler with record_shapes, analysed with --batch and --context alone;
   # floor_shapes_check.py compares each step's weight bytes and FLOPs with the program's.
@@ -113,6 +116,8 @@ if [[ $stages == *floor* ]]; then
   grep -E 'Weight bytes from' floor.shapes.report.txt | tee -a $runs/summary.txt
   python3 $P/floor_shapes_check.py floor.shapes.report.json kineto.json.truth.json | tee -a $runs/summary.txt
   popd > /dev/null
+fi
+if [[ $stages == *floor* || $stages == *layers* ]]; then
   # Per layer: an NVTX range per decoder layer and around the lm_head (layers.json: the program's
   # bytes per layer, checked by floor_layers_check.py), and a memory snapshot whose weights give
   # the floor without a config (--weights-snapshot); the dense model and the MoE one.

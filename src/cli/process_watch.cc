@@ -106,15 +106,17 @@ void ProcessWatcher::Start(pid_t root, const std::string& name, const std::strin
   p.start_ns = start_ns_;
   processes_.push_back(std::move(p));
   alive_[root] = 0;
-  // No thread to be had (ulimit -u): the run goes on unwatched, its tree holding the root only.
+  // No thread to be had (ulimit -u), or none asked for: the run goes on unwatched, its tree
+  // holding the root only.
+  if (!options_.watch) return;
   std::vector<std::thread> started;
   if (TryStartThread(started, [this] { Run(); })) thread_ = std::move(started.front());
 }
 
 void ProcessWatcher::Stop(int64_t root_end_ns) {
-  if (!thread_.joinable()) return;
+  if (processes_.empty() || end_ns_ != 0) return;  // never started, or stopped already
   stop_ = true;
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
   end_ns_ = ClockNs(CLOCK_MONOTONIC);
   if (root_end_ns >= 0 && !processes_.empty()) processes_[0].end_ns = root_end_ns;
 }

@@ -42,6 +42,7 @@ struct WatchedProcess {
 struct ProcessWatchOptions {
   int64_t scan_period_ns = 20'000'000;     // new processes and ends: 20 ms
   int64_t sample_period_ns = 100'000'000;  // CPU per process and thread: 100 ms
+  bool watch = true;                       // false: no scans at all; the tree holds the root only
 };
 
 // Watches the tree under `root` on a thread of its own from Start() until Stop().

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/file_io.h"
@@ -329,7 +330,11 @@ int RunRecord(const RecordArgs& args) {
   }
   g_child = child;
   close(error_pipe[1]);
-  ProcessWatcher watcher;
+  ProcessWatchOptions watch_options;
+  if (const char* w = std::getenv(recenv::kWatchEnv); w != nullptr && std::string_view(w) == "0") {
+    watch_options.watch = false;
+  }
+  ProcessWatcher watcher(watch_options);
   {
     std::string command;
     for (const std::string& a : args.command) command += (command.empty() ? "" : " ") + a;

@@ -25,6 +25,9 @@ inline constexpr char kQueryCallsEnv[] =
 // Diagnostic only (what costs what): activity left out, a comma list of
 // kernel,runtime,sync,memcpy,memset,nvtx. A recording made with it lacks those records.
 inline constexpr char kSkipEnv[] = "SIGHTLINE_RECORD_SKIP";
+// Diagnostic only: "0" records without the launcher's watch of the process tree (what the
+// /proc scans cost a run); the run's tree then holds the program's own process only.
+inline constexpr char kWatchEnv[] = "SIGHTLINE_RECORD_WATCH";
 // --cuda-graph-trace: "graph" records one record per graph run (CUPTI_ACTIVITY_KIND_GRAPH_TRACE),
 // anything else ("node", the default) every kernel inside the graph.
 inline constexpr char kGraphTraceEnv[] = "SIGHTLINE_RECORD_GRAPH_TRACE";

@@ -90,6 +90,26 @@ TEST_F(RecordCommand, ProcessTreeOfTheRunIsWritten) {
   EXPECT_EQ(sleeps, 2);
 }
 
+// SIGHTLINE_RECORD_WATCH=0 (diagnostic: what the /proc scans cost) leaves the children out, but
+// the tree still holds the program with its start and end, and the run its own.
+TEST_F(RecordCommand, UnwatchedRunKeepsTheProgramAlone) {
+  setenv("SIGHTLINE_RECORD_WATCH", "0", 1);
+  CliResult r = RunSightline("record -o '" + dir_ + "/run.slrec' -- sh -c 'sleep 0.2 & wait'");
+  unsetenv("SIGHTLINE_RECORD_WATCH");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.load(dir_ + "/run.processes.json").get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(int64_t(doc["scans"]), 0);
+  const int64_t run_start = doc["start_ns"], run_end = doc["end_ns"];
+  EXPECT_GE(run_end - run_start, 150'000'000);
+  simdjson::dom::array procs = doc["processes"];
+  ASSERT_EQ(procs.size(), 1u);
+  const int64_t end = procs.at(0)["end_ns"];
+  EXPECT_GT(end, run_start);
+  EXPECT_LE(end, run_end);
+}
+
 TEST_F(RecordCommand, ExitCodeAndOutputPassThrough) {
   CliResult r = RunSightline("record " + Out() + "-- sh -c 'echo hello; exit 7'");
   EXPECT_EQ(r.exit_code, 7);

@@ -67,6 +67,20 @@ TEST(ModelConfig, ReadsQwen3Moe) {
   EXPECT_TRUE(c.IsMoeLayer(47));
 }
 
+// transformers 5.17's save_pretrained of a Qwen3-MoE config (Qwen3-30B-A3B's shape at 8 layers,
+// written on the GPU machine by examples/programs/floor_sweep.py): the experts under
+// "num_local_experts", not the hub's "num_experts".
+TEST(ModelConfig, ReadsQwen3MoeAsTransformers5SavesIt) {
+  const ModelConfig c = Read("qwen3_moe_transformers5.config.json");
+  EXPECT_EQ(c.model_type, "qwen3_moe");
+  EXPECT_EQ(c.experts, 128);
+  EXPECT_EQ(c.experts_per_token, 8);
+  EXPECT_EQ(c.expert_intermediate, 768);
+  EXPECT_EQ(c.num_layers, 8);
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_TRUE(c.IsMoeLayer(7));
+}
+
 TEST(ModelConfig, ReadsDeepSeekV3) {
   const ModelConfig c = Read("deepseek_v3.config.json");
   EXPECT_TRUE(c.latent);

@@ -12,7 +12,8 @@ Environment: SL, DL, NSYS, OUT, BUDGET_S (seconds for the whole benchmark; a rep
 when it fits), REPS (default 5), WORKLOADS (names to run; default all: the PyTorch loop first, then
 the four decode_loop configurations), DIAG_MODES (diagnostic modes on the small eager loop; default
 sl_no_runtime sl_kernel_only: SIGHTLINE_RECORD_SKIP, see docs/formats/recorder.md), EXTRA_MODES
-(diagnostic modes run on every decode_loop workload; see DIAG), NO_NSYS=1 (no nsys mode).
+(diagnostic modes run on every decode_loop workload; see DIAG), NO_NSYS=1 (no nsys mode),
+MODES (exactly these modes, replacing the default list), PIN (every run under `taskset -c PIN`).
 Writes $OUT/overhead.json and $OUT/overhead_log.txt; prints a table last.
 """
 import json
@@ -29,6 +30,9 @@ BUDGET = float(os.environ.get("BUDGET_S", "400"))
 REPS = int(os.environ.get("REPS", "5"))
 REP_START = int(os.environ.get("REP_START", "0"))  # first repetition's place in the rotation
 T0 = time.time()
+# PIN="0-3": every run (the profiler and the program alike) under `taskset -c 0-3`, so that whole
+# runs do not differ by where the scheduler put the launching thread.
+PIN = f"taskset -c {os.environ['PIN']} " if os.environ.get("PIN") else ""
 TMP = "/tmp/overhead"
 os.makedirs(TMP, exist_ok=True)
 LOG = open(os.path.join(OUT, "overhead_log.txt"), "a")
@@ -40,7 +44,10 @@ SMALL = "--hidden 1024 --context 128 --layers 4"
 # activity kind costs on a launch-bound loop). run6 also had sl_prev / sl_prev_api here, for
 # settings of a tried recorder change that was reverted (docs/evidence/recorder/README.md, run6).
 DIAG = {"sl_no_runtime": "SIGHTLINE_RECORD_SKIP=runtime",
-        "sl_kernel_only": "SIGHTLINE_RECORD_SKIP=runtime,sync,memcpy,memset,nvtx"}
+        "sl_kernel_only": "SIGHTLINE_RECORD_SKIP=runtime,sync,memcpy,memset,nvtx",
+        # the launcher without its watch of the process tree (no /proc scans), node and graph mode
+        "sl_nowatch": "SIGHTLINE_RECORD_WATCH=0",
+        "sl_graph_nowatch": "SIGHTLINE_RECORD_WATCH=0"}
 # Modes with other recorder or nsys options (EXTRA_MODES="sl_graph nsys_graph"): CUDA graphs traced
 # as whole graphs (sightline record --cuda-graph-trace graph; nsys --cuda-graph-trace=graph).
 # sl_metrics / nsys_metrics (NSYS_METRICS=1 adds the latter): GPU metrics sampled at 10 kHz besides
@@ -48,6 +55,7 @@ DIAG = {"sl_no_runtime": "SIGHTLINE_RECORD_SKIP=runtime",
 # sl_sampled: every 16th graph launch node by node, the others whole (--cuda-graph-trace sampled:16);
 # sl_sampledN: every N-th (sl_sampled64: sampled:64).
 SL_ARGS = {"sightline": "", "sl_graph": "--cuda-graph-trace graph", "sl_metrics": "--gpu-metrics",
+           "sl_graph_nowatch": "--cuda-graph-trace graph",
            "sl_sampled": "--cuda-graph-trace sampled:16"}
 for _mode in os.environ.get("EXTRA_MODES", "").split():
     if re.fullmatch(r"sl_sampled[0-9]+", _mode):
@@ -60,6 +68,9 @@ NSYS_ARGS = {"nsys": "--cuda-graph-trace=node", "nsys_graph": "--cuda-graph-trac
 MODES = (["none", "sightline"] + os.environ.get("EXTRA_MODES", "").split() +
          (["nsys_metrics"] if os.environ.get("NSYS_METRICS") == "1" else []) +
          ([] if os.environ.get("NO_NSYS") == "1" else ["nsys"]))
+# MODES="none sl_graph nsys_graph": exactly these modes, in this order (the rotation's).
+if os.environ.get("MODES"):
+    MODES = os.environ["MODES"].split()
 # (name, command, pattern, unit, modes). The small configuration is launch-bound (a few us of GPU
 # work per kernel), so it shows a tracer's per-launch cost; the default one is GPU-bound.
 DL_WORKLOADS = [
@@ -122,11 +133,11 @@ def run(cmd, timeout=180):
 
 def one(mode, name, cmd, pattern, rep):
     if mode == "none":
-        rc, out = run(cmd)
+        rc, out = run(f"{PIN}{cmd}")
     elif mode in SL_ARGS or mode in DIAG:
         path = f"{TMP}/{name}_{mode}_{rep}.slrec"
         env = f"{DIAG[mode]} " if mode in DIAG else ""
-        rc, out = run(f"{env}{SL} record {SL_ARGS.get(mode, '')} -o {path} -- {cmd}")
+        rc, out = run(f"{env}{PIN}{SL} record {SL_ARGS.get(mode, '')} -o {path} -- {cmd}")
         line = [l for l in out.splitlines() if l.startswith("sightline record:")]
         if line:
             log(f"    {line[-1]}")
@@ -134,7 +145,7 @@ def one(mode, name, cmd, pattern, rep):
             os.remove(path)  # keep only the first repetition's recording
     else:
         base = f"{TMP}/{name}_nsys"
-        rc, out = run(f"{NSYS} profile -t cuda,nvtx -s none --cpuctxsw none {NSYS_ARGS[mode]} "
+        rc, out = run(f"{PIN}{NSYS} profile -t cuda,nvtx -s none --cpuctxsw none {NSYS_ARGS[mode]} "
                       f"--force-overwrite true -o {base} {cmd}")
     m = re.findall(pattern, out)
     return rc, (float(m[-1]) if m else None)

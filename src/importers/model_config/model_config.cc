@@ -122,7 +122,14 @@ Status ReadMoe(const Fields& f, ModelConfig& c, const std::string& path) {
   const char* experts_key = t == "mixtral"              ? "num_local_experts"
                             : t.starts_with("deepseek") ? "n_routed_experts"
                                                         : "num_experts";
-  ASSIGN_OR_RETURN(c.experts, f.Required(experts_key, 1, kMaxExperts, shape));
+  // The family's own name first, then the others': transformers 5 saves a qwen3_moe config with
+  // "num_local_experts" (the attribute it reads "num_experts" into), the hub's files with
+  // "num_experts".
+  const char* key = experts_key;
+  for (const char* other : {"num_experts", "num_local_experts", "n_routed_experts"}) {
+    if (!f.Has(key) && f.Has(other)) key = other;
+  }
+  ASSIGN_OR_RETURN(c.experts, f.Required(key, 1, kMaxExperts, shape));
   ASSIGN_OR_RETURN(c.experts_per_token, f.Required("num_experts_per_tok", 1, c.experts, shape));
   if (t == "mixtral") {
     c.expert_intermediate = c.intermediate_size;
