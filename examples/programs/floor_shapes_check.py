@@ -16,7 +16,11 @@ transformers' repeat_kv may have expanded from the KV heads to the query heads (
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from floor_layers_check import Checks, floor_section  # noqa: E402
 
 
 def main():
@@ -25,35 +29,29 @@ def main():
     ap.add_argument("truth")
     ap.add_argument("--tolerance", type=float, default=0.001)
     args = ap.parse_args()
-    report = json.load(open(args.report))
     truth = json.load(open(args.truth))
-    floor = [s for s in report["sections"] if s["key"] == "floor"]
-    if not floor or "families" not in floor[0].get("tables", {}):
-        print("no floor in the report" + (f": {floor[0].get('notes')}" if floor else ""))
+    floor = floor_section(args.report)
+    if floor is None or "families" not in floor.get("tables", {}):
+        print("no floor in the report" + (f": {floor.get('notes')}" if floor else ""))
         return 1
-    facts = floor[0]["facts"]
+    facts = floor["facts"]
     print(f"weights from: {facts.get('weights_from')}")
     if not str(facts.get("weights_from", "")).startswith("GEMM shapes"):
         print("verdict: the floor is not the one from GEMM shapes")
         return 1
-    bad = 0
+    checks = Checks(args.tolerance)
+    check = checks.check
 
-    def check(name, got, want):
-        nonlocal bad
-        rel = abs(got - want) / max(want, 1)
-        ok = rel <= args.tolerance
-        bad += not ok
-        return f"{name} {got:.4g} vs {want:.4g} ({rel * 100:.3f}%){'' if ok else ' MISMATCH'}"
-
-    for r in floor[0]["tables"]["families"]["rows"]:
+    for r in floor["tables"]["families"]["rows"]:
         print(f"{r['family']}: {r['steps']} steps, wall {r['wall_ns'] / 1e3:.1f} us, floor "
               f"{r['floor_ns'] / 1e3:.1f} us ({r['ratio']:.2f}x, {r['bound']}-bound); "
               + check("weights", r["weight_bytes"], truth["param_bytes"]) + "; "
               + check("FLOPs", r["flops"], truth["flops"])
               + f"; KV read by attention {r['kv_bytes'] / 1e6:.1f} MB (the cache holds "
               f"{truth['kv_read_bytes'] / 1e6:.1f} MB)")
-    print("verdict: " + ("all within tolerance" if bad == 0 else f"{bad} mismatch(es)"))
-    return 1 if bad else 0
+    verdict = "all within tolerance" if checks.bad == 0 else f"{checks.bad} mismatch(es)"
+    print("verdict: " + verdict)
+    return 1 if checks.bad else 0
 
 
 if __name__ == "__main__":
