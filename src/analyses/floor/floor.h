@@ -3,7 +3,8 @@
 // throughput; gpu_peaks.h) beside the measured wall and GPU busy time, and where the time above
 // the floor goes (GPU idle, non-GEMM kernels, GEMM/attention kernels below peak). Needs the
 // model's config (--model-config) and each step's work (--batch/--context, or an iteration log
-// that states it). Input: one trace. Units: ns, bytes, FLOPs. docs/analyses/floor.md.
+// that states it); or a snapshot's weights; or, without either, the GEMM shapes the trace records
+// (gemm_shapes.h). Input: one trace. Units: ns, bytes, FLOPs. docs/analyses/floor.md.
 #pragma once
 
 #include <string>
@@ -158,9 +159,9 @@ struct FloorResult {
   const FloorLayer* TopLayerOf(std::string_view family) const;
 };
 
-// Needs options.model: a config's shapes, or only a memory snapshot's weights
-// (ModelConfig::snapshot_weight_bytes); a result with computed false (and why) when the floor
-// cannot be had.
+// Needs options.model (a config's shapes, or only a memory snapshot's weights:
+// ModelConfig::snapshot_weight_bytes), or options.asks_for_shapes() and a trace with GEMM shapes;
+// a result with computed false (and why) when the floor cannot be had.
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options);
 
 // ComputeFloor with the context's options, computed once (the rule far_from_floor reads it).
@@ -169,8 +170,8 @@ StatusOr<const FloorResult*> CachedFloor(AnalysisContext& context);
 // The ratio of a family's median wall time to its floor at which the rule far_from_floor speaks.
 inline constexpr double kFarFromFloorRatio = 2.0;
 
-// Section "floor" ("How far from the hardware"); nothing without --model-config or
-// --weights-snapshot.
+// Section "floor" ("How far from the hardware"); nothing without --model-config,
+// --weights-snapshot or a floor option that asks for the floor from GEMM shapes.
 Status RunFloorSection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline
