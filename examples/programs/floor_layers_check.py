@@ -12,27 +12,42 @@ import json
 import sys
 
 
+class Checks:
+    """Relative comparisons against the program's figures, counting those beyond the tolerance
+    (floor_shapes_check.py uses it too)."""
+
+    def __init__(self, tolerance):
+        self.tolerance = tolerance
+        self.bad = 0
+
+    def check(self, name, got, want):
+        rel = abs(got - want) / max(want, 1)
+        ok = rel <= self.tolerance
+        self.bad += not ok
+        return f"{name} {got:.4g} vs {want:.4g} ({rel * 100:.3f}%){'' if ok else ' MISMATCH'}"
+
+
+def floor_section(report_path):
+    """The floor section of a `sightline analyze --format json` report; None without one."""
+    floor = [s for s in json.load(open(report_path))["sections"] if s["key"] == "floor"]
+    return floor[0] if floor else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("report")
     ap.add_argument("layers")
     ap.add_argument("--tolerance", type=float, default=0.001)
     args = ap.parse_args()
-    report = json.load(open(args.report))
     truth = json.load(open(args.layers))
-    floor = [s for s in report["sections"] if s["key"] == "floor"]
-    if not floor or "layers" not in floor[0].get("tables", {}):
+    floor = floor_section(args.report)
+    if floor is None or "layers" not in floor.get("tables", {}):
         print("no per-layer table in the report")
         return 1
-    rows = {r["part"]: r for r in floor[0]["tables"]["layers"]["rows"]}
+    rows = {r["part"]: r for r in floor["tables"]["layers"]["rows"]}
+    checks = Checks(args.tolerance)
+    check = checks.check
     bad = 0
-
-    def check(name, got, want):
-        nonlocal bad
-        rel = abs(got - want) / max(want, 1)
-        ok = rel <= args.tolerance
-        bad += not ok
-        return f"{name} {got:.0f} vs {want:.0f} ({rel * 100:.3f}%){'' if ok else ' MISMATCH'}"
 
     for layer in truth["layers"]:
         name = f"layer {layer['layer']}"
@@ -50,6 +65,7 @@ def main():
     if head is not None:
         # The head's floor counts the final norm too (hidden x 2 bytes): within the tolerance.
         print("head: " + check("weights", head["weight_bytes"], truth["lm_head_bytes"]))
+    bad += checks.bad
     print("verdict: " + ("all within tolerance" if bad == 0 else f"{bad} mismatch(es)"))
     return 1 if bad else 0
 

@@ -15,6 +15,10 @@ memory-bound at small batch, compute-bound at large.
       --layer-ranges --snapshot DIR/snap.pickle    # and a range per decoder layer ("layer_N") and
                                                    # one around the lm_head ("lm_head"); a memory
                                                    # snapshot of the run (--weights-snapshot)
+  python3 floor_sweep.py --out DIR --only dense --batches 16 --contexts 1024 --steps 5 \
+      --torch-profile DIR/kineto.json              # and a few decode steps of the first
+                                                   # configuration under the PyTorch profiler with
+                                                   # record_shapes (the floor from GEMM shapes)
 
 Models: "dense", Llama-3.2-1B's shape (16 layers, hidden 2048, GQA 32/8, MLP 8192, vocabulary
 128256, tied embeddings); "moe", Qwen3-30B-A3B's shape reduced to --moe-layers layers (hidden 2048,
@@ -29,6 +33,11 @@ Output: DIR/peaks.json (measured copy bandwidth and GEMM throughput), DIR/sweep.
 configuration) and the table on stdout. With --layer-ranges, DIR/layers.json: each decoder layer's
 parameter bytes and KV-cache bytes read (the first configuration's), the lm_head's, from the
 program's tensors: the truth for the per-layer floor (docs/analyses/floor.md, "Per layer").
+With --torch-profile FILE, FILE (a Kineto trace of --profile-steps decode steps, each a
+ProfilerStep#N, recorded with record_shapes=True) and FILE.truth.json: the configuration, its
+parameter bytes and the decode step's FLOPs as this program counts them (floor_shapes_check.py
+compares the floor from the trace's GEMM shapes with them; docs/analyses/floor.md, "Without a
+config").
 """
 import argparse
 import json
@@ -215,7 +224,35 @@ def timed(fn):
     return r, a.elapsed_time(b) * 1e6  # ns
 
 
-def run_config(kind, cfg, model, batch, context, steps, warmup, nvtx, peaks, layers_out=None):
+def torch_profile(cfg, model, kind, batch, context, cache, nxt, steps, path):
+    """`steps` decode steps under the PyTorch profiler (CPU and CUDA, record_shapes=True), each a
+    ProfilerStep#N, exported as a Chrome trace to `path`; the program's own counts beside it."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+    truth = program_truth(cfg, model, kind, batch, cache)
+    # A schedule, so that each step is a ProfilerStep#N range (the steps Sightline finds); one step
+    # of the profiler's warm-up first, not recorded.
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                 schedule=schedule(wait=0, warmup=1, active=steps, repeat=1),
+                 on_trace_ready=lambda p: p.export_chrome_trace(path)) as prof:
+        for _ in range(steps + 1):
+            model(input_ids=nxt, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            torch.cuda.synchronize()
+            if hasattr(cache, "crop"):
+                cache.crop(context)
+            prof.step()
+    # The decode step's weights: every parameter once (tied embeddings: the table is the lm_head's
+    # weight), the norms included; its FLOPs as step_flops counts them.
+    with open(path + ".truth.json", "w") as f:
+        json.dump(dict(model=kind, batch=batch, context=context, steps=steps,
+                       param_bytes=truth["param_bytes"], weight_bytes=truth["weight_bytes"],
+                       kv_read_bytes=truth["kv_read_bytes"],
+                       flops=step_flops(cfg, kind, batch, context)), f, indent=1)
+    print(f"torch profile {path}: {steps} decode steps, batch {batch}, context {context}",
+          flush=True)
+
+
+def run_config(kind, cfg, model, batch, context, steps, warmup, nvtx, peaks, layers_out=None,
+               profile_out=None, profile_steps=5):
     dev = "cuda"
     ids = torch.randint(0, cfg.vocab_size, (batch, context), device=dev)
     with torch.inference_mode():
@@ -245,6 +282,8 @@ def run_config(kind, cfg, model, batch, context, steps, warmup, nvtx, peaks, lay
                 cache.crop(context)
             if i >= warmup:
                 times.append(a.elapsed_time(b) * 1e6)  # ns
+        if profile_out is not None and not os.path.exists(profile_out):
+            torch_profile(cfg, model, kind, batch, context, cache, nxt, profile_steps, profile_out)
     del cache
     torch.cuda.empty_cache()
     kv_write = truth["kv_read_bytes"] / max(context, 1)
@@ -290,6 +329,11 @@ def main():
     ap.add_argument("--nvtx", action="store_true", help="each step in an NVTX range \"iteration N\"")
     ap.add_argument("--layer-ranges", action="store_true",
                     help="an NVTX range per decoder layer (layer_N) and around the lm_head")
+    ap.add_argument("--torch-profile", default=None, metavar="FILE",
+                    help="profile --profile-steps decode steps of the first configuration with "
+                         "the PyTorch profiler (record_shapes=True) into FILE, a Chrome trace, "
+                         "and the program's counts into FILE.truth.json")
+    ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--snapshot", default=None,
                     help="record the allocator's history from the start and dump a memory "
                          "snapshot here at the end (for `analyze --weights-snapshot`)")
@@ -324,7 +368,7 @@ def main():
                     got = run_config(kind, cfg, model, batch, context, args.steps, args.warmup,
                                      args.nvtx, peaks,
                                      os.path.join(args.out, "layers.json") if args.layer_ranges
-                                     else None)
+                                     else None, args.torch_profile, args.profile_steps)
                 except Exception as e:  # out of memory, or an API this transformers lacks
                     got = [dict(model=kind, step="decode", batch=batch, context=context,
                                 error=f"{type(e).__name__}: {e}")]

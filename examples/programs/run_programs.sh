@@ -3,11 +3,12 @@
 # and default -o), and Nsight Systems where asked, and keeps what a user would see (summary lines,
 # file lists, process trees, reports) under $OUT.
 # Needs the pack of scripts/device_pack.sh at .device/pack.tgz (and .device/device/ for nsys).
-#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp nvtx hf overhead nsys small floor layers
+#   OUT=/tmp/out bash examples/programs/run_programs.sh [STAGE...]    stages: mp nvtx hf overhead nsys small floor layers shapes
 # floor: floor_sweep.py's sweep (decode and prefill of a dense and a MoE model against the floor, with
 # the machine's measured copy bandwidth and GEMM throughput), then one configuration recorded with
 # GPU metrics and analysed with --model-config, with the measured peaks and with the datasheet's,
-# then the per-layer runs (also alone: stage layers).
+# then the per-layer runs (also alone: stage layers), and a PyTorch profiler trace with shapes
+# analysed without a config (the floor from GEMM shapes; also alone: stage shapes).
 # small: the HF programs at 2-4 layers (samples to ship): recordings, memory snapshots, a PyTorch
 # profiler trace, and (with nsys) an Nsight Systems export of the compiled one.
 set -uo pipefail
@@ -97,6 +98,23 @@ if [[ $stages == *floor* ]]; then
   log "floor analyze (datasheet peaks): exit $?"
   sed -n '/^== How far from the hardware/,/^== [^H]/p' floor.measured.report.txt | head -60 | tee -a $runs/summary.txt
   grep -A2 'their floor' floor.measured.report.txt | head -6 | tee -a $runs/summary.txt
+  popd > /dev/null
+fi
+if [[ $stages == *floor* || $stages == *shapes* ]]; then
+  # The floor from GEMM shapes (no config, no snapshot): 5 decode steps of the dense model under
+  # the PyTorch profiler with record_shapes, analysed with --batch and --context alone;
+  # floor_shapes_check.py compares each step's weight bytes and FLOPs with the program's.
+  mkdir -p $runs/floor_shapes_dense_b16 && pushd $runs/floor_shapes_dense_b16 > /dev/null
+  python3 $P/floor_sweep.py --out . --only dense --batches 16 --contexts 1024 --steps 5 \
+    --torch-profile kineto.json > stdout.txt 2> stderr.txt
+  log "floor torch profile (dense): exit $?, $(grep '^torch profile' stdout.txt)"
+  timeout 300 $SL analyze kineto.json --batch 16 --context 1024 > floor.shapes.report.txt 2>&1
+  log "floor from GEMM shapes: exit $?"
+  timeout 300 $SL analyze kineto.json --batch 16 --context 1024 --format json \
+    -o floor.shapes.report.json > floor.shapes.stderr.txt 2>&1
+  sed -n '/^== How far from the hardware/,/^== [^H]/p' floor.shapes.report.txt | head -40 | tee -a $runs/summary.txt
+  grep -E 'Weight bytes from' floor.shapes.report.txt | tee -a $runs/summary.txt
+  python3 $P/floor_shapes_check.py floor.shapes.report.json kineto.json.truth.json | tee -a $runs/summary.txt
   popd > /dev/null
 fi
 if [[ $stages == *floor* || $stages == *layers* ]]; then

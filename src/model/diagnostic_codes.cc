@@ -143,6 +143,10 @@ constexpr DiagnosticInfo kCatalogue[] = {
     {kKinetoUnmappedMetadata, "kineto_unmapped_metadata", kInfo,
      "Kineto display-only metadata (process/thread sort indices, the profiler's own rows) "
      "ignored"},
+    {kKinetoShapesUnreadable, "kineto_shapes_unreadable", kInfo,
+     "PyTorch operators recorded with shapes whose args 'Input Dims' or 'Input type' could not be "
+     "read (not an array of integer arrays and strings); their shapes are left out (the floor "
+     "from GEMM shapes does not count them)"},
     {kKinetoUnmappedGpuUserAnnotation, "kineto_unmapped_gpu_user_annotation", kInfo,
      "Kineto events of category 'gpu_user_annotation' (PyTorch 1.x: 'gpu_user_Annotation', "
      "'User') not mapped: GPU-side copies of "

@@ -64,6 +64,7 @@ enum class DiagCode : uint16_t {
   kKinetoSmemSplitUnknown,
   kKinetoMemopNameUnknown,
   kKinetoUnmappedMetadata,
+  kKinetoShapesUnreadable,
   // Kineto categories that are not mapped, one code per category Sightline knows to skip.
   kKinetoUnmappedGpuUserAnnotation,
   kKinetoUnmappedAc2g,

@@ -180,6 +180,11 @@ struct RangeTable {
   std::vector<RangeKind> kind;
   std::vector<int32_t> depth;   // 0 = outermost on its thread
   std::vector<int32_t> parent;  // row of the enclosing range on the same thread; kNoRow if none
+  // PyTorch operators recorded with shapes (record_shapes=True): the operands' dimensions and
+  // element types, compact and interned ("16x2048,2048x2048,|c10::BFloat16;c10::BFloat16;"):
+  // operands separated by ',', dimensions by 'x', a scalar operand empty, one that is not a tensor
+  // of integers (a tensor list) '?'; after '|' the types separated by ';'. Empty: none recorded.
+  std::vector<StringId> shapes;
 
   // Applies f to every column vector (for reserving and reordering all columns alike).
   template <typename F>
@@ -193,6 +198,7 @@ struct RangeTable {
     f(kind);
     f(depth);
     f(parent);
+    f(shapes);
   }
 
   size_t size() const { return start_ns.size(); }

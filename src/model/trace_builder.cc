@@ -131,6 +131,7 @@ void TraceBuilder::AddRange(const RangeRow& row) {
   r.name.push_back(row.name);
   r.domain.push_back(row.domain);
   r.kind.push_back(row.kind);
+  r.shapes.push_back(row.shapes);
 }
 
 void TraceBuilder::AddGil(const GilRow& row) {

@@ -48,6 +48,7 @@ struct RangeRow {
   int32_t pid = -1, tid = -1;
   StringId name, domain;
   RangeKind kind = RangeKind::kNvtxPushPop;
+  StringId shapes;  // RangeTable::shapes
 };
 
 struct GilRow {

@@ -13,6 +13,7 @@
 #include "analyses/floor/floor.h"
 #include "analyses/floor/step_cost.h"
 #include "importers/importer.h"
+#include "importers/iteration_log/iteration_log.h"
 #include "testing/context.h"
 #include "testing/status.h"
 #include "testing/trace_fixtures.h"
@@ -270,6 +271,76 @@ TEST(FloorLayers, SampledMetricsPerStepAndLayer) {
   const FloorResult u = testing::ValueOrDie(ComputeFloor(*d, d->options().floor));
   ASSERT_TRUE(u.computed);
   for (const FloorStep& s : u.steps) EXPECT_LT(s.dram_pct, 0);
+}
+
+// Every family has its own layers: three decode steps (an iteration log says 4 sequences over 640
+// cached tokens) and three longer prefill steps (2 sequences, 512 tokens), each with a layer_0
+// and a layer_1 range around a GEMM. The prefill family has the most time: table "layers"; the
+// decode family's parts follow, each against its floor at the decode work.
+TEST(FloorLayers, EveryFamilyHasItsLayers) {
+  TraceFixture f;
+  f.Device(0, "NVIDIA H100 80GB HBM3");
+  std::string log;
+  for (int i = 0; i < 6; ++i) {
+    const bool prefill = i >= 3;
+    const TimeNs t = 1'000'000 + i * 4'000'000;
+    const TimeNs len = prefill ? 3'000'000 : 1'000'000;
+    f.Range("iteration " + std::to_string(i), t, t + len);
+    for (int l = 0; l < 2; ++l) {
+      const TimeNs at = t + l * len / 2;
+      f.Range("layer_" + std::to_string(l), at + 1'000, at + 20'000);
+      f.Launch("sm90_xmma_gemm_bf16bf16_bf16f32", at + 2'000, at + 3'000, at + 100'000,
+               at + len / 2 - 100'000);
+    }
+    log += "{\"schema_version\":1,\"iteration\":" + std::to_string(i) +
+           (prefill ? ",\"generation_requests\":0,\"context_requests\":2,\"context_tokens\":512}\n"
+                    : ",\"generation_requests\":4,\"context_requests\":0,\"kv_blocks_used\":40,"
+                      "\"kv_tokens_per_block\":16}\n");
+  }
+  const Trace trace = f.Build();
+  AnalyzeOptions o;
+  const ModelConfig config = Config("llama_3_2_1b.config.json");
+  o.floor.model = std::make_shared<const ModelConfig>(config);
+  o.iteration_log.log = std::make_shared<const IterationLog>(
+      testing::ValueOrDie(ParseIterationLog(log, "log.jsonl")));
+  auto c = Ctx(trace, o);
+  const FloorResult* r = testing::ValueOrDie(CachedFloor(*c));
+  ASSERT_TRUE(r->computed) << r->not_computed;
+  EXPECT_EQ(r->layers_family, "prefill, 512 tokens in 2 sequences");
+  ASSERT_EQ(r->layers.size(), 2u);
+  ASSERT_EQ(r->other_layers.size(), 1u);
+  const FloorFamilyLayers& decode = r->other_layers[0];
+  EXPECT_EQ(decode.family, "decode, batch 4");
+  EXPECT_EQ(decode.family_kernels, 6);  // 3 steps x 2 kernels, all placed by their ranges
+  EXPECT_EQ(decode.placed_by_range, 6);
+  ASSERT_EQ(decode.layers.size(), 2u);
+  StepWork w;
+  w.decode_sequences = 4;
+  w.decode_context = 640;
+  for (int l = 0; l < 2; ++l) {
+    const FloorLayer& d = decode.layers[static_cast<size_t>(l)];
+    EXPECT_EQ(d.name, "layer " + std::to_string(l));
+    EXPECT_EQ(d.steps, 3);
+    EXPECT_DOUBLE_EQ(d.span_ns, 300'000);  // 100 us .. 400 us of its half of the step
+    const StepCost cost = LayerCostOf(config, w, l);
+    EXPECT_NEAR(d.weight_bytes, cost.weight_bytes, 1e-6);
+    EXPECT_NEAR(d.floor_ns, cost.bytes() / 3350.0, 1e-6);  // memory-bound at batch 4
+    // The prefill family's layer reads the same weights but computes far more.
+    EXPECT_NEAR(r->layers[static_cast<size_t>(l)].weight_bytes, cost.weight_bytes, 1e-6);
+    EXPECT_GT(r->layers[static_cast<size_t>(l)].flops, 100 * d.flops);
+  }
+  EXPECT_EQ(r->TopLayerOf("decode, batch 4"), decode.TopLayer());
+  EXPECT_EQ(r->TopLayerOf(r->layers_family), r->TopLayer());
+  EXPECT_EQ(r->TopLayerOf("no such family"), nullptr);
+  // The section: table "layers" for the prefill steps, "layers_decode" for the decode steps.
+  Report report;
+  ASSERT_TRUE(RunFloorSection(*c, 0, report).ok());
+  ASSERT_EQ(report.sections.size(), 1u);
+  std::vector<std::string> keys;
+  for (const Table& t : report.sections[0].tables) keys.push_back(t.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"families", "steps", "layers", "layers_decode"}));
+  EXPECT_EQ(report.sections[0].tables.back().title, "Layers against their floor: decode, batch 4");
+  EXPECT_NE(report.sections[0].tables.back().note.find("\"decode, batch 4\""), std::string::npos);
 }
 
 TEST(FloorLayers, NoteWhenNoRangeNamesALayer) {

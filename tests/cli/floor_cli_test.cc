@@ -1,6 +1,7 @@
 // `sightline analyze --model-config`: the floor section and its finding on the shipped nsys
-// sample with its model's config; a config that is wrong, a file of another kind and the floor's
-// options without a config are refused with exit 2 and a message that says what to do.
+// sample with its model's config; a config that is wrong and a file of another kind are refused
+// with exit 2 and a message that says what to do; the floor's options without a config ask for
+// the floor from the trace's GEMM shapes, and a trace without them gets a section saying so.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -48,10 +49,12 @@ TEST(FloorCli, RefusesWhatItCannotUse) {
   testing::CliResult t = RunSightline("analyze " + kSample + " --model-config " + kSample);
   EXPECT_EQ(t.exit_code, 2);
   EXPECT_NE(t.err.find("--model-config takes the kind 'model config'"), std::string::npos) << t.err;
-  // The floor's options without a config.
+  // The floor's options without a config, on a trace that records no GEMM shapes: a section
+  // that says what to give.
   testing::CliResult b = RunSightline("analyze " + kSample + " --batch 8");
-  EXPECT_EQ(b.exit_code, 2);
-  EXPECT_NE(b.err.find("add --model-config"), std::string::npos) << b.err;
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_NE(b.out.find("records no GEMM shapes"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("record_shapes=True"), std::string::npos);
   // Two configs.
   testing::CliResult two =
       RunSightline("analyze " + kSample + " " + kConfig + " --model-config " + kConfig);
@@ -93,6 +96,26 @@ TEST(FloorCli, WeightsFromAMemorySnapshot) {
                                          "/tests/data/torch_snapshot/h200_plain.pickle' --batch 8");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("is a weight"), std::string::npos) << none.err;
+}
+
+// Without a config or a snapshot, the GEMM shapes a PyTorch profiler trace records: the shipped
+// basic.json's one step runs an aten::linear of [16, 4096] x [4096, 4096] + bias (bf16), so the
+// step reads 4096 x 4096 x 2 + 4096 x 2 = 33,562,624 B (10.02 us at the H100 SXM's 3,350 GB/s) and
+// computes 2 x 16 x 4096 x 4096 FLOPs.
+TEST(FloorCli, FloorFromGemmShapes) {
+  const std::string basic = "'" + kRoot + "/tests/data/kineto/basic.json'";
+  testing::CliResult r = RunSightline("analyze " + basic + " --batch 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GEMM shapes (record_shapes): 1 aten GEMM and attention operators in 1 "
+                       "steps"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("10.02 us"), std::string::npos);
+  EXPECT_NE(r.out.find("5.369e+08"), std::string::npos);
+  // Not asked: no section.
+  testing::CliResult none = RunSightline("analyze " + basic);
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out.find("How far from the hardware"), std::string::npos);
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ struct GoldenCase {
   const char* file;             // input file name
   bool shared;                  // in ../shared/traces (else relative to the source dir)
   const char* file2 = nullptr;  // a second input analysed together with `file` (ranks of a job)
-  // --batch and --context for the floor (with a model config as file2).
+  // --batch and --context for the floor (with a model config as file2; without one, the floor
+  // from the trace's GEMM shapes).
   int64_t batch = 0, context = -1;
 };
 
@@ -47,6 +48,9 @@ const GoldenCase kCases[] = {
     {"nsys_toy_llama_inference_sim", "nsys_toy_llama_inference_sim.sqlite", true},
     {"kineto_vllm_b200_tp8_rank0", "kineto_vllm_b200_tp8_rank0.json.gz", true},
     {"kineto_hf_qwen0.5b_h100", "kineto_hf_qwen0.5b_h100.json.gz", true},
+    // The floor from the GEMM shapes it records (record_shapes), no config: --context 0 asks for
+    // it; one prefill step of 16 prompts of 559 tokens, named from its attention's shapes.
+    {"kineto_hf_qwen0.5b_h100_floor", "kineto_hf_qwen0.5b_h100.json.gz", true, nullptr, 0, 0},
     {"kineto_hta_sampled_rank0", "kineto_hta_sampled_rank0.json.gz", true},
     {"kineto_hta_sampled_rank1", "kineto_hta_sampled_rank1.json.gz", true},
     {"kineto_hta_nccl_a100_rank0", "kineto_hta_nccl_a100_rank0.json.gz", true},

@@ -81,7 +81,8 @@ inline std::string Dump(const Trace& t) {
   const RangeTable& r = t.ranges;
   for (size_t i = 0; i < r.size(); ++i) {
     o << "R " << r.start_ns[i] << " " << r.end_ns[i] << " " << r.pid[i] << " " << r.tid[i] << " "
-      << t.str(r.name[i]) << " " << RangeKindName(r.kind[i]) << " " << r.depth[i] << "\n";
+      << t.str(r.name[i]) << " " << RangeKindName(r.kind[i]) << " " << r.depth[i] << " "
+      << t.str(r.shapes[i]) << "\n";
   }
   for (const Diagnostic& d : t.diagnostics.items())
     o << "D " << d.code() << " " << d.detail << " " << d.count << "\n";

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 
 #include "analyses/common/analysis_context.h"
 #include "analyses/floor/floor_layers.h"
+#include "analyses/floor/gemm_shapes.h"
 #include "analyses/floor/gpu_peaks.h"
 #include "analyses/gpu_metrics/gpu_metrics_intervals.h"
 #include "analyses/iteration_log/iteration_log_join.h"
@@ -62,13 +64,31 @@ bool WorkOf(const FloorOptions& o, const IterationLogEntry* e, StepWork& w, std:
   return true;
 }
 
+// A step's work from its first attention operator's shapes: one query per sequence is a decode
+// step over the keys before it, more are a prefill (docs/analyses/floor.md, "Without a config").
+StepWork WorkOfShapes(const ShapesWork& sw) {
+  StepWork w;
+  if (sw.sequences <= 0 || sw.queries <= 0) return w;  // no attention: the batch is unknown
+  const double b = static_cast<double>(sw.sequences);
+  if (sw.queries == 1) {
+    w.decode_sequences = b;
+    w.decode_context = b * static_cast<double>(std::max<int64_t>(sw.keys - 1, 0));
+  } else {
+    w.prefill_sequences = b;
+    w.prefill_tokens = b * static_cast<double>(sw.queries);
+  }
+  return w;
+}
+
 std::string FamilyOf(const StepWork& w) {
+  if (w.tokens() <= 0) return "unknown";  // a floor from GEMM shapes without attention
   if (w.prefill_tokens > 0 && w.decode_sequences > 0) return "mixed";
   return w.prefill_tokens > 0 ? "prefill" : "decode";
 }
 
 std::string FamilyName(const StepWork& w) {
   const std::string family = FamilyOf(w);
+  if (family == "unknown") return "steps of unknown batch";
   if (family == "decode") return fmt::format("decode, batch {:.0f}", w.decode_sequences);
   if (family == "prefill") {
     return fmt::format("prefill, {:.0f} tokens in {:.0f} sequences", w.prefill_tokens,
@@ -204,18 +224,63 @@ void AddSampledMetrics(AnalysisContext& context, int32_t device,
   }
 }
 
+// What the section says of a floor from GEMM shapes: its source, its rule, what it leaves out.
+void AddShapesNotes(const ShapesWork& total, int64_t without_shapes, FloorResult& r) {
+  r.weights_from =
+      fmt::format("GEMM shapes (record_shapes): {} aten GEMM and attention operators in {} steps",
+                  total.ops, r.steps.size());
+  r.shape_ops = total.ops;
+  r.shape_ops_unreadable = total.unreadable;
+  r.notes.push_back(
+      "Floor from the GEMM shapes the trace records (no model config, no snapshot): per step, "
+      "the outermost aten GEMM and attention operators (linear, mm, addmm, matmul, bmm, "
+      "baddbmm, scaled_dot_product_attention; one nested in another is the outer one's work). "
+      "FLOPs = 2 x M x N x K (attention: 2 x heads x causal pairs x (qk + v dims)); weight bytes = "
+      "the 2-D right-hand operand of linear, mm, addmm and matmul and their 1-D biases (batched "
+      "operands are activations); KV bytes read = attention's keys and values. Not counted: the "
+      "KV cache written, activations, the embedding and other operators: a lower bound. Steps "
+      "are named by their first attention operator (one query per sequence: decode) unless "
+      "--batch or an iteration log says; no per-layer floor.");
+  if (total.unreadable > 0) {
+    r.notes.push_back(fmt::format(
+        "{} GEMM or attention operator(s) in the steps have no shapes or shapes that do not fit "
+        "the operator: left out of the floor (kineto_shapes_unreadable counts the unreadable).",
+        total.unreadable));
+  }
+  if (without_shapes > 0) {
+    r.notes.push_back(fmt::format(
+        "{} step(s) left out: no GEMM operator with shapes runs in them (a CUDA graph's replay "
+        "records none).",
+        without_shapes));
+  }
+}
+
 }  // namespace
 
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options) {
   FloorResult r;
-  if (!options.model) {
-    r.not_computed = "no model config (--model-config) and no memory snapshot's weights";
+  // Without a config or a snapshot: the GEMM shapes the trace records, where asked.
+  std::unique_ptr<GemmShapeIndex> shapes;
+  if (options.asks_for_shapes()) shapes = std::make_unique<GemmShapeIndex>(context.trace());
+  if (!options.model && (shapes == nullptr || !shapes->any())) {
+    r.not_computed =
+        shapes == nullptr
+            ? "no model config (--model-config) and no memory snapshot's weights"
+            : "no model config (--model-config), no memory snapshot's weights "
+              "(--weights-snapshot), and the trace records no GEMM shapes (the PyTorch "
+              "profiler's record_shapes=True)";
     return r;
   }
   // Without a config's shapes, the weights of a memory snapshot: every step reads them once; no
   // KV cache, no FLOPs.
-  const ModelConfig* config = options.model->has_shapes() ? options.model.get() : nullptr;
-  if (config != nullptr) {
+  const ModelConfig* config =
+      options.model && options.model->has_shapes() ? options.model.get() : nullptr;
+  if (shapes != nullptr) {
+    r.from_gemm_shapes = true;
+    r.model = "unknown (no --model-config)";
+    r.weights_from = "GEMM shapes (record_shapes)";  // with the operators counted once computed
+    if (shapes->weight_element_bytes() > 0) r.dtype_bytes = shapes->weight_element_bytes();
+  } else if (config != nullptr) {
     r.sizes = SizesOf(*config);
     r.dtype_bytes = config->dtype_bytes;
     r.model =
@@ -256,21 +321,37 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
         r.peaks.device);
     return r;
   }
-  int64_t without_work = 0;
+  int64_t without_work = 0, without_shapes = 0;
+  ShapesWork shaped_total;  // over the steps kept: operators counted and unreadable
   for (const StepWindow& w : windows) {
     FloorStep s;
     s.index = w.index;
     s.start_ns = w.start_ns;
     s.end_ns = w.end_ns;
-    if (s.end_ns <= s.start_ns || !WorkOf(options, w.entry, s.work, s.work_from)) {
+    const bool work = WorkOf(options, w.entry, s.work, s.work_from);
+    if (s.end_ns <= s.start_ns || (!work && shapes == nullptr)) {
       ++without_work;
       continue;
+    }
+    if (shapes != nullptr) {
+      const ShapesWork sw = shapes->Within(s.start_ns, s.end_ns);
+      if (sw.ops == 0) {
+        ++without_shapes;
+        continue;
+      }
+      shaped_total.ops += sw.ops;
+      shaped_total.unreadable += sw.unreadable;
+      if (!work) {
+        s.work = WorkOfShapes(sw);
+        s.work_from = "GEMM shapes";
+      }
+      s.cost = sw.cost;
     }
     s.family = FamilyOf(s.work);
     s.group = FamilyName(s.work);
     if (config != nullptr) {
       s.cost = CostOf(*config, s.work);
-    } else {
+    } else if (shapes == nullptr) {
       s.cost.weight_bytes = static_cast<double>(options.model->snapshot_weight_bytes);
     }
     s.memory_floor_ns = s.cost.bytes() / r.peaks.memory_gbps;  // bytes / (10^9 B/s) = ns
@@ -279,6 +360,12 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     s.floor_ns = std::max(s.memory_floor_ns, s.compute_floor_ns);
     Measure(context, r.device, s);
     r.steps.push_back(std::move(s));
+  }
+  if (r.steps.empty() && shapes != nullptr) {
+    r.not_computed =
+        "no step runs a GEMM or attention operator with shapes (the iterations hold none of the "
+        "trace's recorded shapes)";
+    return r;
   }
   if (r.steps.empty()) {
     r.not_computed =
@@ -294,6 +381,7 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
                     "stated.",
                     without_work));
   }
+  if (shapes != nullptr) AddShapesNotes(shaped_total, without_shapes, r);
   if (r.peaks.tensor_tflops <= 0) {
     r.notes.push_back(
         "No tensor throughput for this device and dtype: the floor is the memory "
@@ -362,20 +450,21 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     fam.busy_ratio = fam.median_floor_ns > 0 ? fam.median_busy_ns / fam.median_floor_ns : 0;
   }
   AddSampledMetrics(context, r.device, members, r.steps, r.families);
-  // Per layer, for the family with the most steady time.
-  size_t main = 0;
-  double most_wall = -1;
+  // Per layer, for every family: the one with the most steady time first (table "layers"), the
+  // others after it in order of their steady time.
+  std::vector<double> family_wall(members.size(), 0);
   for (size_t f = 0; f < members.size(); ++f) {
-    double wall = 0;
-    for (const FloorStep* s : members[f]) wall += static_cast<double>(s->wall_ns);
-    if (wall > most_wall) {
-      most_wall = wall;
-      main = f;
-    }
+    for (const FloorStep* s : members[f]) family_wall[f] += static_cast<double>(s->wall_ns);
   }
-  if (config != nullptr) {
-    AddFloorLayers(context, *config, members[main], r);
-  } else {
+  std::vector<size_t> order(members.size());
+  for (size_t f = 0; f < order.size(); ++f) order[f] = f;
+  std::stable_sort(order.begin(), order.end(),
+                   [&family_wall](size_t a, size_t b) { return family_wall[a] > family_wall[b]; });
+  std::vector<std::vector<const FloorStep*>> by_time;
+  for (size_t f : order) by_time.push_back(members[f]);
+  if (config != nullptr && shapes == nullptr) {
+    AddFloorLayers(context, *config, by_time, r);
+  } else if (shapes == nullptr) {
     r.notes.push_back(
         "Without a model config the floor is the snapshot's weights over the memory bandwidth, "
         "each read once per step: no KV cache, no FLOPs (a memory floor, and for a MoE model an "

@@ -3,7 +3,8 @@
 // throughput; gpu_peaks.h) beside the measured wall and GPU busy time, and where the time above
 // the floor goes (GPU idle, non-GEMM kernels, GEMM/attention kernels below peak). Needs the
 // model's config (--model-config) and each step's work (--batch/--context, or an iteration log
-// that states it). Input: one trace. Units: ns, bytes, FLOPs. docs/analyses/floor.md.
+// that states it); or a snapshot's weights; or, without either, the GEMM shapes the trace records
+// (gemm_shapes.h). Input: one trace. Units: ns, bytes, FLOPs. docs/analyses/floor.md.
 #pragma once
 
 #include <string>
@@ -106,19 +107,41 @@ struct FloorLayer {
   double dram_pct = -1, tensor_pct = -1;  // sampled over its spans; -1 not sampled
 };
 
+// The parts of one family's steps, each against its own floor (docs/analyses/floor.md, "Per
+// layer"): decoder layers in order, then the head and the embedding, then experts.
+struct FloorFamilyLayers {
+  std::string family;  // FloorFamily::name
+  std::vector<FloorLayer> layers;
+  int64_t family_kernels = 0;        // kernels of the family's steps on the device
+  int64_t placed_by_range = 0;       // of them, placed in a part by the ranges around
+                                     // their launch
+  int64_t placed_by_graph_path = 0;  // ... by the ranges at their graph node's capture (or
+                                     // around their eager counterpart)
+  std::vector<std::string> notes;    // what was left out of this family's table
+
+  // The decoder layer with the most time above its floor; null when no layer is known.
+  const FloorLayer* TopLayer() const;
+};
+
 struct FloorResult {
   bool computed = false;
   std::string not_computed;  // why there is no floor (no steps, no work, no bandwidth)
   std::string model;         // "llama, 16 layers, hidden 2048, ... (config.json)": the file name
   ModelSizes sizes;          // zero without a config
   int64_t dtype_bytes = 2;
-  std::string weights_from;  // "the model config (config.json)", "the memory snapshot's ..."
+  std::string weights_from;  // "the model config (config.json)", "the memory snapshot's ...",
+                             // "GEMM shapes (record_shapes): ..."
+  // No config, no snapshot: the floor from the trace's GEMM shapes (gemm_shapes.h), with the
+  // operators counted over the steps kept and those whose shapes could not be used.
+  bool from_gemm_shapes = false;
+  int64_t shape_ops = 0, shape_ops_unreadable = 0;
   FloorPeaks peaks;
   int32_t device = -1;
   std::vector<FloorStep> steps;  // the steady steps (warm-up left out), in trace order
   std::vector<FloorFamily> families;
   // Per layer, for the family with the most steady time (layers_family), where the trace names
-  // layers: decoder layers in order, then the head and the embedding, then experts.
+  // layers: decoder layers in order, then the head and the embedding, then experts. (Its own
+  // members rather than a FloorFamilyLayers: the table "layers" and the rule read these.)
   std::string layers_family;
   std::vector<FloorLayer> layers;
   int64_t family_kernels = 0;        // kernels of layers_family's steps on the device
@@ -126,15 +149,19 @@ struct FloorResult {
                                      // their launch
   int64_t placed_by_graph_path = 0;  // ... by the ranges at their graph node's capture (or
                                      // around their eager counterpart)
+  // The same for every other family whose kernels the ranges place, most steady time first.
+  std::vector<FloorFamilyLayers> other_layers;
   std::vector<std::string> notes;
 
   // The decoder layer with the most time above its floor; null when no layer is known.
   const FloorLayer* TopLayer() const;
+  // The same for the family named `family` (FloorFamily::name), whichever table holds it.
+  const FloorLayer* TopLayerOf(std::string_view family) const;
 };
 
-// Needs options.model: a config's shapes, or only a memory snapshot's weights
-// (ModelConfig::snapshot_weight_bytes); a result with computed false (and why) when the floor
-// cannot be had.
+// Needs options.model (a config's shapes, or only a memory snapshot's weights:
+// ModelConfig::snapshot_weight_bytes), or options.asks_for_shapes() and a trace with GEMM shapes;
+// a result with computed false (and why) when the floor cannot be had.
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options);
 
 // ComputeFloor with the context's options, computed once (the rule far_from_floor reads it).
@@ -143,8 +170,8 @@ StatusOr<const FloorResult*> CachedFloor(AnalysisContext& context);
 // The ratio of a family's median wall time to its floor at which the rule far_from_floor speaks.
 inline constexpr double kFarFromFloorRatio = 2.0;
 
-// Section "floor" ("How far from the hardware"); nothing without --model-config or
-// --weights-snapshot.
+// Section "floor" ("How far from the hardware"); nothing without --model-config,
+// --weights-snapshot or a floor option that asks for the floor from GEMM shapes.
 Status RunFloorSection(AnalysisContext& context, int input, Report& report);
 
 }  // namespace sightline

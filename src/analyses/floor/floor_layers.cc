@@ -83,13 +83,29 @@ ModelPartName ParseModelPart(std::string_view raw) {
   return {};
 }
 
-const FloorLayer* FloorResult::TopLayer() const {
+namespace {
+
+const FloorLayer* TopLayerIn(const std::vector<FloorLayer>& layers) {
   const FloorLayer* top = nullptr;
   for (const FloorLayer& l : layers) {
     if (l.part != ModelPart::kLayer || l.above_ns <= 0) continue;
     if (top == nullptr || l.above_ns > top->above_ns) top = &l;
   }
   return top;
+}
+
+}  // namespace
+
+const FloorLayer* FloorFamilyLayers::TopLayer() const { return TopLayerIn(layers); }
+
+const FloorLayer* FloorResult::TopLayer() const { return TopLayerIn(layers); }
+
+const FloorLayer* FloorResult::TopLayerOf(std::string_view family) const {
+  if (family == layers_family) return TopLayer();
+  for (const FloorFamilyLayers& f : other_layers) {
+    if (f.family == family) return f.TopLayer();
+  }
+  return nullptr;
 }
 
 namespace {
@@ -231,7 +247,7 @@ StepCost PartCost(const ModelConfig& c, const StepWork& w, const PartKey& k) {
   return {};
 }
 
-FloorLayer Summarize(const ModelConfig& c, const FloorResult& r, const PartKey& key,
+FloorLayer Summarize(const ModelConfig& c, const FloorPeaks& peaks, const PartKey& key,
                      const std::vector<PartStep>& steps) {
   FloorLayer l;
   l.name = PartName(key);
@@ -245,8 +261,8 @@ FloorLayer Summarize(const ModelConfig& c, const FloorResult& r, const PartKey& 
   double sums[3] = {0, 0, 0};
   for (const PartStep& ps : steps) {
     const StepCost cost = PartCost(c, ps.step->work, key);
-    const double m = cost.bytes() / r.peaks.memory_gbps;
-    const double cf = r.peaks.tensor_tflops > 0 ? cost.flops() / (r.peaks.tensor_tflops * 1e3) : 0;
+    const double m = cost.bytes() / peaks.memory_gbps;
+    const double cf = peaks.tensor_tflops > 0 ? cost.flops() / (peaks.tensor_tflops * 1e3) : 0;
     const double f = std::max(m, cf);
     const Acc& a = ps.acc;
     const DurationNs sp = a.last - a.first;
@@ -320,48 +336,49 @@ void AddLayerMetrics(AnalysisContext& context, int32_t device,
   }
 }
 
-}  // namespace
-
-void AddFloorLayers(AnalysisContext& context, const ModelConfig& config,
-                    const std::vector<const FloorStep*>& family, FloorResult& r) {
+// The launching threads of the device's kernels (LaunchIndex's numbering).
+std::vector<int32_t> LaunchingThreads(AnalysisContext& context, int32_t device) {
   const Trace& trace = context.trace();
-  const NamedRanges named(trace);
-  if (!named.any() || family.empty()) {
-    r.notes.push_back(
-        "No per-layer floor: no range of the trace names a layer (NVTX or record_function ranges "
-        "such as layer_3 or model.layers.3, PyTorch module frames such as nn.Module: "
-        "LlamaDecoderLayer_3; docs/analyses/floor.md, \"Per layer\").");
-    return;
-  }
-  const GraphKernelPaths& gp = context.GraphPaths();
-  std::vector<Place> path_place(gp.paths.size());
-  for (size_t p = 0; p < gp.components.size(); ++p) {
-    for (auto it = gp.components[p].rbegin(); it != gp.components[p].rend(); ++it) {
-      path_place[p] = Combine(path_place[p], ParseModelPart(*it));
+  const KernelTable& k = trace.kernels;
+  const ApiCallTable& calls = trace.api_calls;
+  const LaunchIndex& launches = context.Launches();
+  std::vector<int32_t> threads;
+  std::set<std::pair<int32_t, int32_t>> seen;
+  for (size_t i = 0; i < k.size(); ++i) {
+    if (k.launch_call[i] == kNoRow || k.device[i] != device) continue;
+    const size_t c = static_cast<size_t>(k.launch_call[i]);
+    if (seen.insert({calls.pid[c], calls.tid[c]}).second) {
+      const int32_t t = launches.ThreadOf(calls.pid[c], calls.tid[c]);
+      if (t >= 0) threads.push_back(t);
     }
   }
+  return threads;
+}
+
+// What the per-family work shares: the trace's named ranges, the graph kernels' places and the
+// launching threads.
+struct LayerInputs {
+  const NamedRanges& named;
+  const GraphKernelPaths& gp;
+  std::vector<Place> path_place;
+  std::vector<int32_t> threads;
+};
+
+// One family's parts; false (with a note in out.notes) when its kernels are in no decoder layer.
+bool FamilyLayers(AnalysisContext& context, const ModelConfig& config, const LayerInputs& in,
+                  const std::vector<const FloorStep*>& family, const FloorResult& r,
+                  FloorFamilyLayers& out) {
+  const Trace& trace = context.trace();
   const KernelTable& k = trace.kernels;
   const ApiCallTable& calls = trace.api_calls;
   // A step's kernels are those launched inside its window, on any thread (they may run after it:
   // a graph replay's or an asynchronous step's work lies past the host's range).
   const LaunchIndex& launches = context.Launches();
-  std::vector<int32_t> threads;
-  {
-    std::set<std::pair<int32_t, int32_t>> seen;
-    for (size_t i = 0; i < k.size(); ++i) {
-      if (k.launch_call[i] == kNoRow || k.device[i] != r.device) continue;
-      const size_t c = static_cast<size_t>(k.launch_call[i]);
-      if (seen.insert({calls.pid[c], calls.tid[c]}).second) {
-        const int32_t t = launches.ThreadOf(calls.pid[c], calls.tid[c]);
-        if (t >= 0) threads.push_back(t);
-      }
-    }
-  }
   std::map<PartKey, std::vector<PartStep>> parts;
   std::vector<uint32_t> rows;
   for (const FloorStep* s : family) {
     rows.clear();
-    for (int32_t t : threads) {
+    for (int32_t t : in.threads) {
       for (uint32_t w : launches.LaunchedIn(t, s->start_ns, s->end_ns)) {
         if (launches.IsKernel(w) && k.device[w] == r.device) rows.push_back(w);
       }
@@ -370,15 +387,15 @@ void AddFloorLayers(AnalysisContext& context, const ModelConfig& config,
               [&k](uint32_t a, uint32_t b) { return k.start_ns[a] < k.start_ns[b]; });
     std::map<PartKey, Acc> step;
     for (const uint32_t i : rows) {
-      ++r.family_kernels;
+      ++out.family_kernels;
       Place p;
-      if (i < gp.source.size() && gp.source[i] != PathSource::kNone && gp.path[i] >= 0) {
-        p = path_place[static_cast<size_t>(gp.path[i])];
-        if (p.known()) ++r.placed_by_graph_path;
+      if (i < in.gp.source.size() && in.gp.source[i] != PathSource::kNone && in.gp.path[i] >= 0) {
+        p = in.path_place[static_cast<size_t>(in.gp.path[i])];
+        if (p.known()) ++out.placed_by_graph_path;
       } else {
         const size_t c = static_cast<size_t>(k.launch_call[i]);
-        p = named.At(calls.pid[c], calls.tid[c], calls.start_ns[c]);
-        if (p.known()) ++r.placed_by_range;
+        p = in.named.At(calls.pid[c], calls.tid[c], calls.start_ns[c]);
+        if (p.known()) ++out.placed_by_range;
       }
       if (!p.known()) continue;
       const TimeNs a = k.start_ns[i], b = k.end_ns[i];
@@ -408,17 +425,17 @@ void AddFloorLayers(AnalysisContext& context, const ModelConfig& config,
       continue;
     }
     any_layer |= part == ModelPart::kLayer;
-    FloorLayer l = Summarize(config, r, key, steps);
-    (part == ModelPart::kExpert ? experts : r.layers).push_back(std::move(l));
+    FloorLayer l = Summarize(config, r.peaks, key, steps);
+    (part == ModelPart::kExpert ? experts : out.layers).push_back(std::move(l));
   }
   if (!any_layer) {
-    r.layers.clear();
-    r.notes.push_back(
+    out.layers.clear();
+    out.notes.push_back(
         "No per-layer floor: the ranges around this loop's kernels name no decoder layer of the "
         "model.");
-    return;
+    return false;
   }
-  r.layers_family = family.front()->group;
+  out.family = family.front()->group;
   // The experts with the most time above their floor, at most --top of them.
   std::stable_sort(experts.begin(), experts.end(), [](const FloorLayer& a, const FloorLayer& b) {
     return a.above_ns > b.above_ns;
@@ -426,18 +443,58 @@ void AddFloorLayers(AnalysisContext& context, const ModelConfig& config,
   const size_t keep_experts =
       std::min(experts.size(), static_cast<size_t>(std::max<int64_t>(context.options().top_n, 0)));
   if (keep_experts < experts.size()) {
-    r.notes.push_back(fmt::format("Experts: the {} of {} with the most time above their floor.",
-                                  keep_experts, experts.size()));
+    out.notes.push_back(fmt::format("Experts: the {} of {} with the most time above their floor.",
+                                    keep_experts, experts.size()));
   }
-  r.layers.insert(r.layers.end(), std::make_move_iterator(experts.begin()),
-                  std::make_move_iterator(experts.begin() + static_cast<long>(keep_experts)));
+  out.layers.insert(out.layers.end(), std::make_move_iterator(experts.begin()),
+                    std::make_move_iterator(experts.begin() + static_cast<long>(keep_experts)));
   if (beyond > 0) {
-    r.notes.push_back(fmt::format(
+    out.notes.push_back(fmt::format(
         "{} part(s) named by the ranges are not in the model config ({} layers{}): left out of "
         "the per-layer table.",
         beyond, config.num_layers, config.moe() ? "" : ", no experts"));
   }
-  AddLayerMetrics(context, r.device, parts, r.layers);
+  AddLayerMetrics(context, r.device, parts, out.layers);
+  return true;
+}
+
+}  // namespace
+
+void AddFloorLayers(AnalysisContext& context, const ModelConfig& config,
+                    const std::vector<std::vector<const FloorStep*>>& families, FloorResult& r) {
+  const Trace& trace = context.trace();
+  const NamedRanges named(trace);
+  if (!named.any() || families.empty() || families.front().empty()) {
+    r.notes.push_back(
+        "No per-layer floor: no range of the trace names a layer (NVTX or record_function ranges "
+        "such as layer_3 or model.layers.3, PyTorch module frames such as nn.Module: "
+        "LlamaDecoderLayer_3; docs/analyses/floor.md, \"Per layer\").");
+    return;
+  }
+  LayerInputs in{named, context.GraphPaths(), {}, LaunchingThreads(context, r.device)};
+  in.path_place.resize(in.gp.paths.size());
+  for (size_t p = 0; p < in.gp.components.size(); ++p) {
+    for (auto it = in.gp.components[p].rbegin(); it != in.gp.components[p].rend(); ++it) {
+      in.path_place[p] = Combine(in.path_place[p], ParseModelPart(*it));
+    }
+  }
+  for (size_t f = 0; f < families.size(); ++f) {
+    if (families[f].empty()) continue;
+    FloorFamilyLayers out;
+    const bool placed = FamilyLayers(context, config, in, families[f], r, out);
+    if (f == 0) {
+      // The main family: the members the table "layers" and the rule read, its notes the
+      // section's.
+      r.layers_family = out.family;
+      r.layers = std::move(out.layers);
+      r.family_kernels = out.family_kernels;
+      r.placed_by_range = out.placed_by_range;
+      r.placed_by_graph_path = out.placed_by_graph_path;
+      r.notes.insert(r.notes.end(), out.notes.begin(), out.notes.end());
+    } else if (placed) {
+      r.other_layers.push_back(std::move(out));
+    }
+  }
 }
 
 }  // namespace sightline

@@ -12,9 +12,10 @@
 
 namespace sightline {
 
-// Fills r.layers (and layers_family, family_kernels, placed_*) for the steps `family` of r (the
-// family with the most steady time), where the trace names layers; adds a note to r otherwise.
+// Fills r.layers (and layers_family, family_kernels, placed_*) for the steps of families[0] (the
+// family with the most steady time), and r.other_layers for the other families, in their order,
+// where the trace names layers; adds a note to r otherwise.
 void AddFloorLayers(AnalysisContext& context, const ModelConfig& config,
-                    const std::vector<const FloorStep*>& family, FloorResult& r);
+                    const std::vector<std::vector<const FloorStep*>>& families, FloorResult& r);
 
 }  // namespace sightline

@@ -25,6 +25,13 @@ struct FloorOptions {
   // --weights-snapshot was given: its document kind (floor/weights_snapshot_kind.h) puts the
   // snapshot's weights in `model`, so --batch and the peaks need no config.
   bool weights_snapshot = false;
+
+  // Without `model`: a floor from the GEMM shapes the trace records (record_shapes) when any of
+  // the floor's other options asks for one (docs/analyses/floor.md, "Without a config"), so that
+  // the reports of traces recorded with shapes stay as they were unless asked.
+  bool asks_for_shapes() const {
+    return !model && (batch > 0 || context >= 0 || peak_bandwidth_gbps > 0 || peak_tflops > 0);
+  }
 };
 
 }  // namespace sightline

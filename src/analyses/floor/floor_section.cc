@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "analyses/common/analysis_context.h"
 #include "analyses/floor/floor.h"
@@ -25,9 +27,11 @@ void AddPercents(std::vector<Value>& row, double dram_pct, double tensor_pct) {
   }
 }
 
-void AddLayersTable(const FloorResult& r, Section& s) {
+// One family's parts against their floors: table `key`.
+void AddLayersTable(const FloorFamilyLayers& r, const std::string& key, const std::string& title,
+                    Section& s) {
   if (r.layers.empty()) return;
-  Table& t = s.AddTable("layers", "Layers against their floor",
+  Table& t = s.AddTable(key, title,
                         {{"part", "Part", Unit::kText},
                          {"steps", "Steps", Unit::kCount},
                          {"kernels", "Kernels per step", Unit::kNumber},
@@ -81,18 +85,38 @@ void AddLayersTable(const FloorResult& r, Section& s) {
       "its share of the KV cache and its FLOPs at the step's work; span = its first kernel's start "
       "to its last kernel's end in the step; idle = span - busy; above floor = span - floor "
       "(docs/analyses/floor.md, \"Per layer\").",
-      r.layers_family, placed, r.family_kernels,
+      r.family, placed, r.family_kernels,
       r.family_kernels > 0 ? 100.0 * static_cast<double>(placed) / r.family_kernels : 0.0,
       r.placed_by_range, r.placed_by_graph_path);
+  for (const std::string& n : r.notes) t.note += " " + n;
 }
 
-}  // namespace
+// Table "layers" for the family with the most steady time (its notes are the section's); one
+// table per other family, "layers_<kind>" ("layers_prefill"; "layers_decode_2" for a kind's
+// second family), titled with the family.
+void AddLayersTables(const FloorResult& r, Section& s) {
+  FloorFamilyLayers main;
+  main.family = r.layers_family;
+  main.layers = r.layers;
+  main.family_kernels = r.family_kernels;
+  main.placed_by_range = r.placed_by_range;
+  main.placed_by_graph_path = r.placed_by_graph_path;
+  AddLayersTable(main, "layers", "Layers against their floor", s);
+  std::map<std::string, int> seen;
+  for (const FloorFamilyLayers& f : r.other_layers) {
+    std::string kind = "mixed";
+    for (const FloorFamily& fam : r.families) {
+      if (fam.name == f.family) kind = fam.family;
+    }
+    const int n = ++seen[kind];
+    const std::string key = n == 1 ? "layers_" + kind : fmt::format("layers_{}_{}", kind, n);
+    AddLayersTable(f, key, "Layers against their floor: " + f.family, s);
+  }
+}
 
-Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
-  const std::shared_ptr<const ModelConfig>& model = context.options().floor.model;
-  if (!model) return Status::Ok();
-  ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(context));
-  Section& s = report.AddSection("floor", "How far from the hardware", input);
+// The model's facts: its parameters from the config, where the weight bytes came from, a
+// snapshot's weights beside the config's count.
+void AddModelFacts(const FloorResult* r, const ModelConfig* model, Section& s) {
   s.AddFact("model", "Model", r->model);
   if (model->has_shapes()) {
     s.AddFact("parameters", "Parameters", r->sizes.total, Unit::kNumber);
@@ -110,6 +134,28 @@ Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
       s.AddFact("config_weight_bytes", "Weights by the config (parameters x dtype)",
                 Bytes(r->sizes.total * static_cast<double>(r->dtype_bytes)), Unit::kBytes);
     }
+  }
+}
+
+}  // namespace
+
+Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
+  const std::shared_ptr<const ModelConfig>& model = context.options().floor.model;
+  if (!model && !context.options().floor.asks_for_shapes()) return Status::Ok();
+  ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(context));
+  Section& s = report.AddSection("floor", "How far from the hardware", input);
+  if (!model) {
+    // A floor from the trace's GEMM shapes, or why there is none.
+    s.AddFact("model", "Model", std::string("unknown (no --model-config)"));
+    if (r->from_gemm_shapes) {
+      s.AddFact("weights_from", "Weight bytes from", r->weights_from);
+      if (r->shape_ops_unreadable > 0) {
+        s.AddFact("shape_ops_unreadable", "GEMM operators without usable shapes",
+                  r->shape_ops_unreadable, Unit::kCount);
+      }
+    }
+  } else {
+    AddModelFacts(r, model.get(), s);
   }
   if (!r->peaks.device.empty()) s.AddFact("device", "Device", r->peaks.device);
   if (r->peaks.memory_gbps > 0) {
@@ -217,7 +263,7 @@ Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
   if (static_cast<int64_t>(r->steps.size()) > context.options().top_n) {
     t.note = fmt::format("The first {} of {} steady steps.", t.rows.size(), r->steps.size());
   }
-  AddLayersTable(*r, s);
+  AddLayersTables(*r, s);
   for (const std::string& n : r->notes) s.notes.push_back(n);
   return Status::Ok();
 }

@@ -54,6 +54,11 @@ struct EventArgs {
   int64_t seq = kUnset;
   std::string_view pg_name, collective_name;
   bool has_pg_name = false, has_collective_name = false;
+  // PyTorch operators recorded with shapes (record_shapes=True): the raw JSON arrays of
+  // "Input Dims" and "Input type" (kineto_shapes.h makes them compact); shapes_bad when either is
+  // present but not an array.
+  std::string_view input_dims, input_types;
+  bool shapes_bad = false;
 };
 
 struct Event {

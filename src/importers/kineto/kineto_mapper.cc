@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "importers/kineto/kineto_names.h"
+#include "importers/kineto/kineto_shapes.h"
 
 namespace sightline::kineto {
 namespace {
@@ -245,6 +246,13 @@ void EventMapper::MapRange(const Event& e, RangeKind kind) {
   row.end_ns = t.end;
   row.name = builder_->Intern(e.name);
   row.kind = kind;
+  if (kind == RangeKind::kCpuOp && (e.args.shapes_bad || !e.args.input_dims.empty())) {
+    const ShapesRead read = e.args.shapes_bad
+                                ? ShapesRead::kUnreadable
+                                : CompactShapes(e.args.input_dims, e.args.input_types, &shapes_);
+    if (read == ShapesRead::kKept) row.shapes = builder_->Intern(shapes_);
+    shapes_unreadable_ += read == ShapesRead::kUnreadable;
+  }
   builder_->AddRange(row);
   if (kind == RangeKind::kCpuOp && e.args.seq != kUnset && e.args.has_pg_name &&
       e.name == "record_param_comms") {
@@ -357,6 +365,7 @@ void EventMapper::Finish() {
   d.Add(DiagCode::kKinetoUnmappedMetadata, ignored_metadata_);
   d.Add(DiagCode::kKinetoHostMemoryEvent, host_memory_events_);
   d.Add(DiagCode::kKinetoMemoryEventUnusable, memory_unusable_);
+  d.Add(DiagCode::kKinetoShapesUnreadable, shapes_unreadable_);
   std::sort(unmapped_.begin(), unmapped_.end(), [](const Unmapped& a, const Unmapped& b) {
     return a.cat != b.cat ? a.cat < b.cat : a.phase < b.phase;
   });

@@ -75,6 +75,8 @@ class EventMapper {
   int64_t ignored_metadata_ = 0;
   int64_t host_memory_events_ = 0;
   int64_t memory_unusable_ = 0;
+  int64_t shapes_unreadable_ = 0;
+  std::string shapes_;  // reused: an operator's compact shapes (kineto_shapes.h)
   struct Unmapped {
     std::string cat;
     char phase;  // 0, or the phase of a mapped category seen in another phase

@@ -58,6 +58,12 @@ error_code ReadDim3(sj::value& v, Dim3* dim, bool* ok) {
   return SUCCESS;
 }
 
+// The raw text of an array value ("[[16, 2048], []]"); false when it is not an array.
+bool ReadRawArray(sj::value& v, std::string_view* out) {
+  sj::array array;
+  return v.get_array().get(array) == SUCCESS && array.raw_json().get(*out) == SUCCESS;
+}
+
 void ReadIntArg(sj::value& v, int64_t* out) {
   if (!ReadInt(v, out)) *out = EventArgs::kUnset;
 }
@@ -86,6 +92,13 @@ error_code ReadArgs(sj::value& v, EventArgs* args) {
         break;
       case 'B':
         if (key.unsafe_is_equal("Bytes")) ReadIntArg(value, &args->mem_bytes);
+        break;
+      case 'I':
+        if (key.unsafe_is_equal("Input Dims")) {
+          if (!ReadRawArray(value, &args->input_dims)) args->shapes_bad = true;
+        } else if (key.unsafe_is_equal("Input type")) {
+          if (!ReadRawArray(value, &args->input_types)) args->shapes_bad = true;
+        }
         break;
       case 'C':
         if (key.unsafe_is_equal("Collective name")) {
@@ -164,8 +177,9 @@ bool WantArgs(const Event& e) {
   if (e.ph != 0 && e.ph != 'X' && e.ph != 'M' && !instant) return false;
   switch (e.category) {
     case Category::kCpuOp:
-      // A collective's identity; a name not read yet may still be record_param_comms.
-      return e.ph == 'M' || !e.has_name || e.name == "record_param_comms";
+      // A collective's identity (record_param_comms), and every operator's shapes where the
+      // profiler recorded them (record_shapes=True).
+      return true;
     case Category::kUserAnnotation:
     case Category::kPythonFunction:
       return e.ph == 'M';
