@@ -99,6 +99,8 @@ class SqliteDb {
 
   const std::string& path() const { return path_; }
   sqlite3* handle() const { return db_; }
+  // The decompressed database SQLite reads in place; null when it reads the file.
+  const std::string* image() const { return image_.get(); }
   bool HasTable(std::string_view table) const { return tables_.count(std::string(table)) > 0; }
   const std::unordered_set<std::string>& tables() const { return tables_; }
   // Column names of a table (read when the database is opened). Empty when the table does not
