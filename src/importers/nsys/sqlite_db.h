@@ -138,5 +138,7 @@ Status SqliteError(sqlite3* db, const std::string& path, int rc, std::string_vie
 
 // Quotes an SQL identifier: "name" with inner quotes doubled.
 std::string QuoteIdentifier(std::string_view name);
+// Quotes an SQL string literal: 'text' with inner quotes doubled.
+std::string QuoteString(std::string_view text);
 
 }  // namespace sightline

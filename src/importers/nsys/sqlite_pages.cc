@@ -75,16 +75,6 @@ inline int64_t SerialInt(uint64_t t, const uint8_t* p) {
   }
 }
 
-std::string QuoteLiteral(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out.push_back('\'');
-    out.push_back(c);
-  }
-  out.push_back('\'');
-  return out;
-}
-
 // SQLite's column affinity rules (datatype3.html, 3.1): REAL when the declared type names no INT,
 // CHAR, CLOB, TEXT or BLOB but REAL, FLOA or DOUB.
 bool HasRealAffinity(std::string_view declared) {
@@ -357,7 +347,7 @@ StatusOr<SqlitePagePlan> PlanSqlitePageScan(SqliteDb& db, const std::string& tab
   SqlitePagePlan plan;
   {
     ASSIGN_OR_RETURN(SqliteStatement stmt,
-                     db.Prepare(fmt::format("PRAGMA main.table_list({})", QuoteLiteral(table))));
+                     db.Prepare(fmt::format("PRAGMA main.table_list({})", QuoteString(table))));
     int rows = 0;
     while (stmt.Step()) {  // schema, name, type, ncol, wr, strict
       ++rows;
@@ -373,7 +363,7 @@ StatusOr<SqlitePagePlan> PlanSqlitePageScan(SqliteDb& db, const std::string& tab
         SqliteStatement stmt,
         db.Prepare(fmt::format("SELECT rootpage FROM main.sqlite_schema WHERE type = 'table' "
                                "AND name = {} COLLATE NOCASE",
-                               QuoteLiteral(table))));
+                               QuoteString(table))));
     int rows = 0;
     while (stmt.Step()) {
       ++rows;
