@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "base/mapped_reads.h"
@@ -92,8 +93,13 @@ Status ReadLargeTables(NsysContext& ctx) {
                  StatusOr<NsysSelect> (*select)(SqliteDb&), uint64_t text_columns) -> Status {
     if (!db.HasTable(table)) return Status::Ok();
     ASSIGN_OR_RETURN(NsysSelect s, select(db));
+    // Integer columns of a whole table: the page reader may take them (sqlite_pages.h).
+    std::optional<NsysPageRequest> pages;
+    if (text_columns == 0 && !s.table.empty()) {
+      pages = NsysPageRequest{s.table, s.chosen, s.null_as};
+    }
     scan.Add(worker, tag, std::move(s.columns), std::move(s.from),
-             static_cast<int>(s.chosen.size()), text_columns);
+             static_cast<int>(s.chosen.size()), text_columns, std::move(pages));
     return Status::Ok();
   };
   RETURN_IF_ERROR(add(0, kKernels, kNsysKernelTable, &SelectNsysKernels, 0));

@@ -13,6 +13,7 @@
 #include "base/exceptions.h"
 #include "base/threads.h"
 #include "importers/nsys/sqlite_db.h"
+#include "importers/nsys/sqlite_pages.h"
 
 namespace sightline {
 namespace {
@@ -42,6 +43,27 @@ struct NsysParallelScan::ScanState {
   Status consume_status;
   int64_t wrong_type_rows = 0;  // dropped since the last chunk was handed on
 
+  // Makes room for the next row: a fresh chunk first for a few rows (most scans of a small export
+  // end there), then for its full size, one size for every scan, so that a recycled buffer never
+  // has to grow again (which, at this size, would mean a fresh mmap and its page faults).
+  void BeginRow() {
+    if (chunk.rows == 0) {
+      chunk.tag = spec->tag;
+      chunk.columns = spec->column_count;
+      chunk.values.clear();
+      chunk.texts.clear();
+      chunk.values.reserve(kFirstRows * NsysChunk::kMaxColumns);
+    } else if (chunk.rows == kFirstRows) {
+      chunk.values.reserve(NsysChunk::kRowsPerChunk * NsysChunk::kMaxColumns);
+    }
+  }
+  // Counts the row just appended; false when the chunk was full and the scan should stop.
+  bool EndRow() {
+    if (++chunk.rows < NsysChunk::kRowsPerChunk || Flush()) return true;
+    stopped = true;
+    return false;
+  }
+
   // Hands the chunk on; false when the scan should stop.
   bool Flush() {
     if (chunk.rows == 0 && wrong_type_rows == 0) return true;
@@ -63,11 +85,14 @@ struct NsysParallelScan::ScanState {
 NsysParallelScan::~NsysParallelScan() { StopThreads(); }
 
 void NsysParallelScan::Add(int worker, int tag, std::string columns, std::string from,
-                           int column_count, uint64_t text_columns) {
+                           int column_count, uint64_t text_columns,
+                           std::optional<NsysPageRequest> pages) {
   assert(column_count > 0 && column_count <= NsysChunk::kMaxColumns);
+  assert(!pages || (text_columns == 0 && static_cast<int>(pages->chosen.size()) == column_count &&
+                    pages->null_as.size() == pages->chosen.size()));
   if (worker >= static_cast<int>(workers_.size())) workers_.resize(worker + 1);
   workers_[worker].push_back(
-      Scan{tag, std::move(columns), std::move(from), column_count, text_columns});
+      Scan{tag, std::move(columns), std::move(from), column_count, text_columns, std::move(pages)});
 }
 
 Status NsysParallelScan::Run(const Consumer& consume) {
@@ -158,7 +183,62 @@ void NsysParallelScan::RunWorker(const std::vector<Scan>& scans) {
   ready_.notify_all();
 }
 
+// The page reader's rows into the scan's chunks.
+class NsysParallelScan::PageRows : public SqlitePageSink {
+ public:
+  explicit PageRows(ScanState& state) : state_(state) {}
+  int64_t* NextRow() override {
+    state_.BeginRow();
+    std::vector<int64_t>& values = state_.chunk.values;
+    const size_t at = values.size();
+    values.resize(at + state_.spec->column_count);  // within the reserved size: no reallocation
+    return values.data() + at;
+  }
+  bool Commit() override { return state_.EndRow(); }
+  void WrongType() override {
+    state_.chunk.values.resize(state_.chunk.rows * state_.spec->column_count);
+    ++state_.wrong_type_rows;
+  }
+
+ private:
+  ScanState& state_;
+};
+
+StatusOr<bool> NsysParallelScan::RunPageScan(SqliteDb& db, const Scan& scan,
+                                             const Consumer* inline_consume) {
+  const NsysPageRequest& request = *scan.pages;
+  StatusOr<SqlitePagePlan> plan =
+      PlanSqlitePageScan(db, request.table, request.chosen, request.null_as);
+  if (!plan.ok()) {
+    if (plan.status().code() == StatusCode::kUnimplemented) return false;
+    return plan.status();
+  }
+  StatusOr<std::unique_ptr<SqlitePages>> pages = SqlitePages::Open(db);
+  if (!pages.ok()) {
+    if (pages.status().code() == StatusCode::kUnimplemented) return false;
+    return pages.status();
+  }
+  ScanState state{this, &scan, inline_consume, TakeFreeChunk(), false, Status::Ok()};
+  PageRows rows(state);
+  Status status;
+  try {
+    status = ScanSqlitePages(**pages, *plan, rows);
+  } catch (...) {
+    status = StatusOfException(std::current_exception());  // out of memory: an error, not an abort
+  }
+  if (state.stopped) return state.consume_status;  // cancelled, or consume failed
+  RETURN_IF_ERROR(status);
+  state.Flush();
+  RETURN_IF_ERROR(state.consume_status);
+  return true;
+}
+
 Status NsysParallelScan::RunScan(SqliteDb& db, const Scan& scan, const Consumer* inline_consume) {
+  if (scan.pages && SqlitePageScansEnabled()) {
+    StatusOr<bool> read = RunPageScan(db, scan, inline_consume);
+    if (!read.ok()) return read.status();
+    if (*read) return Status::Ok();
+  }
   ScanState state{this, &scan, inline_consume, TakeFreeChunk(), false, Status::Ok()};
   // Each scan registers a function of its own name: SQLite refuses to replace or remove one while
   // another statement of the connection is active (the connection may be the importer's). The
@@ -210,18 +290,7 @@ void NsysParallelScan::AggregateRow(sqlite3_context* ctx, ScanState& state, int 
                                     sqlite3_value** argv) {
   NsysChunk& chunk = state.chunk;
   const Scan& spec = *state.spec;
-  if (chunk.rows == 0) {
-    chunk.tag = spec.tag;
-    chunk.columns = spec.column_count;
-    chunk.values.clear();
-    chunk.texts.clear();
-    // Room for a few rows first: most scans of a small export end there.
-    chunk.values.reserve(kFirstRows * NsysChunk::kMaxColumns);
-  } else if (chunk.rows == kFirstRows) {
-    // One size for every scan from here: a recycled buffer never has to grow again (which, at
-    // this size, would mean a fresh mmap and its page faults).
-    chunk.values.reserve(NsysChunk::kRowsPerChunk * NsysChunk::kMaxColumns);
-  }
+  state.BeginRow();
   // An integer column of another type drops the row: what was appended of it is taken back.
   const size_t row_begin = chunk.values.size();
   const size_t texts_begin = chunk.texts.size();
@@ -250,10 +319,7 @@ void NsysParallelScan::AggregateRow(sqlite3_context* ctx, ScanState& state, int 
       }
     }
   }
-  if (++chunk.rows == NsysChunk::kRowsPerChunk && !state.Flush()) {
-    state.stopped = true;
-    sqlite3_result_error(ctx, "stopped", -1);  // ends the statement
-  }
+  if (!state.EndRow()) sqlite3_result_error(ctx, "stopped", -1);  // ends the statement
 }
 
 void NsysParallelScan::AggregateFinal(sqlite3_context* ctx) { sqlite3_result_null(ctx); }

@@ -3,10 +3,12 @@
 // CPU time; this lets it run beside the TraceBuilder's work, and the kernel table beside the API
 // table. Rows of one table arrive in table order, so the builder finds them already sorted.
 //
-// A scan does not step through result rows: it runs `SELECT sightline_rows(cols...) FROM t`, an
-// aggregate whose step function copies each row's values into the current chunk. That skips
-// SQLite's per-row result handoff and per-column API checks (about a third of the decoding cost
-// of a kernel row).
+// A scan of integer columns of a plain table with no WHERE reads the table's pages itself
+// (sqlite_pages.h), without SQLite's virtual machine. Other scans, and tables whose values SQLite
+// would change on the way, go through SQLite, and do not step through result rows: they run `SELECT
+// sightline_rows(cols...) FROM t`, an aggregate whose step function copies each row's values into
+// the current chunk. That skips SQLite's per-row result handoff and per-column API checks (about a
+// third of the decoding cost of a kernel row).
 #pragma once
 
 #include <condition_variable>
@@ -14,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -51,6 +54,14 @@ struct NsysChunk {
   }
 };
 
+// What the page reader needs to read a scan's rows itself: the table, and per column the name
+// (empty: a constant) and what NULL reads as (an SQL integer literal, or null: the row is dropped).
+struct NsysPageRequest {
+  std::string table;
+  std::vector<std::string> chosen;
+  std::vector<const char*> null_as;
+};
+
 class NsysParallelScan {
  public:
   using Consumer = std::function<Status(const NsysChunk&)>;
@@ -65,9 +76,10 @@ class NsysParallelScan {
   // Queues a scan of `SELECT <columns> <from>` (`column_count` result columns, at most
   // NsysChunk::kMaxColumns; bit c of
   // text_columns marks column c as text) on worker `worker`. Scans on one worker run one after
-  // the other, in the order added.
+  // the other, in the order added. With `pages` (integer columns only, no WHERE) the rows are read
+  // from the table's pages where the page reader takes the table (SIGHTLINE_NSYS_PAGES=0: never).
   void Add(int worker, int tag, std::string columns, std::string from, int column_count,
-           uint64_t text_columns = 0);
+           uint64_t text_columns = 0, std::optional<NsysPageRequest> pages = std::nullopt);
 
   // Where the scans run. kAuto: on worker threads for a file of at least kThreadsFromBytes, on
   // the calling thread below that (a small export is read before two threads and their
@@ -89,15 +101,19 @@ class NsysParallelScan {
     std::string columns, from;
     int column_count;
     uint64_t text_columns;
+    std::optional<NsysPageRequest> pages;
   };
   struct ScanState;
   struct ScanSlot;
+  class PageRows;
 
   bool WantThreads() const;
   bool StartThreads();
   void StopThreads();
   void RunWorker(const std::vector<Scan>& scans);
   Status RunScan(SqliteDb& db, const Scan& scan, const Consumer* inline_consume);
+  // The scan through the page reader; false, with nothing read, when the table is left to SQLite.
+  StatusOr<bool> RunPageScan(SqliteDb& db, const Scan& scan, const Consumer* inline_consume);
   static void AggregateStep(sqlite3_context* ctx, int argc, sqlite3_value** argv);
   static void AggregateRow(sqlite3_context* ctx, ScanState& state, int argc, sqlite3_value** argv);
   static void AggregateFinal(sqlite3_context* ctx);

@@ -150,8 +150,10 @@ StatusOr<NsysSelect> BuildNsysSelect(SqliteDb& db, const std::string& table,
       select.columns += QuoteIdentifier(found);
     }
     select.chosen.push_back(std::move(found));
+    select.null_as.push_back(null_as);
   }
   select.from = " FROM " + QuoteIdentifier(table);
+  if (where.empty()) select.table = table;
   if (!where.empty()) select.from += fmt::format(" WHERE {}", where);
   select.sql = "SELECT " + select.columns + select.from;
   return select;

@@ -81,6 +81,10 @@ struct NsysSelect {
   std::string columns;              // "a, ifnull(b, -1), NULL"
   std::string from;                 // " FROM t [WHERE ...]"
   std::vector<std::string> chosen;  // the column chosen for each spec; empty when not present
+  // What the page reader (sqlite_pages.h) needs to read the same rows without SQLite: the table
+  // and each spec's null_as; the table is empty when the SELECT has a WHERE (read through SQLite).
+  std::string table;
+  std::vector<const char*> null_as;
 };
 
 // Whether the table exists and has the column (false also when the catalogue cannot be read).

@@ -309,14 +309,23 @@ Status SqliteError(sqlite3* db, const std::string& path, int rc, std::string_vie
   }
 }
 
-std::string QuoteIdentifier(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out.push_back('"');
+namespace {
+
+// `text` between two `quote`s, each quote inside doubled.
+std::string Quote(std::string_view text, char quote) {
+  std::string out(1, quote);
+  for (char c : text) {
+    if (c == quote) out.push_back(quote);
     out.push_back(c);
   }
-  out.push_back('"');
+  out.push_back(quote);
   return out;
 }
+
+}  // namespace
+
+std::string QuoteIdentifier(std::string_view name) { return Quote(name, '"'); }
+
+std::string QuoteString(std::string_view text) { return Quote(text, '\''); }
 
 }  // namespace sightline

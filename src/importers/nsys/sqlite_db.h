@@ -99,6 +99,8 @@ class SqliteDb {
 
   const std::string& path() const { return path_; }
   sqlite3* handle() const { return db_; }
+  // The decompressed database SQLite reads in place; null when it reads the file.
+  const std::string* image() const { return image_.get(); }
   bool HasTable(std::string_view table) const { return tables_.count(std::string(table)) > 0; }
   const std::unordered_set<std::string>& tables() const { return tables_; }
   // Column names of a table (read when the database is opened). Empty when the table does not
@@ -136,5 +138,7 @@ Status SqliteError(sqlite3* db, const std::string& path, int rc, std::string_vie
 
 // Quotes an SQL identifier: "name" with inner quotes doubled.
 std::string QuoteIdentifier(std::string_view name);
+// Quotes an SQL string literal: 'text' with inner quotes doubled.
+std::string QuoteString(std::string_view text);
 
 }  // namespace sightline
