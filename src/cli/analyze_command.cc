@@ -248,20 +248,24 @@ void AddAnalyzeCommand(CLI::App& app, CommandRunner& runner) {
                   "refused if it is not a snapshot or holds no weights")
       ->type_name("SNAPSHOT");
   cmd->add_option("--batch", args->options.floor.batch,
-                  "With --model-config (or --weights-snapshot): sequences decoded in every step "
-                  "(overrides the iteration log's)")
+                  "For the floor (with --model-config, --weights-snapshot, or alone on a PyTorch "
+                  "trace recorded with record_shapes: the floor from its GEMM shapes): sequences "
+                  "decoded in every step (overrides the iteration log's)")
       ->check(PositiveCount<int64_t>());
-  cmd->add_option("--context", args->options.floor.context,
-                  "With --model-config: tokens already in each sequence's KV cache at a step "
-                  "(default: the iteration log's KV blocks used, else none)")
+  cmd->add_option(
+         "--context", args->options.floor.context,
+         "For the floor (as --batch): tokens already in each sequence's KV cache at a step "
+         "(default: the iteration log's KV blocks used, else none)")
       ->check(NumberIn(0, 1e12, "0 to 10^12", "TOKENS"));
-  cmd->add_option("--peak-bandwidth", args->options.floor.peak_bandwidth_gbps,
-                  "With --model-config: the memory bandwidth in GB/s the floor divides by (a "
-                  "measured copy bandwidth, say), instead of the datasheet's for the trace's GPU")
+  cmd->add_option(
+         "--peak-bandwidth", args->options.floor.peak_bandwidth_gbps,
+         "For the floor (as --batch): the memory bandwidth in GB/s the floor divides by (a "
+         "measured copy bandwidth, say), instead of the datasheet's for the trace's GPU")
       ->check(NumberIn(1e-3, 1e9, "0.001 to 10^9", "GB/s"));
-  cmd->add_option("--peak-tflops", args->options.floor.peak_tflops,
-                  "With --model-config: the dense tensor throughput in TFLOP/s for the model's "
-                  "dtype (a measured large GEMM's, say), instead of the datasheet's")
+  cmd->add_option(
+         "--peak-tflops", args->options.floor.peak_tflops,
+         "For the floor (as --batch): the dense tensor throughput in TFLOP/s for the model's "
+         "dtype (a measured large GEMM's, say), instead of the datasheet's")
       ->check(NumberIn(1e-3, 1e9, "0.001 to 10^9", "TFLOP/s"));
   cmd->add_option("--slo", args->slo,
                   "Service-level objectives for goodput with serving results, in ms: "

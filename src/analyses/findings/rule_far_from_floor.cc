@@ -72,7 +72,7 @@ Status RuleFarFromFloor(AnalysisContext& c, std::vector<Finding>& out) {
     f.evidence.push_back({"gemm_above_ns", "GEMM/attention above the floor (median step)",
                           static_cast<int64_t>(fam.gemm_above_ns), Unit::kDurationNs});
     // Where the trace names layers: the layer that holds the most time above its own floor.
-    const FloorLayer* layer = r->layers_family == fam.name ? r->TopLayer() : nullptr;
+    const FloorLayer* layer = r->TopLayerOf(fam.name);
     if (layer != nullptr) {
       f.title += fmt::format("; of its layers, {} is the furthest above its floor ({:.1f}x, {})",
                              layer->name, layer->ratio, layer->holder);
