@@ -137,9 +137,9 @@ void Measure(AnalysisContext& context, int32_t device, FloorStep& s) {
 std::vector<StepWindow> Windows(AnalysisContext& context, const FloorOptions& options,
                                 std::string& how) {
   std::vector<StepWindow> windows;
-  const IterationLog* log = context.options().iteration_log.log.get();
-  if (log != nullptr && options.batch <= 0) {
-    const IterationLogJoin join = JoinIterationLog(context, *log);
+  const IterationLogJoin* found = options.batch <= 0 ? IterationLogJoinOf(context) : nullptr;
+  if (found != nullptr) {
+    const IterationLogJoin& join = *found;
     if (join.method == IterationLogJoinMethod::kIterationCounter && join.set != nullptr) {
       for (const IterationLogRow& r : join.rows) {
         if (r.trace_index < 0 ||
@@ -208,13 +208,14 @@ void AddSampledMetrics(AnalysisContext& context, int32_t device,
 
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options) {
   FloorResult r;
-  if (!options.model) {
+  const std::shared_ptr<const ModelConfig>& model = context.inputs().model;
+  if (!model) {
     r.not_computed = "no model config (--model-config) and no memory snapshot's weights";
     return r;
   }
   // Without a config's shapes, the weights of a memory snapshot: every step reads them once; no
   // KV cache, no FLOPs.
-  const ModelConfig* config = options.model->has_shapes() ? options.model.get() : nullptr;
+  const ModelConfig* config = model->has_shapes() ? model.get() : nullptr;
   if (config != nullptr) {
     r.sizes = SizesOf(*config);
     r.dtype_bytes = config->dtype_bytes;
@@ -226,8 +227,7 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     r.weights_from = fmt::format("the model config ({})", FileNameOf(config->path));
   } else {
     r.model = "unknown (no --model-config)";
-    r.weights_from =
-        fmt::format("the memory snapshot's weights ({})", options.model->snapshot_weights);
+    r.weights_from = fmt::format("the memory snapshot's weights ({})", model->snapshot_weights);
   }
   // The step's device: the busiest one.
   DurationNs most = -1;
@@ -271,7 +271,7 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     if (config != nullptr) {
       s.cost = CostOf(*config, s.work);
     } else {
-      s.cost.weight_bytes = static_cast<double>(options.model->snapshot_weight_bytes);
+      s.cost.weight_bytes = static_cast<double>(model->snapshot_weight_bytes);
     }
     s.memory_floor_ns = s.cost.bytes() / r.peaks.memory_gbps;  // bytes / (10^9 B/s) = ns
     s.compute_floor_ns =

@@ -132,9 +132,9 @@ struct FloorResult {
   const FloorLayer* TopLayer() const;
 };
 
-// Needs options.model: a config's shapes, or only a memory snapshot's weights
-// (ModelConfig::snapshot_weight_bytes); a result with computed false (and why) when the floor
-// cannot be had.
+// Needs the run's model (context.inputs().model): a config's shapes, or only a memory snapshot's
+// weights (ModelConfig::snapshot_weight_bytes); a result with computed false (and why) when the
+// floor cannot be had.
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options);
 
 // ComputeFloor with the context's options, computed once (the rule far_from_floor reads it).

@@ -89,7 +89,7 @@ void AddLayersTable(const FloorResult& r, Section& s) {
 }  // namespace
 
 Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
-  const std::shared_ptr<const ModelConfig>& model = context.options().floor.model;
+  const std::shared_ptr<const ModelConfig>& model = context.inputs().model;
   if (!model) return Status::Ok();
   ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(context));
   Section& s = report.AddSection("floor", "How far from the hardware", input);

@@ -50,7 +50,8 @@ class RunOfProcessesAnalysis : public MultiTraceAnalysis {
 
 }  // namespace
 
-std::unique_ptr<MultiTraceAnalysis> CreateRunAnalysis(const AnalyzeOptions& options) {
+std::unique_ptr<MultiTraceAnalysis> CreateRunAnalysis(const AnalyzeOptions& options,
+                                                      const RunInputs& /*inputs*/) {
   return std::make_unique<RunOfProcessesAnalysis>(options);
 }
 

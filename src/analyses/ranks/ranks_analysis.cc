@@ -71,7 +71,8 @@ class RanksAnalysis : public MultiTraceAnalysis {
 
 }  // namespace
 
-std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options) {
+std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options,
+                                                        const RunInputs& /*inputs*/) {
   return std::make_unique<RanksAnalysis>(options);
 }
 
