@@ -100,7 +100,7 @@ class MultiTraceAnalysis {
   // Reducible analyses keep only a compact, serializable state per member, so that members can be
   // analysed in other threads or MPI processes (pipeline/rank_parts.h): Reduce turns a member into
   // a versioned blob wherever its trace is loaded, AddReduced takes the blobs on process 0 in
-  // member order. For them, Add is Reduce then AddReduced, so every path makes the same report.
+  // member order. They derive from ReducibleAnalysis (reducible_analysis.h): Add is both.
   virtual bool Reducible() const { return false; }
   virtual StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& /*context*/,
                                        const TraceSetMember& /*member*/) {

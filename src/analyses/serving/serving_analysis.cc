@@ -10,6 +10,7 @@
 #include <optional>
 #include <utility>
 
+#include "analyses/common/reducible_analysis.h"
 #include "analyses/serving/queueing.h"
 #include "analyses/serving/serving_metrics.h"
 #include "analyses/serving/serving_trace_join.h"
@@ -43,16 +44,10 @@ void AddAggregateServingSection(const RequestResults& results, Report& report) {
 // The serving section of `analyze --requests FILE [TRACE...]`, joined to the first trace. It
 // keeps no trace: the first trace's join is made where that trace is loaded (Reduce, on any rank
 // thread or MPI process), so serving results leave the ranks spread like any run.
-class ServingAnalysis : public MultiTraceAnalysis {
+class ServingAnalysis : public ReducibleAnalysis {
  public:
   ServingAnalysis(const AnalyzeOptions& options, const RunInputs& inputs)
       : requests_(inputs.requests), slo_(options.serving.slo) {}
-  Status Add(const std::shared_ptr<AnalysisContext>& context,
-             const TraceSetMember& member) override {
-    ASSIGN_OR_RETURN(std::string blob, Reduce(context, member));
-    return AddReduced(blob, member);
-  }
-  bool Reducible() const override { return true; }
   // The first trace (the serving process's): the request log's token gaps joined to its
   // iterations; the others: nothing.
   StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& context,
