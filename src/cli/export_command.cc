@@ -51,9 +51,10 @@ int RunExport(const ExportArgs& args) {
   AnalyzeOptions analyze;
   analyze.iterations_regex = args.iterations_regex;
   analyze.gc_range_names = args.gc_range_names;
-  analyze.eager_reference = reference;
-  analyze.eager_reference_path = args.eager_reference;
-  AnalysisContext context(*imported, analyze);
+  RunInputs run;
+  run.eager_reference = reference;
+  run.eager_reference_path = args.eager_reference;
+  AnalysisContext context(*imported, analyze, run);
   const Trace* trace = &context.trace();
   PerfettoExportOptions options;
   options.eager_reference = reference.get();

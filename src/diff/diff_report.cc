@@ -357,7 +357,8 @@ class DiffAnalysis : public MultiTraceAnalysis {
 
 }  // namespace
 
-std::unique_ptr<MultiTraceAnalysis> CreateDiffAnalysis(const AnalyzeOptions& options) {
+std::unique_ptr<MultiTraceAnalysis> CreateDiffAnalysis(const AnalyzeOptions& options,
+                                                       const RunInputs& /*inputs*/) {
   return std::make_unique<DiffAnalysis>(options);
 }
 

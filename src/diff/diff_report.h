@@ -25,6 +25,7 @@ void AddDiffSections(const TraceDiffResult& diff, const LoopVerdicts* verdict, i
 // Registry entry "diff" (a TraceSet of kind kDiff: AnalyzeOptions::diff.baseline_runs baseline
 // runs, then the candidate's): the verdict over all runs, the tables of the first run of each
 // side; with a threshold, the CI gate's answer in Report::gate.
-std::unique_ptr<MultiTraceAnalysis> CreateDiffAnalysis(const AnalyzeOptions& options);
+std::unique_ptr<MultiTraceAnalysis> CreateDiffAnalysis(const AnalyzeOptions& options,
+                                                       const RunInputs& inputs);
 
 }  // namespace sightline

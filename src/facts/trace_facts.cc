@@ -26,11 +26,14 @@ bool IsBlockingCall(const Trace& trace, size_t row) {
   return trace.str(trace.api_calls.name[row]).find("Async") == std::string_view::npos;
 }
 
-TraceFacts::TraceFacts(const Trace& trace, FactsOptions options)
-    : trace_(&trace), options_(std::move(options)) {}
+TraceFacts::TraceFacts(const Trace& trace, FactsOptions options, FactsInputs inputs)
+    : trace_(&trace), options_(std::move(options)), inputs_(std::move(inputs)) {}
 
-TraceFacts::TraceFacts(std::unique_ptr<const Trace> trace, FactsOptions options)
-    : owned_(std::move(trace)), trace_(owned_.get()), options_(std::move(options)) {}
+TraceFacts::TraceFacts(std::unique_ptr<const Trace> trace, FactsOptions options, FactsInputs inputs)
+    : owned_(std::move(trace)),
+      trace_(owned_.get()),
+      options_(std::move(options)),
+      inputs_(std::move(inputs)) {}
 
 TraceFacts::~TraceFacts() = default;
 
@@ -192,7 +195,7 @@ const LaunchIndex& TraceFacts::LaunchesWithCapture() {
 const GraphKernelPaths& TraceFacts::GraphPaths() {
   std::call_once(graph_paths_once_, [this] {
     graph_paths_ = std::make_unique<GraphKernelPaths>(
-        ComputeGraphKernelPaths(*trace_, options_.eager_reference.get()));
+        ComputeGraphKernelPaths(*trace_, inputs_.eager_reference.get()));
   });
   return *graph_paths_;
 }

@@ -18,6 +18,7 @@
 
 #include "base/dense_ids.h"
 #include "base/status.h"
+#include "facts/facts_inputs.h"
 #include "facts/facts_options.h"
 #include "facts/intervals.h"
 #include "facts/iterations.h"
@@ -78,9 +79,10 @@ struct HostBreakdown {
 class TraceFacts {
  public:
   // Borrows `trace`, which must outlive the facts.
-  explicit TraceFacts(const Trace& trace, FactsOptions options = {});
+  explicit TraceFacts(const Trace& trace, FactsOptions options = {}, FactsInputs inputs = {});
   // Owns the trace (the pipeline's case).
-  explicit TraceFacts(std::unique_ptr<const Trace> trace, FactsOptions options = {});
+  explicit TraceFacts(std::unique_ptr<const Trace> trace, FactsOptions options = {},
+                      FactsInputs inputs = {});
   ~TraceFacts();
   TraceFacts(const TraceFacts&) = delete;
   TraceFacts& operator=(const TraceFacts&) = delete;
@@ -89,6 +91,9 @@ class TraceFacts {
   // What the facts read (AnalysisContext::options() shows the analyses the whole AnalyzeOptions,
   // which extend these).
   const FactsOptions& options() const { return options_; }
+  // The run's documents the facts read (AnalysisContext::inputs() shows the analyses the whole
+  // RunInputs, which extend these).
+  const FactsInputs& inputs() const { return inputs_; }
 
   // --- GPU time -----------------------------------------------------------------------------
   // Device ids with at least one kernel or memory operation, ascending.
@@ -119,7 +124,7 @@ class TraceFacts {
   // attributes work to the ranges that say what it is (NVTX projection, GPU metrics per range).
   const LaunchIndex& LaunchesWithCapture();
   // Per graph kernel, its capture-time (or aligned) range path and how it was attributed; with
-  // options().eager_reference, replays left without either are aligned with the reference's
+  // inputs().eager_reference, replays left without either are aligned with the reference's
   // eager runs (PathSource::kReference: a path, not a point of this trace, so LaunchesWithCapture
   // has no point for them).
   const GraphKernelPaths& GraphPaths();
@@ -177,6 +182,7 @@ class TraceFacts {
   std::unique_ptr<const Trace> owned_;
   const Trace* trace_;
   FactsOptions options_;
+  FactsInputs inputs_;
 
   std::once_flag busy_once_;
   std::vector<int32_t> gpu_devices_;

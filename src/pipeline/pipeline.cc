@@ -16,8 +16,6 @@
 #include "analyses/common/document_kind.h"
 #include "analyses/findings/findings.h"
 #include "base/threads.h"
-#include "facts/results_cache.h"
-#include "importers/importer.h"
 #include "importers/inputs.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
@@ -152,100 +150,33 @@ Status AnalyzeTrace(AnalysisContext& context, const std::string& label, Report& 
 
 namespace {
 
-// After the multi-trace analyses: the rules on the whole results they left in `results` (ranks,
-// serving), then every input's findings ranked together (the ranks' parts arrive each ranked on
-// its own).
-Status AddSetFindings(const ResultsCache& results, const AnalyzeOptions& options, Report& report) {
-  if (options.findings.enabled) {
-    ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(results));
-    AddFindings(std::move(findings), -1, report);
-  }
-  SortFindings(report.findings);
-  return Status::Ok();
-}
-
-}  // namespace
-
-StatusOr<std::shared_ptr<AnalysisContext>> ImportContext(const std::string& path,
-                                                         const AnalyzeOptions& options) {
-  ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
-  if (trace.source.path.empty()) trace.source.path = path;
-  return std::make_shared<AnalysisContext>(std::make_unique<const Trace>(std::move(trace)),
-                                           options);
-}
-
-// Runs a TraceSet through the registries: per member, import, (for `analyze`) the single-trace
-// analyses, then each multi-trace analysis of the set's kind sees the member; the member's trace
-// is released unless an analysis keeps it. Multi-trace sections come first in the report.
-StatusOr<Report> RunTraceSet(TraceSet set, const std::vector<std::string>& files,
-                             const AnalyzeOptions& options) {
-  Report report;
-  report.tool_version = SIGHTLINE_VERSION;
-  std::vector<std::pair<const MultiTraceAnalysisEntry*, std::unique_ptr<MultiTraceAnalysis>>> multi;
-  for (const MultiTraceAnalysisEntry& e : MultiTraceAnalyses()) {
-    if (e.kind == set.kind) multi.push_back({&e, e.create(options)});
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    const std::string& path = files[i];
-    ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, ImportContext(path, options));
-    TraceSetMember& member = set.members[i];
-    member.path = path;
-    if (set.kind == TraceSetKind::kRanks) {
-      const Trace& trace = context->trace();
-      member.label = std::filesystem::path(path).filename().string();
-      if (trace.source.rank >= 0) member.label += fmt::format(" (rank {})", trace.source.rank);
-      member.input = static_cast<int>(report.inputs.size());
-      RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, report));
-    } else {
-      member.input = AddReportInput(*context, member.label, report);
-    }
-    for (auto& [entry, analysis] : multi) {
-      Status s = analysis->Add(context, member);
-      if (!s.ok()) return s.WithPrefix(fmt::format("{}: {}", path, entry->name));
-    }
-  }
-  const size_t per_input_sections = report.sections.size();
-  ResultsCache results;
-  for (auto& [entry, analysis] : multi) {
-    RETURN_IF_ERROR(analysis->Finish(set, report, results).WithPrefix(entry->name));
-  }
-  std::rotate(report.sections.begin(),
-              report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
-              report.sections.end());
-  RETURN_IF_ERROR(AddSetFindings(results, options, report));
-  return report;
-}
-
-namespace {
-
 // The ranks of one job (`analyze` with traces): each file reduced to a blob by the workers, the
-// blobs merged in file order on process 0 (rank_parts.h). Falls back to RunTraceSet when a
-// multi-trace analysis must keep whole traces (`--requests` joins the first trace).
+// blobs merged in file order on process 0 (rank_parts.h). Every multi-trace analysis of a rank set
+// reduces today (serving too: serving_analysis.cc), whatever the run's other documents; one that
+// had to keep whole traces would send the set to RunTraceSet, on process 0 alone.
 StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const AnalyzeOptions& options,
-                            const RunOptions& run) {
+                            const RunInputs& inputs, const RunOptions& run) {
   std::unique_ptr<RankWorkers> own;
   RankWorkers* workers = run.workers;
   if (!workers) {
     own = MakeThreadWorkers(run.jobs);
     workers = own.get();
   }
-  std::vector<std::unique_ptr<MultiTraceAnalysis>> analyses;
-  std::vector<const MultiTraceAnalysisEntry*> entries;
+  std::vector<MultiTraceRun> analyses =
+      CreateMultiTraceAnalyses(TraceSetKind::kRanks, options, inputs);
   std::vector<MultiTraceAnalysis*> multi;
   bool reducible = true;
-  for (const MultiTraceAnalysisEntry& e : MultiTraceAnalyses()) {
-    if (e.kind != TraceSetKind::kRanks) continue;
-    analyses.push_back(e.create(options));
-    entries.push_back(&e);
-    multi.push_back(analyses.back().get());
-    reducible = reducible && multi.back()->Reducible();
+  for (MultiTraceRun& m : analyses) {
+    multi.push_back(m.analysis.get());
+    reducible = reducible && m.analysis->Reducible();
   }
   TraceSet set;
   set.kind = TraceSetKind::kRanks;
   set.members.resize(files.size());
+  for (size_t i = 0; i < files.size(); ++i) set.members[i].index = static_cast<int>(i);
   if (!reducible) {
     if (!workers->root()) return Report();  // process 0 reads every file
-    return RunTraceSet(std::move(set), files, options);
+    return RunTraceSet(std::move(set), files, options, inputs);
   }
 
   Report report;
@@ -271,7 +202,7 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
           ? 1
           : std::max(1, run.jobs / std::max(1, std::min(run.jobs, static_cast<int>(files.size()))));
   auto reduce = [&](size_t i) {
-    return ReduceRankFile(files[i], options, multi, sections, analysis_threads);
+    return ReduceRankFile(files[i], i, options, inputs, multi, sections, analysis_threads);
   };
   auto merge = [&](size_t i, const std::string& blob) -> Status {
     set.members[i].path = files[i];
@@ -285,15 +216,7 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
   RETURN_IF_ERROR(workers->Run(files.size(), reduce, merge, &shares));
   if (!workers->root()) return Report();
 
-  const size_t per_input_sections = report.sections.size();
-  ResultsCache results;
-  for (size_t i = 0; i < multi.size(); ++i) {
-    RETURN_IF_ERROR(multi[i]->Finish(set, report, results).WithPrefix(entries[i]->name));
-  }
-  std::rotate(report.sections.begin(),
-              report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
-              report.sections.end());
-  RETURN_IF_ERROR(AddSetFindings(results, options, report));
+  RETURN_IF_ERROR(FinishTraceSet(set, analyses, options, report));
   if (!sections && run.rank_sections == RunOptions::RankSections::kAuto) {
     for (Section& s : report.sections) {
       if (s.key != "ranks") continue;
@@ -318,10 +241,6 @@ StatusOr<Report> RunRankSet(const std::vector<std::string>& files, const Analyze
   }
   return report;
 }
-
-}  // namespace
-
-namespace {
 
 // The inputs of one `analyze`, each with its kind of document (analyses/common/document_kind.h).
 struct SortedInputs {
@@ -454,18 +373,17 @@ StatusOr<const DocumentKind*> AloneKind(const SortedInputs& in) {
 
 }  // namespace
 
-StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& given,
+StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const AnalyzeOptions& options,
                               const RunOptions& run, const NamedInputs& named) {
   ASSIGN_OR_RETURN(SortedInputs in, SortInputs(paths, named));
   const bool root = !run.workers || run.workers->root();
   ASSIGN_OR_RETURN(const DocumentKind* alone, AloneKind(in));
   if (alone != nullptr) {
     if (!root) return Report();  // process 0 reads them
-    return alone->analyze(in.Of(alone), given);
+    return alone->analyze(in.Of(alone), options);
   }
   // The documents joined to the run: each checked first, so that a bad one fails before any
-  // trace is imported, then read, in the registry's order.
-  AnalyzeOptions options = given;
+  // trace is imported, then read into the run's inputs, in the registry's order.
   std::vector<std::string> leading;
   bool led = false;
   for (const DocumentKind* kind : DocumentKinds()) {
@@ -485,17 +403,18 @@ StatusOr<Report> AnalyzeFiles(const std::vector<std::string>& paths, const Analy
   if (!led) {
     return InvalidArgumentError(fmt::format("no {} among the inputs", ListOfKinds(leading, "or")));
   }
+  RunInputs inputs;
   bool joined = false;
   for (const auto& [kind, input] : in.inputs) {
     if (kind->role != DocumentKind::Role::kJoins) continue;
-    RETURN_IF_ERROR(kind->join(input, options));
+    RETURN_IF_ERROR(kind->join(input, inputs));
     joined = true;
   }
-  ASSIGN_OR_RETURN(Report report, RunRankSet(in.members, options, run));
+  ASSIGN_OR_RETURN(Report report, RunRankSet(in.members, options, inputs, run));
   if (root && in.members.empty()) {
     for (const DocumentKind* kind : DocumentKinds()) {
       if (kind->without_members != nullptr && !in.Of(kind).empty()) {
-        kind->without_members(options, report);
+        kind->without_members(inputs, report);
       }
     }
   }

@@ -58,7 +58,8 @@ using NamedInputs = std::vector<NamedInput>;
 // says what becomes of it. Traces form a TraceSet of kind kRanks: two or more are the ranks of one
 // job, and the "ranks" section and the straggler finding come first (docs/analyses/ranks.md).
 // Documents that join the run (serving results, an iteration log, a model config, at most one of
-// each) are read first and joined to it; a kind with a report of its own (a TensorRT engine's
+// each) are read first, once, into the run's RunInputs (analyses/common/run_inputs.h), which
+// every trace's context shares; a kind with a report of its own (a TensorRT engine's
 // exports, Nsight Compute exports) is analysed alone. In a directory, files no reader takes are
 // skipped and listed in Report::files. The first error is returned. Each trace is imported,
 // analysed and reduced where a worker has it (pipeline/rank_parts.h); on processes other than MPI

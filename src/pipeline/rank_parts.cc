@@ -1,35 +1,28 @@
 #include "pipeline/rank_parts.h"
 
-#include <fmt/format.h>
-
-#include <filesystem>
-
 #include "analyses/common/analysis_context.h"
 #include "base/byte_codec.h"
-#include "importers/importer.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/trace_sets.h"
 #include "report/report_codec.h"
 
 namespace sightline {
 namespace {
-// "SKP2": Sightline rank part, version 2 (2: series carry lines).
-constexpr uint32_t kRankPartMagic = 0x534b5032;
+// "SKP3": Sightline rank part, version 3 (2: series carry lines; 3: the serving analysis's state
+// of the first rank carries its token-gap join).
+constexpr uint32_t kRankPartMagic = 0x534b5033;
 }  // namespace
 
-StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptions& options,
+StatusOr<std::string> ReduceRankFile(const std::string& path, size_t index,
+                                     const AnalyzeOptions& options, const RunInputs& inputs,
                                      const std::vector<MultiTraceAnalysis*>& multi, bool sections,
                                      int analysis_threads) {
-  ASSIGN_OR_RETURN(Trace trace, ImportTrace(path));
-  if (trace.source.path.empty()) trace.source.path = path;
-  auto context =
-      std::make_shared<AnalysisContext>(std::make_unique<const Trace>(std::move(trace)), options);
+  ASSIGN_OR_RETURN(std::shared_ptr<AnalysisContext> context, ImportContext(path, options, inputs));
   TraceSetMember member;
   member.path = path;
-  member.label = std::filesystem::path(path).filename().string();
-  if (context->trace().source.rank >= 0) {
-    member.label += fmt::format(" (rank {})", context->trace().source.rank);
-  }
+  member.label = MemberLabel(path, context->trace());
   member.input = 0;
+  member.index = static_cast<int>(index);
   Report local;
   if (sections) {
     RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, local, analysis_threads));
@@ -58,7 +51,7 @@ Status MergeRankPart(const std::string& blob, TraceSetMember& member, Report& re
                      const std::vector<MultiTraceAnalysis*>& multi) {
   ByteReader r(blob);
   if (r.Get<uint32_t>() != kRankPartMagic) {
-    return InternalError("rank part: not a version-2 rank part (mixed Sightline versions?)");
+    return InternalError("rank part: not a version-3 rank part (mixed Sightline versions?)");
   }
   const int base = static_cast<int>(report.inputs.size());
   member.label = r.GetString();

@@ -15,11 +15,13 @@
 
 namespace sightline {
 
-// Imports `path`, runs the single-trace analyses into a report of its own and reduces it with
-// each of `multi` (all Reducible()). Thread-safe as long as the analyses' Reduce are.
-// `sections` false: only the input record, no single-trace analyses (RunOptions::rank_sections).
-// The analyses run on up to `analysis_threads` threads (AnalyzeTrace).
-StatusOr<std::string> ReduceRankFile(const std::string& path, const AnalyzeOptions& options,
+// Imports `path`, the set's member `index`, with the run's other documents (`inputs`), runs the
+// single-trace analyses into a report of its own and reduces it with each of `multi` (all
+// Reducible()). Thread-safe as long as the analyses' Reduce are. `sections` false: only the input
+// record, no single-trace analyses (RunOptions::rank_sections). The analyses run on up to
+// `analysis_threads` threads (AnalyzeTrace).
+StatusOr<std::string> ReduceRankFile(const std::string& path, size_t index,
+                                     const AnalyzeOptions& options, const RunInputs& inputs,
                                      const std::vector<MultiTraceAnalysis*>& multi,
                                      bool sections = true, int analysis_threads = 1);
 

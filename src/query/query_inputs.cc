@@ -4,19 +4,17 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 
 #include "analyses/common/analysis_context.h"
-#include "analyses/findings/findings.h"
 #include "base/output_temps.h"
-#include "facts/results_cache.h"
 #include "importers/importer.h"
 #include "importers/inputs.h"
 #include "pipeline/pipeline.h"
+#include "pipeline/trace_sets.h"
 #include "query/query_build.h"
 #include "query/query_schema.h"
 
@@ -32,11 +30,10 @@ Status BuildInto(const std::string& file, const std::vector<std::string>& traces
   Report report;
   report.tool_version = SIGHTLINE_VERSION;
   // The multi-trace analyses of `analyze` (the ranks of one job side by side, the processes of one
-  // run), each seeing every trace while it is loaded, as pipeline.cc's RunTraceSet does.
-  std::vector<std::pair<const MultiTraceAnalysisEntry*, std::unique_ptr<MultiTraceAnalysis>>> multi;
-  for (const MultiTraceAnalysisEntry& e : MultiTraceAnalyses()) {
-    if (e.kind == TraceSetKind::kRanks) multi.emplace_back(&e, e.create(options));
-  }
+  // run), each seeing every trace while it is loaded, as the pipeline's RunTraceSet does. The
+  // serving results among the inputs go to the requests table, not to the run's inputs.
+  std::vector<MultiTraceRun> multi =
+      CreateMultiTraceAnalyses(TraceSetKind::kRanks, options, RunInputs{});
   TraceSet set;
   for (size_t i = 0; i < traces.size(); ++i) {
     const std::string& path = traces[i];
@@ -56,32 +53,17 @@ Status BuildInto(const std::string& file, const std::vector<std::string>& traces
     if (trace->source.path.empty()) trace->source.path = path;
     TraceSetMember& member = set.members.emplace_back();
     member.path = path;
-    member.label = std::filesystem::path(path).filename().string();
-    if (trace->source.rank >= 0) member.label += fmt::format(" (rank {})", trace->source.rank);
+    member.label = MemberLabel(path, *trace);
+    member.index = static_cast<int>(set.members.size() - 1);
     auto context = std::make_shared<AnalysisContext>(
         std::make_unique<const Trace>(std::move(*trace)), options);
     member.input = static_cast<int>(report.inputs.size());
     RETURN_IF_ERROR(AnalyzeTrace(*context, member.label, report));
     RETURN_IF_ERROR(builder->AddTrace(*context, member.input));
-    for (auto& [entry, analysis] : multi) {
-      Status s = analysis->Add(context, member);
-      if (!s.ok()) return s.WithPrefix(fmt::format("{}: {}", path, entry->name));
-    }
+    RETURN_IF_ERROR(AddToMultiTrace(multi, context, member));
   }
   // Their sections first, and the findings of their rules, as in `analyze`'s report.
-  const size_t per_input_sections = report.sections.size();
-  ResultsCache results;
-  for (auto& [entry, analysis] : multi) {
-    RETURN_IF_ERROR(analysis->Finish(set, report, results).WithPrefix(entry->name));
-  }
-  std::rotate(report.sections.begin(),
-              report.sections.begin() + static_cast<std::ptrdiff_t>(per_input_sections),
-              report.sections.end());
-  if (options.findings.enabled) {
-    ASSIGN_OR_RETURN(std::vector<Finding> findings, ComputeFindings(results));
-    AddFindings(std::move(findings), -1, report);
-  }
-  SortFindings(report.findings);
+  RETURN_IF_ERROR(FinishTraceSet(set, multi, options, report));
   RETURN_IF_ERROR(builder->AddReport(report));
   return builder->Finish(traces);
 }

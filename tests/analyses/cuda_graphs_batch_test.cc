@@ -12,6 +12,7 @@
 #include "analyses/cuda_graphs/cuda_graphs.h"
 #include "analyses/cuda_graphs/graph_step_batches.h"
 #include "analyses/iteration_log/iteration_log_batch.h"
+#include "analyses/iteration_log/iteration_log_join.h"
 #include "importers/iteration_log/iteration_log.h"
 #include "model/trace_builder.h"
 #include "testing/context.h"
@@ -49,12 +50,12 @@ const std::string kLog = Line(0, ",\"generation_requests\":1,\"user\":{\"graph_b
                          Line(4, ",\"generation_requests\":1") +
                          Line(5, ",\"generation_requests\":4");
 
-AnalyzeOptions WithLog(const std::string& text) {
+RunInputs WithLog(const std::string& text) {
   StatusOr<IterationLog> log = ParseIterationLog(text, "log.jsonl");
   EXPECT_TRUE(log.ok()) << log.status().ToString();
-  AnalyzeOptions options;
-  if (log.ok()) options.iteration_log.log = std::make_shared<IterationLog>(std::move(*log));
-  return options;
+  RunInputs inputs;
+  if (log.ok()) inputs.iteration_log = std::make_shared<IterationLog>(std::move(*log));
+  return inputs;
 }
 
 const Section& CudaGraphs(const Report& report) {
@@ -101,9 +102,23 @@ struct GraphRow {
   }
 };
 
+// The run's log is joined to a trace once, by the first that asks (here the whole-graph batches),
+// and every later reader (the iterations section, the floor, graph_padding) gets that join.
+TEST(CudaGraphsBatch, TheLogIsJoinedOncePerTrace) {
+  const Trace trace = Serving();
+  const auto context = Ctx(trace, {}, WithLog(kLog));
+  EXPECT_EQ(context->results().Find<IterationLogJoin>(), nullptr);
+  ASSERT_TRUE(GraphStepBatchesFromLog(*context).has_value());
+  const IterationLogJoin* join = context->results().Find<IterationLogJoin>();
+  ASSERT_NE(join, nullptr);
+  EXPECT_EQ(join->rows.size(), 6u);
+  EXPECT_EQ(IterationLogJoinOf(*context), join);
+  EXPECT_EQ(IterationLogJoinOf(*Ctx(trace)), nullptr);  // a run without a log joins none
+}
+
 TEST(CudaGraphsBatch, TheLogGivesEachGraphTheEagerRunsOfItsBatch) {
   const Trace trace = Serving();
-  const auto context = Ctx(trace, WithLog(kLog));
+  const auto context = Ctx(trace, {}, WithLog(kLog));
   const std::optional<GraphStepBatches> sb = GraphStepBatchesFromLog(*context);
   ASSERT_TRUE(sb.has_value());
   EXPECT_EQ(sb->join, "iteration counter");
@@ -168,7 +183,7 @@ TEST(CudaGraphsBatch, LinesWithoutAUsableBatchAreCountedAndShown) {
       "{\"schema_version\":1,\"iteration\":4,\"pid\":100}\n" +                  // nothing stated
       "{\"schema_version\":1,\"iteration\":5,\"pid\":100,\"context_requests\":2,"
       "\"generation_requests\":4}\n";  // prefill
-  const auto context = Ctx(trace, WithLog(log));
+  const auto context = Ctx(trace, {}, WithLog(log));
   const std::optional<GraphStepBatches> sb = GraphStepBatchesFromLog(*context);
   ASSERT_TRUE(sb.has_value());
   EXPECT_EQ(sb->steps, 6);
@@ -222,7 +237,7 @@ TEST(CudaGraphsBatch, ALogThatJoinsNothingSaysSo) {
   const std::string log =
       "{\"schema_version\":1,\"iteration\":0,\"pid\":7}\n"
       "{\"schema_version\":1,\"iteration\":0,\"pid\":8}\n";
-  const auto context = Ctx(trace, WithLog(log));
+  const auto context = Ctx(trace, {}, WithLog(log));
   Report report;
   ASSERT_TRUE(RunCudaGraphsSection(*context, 0, report).ok());
   const Section& s = CudaGraphs(report);

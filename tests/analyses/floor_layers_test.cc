@@ -111,11 +111,12 @@ constexpr double kH100 = 3350;  // GB/s, the table's H100 SXM
 
 FloorResult FloorOfGraphDecode(const Trace& trace, const std::string& iterations) {
   AnalyzeOptions o;
-  o.floor.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
+  RunInputs in;
+  in.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
   o.floor.batch = 8;
   o.floor.context = 512;
   if (!iterations.empty()) o.iterations_regex = iterations;
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, o, in);
   return testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
 }
 
@@ -167,10 +168,11 @@ TEST(FloorLayers, FindingNamesTheLayer) {
   const Trace trace =
       testing::ValueOrDie(ImportTrace(kData + "nsys/graph_decode_node_h100.sqlite.gz"));
   AnalyzeOptions o;
-  o.floor.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
+  RunInputs in;
+  in.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
   o.floor.batch = 8;
   o.floor.context = 512;
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, o, in);
   const FloorResult* r = testing::ValueOrDie(CachedFloor(*c));
   const FloorLayer* top = r->TopLayer();
   ASSERT_NE(top, nullptr);
@@ -204,10 +206,11 @@ TEST(FloorLayers, ModuleFramesAndExperts) {
   }
   const Trace trace = f.Build();
   AnalyzeOptions o;
-  o.floor.model = std::make_shared<const ModelConfig>(Config("qwen3_30b_a3b.config.json"));
+  RunInputs in;
+  in.model = std::make_shared<const ModelConfig>(Config("qwen3_30b_a3b.config.json"));
   o.floor.batch = 1;
   o.floor.context = 0;
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, o, in);
   const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
   ASSERT_TRUE(r.computed) << r.not_computed;
   ASSERT_EQ(r.layers.size(), 2u);
@@ -247,9 +250,10 @@ TEST(FloorLayers, SampledMetricsPerStepAndLayer) {
   }
   const Trace trace = f.Build();
   AnalyzeOptions o;
-  o.floor.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
+  RunInputs in;
+  in.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
   o.floor.batch = 1;
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, o, in);
   const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
   ASSERT_TRUE(r.computed) << r.not_computed;
   ASSERT_FALSE(r.steps.empty());
@@ -267,7 +271,7 @@ TEST(FloorLayers, SampledMetricsPerStepAndLayer) {
   g.Range("iteration 2", 2'000'000, 3'000'000);
   g.Launch("gemm", 1, 2, 10, 500);
   const Trace bare = g.Build();
-  auto d = Ctx(bare, o);
+  auto d = Ctx(bare, o, in);
   const FloorResult u = testing::ValueOrDie(ComputeFloor(*d, d->options().floor));
   ASSERT_TRUE(u.computed);
   for (const FloorStep& s : u.steps) EXPECT_LT(s.dram_pct, 0);
@@ -299,11 +303,12 @@ TEST(FloorLayers, EveryFamilyHasItsLayers) {
   }
   const Trace trace = f.Build();
   AnalyzeOptions o;
+  RunInputs in;
   const ModelConfig config = Config("llama_3_2_1b.config.json");
-  o.floor.model = std::make_shared<const ModelConfig>(config);
-  o.iteration_log.log = std::make_shared<const IterationLog>(
+  in.model = std::make_shared<const ModelConfig>(config);
+  in.iteration_log = std::make_shared<const IterationLog>(
       testing::ValueOrDie(ParseIterationLog(log, "log.jsonl")));
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, o, in);
   const FloorResult* r = testing::ValueOrDie(CachedFloor(*c));
   ASSERT_TRUE(r->computed) << r->not_computed;
   EXPECT_EQ(r->layers_family, "prefill, 512 tokens in 2 sequences");
@@ -353,9 +358,10 @@ TEST(FloorLayers, NoteWhenNoRangeNamesALayer) {
   }
   const Trace trace = f.Build();
   AnalyzeOptions o;
-  o.floor.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
+  RunInputs in;
+  in.model = std::make_shared<const ModelConfig>(Config("llama_decode_sample.config.json"));
   o.floor.batch = 1;
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, o, in);
   const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
   ASSERT_TRUE(r.computed);
   EXPECT_TRUE(r.layers.empty());

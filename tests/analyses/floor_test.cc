@@ -191,15 +191,21 @@ Trace DecodeLoop(TimeNs step = 2'000'000) {
 
 AnalyzeOptions FloorAt(int64_t batch, int64_t context) {
   AnalyzeOptions o;
-  o.floor.model = std::make_shared<const ModelConfig>(Config("llama_3_2_1b.config.json"));
   o.floor.batch = batch;
   o.floor.context = context;
   return o;
 }
 
+// The run's model: Llama 3.2 1B's config (--model-config).
+RunInputs Llama32() {
+  RunInputs in;
+  in.model = std::make_shared<const ModelConfig>(Config("llama_3_2_1b.config.json"));
+  return in;
+}
+
 TEST(Floor, SplitsTheTimeAboveTheFloor) {
   const Trace trace = DecodeLoop();
-  auto c = Ctx(trace, FloorAt(1, 0));
+  auto c = Ctx(trace, FloorAt(1, 0), Llama32());
   const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
   ASSERT_TRUE(r.computed) << r.not_computed;
   EXPECT_EQ(r.peaks.table_entry, "H100 SXM");
@@ -237,14 +243,14 @@ TEST(Floor, NoFindingNearTheFloorAndMeasuredPeaksWin) {
   // 1.4 ms steps are 1.9x the floor at the datasheet's bandwidth: no finding.
   const Trace trace = DecodeLoop(1'400'000);
   AnalyzeOptions o = FloorAt(1, 0);
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, o, Llama32());
   std::vector<Finding> out;
   ASSERT_TRUE(RuleFarFromFloor(*c, out).ok());
   EXPECT_TRUE(out.empty());
   // A measured bandwidth a tenth of the datasheet's raises the floor tenfold.
   o.floor.peak_bandwidth_gbps = 335;
   o.floor.peak_tflops = 500;
-  auto m = Ctx(trace, o);
+  auto m = Ctx(trace, o, Llama32());
   const FloorResult r = testing::ValueOrDie(ComputeFloor(*m, m->options().floor));
   ASSERT_TRUE(r.computed);
   EXPECT_EQ(r.peaks.memory_source, "--peak-bandwidth");
@@ -256,7 +262,7 @@ TEST(Floor, NoFindingNearTheFloorAndMeasuredPeaksWin) {
 // said to hold them, a note says what to check, and the rule stays silent.
 TEST(Floor, StepsBelowTheFloorAreSaidToBeSo) {
   const Trace trace = DecodeLoop(500'000);  // 0.5 ms steps, floor 0.74 ms
-  auto c = Ctx(trace, FloorAt(1, 0));
+  auto c = Ctx(trace, FloorAt(1, 0), Llama32());
   const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
   ASSERT_TRUE(r.computed);
   ASSERT_EQ(r.families.size(), 1u);
@@ -280,11 +286,10 @@ TEST(Floor, TakesEachStepsWorkFromTheIterationLog) {
                    : ",\"generation_requests\":0,\"context_requests\":2,"
                      "\"context_tokens\":512}\n");
   }
-  AnalyzeOptions o;
-  o.floor.model = std::make_shared<const ModelConfig>(Config("llama_3_2_1b.config.json"));
-  o.iteration_log.log = std::make_shared<const IterationLog>(
+  RunInputs in = Llama32();
+  in.iteration_log = std::make_shared<const IterationLog>(
       testing::ValueOrDie(ParseIterationLog(text, "log.jsonl")));
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, {}, in);
   const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
   ASSERT_TRUE(r.computed) << r.not_computed;
   ASSERT_EQ(r.families.size(), 2u);
@@ -304,7 +309,7 @@ TEST(Floor, TakesEachStepsWorkFromTheIterationLog) {
 TEST(Floor, SaysWhyThereIsNoFloor) {
   const Trace trace = DecodeLoop();
   AnalyzeOptions o = FloorAt(0, -1);  // no batch, no log
-  auto c = Ctx(trace, o);
+  auto c = Ctx(trace, o, Llama32());
   const FloorResult r = testing::ValueOrDie(ComputeFloor(*c, c->options().floor));
   EXPECT_FALSE(r.computed);
   EXPECT_NE(r.not_computed.find("--batch"), std::string::npos);
@@ -313,7 +318,7 @@ TEST(Floor, SaysWhyThereIsNoFloor) {
   f.Device(0, "Tesla T4");
   f.Range("iteration 0", 0, 1000).Launch("gemm", 1, 2, 10, 20);
   const Trace t4 = f.Build();
-  auto d = Ctx(t4, FloorAt(1, 0));
+  auto d = Ctx(t4, FloorAt(1, 0), Llama32());
   const FloorResult u = testing::ValueOrDie(ComputeFloor(*d, d->options().floor));
   EXPECT_FALSE(u.computed);
   EXPECT_NE(u.not_computed.find("--peak-bandwidth"), std::string::npos);

@@ -48,8 +48,8 @@ int64_t IntEvidence(const Finding& f, std::string_view key) {
   return std::get<int64_t>(*v);
 }
 
-std::vector<Finding> Findings(const Trace& t, AnalyzeOptions options = {}) {
-  return testing::ValueOrDie(ComputeFindings(*Ctx(t, std::move(options))));
+std::vector<Finding> Findings(const Trace& t, RunInputs inputs = {}) {
+  return testing::ValueOrDie(ComputeFindings(*Ctx(t, {}, std::move(inputs))));
 }
 
 // One replay: a cudaGraphLaunch at `launch` and `n` back-to-back 2 us kernels from `gpu`.
@@ -216,9 +216,9 @@ PaddedLoop Padded(bool log_graph_batch) {
 
 TEST(GraphFindings, PaddingFromTheLoggedGraphBatch) {
   PaddedLoop p = Padded(/*log_graph_batch=*/true);
-  AnalyzeOptions options;
-  options.iteration_log.log = p.log;
-  const std::vector<Finding> found = Findings(p.trace, options);
+  RunInputs inputs;
+  inputs.iteration_log = p.log;
+  const std::vector<Finding> found = Findings(p.trace, inputs);
   const Finding* f = Find(found, "graph_padding");
   ASSERT_NE(f, nullptr);
   // Slots: 5 steps of 8 and 5 of 16 = 120; padding: (3+2+0+1+3) + (7+4+0+6+7) = 33.
@@ -236,9 +236,9 @@ TEST(GraphFindings, PaddingFromTheLoggedGraphBatch) {
 
 TEST(GraphFindings, PaddingWithoutTheGraphBatchIsALowerBound) {
   PaddedLoop p = Padded(/*log_graph_batch=*/false);
-  AnalyzeOptions options;
-  options.iteration_log.log = p.log;
-  const std::vector<Finding> found = Findings(p.trace, options);
+  RunInputs inputs;
+  inputs.iteration_log = p.log;
+  const std::vector<Finding> found = Findings(p.trace, inputs);
   const Finding* f = Find(found, "graph_padding");
   ASSERT_NE(f, nullptr);
   // The 8-graph ran up to 8 and the 16-graph up to 16: the same answer, as a lower bound.
@@ -249,7 +249,7 @@ TEST(GraphFindings, PaddingWithoutTheGraphBatchIsALowerBound) {
   for (IterationLogEntry& e : p.log->entries) {
     e.fields[static_cast<int>(IterationLogField::kContextRequests)] = 1;
   }
-  EXPECT_EQ(Find(Findings(p.trace, options), "graph_padding"), nullptr);
+  EXPECT_EQ(Find(Findings(p.trace, inputs), "graph_padding"), nullptr);
 }
 
 // The shipped samples: the H100 graph-decode export replays one graph (12 times) and its eager

@@ -164,9 +164,9 @@ TEST(GraphServe, WithTheIterationLogEachGraphTakesTheEagerRunsOfItsBucket) {
   StatusOr<IterationLog> log = ReadIterationLog(kRecorderGraphLog);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   // The recording logs the eager steps too (graph_serve.py since session 19): 48 steps.
-  AnalyzeOptions options;
-  options.iteration_log.log = std::make_shared<IterationLog>(std::move(*log));
-  const auto context = testing::Ctx(*whole, options);
+  RunInputs inputs;
+  inputs.iteration_log = std::make_shared<IterationLog>(std::move(*log));
+  const auto context = testing::Ctx(*whole, {}, inputs);
   const std::optional<GraphStepBatches> sb = GraphStepBatchesFromLog(*context);
   ASSERT_TRUE(sb.has_value());
   EXPECT_EQ(sb->join, "iteration counter");
@@ -280,10 +280,10 @@ TEST(GraphServe, AnEagerReferenceGivesReplaysWithoutCapturePointsTheirCaptureRan
   }
   ASSERT_EQ(truth_of.size(), 40u * 279);
 
-  AnalyzeOptions options;
-  options.eager_reference = eager;
-  options.eager_reference_path = kEagerOnly;
-  const auto context = testing::Ctx(*bare, options);
+  RunInputs inputs;
+  inputs.eager_reference = eager;
+  inputs.eager_reference_path = kEagerOnly;
+  const auto context = testing::Ctx(*bare, {}, inputs);
   const GraphKernelPaths& p = context->GraphPaths();
   EXPECT_EQ(p.alignment.kernels_matched, 0);  // the trace holds no eager run
   EXPECT_EQ(p.reference_alignment.replays, 40);
@@ -368,9 +368,9 @@ TEST(GraphServe, CapturePointsWinOverTheEagerReference) {
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     *eager = std::move(*e);
   }
-  AnalyzeOptions options;
-  options.eager_reference = eager;
-  const auto context = testing::Ctx(*node, options);
+  RunInputs inputs;
+  inputs.eager_reference = eager;
+  const auto context = testing::Ctx(*node, {}, inputs);
   const GraphKernelPaths& p = context->GraphPaths();
   EXPECT_TRUE(p.reference_alignment.counterpart.empty());
   int64_t captured = 0;

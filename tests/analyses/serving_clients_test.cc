@@ -13,6 +13,7 @@
 #include "analyses/findings/findings.h"
 #include "analyses/serving/queueing.h"
 #include "analyses/serving/serving_metrics.h"
+#include "analyses/serving/serving_trace_join.h"
 #include "base/file_io.h"
 #include "importers/serving_results/request_log.h"
 #include "importers/serving_results/request_results.h"
@@ -360,6 +361,43 @@ TEST(ServingTraceJoin, GcPausesOfTheShippedLoopMakeTheItlTail) {
   json = ReadFileToString(out);
   ASSERT_TRUE(json.ok());
   EXPECT_EQ(json->find("gc_in_token_gaps"), std::string::npos);
+}
+
+// The join travels as a blob from where the first trace is reduced (serving_analysis.cc): every
+// figure comes back bit for bit; a cut, padded or foreign blob is refused.
+TEST(ServingTraceJoin, BlobRoundTripAndRefusals) {
+  ServingTraceJoin j;
+  j.joined = true;
+  j.note = "half the gaps had no iteration";
+  j.gaps = 7;
+  j.matched = 5;
+  j.clock_joined = true;
+  j.offset_uncertainty_ns = 0.1 + 0.2;
+  j.typical_ns = 3.5;
+  j.with_gc.n = 2;
+  j.with_gc.p999_ns = 9.75;
+  j.without_gc.mean_ns = 1e-300;
+  j.tail_gaps = 3;
+  j.tail_gaps_with_gc = 2;
+  j.gc_in_tail_ns = 4;
+  j.tail_gaps_host_stall = 1;
+  j.excess_ns = 6;
+  j.ttft_tail_requests = 8;
+  j.ttft_tail_with_gc = 1;
+  j.ttft_gc_in_tail_ns = 2.5;
+  const std::string blob = EncodeServingTraceJoin(j);
+  StatusOr<ServingTraceJoin> back = DecodeServingTraceJoin(blob);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(EncodeServingTraceJoin(*back), blob);  // no field dropped on the way
+  EXPECT_TRUE(back->clock_joined);
+  EXPECT_EQ(back->note, j.note);
+  EXPECT_EQ(back->offset_uncertainty_ns, 0.1 + 0.2);
+  EXPECT_EQ(back->with_gc.p999_ns, 9.75);
+  EXPECT_EQ(back->without_gc.mean_ns, 1e-300);
+  EXPECT_EQ(back->ttft_gc_in_tail_ns, 2.5);
+  EXPECT_FALSE(DecodeServingTraceJoin(blob.substr(0, blob.size() - 1)).ok());
+  EXPECT_FALSE(DecodeServingTraceJoin(blob + "x").ok());
+  EXPECT_FALSE(DecodeServingTraceJoin("garbage").ok());
 }
 
 }  // namespace

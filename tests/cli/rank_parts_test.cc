@@ -216,6 +216,58 @@ TEST(RankPipeline, ThreadsGiveTheSameReport) {
   for (const Section& s : a->sections) EXPECT_LT(s.input, 2);
 }
 
+// Workers standing for two MPI processes, on this thread: each file reduced where Run is called,
+// the blobs merged in file order, as process 0 merges them.
+class TwoProcessWorkers : public RankWorkers {
+ public:
+  int processes() const override { return 2; }
+  bool root() const override { return true; }
+  Status Run(size_t n, const ReduceFn& reduce, const MergeFn& merge,
+             std::vector<WorkerShare>* shares) override {
+    for (size_t i = 0; i < n; ++i) {
+      ASSIGN_OR_RETURN(std::string blob, reduce(i));
+      ++reduced;
+      RETURN_IF_ERROR(merge(i, blob));
+    }
+    if (shares != nullptr) *shares = {{static_cast<int64_t>(n), 0.0}, {0, 0.0}};
+    return Status::Ok();
+  }
+  size_t reduced = 0;
+};
+
+// Serving results (--requests) join the first trace's iterations and still leave the ranks
+// spread: every rank file goes through the workers (threads or MPI processes), and one thread,
+// two threads and two processes give the same report, the token gaps' join included.
+TEST(RankPipeline, ServingResultsLeaveTheRanksSpread) {
+  const std::string dir = std::string(SIGHTLINE_SOURCE_DIR) + "/examples/samples/";
+  const std::vector<std::string> files = {dir + "serving_loop_h100.slrec",
+                                          dir + "llama_decode_h100.nsys.sqlite"};
+  const NamedInputs named = {{"--requests", dir + "serving_loop_h100.requests.jsonl"}};
+  const AnalyzeOptions options;
+  RunOptions one;
+  one.jobs = 1;
+  StatusOr<Report> a = AnalyzeFiles(files, options, one, named);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  const std::string json = RenderJsonReport(*a);
+  // The join, made where the first trace (the serving loop's recording) was reduced.
+  EXPECT_NE(json.find("\"itl_by_gc\""), std::string::npos);
+  EXPECT_NE(json.find("\"id\": \"gc_in_token_gaps\""), std::string::npos);
+  RunOptions two;
+  two.jobs = 2;
+  StatusOr<Report> b = AnalyzeFiles(files, options, two, named);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(RenderJsonReport(*b), json);
+  TwoProcessWorkers workers;
+  RunOptions mpi;
+  mpi.workers = &workers;
+  StatusOr<Report> c = AnalyzeFiles(files, options, mpi, named);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(workers.reduced, files.size());  // not every file read on process 0 alone
+  EXPECT_EQ(c->run.mpi_processes, 2);
+  c->run = RunInfo{};
+  EXPECT_EQ(RenderJsonReport(*c), json);
+}
+
 // One trace's analyses on several threads give the report of one thread, on every shipped trace
 // (each run with a fresh context, so that the threads race to build the shared facts).
 TEST(AnalyzeTrace, ThreadsGiveTheSameReport) {

@@ -351,5 +351,38 @@ TEST(RealPrograms, CompiledGenerateAgainstItsFloor) {
   EXPECT_EQ(std::string_view(decode["holder"]), "GPU idle");
 }
 
+// The floor from GEMM shapes alone (no config, no snapshot) on a real PyTorch profiler trace: 5
+// decode steps of the Llama-3.2-1B-shaped model at batch 16, context 1024, recorded with
+// record_shapes on the H200 by examples/programs/floor_sweep.py --torch-profile. The weights the
+// operators' shapes name are the program's parameters less its RMSNorm weights (no GEMM reads
+// them: 0.005%), and the FLOPs the program's own count.
+TEST(RealPrograms, FloorFromTheGemmShapesOfAProfiledDecode) {
+  const std::string base =
+      std::string(SIGHTLINE_SOURCE_DIR) + "/tests/data/kineto/floor_dense_b16_h200_shapes";
+  simdjson::dom::parser truth_parser;
+  simdjson::dom::element truth;
+  ASSERT_EQ(truth_parser.load(base + ".truth.json").get(truth), simdjson::SUCCESS);
+  simdjson::dom::parser parser;
+  simdjson::dom::element report;
+  ASSERT_NO_FATAL_FAILURE(AnalyzeJson("'" + base + ".json.gz' --batch " +
+                                          std::to_string(int64_t(truth["batch"])) + " --context " +
+                                          std::to_string(int64_t(truth["context"])),
+                                      parser, report));
+  simdjson::dom::element floor = Section(report, "floor");
+  EXPECT_NE(std::string_view(floor["facts"]["weights_from"]).find("GEMM shapes"),
+            std::string_view::npos);
+  simdjson::dom::array rows = floor["tables"]["families"]["rows"];
+  ASSERT_EQ(rows.size(), 1u);
+  simdjson::dom::element decode = rows.at(0);
+  EXPECT_EQ(int64_t(decode["steps"]), int64_t(truth["steps"]));
+  const double weights = double(int64_t(decode["weight_bytes"]));
+  const double params = double(int64_t(truth["param_bytes"]));
+  EXPECT_LE(weights, params);
+  EXPECT_GT(weights, 0.999 * params);
+  EXPECT_NEAR(double(int64_t(decode["flops"])), double(int64_t(truth["flops"])),
+              1e-3 * double(int64_t(truth["flops"])));
+  EXPECT_EQ(std::string_view(decode["bound"]), "memory");
+}
+
 }  // namespace
 }  // namespace sightline

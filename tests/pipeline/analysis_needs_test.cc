@@ -131,8 +131,9 @@ TEST(AnalysisNeeds, EveryEntryRunsWithOnlyItsNeedsComputed) {
                       "/tests/data/model_config/llama_decode_sample.config.json");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   AnalyzeOptions options;
-  options.floor.model = std::make_shared<const ModelConfig>(*config);
   options.floor.batch = 8;
+  RunInputs inputs;
+  inputs.model = std::make_shared<const ModelConfig>(*config);
   const std::vector<AnalysisEntry>& analyses = Analyses();
   StatusOr<std::vector<std::vector<size_t>>> needs = AnalysisNeeds(analyses);
   ASSERT_TRUE(needs.ok()) << needs.status().ToString();
@@ -143,7 +144,7 @@ TEST(AnalysisNeeds, EveryEntryRunsWithOnlyItsNeedsComputed) {
     StatusOr<Trace> trace = ImportTrace(dir + sample);
     ASSERT_TRUE(trace.ok()) << sample << ": " << trace.status().ToString();
     for (size_t i = 0; i < analyses.size(); ++i) {
-      AnalysisContext context(*trace, options);
+      AnalysisContext context(*trace, options, inputs);
       std::vector<bool> done(analyses.size(), false);
       std::vector<std::string> asked;
       Status s = RunWithNeeds(analyses, *needs, i, context, done, &asked);

@@ -512,7 +512,7 @@ namespace {
 
 // The ranks analysis over reduced profiles, as the pipeline runs it: whether it adds its section.
 bool RanksSection(std::vector<RankProfile> profiles) {
-  std::unique_ptr<MultiTraceAnalysis> a = CreateRanksAnalysis(AnalyzeOptions{});
+  std::unique_ptr<MultiTraceAnalysis> a = CreateRanksAnalysis(AnalyzeOptions{}, RunInputs{});
   TraceSet set;
   for (size_t i = 0; i < profiles.size(); ++i) {
     TraceSetMember& m = set.members.emplace_back();

@@ -9,9 +9,11 @@
 
 namespace sightline::testing {
 
-// A fresh AnalysisContext over `trace` (borrowed: it must outlive the context).
-inline std::unique_ptr<AnalysisContext> Ctx(const Trace& trace, AnalyzeOptions options = {}) {
-  return std::make_unique<AnalysisContext>(trace, std::move(options));
+// A fresh AnalysisContext over `trace` (borrowed: it must outlive the context), with the run's
+// other documents in `inputs` (an iteration log, a model config, ...).
+inline std::unique_ptr<AnalysisContext> Ctx(const Trace& trace, AnalyzeOptions options = {},
+                                            RunInputs inputs = {}) {
+  return std::make_unique<AnalysisContext>(trace, std::move(options), std::move(inputs));
 }
 
 }  // namespace sightline::testing

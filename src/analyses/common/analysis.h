@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "analyses/common/diff_options.h"
+#include "analyses/common/run_inputs.h"
 #include "analyses/findings/findings_options.h"
 #include "analyses/floor/floor_options.h"
 #include "analyses/idle_gaps/idle_gaps_options.h"
-#include "analyses/iteration_log/iteration_log_options.h"
 #include "analyses/ranks/ranks_options.h"
 #include "analyses/serving/serving_options.h"
 #include "base/status.h"
@@ -27,17 +27,17 @@ namespace sightline {
 class AnalysisContext;  // analyses/common/analysis_context.h
 class ResultsCache;     // facts/results_cache.h
 
-// What the CLI sets for a run: the facts' options (FactsOptions, which these extend), the one
-// choice every section shares (top_n), and each analysis's own options, named after it and
-// defined in its room's <name>_options.h. An analysis reads its own member (and top_n).
+// What the CLI sets for a run, choices only: the facts' options (FactsOptions, which these
+// extend), the one choice every section shares (top_n), and each analysis's own options, named
+// after it and defined in its room's <name>_options.h. An analysis reads its own member (and
+// top_n). The documents the run reads besides its traces are RunInputs (run_inputs.h).
 struct AnalyzeOptions : FactsOptions {
-  int top_n = 15;                     // rows kept in long tables (the CLI picks it per format)
-  IdleGapsOptions idle_gaps;          // --min-gap-us
-  IterationLogOptions iteration_log;  // --iteration-log
-  ServingOptions serving;             // --requests, --slo
-  RanksOptions ranks;                 // --ranks-per-host
-  FloorOptions floor;                 // --model-config, --batch, --context, --peak-*
-  FindingsOptions findings;           // --no-findings
+  int top_n = 15;             // rows kept in long tables (the CLI picks it per format)
+  IdleGapsOptions idle_gaps;  // --min-gap-us
+  ServingOptions serving;     // --slo
+  RanksOptions ranks;         // --ranks-per-host
+  FloorOptions floor;         // --batch, --context, --peak-*
+  FindingsOptions findings;   // --no-findings
   // `sightline diff`: --min-share, --fail-if-slower, and how many of the traces are the baseline.
   DiffOptions diff;
 };
@@ -80,7 +80,8 @@ enum class TraceSetKind { kRanks, kDiff };
 struct TraceSetMember {
   std::string label;  // "rank0.json.gz (rank 0)", "baseline"
   std::string path;
-  int input = -1;  // index into Report::inputs
+  int input = -1;  // index into Report::inputs (0 in a rank's own report: pipeline/rank_parts.h)
+  int index = -1;  // its place in TraceSet::members (the files in the order given)
 };
 
 struct TraceSet {
@@ -99,7 +100,7 @@ class MultiTraceAnalysis {
   // Reducible analyses keep only a compact, serializable state per member, so that members can be
   // analysed in other threads or MPI processes (pipeline/rank_parts.h): Reduce turns a member into
   // a versioned blob wherever its trace is loaded, AddReduced takes the blobs on process 0 in
-  // member order. For them, Add is Reduce then AddReduced, so every path makes the same report.
+  // member order. They derive from ReducibleAnalysis (reducible_analysis.h): Add is both.
   virtual bool Reducible() const { return false; }
   virtual StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& /*context*/,
                                        const TraceSetMember& /*member*/) {
@@ -118,7 +119,10 @@ struct MultiTraceAnalysisEntry {
   const char* name;  // also the section key
   const char* summary;
   TraceSetKind kind;  // the sets it runs on
-  std::unique_ptr<MultiTraceAnalysis> (*create)(const AnalyzeOptions& options);
+  // `inputs`: the run's documents besides its traces (serving results for "serving"); they
+  // outlive the analysis.
+  std::unique_ptr<MultiTraceAnalysis> (*create)(const AnalyzeOptions& options,
+                                                const RunInputs& inputs);
 };
 
 // The registry of multi-trace analyses is pipeline/pipeline.h's MultiTraceAnalyses(): the diff

@@ -1,9 +1,10 @@
 // The analysis context: one per trace, what every analysis entry point
 // (ComputeX(AnalysisContext&, const XOptions&)) and every finding rule receives. It is the trace's
 // facts (facts/trace_facts.h: busy unions, categories, launches, iterations, ..., each computed
-// once, when first asked) plus what belongs to the analyses: the analyze options and the cache of
-// whole analysis results that other analyses read (DESIGN.md, "Facts and results"). Thread-safe as
-// the facts are: the analyses of one trace may run on several threads (AnalyzeTrace).
+// once, when first asked) plus what belongs to the analyses: the analyze options, the run's other
+// documents (RunInputs) and the cache of whole analysis results that other analyses read
+// (DESIGN.md, "Facts and results"). Thread-safe as the facts are: the analyses of one trace may
+// run on several threads (AnalyzeTrace).
 #pragma once
 
 #include <memory>
@@ -18,14 +19,22 @@ namespace sightline {
 class AnalysisContext : public TraceFacts {
  public:
   // Borrows `trace`, which must outlive the context.
-  explicit AnalysisContext(const Trace& trace, AnalyzeOptions options = {})
-      : TraceFacts(trace, options), options_(std::move(options)) {}
+  explicit AnalysisContext(const Trace& trace, AnalyzeOptions options = {}, RunInputs inputs = {})
+      : TraceFacts(trace, options, inputs),
+        options_(std::move(options)),
+        inputs_(std::move(inputs)) {}
   // Owns the trace (the pipeline's case).
-  explicit AnalysisContext(std::unique_ptr<const Trace> trace, AnalyzeOptions options = {})
-      : TraceFacts(std::move(trace), options), options_(std::move(options)) {}
+  explicit AnalysisContext(std::unique_ptr<const Trace> trace, AnalyzeOptions options = {},
+                           RunInputs inputs = {})
+      : TraceFacts(std::move(trace), options, inputs),
+        options_(std::move(options)),
+        inputs_(std::move(inputs)) {}
 
   // Every option of the run; the facts read their part (FactsOptions, which these extend) too.
   const AnalyzeOptions& options() const { return options_; }
+  // The run's documents besides its traces, shared by every trace of the run; the facts read
+  // their part (FactsInputs, which these extend) too.
+  const RunInputs& inputs() const { return inputs_; }
 
   // The analyses' whole results that other analyses and the rules read (idle gaps, threads, GPU
   // metrics, memory), each computed once per trace through its analysis's Cached...(context)
@@ -34,6 +43,7 @@ class AnalysisContext : public TraceFacts {
 
  private:
   AnalyzeOptions options_;
+  RunInputs inputs_;
   ResultsCache results_;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analyses/common/analysis.h"
+#include "analyses/common/run_inputs.h"
 #include "base/status.h"
 #include "importers/inputs.h"
 #include "report/report.h"
@@ -33,7 +34,7 @@ struct DocumentKind {
   enum class Role {
     kMember,     // a trace of the run: each is a rank of the job (or a side of a diff) and goes
                  // through the analysis registries (the pipeline's TraceSet)
-    kJoins,      // read once before the traces and joined to them (AnalyzeOptions)
+    kJoins,      // read once before the traces and joined to them (RunInputs)
     kAlone,      // its own report, never with traces or another kind of its role
     kElsewhere,  // another command reads it; `analyze` refuses it with `elsewhere`
   };
@@ -62,10 +63,11 @@ struct DocumentKind {
   // kJoins: an error when the options ask for this kind of document but the run has none (--slo
   // without serving results); null when no option does.
   Status (*check_absent)(const AnalyzeOptions& options) = nullptr;
-  // kJoins: reads the document and puts it where the analyses find it.
-  Status (*join)(const RecognisedInput& input, AnalyzeOptions& options) = nullptr;
+  // kJoins: reads the document into its place in `inputs`, where the analyses find it (the one
+  // place a document enters a run).
+  Status (*join)(const RecognisedInput& input, RunInputs& inputs) = nullptr;
   // kJoins: on process 0, after a run without traces: what the document alone states.
-  void (*without_members)(const AnalyzeOptions& options, Report& report) = nullptr;
+  void (*without_members)(const RunInputs& inputs, Report& report) = nullptr;
 
   // kAlone: the whole report of `inputs` (every input of this kind, in the order given).
   StatusOr<Report> (*analyze)(const std::vector<RecognisedInput>& inputs,

@@ -276,7 +276,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
     for (const GraphVariant& v : replays.variants) kernel_graphs.labels.push_back(v.label);
   }
   const CudaGraphsResult g = ComputeCudaGraphs(
-      trace, context.GraphPaths(), context.options().eager_reference.get(), &kernel_graphs);
+      trace, context.GraphPaths(), context.inputs().eager_reference.get(), &kernel_graphs);
   const int64_t whole = trace.diagnostics.Count(DiagCode::kWholeGraphRuns);
   if (g.graph_kernels == 0 && whole == 0) return Status::Ok();
   if (g.graph_kernels == 0) {
@@ -289,10 +289,10 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "record with `sightline record` (node tracing by default; it records where nodes were "
         "captured even before its capture window), to attribute each replayed kernel to the "
         "ranges open when it was captured.";
-    const AnalyzeOptions& options = context.options();
-    const Trace* reference = options.eager_reference.get();
+    const RunInputs& inputs = context.inputs();
+    const Trace* reference = inputs.eager_reference.get();
     const std::string where = reference != nullptr ? fmt::format("the eager reference trace ({})",
-                                                                 options.eager_reference_path)
+                                                                 inputs.eager_reference_path)
                                                    : std::string("the trace");
     // With an iteration log, each graph's estimate takes the eager runs of its batch size.
     const std::optional<GraphStepBatches> batches = GraphStepBatchesFromLog(context);
@@ -363,7 +363,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
         "matched; {} kernels ({:.1f}% of graph kernels) found a counterpart, {} did not and are "
         "not attributed.",
         g.replays_to_reference, g.by_reference + g.reference_unmatched,
-        context.options().eager_reference_path, g.replays_by_reference, g.by_reference,
+        context.inputs().eager_reference_path, g.replays_by_reference, g.by_reference,
         100.0 * static_cast<double>(g.by_reference) / static_cast<double>(g.graph_kernels),
         g.reference_unmatched));
   }

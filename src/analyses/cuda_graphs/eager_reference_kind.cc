@@ -5,10 +5,10 @@
 namespace sightline {
 namespace {
 
-Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
+Status Join(const RecognisedInput& input, RunInputs& inputs) {
   ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(input));
-  options.eager_reference = std::make_shared<const Trace>(std::move(std::get<Trace>(d.value)));
-  options.eager_reference_path = input.path;
+  inputs.eager_reference = std::make_shared<const Trace>(std::move(std::get<Trace>(d.value)));
+  inputs.eager_reference_path = input.path;
   return Status::Ok();
 }
 

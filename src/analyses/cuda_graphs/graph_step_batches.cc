@@ -7,9 +7,9 @@
 namespace sightline {
 
 std::optional<GraphStepBatches> GraphStepBatchesFromLog(AnalysisContext& context) {
-  const IterationLogOptions& options = context.options().iteration_log;
-  if (!options.log) return std::nullopt;
-  const IterationLogJoin join = JoinIterationLog(context, *options.log);
+  const IterationLogJoin* found = IterationLogJoinOf(context);
+  if (found == nullptr) return std::nullopt;
+  const IterationLogJoin& join = *found;
   GraphStepBatches out;
   out.join = IterationLogJoinMethodName(join.method);
   out.note = join.note;

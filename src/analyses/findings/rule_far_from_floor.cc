@@ -47,7 +47,7 @@ std::string Advice(const std::string& holder, bool compute_bound) {
 }  // namespace
 
 Status RuleFarFromFloor(AnalysisContext& c, std::vector<Finding>& out) {
-  if (!c.options().floor.model) return Status::Ok();
+  if (!c.inputs().model) return Status::Ok();
   ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(c));
   if (!r->computed) return Status::Ok();
   for (const FloorFamily& fam : r->families) {

@@ -40,11 +40,10 @@ struct Step {
 }  // namespace
 
 Status RuleGraphPadding(AnalysisContext& c, std::vector<Finding>& out) {
-  const AnalyzeOptions& options = c.options();
-  if (!options.iteration_log.log) return Status::Ok();
+  if (!c.inputs().iteration_log) return Status::Ok();
   const GraphReplays& gr = c.Replays();
   if (gr.replays.empty()) return Status::Ok();
-  const IterationLogJoin join = JoinIterationLog(c, *options.iteration_log.log);
+  const IterationLogJoin& join = *IterationLogJoinOf(c);
   if (join.rows.empty()) return Status::Ok();
 
   // Replays by launch time (they are sorted so), for a binary search per iteration.

@@ -157,9 +157,9 @@ void Measure(AnalysisContext& context, int32_t device, FloorStep& s) {
 std::vector<StepWindow> Windows(AnalysisContext& context, const FloorOptions& options,
                                 std::string& how) {
   std::vector<StepWindow> windows;
-  const IterationLog* log = context.options().iteration_log.log.get();
-  if (log != nullptr && options.batch <= 0) {
-    const IterationLogJoin join = JoinIterationLog(context, *log);
+  const IterationLogJoin* found = options.batch <= 0 ? IterationLogJoinOf(context) : nullptr;
+  if (found != nullptr) {
+    const IterationLogJoin& join = *found;
     if (join.method == IterationLogJoinMethod::kIterationCounter && join.set != nullptr) {
       for (const IterationLogRow& r : join.rows) {
         if (r.trace_index < 0 ||
@@ -259,10 +259,12 @@ void AddShapesNotes(const ShapesWork& total, int64_t without_shapes, FloorResult
 
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options) {
   FloorResult r;
+  const std::shared_ptr<const ModelConfig>& model = context.inputs().model;
   // Without a config or a snapshot: the GEMM shapes the trace records, where asked.
   std::unique_ptr<GemmShapeIndex> shapes;
-  if (options.asks_for_shapes()) shapes = std::make_unique<GemmShapeIndex>(context.trace());
-  if (!options.model && (shapes == nullptr || !shapes->any())) {
+  if (!model && options.asks_for_shapes())
+    shapes = std::make_unique<GemmShapeIndex>(context.trace());
+  if (!model && (shapes == nullptr || !shapes->any())) {
     r.not_computed =
         shapes == nullptr
             ? "no model config (--model-config) and no memory snapshot's weights"
@@ -273,8 +275,7 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
   }
   // Without a config's shapes, the weights of a memory snapshot: every step reads them once; no
   // KV cache, no FLOPs.
-  const ModelConfig* config =
-      options.model && options.model->has_shapes() ? options.model.get() : nullptr;
+  const ModelConfig* config = model && model->has_shapes() ? model.get() : nullptr;
   if (shapes != nullptr) {
     r.from_gemm_shapes = true;
     r.model = "unknown (no --model-config)";
@@ -291,8 +292,7 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     r.weights_from = fmt::format("the model config ({})", FileNameOf(config->path));
   } else {
     r.model = "unknown (no --model-config)";
-    r.weights_from =
-        fmt::format("the memory snapshot's weights ({})", options.model->snapshot_weights);
+    r.weights_from = fmt::format("the memory snapshot's weights ({})", model->snapshot_weights);
   }
   // The step's device: the busiest one.
   DurationNs most = -1;
@@ -352,7 +352,7 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
     if (config != nullptr) {
       s.cost = CostOf(*config, s.work);
     } else if (shapes == nullptr) {
-      s.cost.weight_bytes = static_cast<double>(options.model->snapshot_weight_bytes);
+      s.cost.weight_bytes = static_cast<double>(model->snapshot_weight_bytes);
     }
     s.memory_floor_ns = s.cost.bytes() / r.peaks.memory_gbps;  // bytes / (10^9 B/s) = ns
     s.compute_floor_ns =

@@ -159,9 +159,9 @@ struct FloorResult {
   const FloorLayer* TopLayerOf(std::string_view family) const;
 };
 
-// Needs options.model (a config's shapes, or only a memory snapshot's weights:
-// ModelConfig::snapshot_weight_bytes), or options.asks_for_shapes() and a trace with GEMM shapes;
-// a result with computed false (and why) when the floor cannot be had.
+// Needs the run's model (context.inputs().model): a config's shapes, or only a memory snapshot's
+// weights (ModelConfig::snapshot_weight_bytes); or, without one, options.asks_for_shapes() and a
+// trace with GEMM shapes; a result with computed false (and why) when the floor cannot be had.
 StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions& options);
 
 // ComputeFloor with the context's options, computed once (the rule far_from_floor reads it).

@@ -1,18 +1,13 @@
-// The floor analysis's options (floor.h): the model's config and what the trace does not say
-// about each step's work, and the GPU's peaks when the table's are not wanted. Its own header, in
-// the common room (src/CMakeLists.txt), so that AnalyzeOptions can hold it.
+// The floor analysis's options (floor.h): what the trace does not say about each step's work, and
+// the GPU's peaks when the table's are not wanted (the model's config itself is RunInputs::model).
+// Its own header, in the common room (src/CMakeLists.txt), so that AnalyzeOptions can hold it.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
 namespace sightline {
 
-struct ModelConfig;  // importers/model_config/model_config.h
-
 struct FloorOptions {
-  // --model-config: the model's shapes; null: no floor section.
-  std::shared_ptr<const ModelConfig> model;
   // --batch: sequences decoded per step (every step a decode step); 0: from the iteration log.
   int64_t batch = 0;
   // --context: tokens already in each sequence's KV cache at a step; -1: from the iteration log,
@@ -23,14 +18,15 @@ struct FloorOptions {
   double peak_bandwidth_gbps = 0;
   double peak_tflops = 0;
   // --weights-snapshot was given: its document kind (floor/weights_snapshot_kind.h) puts the
-  // snapshot's weights in `model`, so --batch and the peaks need no config.
+  // snapshot's weights in RunInputs::model, so --batch and the peaks need no config.
   bool weights_snapshot = false;
 
-  // Without `model`: a floor from the GEMM shapes the trace records (record_shapes) when any of
-  // the floor's other options asks for one (docs/analyses/floor.md, "Without a config"), so that
-  // the reports of traces recorded with shapes stay as they were unless asked.
+  // When the run has no model (RunInputs::model): a floor from the GEMM shapes the trace records
+  // (record_shapes) when any of the floor's other options asks for one (docs/analyses/floor.md,
+  // "Without a config"), so that the reports of traces recorded with shapes stay as they were
+  // unless asked.
   bool asks_for_shapes() const {
-    return !model && (batch > 0 || context >= 0 || peak_bandwidth_gbps > 0 || peak_tflops > 0);
+    return batch > 0 || context >= 0 || peak_bandwidth_gbps > 0 || peak_tflops > 0;
   }
 };
 

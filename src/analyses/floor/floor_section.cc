@@ -140,7 +140,7 @@ void AddModelFacts(const FloorResult* r, const ModelConfig* model, Section& s) {
 }  // namespace
 
 Status RunFloorSection(AnalysisContext& context, int input, Report& report) {
-  const std::shared_ptr<const ModelConfig>& model = context.options().floor.model;
+  const std::shared_ptr<const ModelConfig>& model = context.inputs().model;
   if (!model && !context.options().floor.asks_for_shapes()) return Status::Ok();
   ASSIGN_OR_RETURN(const FloorResult* r, CachedFloor(context));
   Section& s = report.AddSection("floor", "How far from the hardware", input);

@@ -5,16 +5,16 @@
 namespace sightline {
 namespace {
 
-Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
+Status Join(const RecognisedInput& input, RunInputs& inputs) {
   ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(input));
   auto model = std::make_shared<ModelConfig>(std::move(std::get<ModelConfig>(d.value)));
   // A weights snapshot joined first (floor/weights_snapshot_kind.h) keeps its weights beside the
   // config's.
-  if (options.floor.model != nullptr) {
-    model->snapshot_weight_bytes = options.floor.model->snapshot_weight_bytes;
-    model->snapshot_weights = options.floor.model->snapshot_weights;
+  if (inputs.model != nullptr) {
+    model->snapshot_weight_bytes = inputs.model->snapshot_weight_bytes;
+    model->snapshot_weights = inputs.model->snapshot_weights;
   }
-  options.floor.model = std::move(model);
+  inputs.model = std::move(model);
   return Status::Ok();
 }
 

@@ -14,10 +14,10 @@
 namespace sightline {
 namespace {
 
-// Gives options.floor.model the weights of the device holding the most at the dump: a copy of
+// Gives inputs.model the weights of the device holding the most at the dump: a copy of
 // the config joined before, or a model of those weights alone (the model config's join keeps them
 // when it comes after).
-Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
+Status Join(const RecognisedInput& input, RunInputs& inputs) {
   if (input.reader->name != std::string_view(kTorchSnapshotReader.name)) {
     return InvalidArgumentError(fmt::format(
         "{}: --weights-snapshot takes a PyTorch memory snapshot "
@@ -45,12 +45,12 @@ Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
         "(torch.cuda.memory._record_memory_history()), or give --model-config",
         input.path));
   }
-  auto model = options.floor.model ? std::make_shared<ModelConfig>(*options.floor.model)
-                                   : std::make_shared<ModelConfig>();
+  auto model =
+      inputs.model ? std::make_shared<ModelConfig>(*inputs.model) : std::make_shared<ModelConfig>();
   model->snapshot_weight_bytes = best->bytes;
   model->snapshot_weights = fmt::format("{}: {} allocations on device {} at the dump",
                                         FileNameOf(input.path), best->allocations, device);
-  options.floor.model = std::move(model);
+  inputs.model = std::move(model);
   return Status::Ok();
 }
 

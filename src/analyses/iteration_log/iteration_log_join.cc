@@ -198,6 +198,14 @@ IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& 
   return join;
 }
 
+const IterationLogJoin* IterationLogJoinOf(AnalysisContext& context) {
+  const IterationLog* log = context.inputs().iteration_log.get();
+  if (log == nullptr) return nullptr;
+  StatusOr<const IterationLogJoin*> join = context.results().Get<IterationLogJoin>(
+      [&] { return StatusOr<IterationLogJoin>(JoinIterationLog(context, *log)); });
+  return join.ok() ? *join : nullptr;  // the join itself never fails
+}
+
 namespace {
 
 // Iterations that ran context (prefill) work against decode-only ones: the trace's wall time and

@@ -53,6 +53,13 @@ struct IterationLogJoin {
 // outlive it.
 IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& log);
 
+// The run's iteration log (RunInputs::iteration_log) joined to the context's trace: joined once
+// per trace, by the first that asks, and kept in the context's ResultsCache (not an analysis
+// entry's result, so no entry declares it), for all that read it: the iterations section, the
+// floor's steps, the whole-graph estimates' batches and the graph_padding rule. Null when the run
+// has no log. Lives as long as the context.
+const IterationLogJoin* IterationLogJoinOf(AnalysisContext& context);
+
 // The well-known fields as columns of a report table, in log order.
 struct IterationLogFieldColumn {
   IterationLogField field;

@@ -7,16 +7,16 @@
 namespace sightline {
 namespace {
 
-Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
+Status Join(const RecognisedInput& input, RunInputs& inputs) {
   ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(input));
-  options.iteration_log.log =
+  inputs.iteration_log =
       std::make_shared<const IterationLog>(std::move(std::get<IterationLog>(d.value)));
   return Status::Ok();
 }
 
 // A log without the trace of its run: what the log itself states, and what the trace would add.
-void WithoutMembers(const AnalyzeOptions& options, Report& report) {
-  if (options.iteration_log.log) AddIterationLogSummary(*options.iteration_log.log, report);
+void WithoutMembers(const RunInputs& inputs, Report& report) {
+  if (inputs.iteration_log) AddIterationLogSummary(*inputs.iteration_log, report);
 }
 
 std::string Use(const InputFile& /*file*/, const FilesView& run,

@@ -72,9 +72,8 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
               "ProfilerStep#N, iteration N, step N, *_step N, [Executor] _forward_step N, "
               "execute_context_...); name your loop's ranges so, or pass --iterations REGEX"
             : fmt::format("no range name fully matches --iterations '{}'", r.regex));
-    if (options.iteration_log.log) {  // no ranges: the log joins by timestamp
-      AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log.log),
-                               std::max(options.top_n, 0), s);
+    if (const IterationLogJoin* join = IterationLogJoinOf(context)) {
+      AddIterationLogToSection(trace, *join, std::max(options.top_n, 0), s);  // by timestamp
     }
     return Status::Ok();
   }
@@ -250,9 +249,8 @@ Status RunIterationsSection(AnalysisContext& context, int input, Report& report)
         "take ranges instead",
         r.method));
   }
-  if (options.iteration_log.log) {
-    AddIterationLogToSection(trace, JoinIterationLog(context, *options.iteration_log.log), top_n,
-                             s);
+  if (const IterationLogJoin* join = IterationLogJoinOf(context)) {
+    AddIterationLogToSection(trace, *join, top_n, s);
   }
   return Status::Ok();
 }

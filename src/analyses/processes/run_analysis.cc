@@ -6,22 +6,17 @@
 #include <utility>
 #include <vector>
 
+#include "analyses/common/reducible_analysis.h"
 #include "analyses/processes/run_view.h"
 #include "facts/results_cache.h"
 
 namespace sightline {
 namespace {
 
-class RunOfProcessesAnalysis : public MultiTraceAnalysis {
+class RunOfProcessesAnalysis : public ReducibleAnalysis {
  public:
   explicit RunOfProcessesAnalysis(const AnalyzeOptions&) {}
 
-  Status Add(const std::shared_ptr<AnalysisContext>& context,
-             const TraceSetMember& member) override {
-    ASSIGN_OR_RETURN(std::string blob, Reduce(context, member));
-    return AddReduced(blob, member);
-  }
-  bool Reducible() const override { return true; }
   StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& context,
                                const TraceSetMember& member) override {
     ASSIGN_OR_RETURN(RunMember m, ComputeRunMember(*context, member.label, member.input));
@@ -50,7 +45,8 @@ class RunOfProcessesAnalysis : public MultiTraceAnalysis {
 
 }  // namespace
 
-std::unique_ptr<MultiTraceAnalysis> CreateRunAnalysis(const AnalyzeOptions& options) {
+std::unique_ptr<MultiTraceAnalysis> CreateRunAnalysis(const AnalyzeOptions& options,
+                                                      const RunInputs& /*inputs*/) {
   return std::make_unique<RunOfProcessesAnalysis>(options);
 }
 

@@ -101,6 +101,7 @@ void AddRunSections(const RunsResult& runs, Report& report);
 
 // Registry entry "run_processes" (a TraceSet of kind kRanks; pipeline/registry.cc): the run
 // sections and the RunsResult the rule other_process_busy reads.
-std::unique_ptr<MultiTraceAnalysis> CreateRunAnalysis(const AnalyzeOptions& options);
+std::unique_ptr<MultiTraceAnalysis> CreateRunAnalysis(const AnalyzeOptions& options,
+                                                      const RunInputs& inputs);
 
 }  // namespace sightline

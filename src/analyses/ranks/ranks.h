@@ -164,6 +164,7 @@ void AddRanksSection(const RanksResult& result, Report& report);
 
 // Registry entry "ranks" (a TraceSet of kind kRanks): the ranks section, and the RanksResult the
 // straggler rule reads (analyses/findings/rule_straggler.cc).
-std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options);
+std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options,
+                                                        const RunInputs& inputs);
 
 }  // namespace sightline

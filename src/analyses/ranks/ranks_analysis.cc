@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyses/common/analysis_context.h"
+#include "analyses/common/reducible_analysis.h"
 #include "analyses/ranks/ranks.h"
 #include "facts/results_cache.h"
 
@@ -14,16 +15,10 @@ namespace {
 
 // Ranks as a multi-trace analysis: a compact profile per member while its trace is loaded, then
 // the side-by-side section, and the ranks result for the straggler rule.
-class RanksAnalysis : public MultiTraceAnalysis {
+class RanksAnalysis : public ReducibleAnalysis {
  public:
   explicit RanksAnalysis(const AnalyzeOptions& options) : options_(options.ranks) {}
 
-  Status Add(const std::shared_ptr<AnalysisContext>& context,
-             const TraceSetMember& member) override {
-    ASSIGN_OR_RETURN(std::string blob, Reduce(context, member));
-    return AddReduced(blob, member);
-  }
-  bool Reducible() const override { return true; }
   StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& context,
                                const TraceSetMember& member) override {
     ASSIGN_OR_RETURN(RankProfile profile, ComputeRankProfile(*context, member.label, member.input));
@@ -71,7 +66,8 @@ class RanksAnalysis : public MultiTraceAnalysis {
 
 }  // namespace
 
-std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options) {
+std::unique_ptr<MultiTraceAnalysis> CreateRanksAnalysis(const AnalyzeOptions& options,
+                                                        const RunInputs& /*inputs*/) {
   return std::make_unique<RanksAnalysis>(options);
 }
 

@@ -1,12 +1,16 @@
 // The registry entry "serving" (analyses/serving/serving_metrics.h): `analyze --requests FILE
-// [TRACE...]` reads the results once, adds the serving section, joins a request log's token gaps to
-// the first trace's iterations, and leaves the metrics, the TTFT tail's queueing and the join for
-// the rules on serving results (analyses/findings/rule_*.cc).
+// [TRACE...]` takes the results the run read (RunInputs::requests), adds the serving section,
+// joins a request log's token gaps to the first trace's iterations, and leaves the metrics, the
+// TTFT tail's queueing and the join for the rules on serving results (analyses/findings/rule_*.cc).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
 
+#include "analyses/common/reducible_analysis.h"
 #include "analyses/serving/queueing.h"
 #include "analyses/serving/serving_metrics.h"
 #include "analyses/serving/serving_trace_join.h"
@@ -37,23 +41,28 @@ void AddAggregateServingSection(const RequestResults& results, Report& report) {
   for (const std::string& n : results.not_derived) s.notes.push_back(n);
 }
 
-// The serving section of `analyze --requests FILE [TRACE...]`, joined to the first trace.
-class ServingAnalysis : public MultiTraceAnalysis {
+// The serving section of `analyze --requests FILE [TRACE...]`, joined to the first trace. It
+// keeps no trace: the first trace's join is made where that trace is loaded (Reduce, on any rank
+// thread or MPI process), so serving results leave the ranks spread like any run.
+class ServingAnalysis : public ReducibleAnalysis {
  public:
-  explicit ServingAnalysis(const AnalyzeOptions& options)
-      : requests_(options.serving.requests), slo_(options.serving.slo) {}
-  Status Add(const std::shared_ptr<AnalysisContext>& context, const TraceSetMember&) override {
-    if (!context_) context_ = context;  // the first trace: the serving process's
+  ServingAnalysis(const AnalyzeOptions& options, const RunInputs& inputs)
+      : requests_(inputs.requests), slo_(options.serving.slo) {}
+  // The first trace (the serving process's): the request log's token gaps joined to its
+  // iterations; the others: nothing.
+  StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>& context,
+                               const TraceSetMember& member) override {
+    if (member.index != 0 || !JoinsTrace()) return std::string();
+    const StatusOr<ServingMetrics>& metrics = Metrics();
+    if (!metrics.ok()) return std::string();  // Finish says why
+    return EncodeServingTraceJoin(JoinTokenGapsToTrace(*context, *requests_, *metrics));
+  }
+  Status AddReduced(const std::string& blob, const TraceSetMember&) override {
+    if (blob.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(ServingTraceJoin join, DecodeServingTraceJoin(blob));
+    join_ = std::move(join);
     return Status::Ok();
   }
-  // Without --requests there is nothing to keep, so the ranks can be spread over workers; with it,
-  // the first trace's context is kept for the token-gap join.
-  bool Reducible() const override { return !requests_; }
-  StatusOr<std::string> Reduce(const std::shared_ptr<AnalysisContext>&,
-                               const TraceSetMember&) override {
-    return std::string();
-  }
-  Status AddReduced(const std::string&, const TraceSetMember&) override { return Status::Ok(); }
   Status Finish(const TraceSet&, Report& report, ResultsCache& results) override {
     if (!requests_) return Status::Ok();
     if (!requests_->diagnostics.empty()) {  // records of the results file that were not used
@@ -68,38 +77,50 @@ class ServingAnalysis : public MultiTraceAnalysis {
       AddAggregateServingSection(*requests_, report);
       return Status::Ok();
     }
-    ServingMetricsOptions o;
-    o.slo = slo_;
-    ASSIGN_OR_RETURN(const ServingMetrics* metrics, results.Get<ServingMetrics>([&] {
-      return ComputeServingMetrics(*requests_, o);
-    }));
+    ASSIGN_OR_RETURN(const ServingMetrics* metrics,
+                     results.Get<ServingMetrics>([&] { return Metrics(); }));
     const ServingMetrics& m = *metrics;
     AddServingSection(*requests_, m, report);
     results.Put(ComputeQueueingTail(*requests_, m));
     // The request log's token gaps, joined to the trace's iterations: what ran inside them.
-    const bool has_chunk_iterations =
-        std::any_of(requests_->requests.begin(), requests_->requests.end(),
-                    [](const RequestRecord& q) { return !q.chunk_iterations.empty(); });
-    if (context_ && has_chunk_iterations) {
-      ServingTraceJoin join = JoinTokenGapsToTrace(*context_, *requests_, m);
+    if (join_) {
       for (Section& s : report.sections) {
-        if (s.key == "serving") AddServingTraceJoin(join, s);
+        if (s.key == "serving") AddServingTraceJoin(*join_, s);
       }
-      results.Put(std::move(join));
+      results.Put(std::move(*join_));
     }
     return Status::Ok();
   }
 
  private:
+  // Only a request log says in which iteration each token came out (chunk iterations).
+  bool JoinsTrace() const {
+    return requests_ && !requests_->aggregates_only &&
+           std::any_of(requests_->requests.begin(), requests_->requests.end(),
+                       [](const RequestRecord& q) { return !q.chunk_iterations.empty(); });
+  }
+  // The results' metrics, computed once here, whichever of Reduce and Finish asks first.
+  const StatusOr<ServingMetrics>& Metrics() {
+    std::call_once(metrics_once_, [&] {
+      ServingMetricsOptions o;
+      o.slo = slo_;
+      metrics_ = ComputeServingMetrics(*requests_, o);
+    });
+    return metrics_;
+  }
+
   std::shared_ptr<const RequestResults> requests_;
-  std::shared_ptr<AnalysisContext> context_;
   SloOptions slo_;
+  std::once_flag metrics_once_;
+  StatusOr<ServingMetrics> metrics_ = InternalError("not computed");
+  std::optional<ServingTraceJoin> join_;
 };
 
 }  // namespace
 
-std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options) {
-  return std::make_unique<ServingAnalysis>(options);
+std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options,
+                                                          const RunInputs& inputs) {
+  return std::make_unique<ServingAnalysis>(options, inputs);
 }
 
 }  // namespace sightline

@@ -18,9 +18,9 @@ Status CheckAbsent(const AnalyzeOptions& options) {
       "--requests): the SLOs are checked per request");
 }
 
-Status Join(const RecognisedInput& input, AnalyzeOptions& options) {
+Status Join(const RecognisedInput& input, RunInputs& inputs) {
   ASSIGN_OR_RETURN(InputDocument d, ReadRecognisedInput(input));
-  options.serving.requests =
+  inputs.requests =
       std::make_shared<const RequestResults>(std::move(std::get<RequestResults>(d.value)));
   return Status::Ok();
 }

@@ -115,8 +115,10 @@ void AddServingSection(const RequestResults& results, const ServingMetrics& metr
                        Report& report);
 
 // Registry entry "serving" (pipeline/registry.cc; analyses/serving/serving_analysis.cc): with
-// `analyze --requests FILE`, the section and, with a request log and a trace, the join; it leaves
-// the metrics, the TTFT tail's queueing and the join for the rules on serving results.
-std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options);
+// serving results among the run's inputs (`analyze --requests FILE`), the section and, with a
+// request log and a trace, the join; it leaves the metrics, the TTFT tail's queueing and the join
+// for the rules on serving results. Reducible: the ranks stay spread over threads or processes.
+std::unique_ptr<MultiTraceAnalysis> CreateServingAnalysis(const AnalyzeOptions& options,
+                                                          const RunInputs& inputs);
 
 }  // namespace sightline

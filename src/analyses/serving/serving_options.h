@@ -1,14 +1,11 @@
 // The serving analysis's options (serving_metrics.h, and the "serving" multi-trace analysis): the
-// benchmark's per-request results and the SLOs they are checked against. Its own header, in the
-// common room (src/CMakeLists.txt), so that AnalyzeOptions can hold it.
+// SLOs the requests are checked against (the results themselves are RunInputs::requests). Its own
+// header, in the common room (src/CMakeLists.txt), so that AnalyzeOptions can hold it.
 #pragma once
 
-#include <memory>
 #include <optional>
 
 namespace sightline {
-
-struct RequestResults;  // importers/serving_results/request_results.h
 
 // --slo ttft=MS,tpot=MS,e2el=MS: a request is good when it meets every SLO given (serving metrics).
 struct SloOptions {
@@ -17,9 +14,6 @@ struct SloOptions {
 };
 
 struct ServingOptions {
-  // --requests (or serving results among the inputs): a serving benchmark's per-request results;
-  // may be null.
-  std::shared_ptr<const RequestResults> requests;
   SloOptions slo;  // --slo
 };
 

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <type_traits>
+#include <utility>
 
 #include "analyses/iteration_log/iteration_log_join.h"
+#include "base/byte_codec.h"
 #include "base/stats.h"
 #include "base/time_units.h"
 #include "facts/intervals.h"
@@ -187,6 +190,78 @@ void AddServingTraceJoin(const ServingTraceJoin& j, Section& s) {
                           FormatDuration(static_cast<DurationNs>(j.ttft_gc_in_tail_ns))));
   }
   if (!j.note.empty()) s.notes.push_back(j.note);
+}
+
+namespace {
+
+// One field list for both directions, in declaration order: `io` writes or reads one field (the
+// two lambdas below), so the encoder and the decoder cannot disagree.
+template <typename Io>
+void JoinFields(ServingTraceJoin& j, Io&& io) {
+  io(j.joined);
+  io(j.note);
+  io(j.gaps);
+  io(j.matched);
+  io(j.clock_joined);
+  io(j.offset_uncertainty_ns);
+  io(j.typical_ns);
+  for (LatencyStats* s : {&j.with_gc, &j.without_gc}) {
+    io(s->n);
+    for (double* d : {&s->mean_ns, &s->std_ns, &s->min_ns, &s->max_ns, &s->p50_ns, &s->p90_ns,
+                      &s->p95_ns, &s->p99_ns, &s->p999_ns}) {
+      io(*d);
+    }
+  }
+  io(j.tail_gaps);
+  io(j.tail_gaps_with_gc);
+  io(j.gc_in_tail_ns);
+  io(j.tail_gaps_host_stall);
+  io(j.excess_ns);
+  io(j.ttft_tail_requests);
+  io(j.ttft_tail_with_gc);
+  io(j.ttft_gc_in_tail_ns);
+}
+
+// "SJN1": the serving trace join, version 1.
+constexpr uint32_t kServingJoinMagic = 0x534a4e31;
+
+}  // namespace
+
+std::string EncodeServingTraceJoin(const ServingTraceJoin& join) {
+  ByteWriter w;
+  w.Put(kServingJoinMagic);
+  ServingTraceJoin j = join;
+  JoinFields(j, [&w](auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      w.PutString(v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      w.Put<uint8_t>(v ? 1 : 0);
+    } else {
+      w.Put(v);
+    }
+  });
+  return std::move(w.bytes());
+}
+
+StatusOr<ServingTraceJoin> DecodeServingTraceJoin(std::string_view blob) {
+  ByteReader r(blob);
+  if (r.Get<uint32_t>() != kServingJoinMagic) r.Fail();
+  ServingTraceJoin j;
+  JoinFields(j, [&r](auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      v = r.GetString();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      const uint8_t b = r.Get<uint8_t>();
+      if (b > 1) r.Fail();
+      v = b == 1;
+    } else {
+      v = r.Get<T>();
+    }
+  });
+  RETURN_IF_ERROR(r.Finish("serving trace join"));
+  return j;
 }
 
 }  // namespace sightline

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "analyses/common/analysis_context.h"
 #include "analyses/serving/serving_metrics.h"
@@ -51,5 +52,11 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
 
 // Table "itl_by_gc" and facts in the serving section; nothing when not joined but the note.
 void AddServingTraceJoin(const ServingTraceJoin& join, Section& section);
+
+// The join as a blob (base/byte_codec.h, every figure bit for bit), so that it is made where the
+// first trace is loaded (a rank thread or MPI process: pipeline/rank_parts.h) and read on process
+// 0. Decoding a blob that is not one is an error.
+std::string EncodeServingTraceJoin(const ServingTraceJoin& join);
+StatusOr<ServingTraceJoin> DecodeServingTraceJoin(std::string_view blob);
 
 }  // namespace sightline
