@@ -113,7 +113,6 @@ int RunAnalyze(const AnalyzeArgs& args) {
                              {"--model-config", args.model_config},
                              {"--weights-snapshot", args.weights_snapshot},
                              {"--eager-reference", args.eager_reference}};
-  options.floor.weights_snapshot = !args.weights_snapshot.empty();
   StatusOr<Report> report = AnalyzeFiles(args.traces, options, run, named);
   progress.Clear();
   // Process 0 reports every error (each file's result reaches it) and writes; the others exit 0,

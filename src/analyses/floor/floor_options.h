@@ -17,9 +17,6 @@ struct FloorOptions {
   // peaks that replace the table's (gpu_peaks.h); 0: the table's.
   double peak_bandwidth_gbps = 0;
   double peak_tflops = 0;
-  // --weights-snapshot was given: its document kind (floor/weights_snapshot_kind.h) puts the
-  // snapshot's weights in RunInputs::model, so --batch and the peaks need no config.
-  bool weights_snapshot = false;
 
   // When the run has no model (RunInputs::model): a floor from the GEMM shapes the trace records
   // (record_shapes) when any of the floor's other options asks for one (docs/analyses/floor.md,
