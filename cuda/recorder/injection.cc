@@ -154,7 +154,9 @@ void EnableActivities(bool enable) {
       }
     }
   }
-  if (S().graph_sample > 0) {
+  if (S().graph_trace_whole_run) {
+    // GRAPH_TRACE stays as injection set it (State::graph_trace_whole_run).
+  } else if (S().graph_sample > 0) {
     std::lock_guard<std::mutex> lock(S().graph_mu);
     S().whole_graphs_wanted = enable;
     ApplyGraphTraceLocked();
@@ -210,6 +212,7 @@ void OpenWindow() {
   s.window_open = true;
   s.window_start_ns = CuptiNow();
   s.writer->WindowOpened(s.window_start_ns);
+  s.in_window.store(true, std::memory_order_release);
 }
 
 void CloseWindow() {
@@ -220,6 +223,7 @@ void CloseWindow() {
   w.start_ns = s.window_start_ns;
   w.end_ns = CuptiNow();
   w.index = s.windows;
+  s.in_window.store(false, std::memory_order_release);
   s.writer->WindowClosed(w.end_ns);
   EnableActivities(false);
   if (s.sampler != nullptr) s.sampler->SetSampling(false);
@@ -309,9 +313,10 @@ size_t EnvSize(const char* name, size_t fallback) {
 }
 
 // SIGHTLINE_RECORD_SKIP: activity kinds to leave out, to see what each one costs; `graph_nodes`
-// leaves out the graph node callbacks, `graphs` the graph creation callbacks.
+// leaves out the graph node callbacks, `graphs` the graph creation callbacks, `driver_launches`
+// the driver API's launch calls (recorded for the whole run without --driver-api).
 void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out, bool* graph_nodes,
-               bool* graph_events) {
+               bool* graph_events, bool* driver_launches) {
   const struct {
     const char* name;
     std::vector<CUpti_ActivityKind> kinds;
@@ -335,6 +340,10 @@ void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out, bool* gra
     }
     if (item == "graphs") {
       *graph_events = false;
+      known = true;
+    }
+    if (item == "driver_launches") {
+      *driver_launches = false;
       known = true;
     }
     for (const auto& n : kNames) {
@@ -388,7 +397,7 @@ void StartOnce() {
   const char* query = std::getenv(recenv::kQueryCallsEnv);
   s.query_calls = query != nullptr && std::strcmp(query, "1") == 0;
   if (const char* skip = std::getenv(recenv::kSkipEnv); skip != nullptr && *skip != '\0') {
-    ParseSkip(skip, &s.skip, &s.graph_nodes, &s.graph_events);
+    ParseSkip(skip, &s.skip, &s.graph_nodes, &s.graph_events, &s.driver_launches);
     std::fprintf(stderr, "sightline-recorder: %s=%s: diagnostic run, those records are left out\n",
                  recenv::kSkipEnv, skip);
   }
@@ -419,7 +428,7 @@ void StartOnce() {
                         kMaxQueuedBuffers, kPrefaultedBuffers);
   s.runtime_on =
       std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_RUNTIME) == s.skip.end();
-  s.only_driver_launches = !s.driver_api && s.runtime_on;
+  s.only_driver_launches = !s.driver_api && s.runtime_on && s.driver_launches;
   s.writer->DropNestedDriverLaunches(s.only_driver_launches);
   s.writer->GateDriverRecordsByWindow(s.only_driver_launches && s.profiler_api);
   if (const char* v = std::getenv(recenv::kGraphTraceEnv); v != nullptr && *v != '\0') {
@@ -431,6 +440,8 @@ void StartOnce() {
     }
   }
   if (s.graph_trace && s.graph_sample == 0) s.graph_nodes = false;
+  s.graph_trace_whole_run = s.profiler_api && (s.graph_trace || s.graph_sample > 0);
+  s.writer->GateGraphRecordsByWindow(s.graph_trace_whole_run);
   s.markers_whole_run =
       s.profiler_api && s.graph_nodes &&
       std::find(s.skip.begin(), s.skip.end(), CUPTI_ACTIVITY_KIND_MARKER) == s.skip.end();
@@ -535,6 +546,11 @@ void StartOnce() {
     EnableActivities(true);
   }
   if (s.only_driver_launches) EnableDriverLaunchCalls();
+  if (s.graph_trace_whole_run) {
+    std::lock_guard<std::mutex> lock(s.graph_mu);
+    s.whole_graphs_wanted = true;
+    ApplyGraphTraceLocked();
+  }
   if (s.markers_whole_run) CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER));
   // Completed buffers reach the file at least every second, so a crash loses little.
   CUPTI_CHECK(cuptiActivityFlushPeriod(kFlushPeriodMs));

@@ -35,6 +35,13 @@ struct State {
   bool whole_graphs_wanted = false;  // recording (in a window, or no capture range)
   int node_traced_in_flight = 0;     // sampled launches between their API entry and exit
   bool whole_graphs_on = false;      // GRAPH_TRACE as last set
+  // With a capture range and whole-graph records (graph or sampled mode): GRAPH_TRACE is enabled
+  // at injection and never switched at a window's edge; the writer keeps the graph records that
+  // start inside a window. Enabling it at a window's start, after the program had instantiated
+  // its graphs, ended torch.compile'd programs with SIGSEGV on the next replay (run27).
+  bool graph_trace_whole_run = false;
+  // A capture window is open now (read without window_mu by the sampled graph launches).
+  std::atomic<bool> in_window{false};
   // Graph node creations: off with SIGHTLINE_RECORD_SKIP=graph_nodes, and with
   // --cuda-graph-trace graph (no kernel then carries a node id).
   bool graph_nodes = true;
@@ -47,6 +54,7 @@ struct State {
   bool markers_whole_run = false;
   uint32_t pid = 0;
   bool only_driver_launches = false;     // of the driver API, the launch calls alone (set at start)
+  bool driver_launches = true;           // off with SIGHTLINE_RECORD_SKIP=driver_launches
   std::vector<CUpti_ActivityKind> skip;  // SIGHTLINE_RECORD_SKIP (diagnostic)
 
   // Capture range (cudaProfilerApi).

@@ -79,6 +79,9 @@ void Writer::TranslateOne(const void* raw) {
     }
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
       const auto* g = static_cast<const CUpti_ActivityGraphTrace2*>(raw);
+      if (gate_graph_records_ && !window_gate_.Contains(static_cast<int64_t>(g->start))) {
+        return;  // a replay outside every capture window
+      }
       recfmt::GraphBody b{};
       b.start_ns = static_cast<int64_t>(g->start);
       b.end_ns = static_cast<int64_t>(g->end);

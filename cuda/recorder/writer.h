@@ -35,6 +35,9 @@ class Writer {
   // launch calls) are kept only when they start inside a window that WindowOpened/WindowClosed
   // (any thread, in time order) have reported (capture_window_gate.h).
   void GateDriverRecordsByWindow(bool on) { gate_driver_records_ = on; }
+  // Set before Start(): with a capture range, whole-graph records (GRAPH_TRACE, enabled for the
+  // whole run: State::graph_trace_whole_run) are kept only when they start inside a window.
+  void GateGraphRecordsByWindow(bool on) { gate_graph_records_ = on; }
   // Set before Start(): with a capture range and graph node records, NVTX markers stay enabled for
   // the whole run, and the writer keeps a range when both its ends lie in windows (as when the
   // markers were switched with the windows) or when a graph node was created inside it on its
@@ -121,6 +124,7 @@ class Writer {
   // Owned by the writer thread.
   bool nested_driver_launches_ = false;
   bool gate_driver_records_ = false;
+  bool gate_graph_records_ = false;
   bool gate_ranges_ = false;
   CaptureRangeFilter capture_ranges_;  // gate_ranges_: graph node creation times per thread
   NestedDriverLaunchFilter nested_filter_;

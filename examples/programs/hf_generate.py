@@ -15,10 +15,19 @@ of a call, wall time per call.
                          a memory snapshot (torch.cuda.memory._dump_snapshot) after the calls
   --torch-profile PATH   the last call under the PyTorch profiler (CPU and CUDA activities, shapes
                          and memory), exported as a Chrome trace (Kineto JSON)
+  --window-every N       the calls after the first alternate in blocks of N: out of a profiler window,
+                         then inside one (cudaProfilerStart before the block, cudaProfilerStop after
+                         it, both outside the timed calls). Under a tracer with a repeating
+                         cudaProfilerApi capture range this measures traced against untraced calls in
+                         one process, free of the spread between processes; the first call of each
+                         block is left out (it pays the switch). Prints median_out_ms, median_in_ms,
+                         in_over_out_pct and the calling thread's CPU time per call (cpu_out_ms,
+                         cpu_in_ms, cpu_in_over_out_pct).
 """
 import argparse
 import json
 import os
+import statistics
 import time
 
 import torch
@@ -35,6 +44,7 @@ def main():
     ap.add_argument("--calls", type=int, default=3)
     ap.add_argument("--snapshot", default=None)
     ap.add_argument("--torch-profile", default=None)
+    ap.add_argument("--window-every", type=int, default=0)
     args = ap.parse_args()
     if args.snapshot:
         torch.cuda.memory._record_memory_history(max_entries=200000)
@@ -54,9 +64,14 @@ def main():
                   pad_token_id=0, attention_mask=mask)
     if args.mode == "static":
         kwargs["cache_implementation"] = "static"
-    times = []
+    times, cpu_times, windowed = [], [], []
     with torch.inference_mode():
         for call in range(args.calls):
+            block, first_of_block = divmod(call - 1, args.window_every or 1)
+            in_window = args.window_every > 0 and call > 0 and block % 2 == 1
+            if in_window and first_of_block == 0:
+                torch.cuda.synchronize()
+                torch.cuda.profiler.start()
             prof = None
             if args.torch_profile and call == args.calls - 1:
                 prof = torch.profiler.profile(
@@ -64,10 +79,15 @@ def main():
                     record_shapes=True, profile_memory=True)
                 prof.__enter__()
             torch.cuda.synchronize()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             out = model.generate(ids, **kwargs)
             torch.cuda.synchronize()
             times.append(time.perf_counter() - t0)
+            cpu_times.append(time.thread_time() - c0)
+            if call > 0 and first_of_block > 0:
+                windowed.append((in_window, times[-1], cpu_times[-1]))
+            if in_window and first_of_block == args.window_every - 1:
+                torch.cuda.profiler.stop()
             if prof is not None:
                 prof.__exit__(None, None, None)
                 prof.export_chrome_trace(args.torch_profile)
@@ -89,6 +109,18 @@ def main():
         mid = len(later) // 2
         median = later[mid] if len(later) % 2 else (later[mid - 1] + later[mid]) / 2
         print(f"median_call_ms={median * 1e3:.3f}", flush=True)
+    if args.window_every > 0:
+        def med(xs):
+            return statistics.median(xs) * 1e3 if xs else float("nan")
+        out_ms = med([t for w, t, _ in windowed if not w])
+        in_ms = med([t for w, t, _ in windowed if w])
+        cpu_out = med([c for w, _, c in windowed if not w])
+        cpu_in = med([c for w, _, c in windowed if w])
+        print(f"median_out_ms={out_ms:.3f} median_in_ms={in_ms:.3f} "
+              f"in_over_out_pct={(in_ms / out_ms - 1) * 100:.2f} cpu_out_ms={cpu_out:.3f} "
+              f"cpu_in_ms={cpu_in:.3f} cpu_in_over_out_pct={(cpu_in / cpu_out - 1) * 100:.2f} "
+              f"calls_in={sum(1 for w in windowed if w[0])} "
+              f"calls_out={sum(1 for w in windowed if not w[0])}", flush=True)
     print(json.dumps({
         "program": "hf_generate", "mode": args.mode, "pid": os.getpid(), "calls": args.calls,
         "forward_passes_per_call": args.new_tokens, "batch": args.batch, "prompt": args.prompt,

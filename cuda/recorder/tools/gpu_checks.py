@@ -186,6 +186,22 @@ def phase_decode_loop(mode):
     _, _, n, t = nsys_profile(f"dlw_{mode}_nsys", cmd, "-c cudaProfilerApi --capture-range-end repeat:2", env)
     check(f"decode_loop_{mode} window: nsys agrees", w and n == w["kernels"],
           f"nsys {n}, sightline {w and w['kernels']}")
+    if mode != "graph":
+        return
+    # Whole graphs with windows (run27: enabling GRAPH_TRACE at a window's start ended a
+    # torch.compile'd program with SIGSEGV): one graph record per replay inside the windows, none
+    # outside (the kernels the loop launches outside its graph stay per kernel).
+    for trace in ("graph", "sampled:4"):
+        path = f"{TMP}/dlw_{mode}_{trace.replace(':', '')}.slrec"
+        rc, out, line = record(path, cmd, "--capture-range cudaProfilerApi --capture-range-end repeat:2 "
+                               f"--cuda-graph-trace {trace}", env)
+        g = summary(path)
+        graphs = g and g["records"].get("graph", 0)
+        check(f"decode_loop_{mode} window, --cuda-graph-trace {trace}: exit code and windows",
+              rc == 0 and g and g["capture_windows"] == 2, f"rc={rc} {line}")
+        if trace == "graph":
+            check(f"decode_loop_{mode} window, whole graphs: one graph record per windowed replay",
+                  graphs == len(want), f"{graphs} graph records, {len(want)} iterations in the windows")
 
 
 def median_of(pattern, text):
@@ -266,6 +282,9 @@ def main():
     try:
         if what == "mpi":
             phase_mpi(2)
+            return
+        if what == "graph":  # the CUDA-graph decode loop alone: counts, windows, whole graphs
+            phase_decode_loop("graph")
             return
         phase_test_app()
         if DL:

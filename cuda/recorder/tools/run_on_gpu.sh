@@ -1,6 +1,6 @@
 #!/bin/bash
 # The recorder's GPU verification, run on the GPU machine from the repository root:
-#   bash cuda/recorder/tools/run_on_gpu.sh [all|mpi]
+#   bash cuda/recorder/tools/run_on_gpu.sh [all|mpi|graph]
 # Builds the GPU parts standalone (cmake -S cuda -B /tmp/bg), then runs gpu_checks.py: kernel count
 # and total kernel time against Nsight Systems, capture windows, overhead, and (mpi) mpirun -n 2 with
 # --ranks 1. Needs the CPU sightline binary and its libraries in .device/recorder/{bin,lib} and
