@@ -11,6 +11,39 @@ const std::vector<Interval>& EmptyIntervals() {
   return kEmpty;
 }
 
+// The value of `pid` in a list sorted by pid; `none` when the list has no entry for it.
+template <typename T>
+const T& OfPid(const std::vector<std::pair<int32_t, T>>& by_pid, int32_t pid, const T& none) {
+  auto it = std::lower_bound(by_pid.begin(), by_pid.end(), pid,
+                             [](const auto& e, int32_t p) { return e.first < p; });
+  return it == by_pid.end() || it->first != pid ? none : it->second;
+}
+
+// `intervals` grouped by their pid, each group merged (MergeIntervals), sorted by pid.
+std::vector<std::pair<int32_t, std::vector<Interval>>> MergedByPid(
+    std::vector<std::pair<int32_t, Interval>> intervals) {
+  std::stable_sort(intervals.begin(), intervals.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::pair<int32_t, std::vector<Interval>>> out;
+  for (size_t i = 0; i < intervals.size();) {
+    size_t j = i;
+    std::vector<Interval> v;
+    while (j < intervals.size() && intervals[j].first == intervals[i].first) {
+      v.push_back(intervals[j++].second);
+    }
+    out.push_back({intervals[i].first, MergeIntervals(std::move(v))});
+    i = j;
+  }
+  return out;
+}
+
+// The index of thread (pid, tid) in the sorted `threads`; -1 when it is not there.
+int64_t IndexOf(const std::vector<std::pair<int32_t, int32_t>>& threads, int32_t pid, int32_t tid) {
+  auto it = std::lower_bound(threads.begin(), threads.end(), std::make_pair(pid, tid));
+  if (it == threads.end() || *it != std::make_pair(pid, tid)) return -1;
+  return it - threads.begin();
+}
+
 }  // namespace
 
 bool IsBlockingCall(const Trace& trace, size_t row) {
@@ -34,20 +67,9 @@ const std::vector<Interval>& HostFacts::BlockingCalls(int32_t pid) {
         calls.push_back({a.pid[r], Interval{a.start_ns[r], a.end_ns[r]}});
       }
     }
-    std::stable_sort(calls.begin(), calls.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (size_t i = 0; i < calls.size();) {
-      size_t j = i;
-      std::vector<Interval> v;
-      while (j < calls.size() && calls[j].first == calls[i].first) v.push_back(calls[j++].second);
-      blocking_.push_back({calls[i].first, MergeIntervals(std::move(v))});
-      i = j;
-    }
+    blocking_ = MergedByPid(std::move(calls));
   });
-  auto it = std::lower_bound(blocking_.begin(), blocking_.end(), pid,
-                             [](const auto& e, int32_t p) { return e.first < p; });
-  if (it == blocking_.end() || it->first != pid) return EmptyIntervals();
-  return it->second;
+  return OfPid(blocking_, pid, EmptyIntervals());
 }
 
 const std::vector<Interval>& HostFacts::GcIntervals(int32_t pid) {
@@ -66,23 +88,15 @@ const std::vector<Interval>& HostFacts::GcIntervals(int32_t pid) {
     }
     std::vector<Interval> all;
     for (const auto& [p, iv] : found) all.push_back(iv);
+    // Ranges of no known process count only in every process's union.
+    gc_ = MergedByPid(std::move(found));
+    gc_.erase(gc_.begin(),
+              std::find_if(gc_.begin(), gc_.end(), [](const auto& e) { return e.first >= 0; }));
     if (!all.empty()) gc_.push_back({-1, MergeIntervals(std::move(all))});
-    std::stable_sort(found.begin(), found.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (size_t i = 0; i < found.size();) {
-      size_t j = i;
-      std::vector<Interval> v;
-      while (j < found.size() && found[j].first == found[i].first) v.push_back(found[j++].second);
-      if (found[i].first >= 0) gc_.push_back({found[i].first, MergeIntervals(std::move(v))});
-      i = j;
-    }
     std::sort(gc_.begin(), gc_.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
   });
-  auto it = std::lower_bound(gc_.begin(), gc_.end(), pid,
-                             [](const auto& e, int32_t p) { return e.first < p; });
-  if (it == gc_.end() || it->first != pid) return EmptyIntervals();
-  return it->second;
+  return OfPid(gc_, pid, EmptyIntervals());
 }
 
 const std::vector<LaunchingThread>& HostFacts::LaunchingThreads(int32_t pid) {
@@ -122,10 +136,7 @@ const std::vector<LaunchingThread>& HostFacts::LaunchingThreads(int32_t pid) {
               [](const auto& x, const auto& y) { return x.first < y.first; });
   });
   static const std::vector<LaunchingThread> kNone;
-  auto it = std::lower_bound(launching_.begin(), launching_.end(), pid,
-                             [](const auto& e, int32_t p) { return e.first < p; });
-  if (it == launching_.end() || it->first != pid) return kNone;
-  return it->second;
+  return OfPid(launching_, pid, kNone);
 }
 
 LaunchingThread HostFacts::MainLaunchingThread(int32_t pid) {
@@ -245,9 +256,8 @@ void HostFacts::EnsureWaits() {
 const ThreadWaits& HostFacts::Waits(int32_t pid, int32_t tid) {
   static const ThreadWaits kNone;
   EnsureWaits();
-  auto it = std::lower_bound(wait_threads_.begin(), wait_threads_.end(), std::make_pair(pid, tid));
-  if (it == wait_threads_.end() || *it != std::make_pair(pid, tid)) return kNone;
-  return waits_[it - wait_threads_.begin()];
+  const int64_t i = IndexOf(wait_threads_, pid, tid);
+  return i < 0 ? kNone : waits_[i];
 }
 
 HostBreakdown HostFacts::HostWithin(int32_t pid, int32_t tid, TimeNs a, TimeNs b) {
@@ -290,16 +300,14 @@ void HostFacts::EnsureGil() {
 
 const std::vector<Interval>& HostFacts::GilHeld(int32_t pid, int32_t tid) {
   EnsureGil();
-  auto it = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), std::make_pair(pid, tid));
-  if (it == gil_threads_.end() || *it != std::make_pair(pid, tid)) return EmptyIntervals();
-  return gil_held_[it - gil_threads_.begin()];
+  const int64_t i = IndexOf(gil_threads_, pid, tid);
+  return i < 0 ? EmptyIntervals() : gil_held_[i];
 }
 
 const std::vector<Interval>& HostFacts::GilWaited(int32_t pid, int32_t tid) {
   EnsureGil();
-  auto it = std::lower_bound(gil_threads_.begin(), gil_threads_.end(), std::make_pair(pid, tid));
-  if (it == gil_threads_.end() || *it != std::make_pair(pid, tid)) return EmptyIntervals();
-  return gil_waited_[it - gil_threads_.begin()];
+  const int64_t i = IndexOf(gil_threads_, pid, tid);
+  return i < 0 ? EmptyIntervals() : gil_waited_[i];
 }
 
 const std::vector<std::pair<int32_t, int32_t>>& HostFacts::GilThreads() {

@@ -14,16 +14,11 @@ TraceFacts::TraceFacts(const Trace& trace, FactsOptions options, FactsInputs inp
       graphs_(*trace_, inputs_, host_),
       loop_(*trace_, options_, gpu_, host_, graphs_) {}
 
+// The holders borrow the trace, which does not move when its owner does.
 TraceFacts::TraceFacts(std::unique_ptr<const Trace> trace, FactsOptions options, FactsInputs inputs)
-    : owned_(std::move(trace)),
-      trace_(owned_.get()),
-      options_(std::move(options)),
-      inputs_(std::move(inputs)),
-      gpu_(*trace_),
-      kernels_(*trace_, gpu_),
-      host_(*trace_, options_),
-      graphs_(*trace_, inputs_, host_),
-      loop_(*trace_, options_, gpu_, host_, graphs_) {}
+    : TraceFacts(*trace, std::move(options), std::move(inputs)) {
+  owned_ = std::move(trace);
+}
 
 TraceFacts::~TraceFacts() = default;
 

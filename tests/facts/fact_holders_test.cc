@@ -4,6 +4,7 @@
 // split on its device slots); and each fact is built once when several threads ask at once.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -94,12 +95,15 @@ TEST(FactHolders, HostFactsReadTheGcNamesOfTheirOptions) {
 }
 
 TEST(TraceFacts, OtherIterationOptionsLeaveTheLoopsOwn) {
-  const Trace t = TraceFixture()
-                      .Launch("gemm", 0, 5, 10, 30)
-                      .Launch("norm", 40, 45, 50, 60)
-                      .Range("iteration 0", 0, 35)
-                      .Range("iteration 1", 36, 70)
-                      .Build();
+  // Three profiler steps, each launching a GEMM and a norm.
+  TraceFixture f;
+  for (TimeNs s = 0; s < 3; ++s) {
+    const TimeNs t0 = 1'000 * s;
+    f.Range("ProfilerStep#" + std::to_string(s), t0, t0 + 900);
+    f.Launch(kGemm, t0 + 10, t0 + 20, t0 + 100, t0 + 400);
+    f.Launch("rms_norm", t0 + 30, t0 + 40, t0 + 400, t0 + 500);
+  }
+  const Trace t = f.Build();
   TraceFacts facts(t);
   IterationsOptions other;
   other.name_regex = "no range is named so";
@@ -107,9 +111,12 @@ TEST(TraceFacts, OtherIterationOptionsLeaveTheLoopsOwn) {
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_TRUE(none->sets.empty());
   ASSERT_NE(facts.loop().MainSet(), nullptr);
-  EXPECT_EQ(facts.loop().MainSet()->iterations.size(), 2u);
-  // Measured with the GPU-time and host holders: each iteration's launched kernel.
-  EXPECT_EQ(facts.loop().MainSet()->iterations[0].launched.kernel_count, 1);
+  ASSERT_EQ(facts.loop().MainSet()->iterations.size(), 3u);
+  // Measured with the GPU-time and host holders: each step's launched kernels and busy time.
+  for (const Iteration& it : facts.loop().MainSet()->iterations) {
+    EXPECT_EQ(it.launched.kernel_count, 2);
+    EXPECT_EQ(it.gpu_busy_launched_ns, 400);
+  }
 }
 
 TEST(TraceFacts, EachFactIsBuiltOnceWhenThreadsAskAtOnce) {
