@@ -208,9 +208,9 @@ void BM_FindingsContext(benchmark::State& state, Format format) {
   const AnalyzeOptions options;
   for (auto _ : state) {
     AnalysisContext context(*trace, options);
-    StatusOr<const IterationsResult*> iterations = context.Iterations();
+    StatusOr<const IterationsResult*> iterations = context.loop().Iterations();
     if (!iterations.ok()) return state.SkipWithError(iterations.status().message().c_str());
-    benchmark::DoNotOptimize(context.Windows().data());
+    benchmark::DoNotOptimize(context.loop().Windows().data());
   }
   state.SetItemsProcessed(state.iterations() * kernels);
 }
@@ -223,7 +223,7 @@ void BM_FindingRule(benchmark::State& state, Format format, const FindingRule* r
   if (!trace) return state.SkipWithError("cannot import the trace (see stderr)");
   const AnalyzeOptions options;
   AnalysisContext context(*trace, options);
-  StatusOr<const IterationsResult*> iterations = context.Iterations();
+  StatusOr<const IterationsResult*> iterations = context.loop().Iterations();
   if (!iterations.ok()) return state.SkipWithError(iterations.status().message().c_str());
   for (auto _ : state) {
     std::vector<Finding> out;

@@ -1,7 +1,7 @@
 // Dense slots for ids read from input (device ids, stream ids: any int32), so that per-id tables
 // are sized by how many distinct ids a trace has, never by an id's value (a device id near
-// INT32_MAX must not ask for a table of 2^31 entries). Used by the analysis context's per-device
-// facts.
+// INT32_MAX must not ask for a table of 2^31 entries). Used by the per-device facts
+// (facts/gpu_time_facts.h, facts/kernel_facts.h).
 #pragma once
 
 #include <array>

@@ -60,7 +60,7 @@ int RunExport(const ExportArgs& args) {
   options.eager_reference = reference.get();
   std::vector<Finding> findings;
   if (!args.no_annotations) {
-    StatusOr<const IterationsResult*> iterations = context.Iterations();
+    StatusOr<const IterationsResult*> iterations = context.loop().Iterations();
     if (!iterations.ok()) return ReportError(iterations.status());
     StatusOr<std::vector<Finding>> f = ComputeFindings(context);
     if (!f.ok()) return ReportError(f.status());

@@ -186,12 +186,13 @@ HostCalls FlattenHostCalls(AnalysisContext& context, int32_t pid) {
       edges.push_back({v.end_ns, -1, cause});
     }
   };
-  add(context.GcIntervals(pid), kGcCause);
+  add(context.host().GcIntervals(pid), kGcCause);
   // The main launching thread's own waits: for the GIL, and in waiting OS calls.
-  const LaunchingThread main = context.MainLaunchingThread(pid);
+  const LaunchingThread main = context.host().MainLaunchingThread(pid);
   if (main.tid >= 0) {
-    if (context.HasGil()) add(context.GilWaited(main.pid, main.tid), kGilCause);
-    if (context.HasOsCalls()) add(context.Waits(main.pid, main.tid).os_wait, kOsWaitCause);
+    if (context.host().HasGil()) add(context.host().GilWaited(main.pid, main.tid), kGilCause);
+    if (context.host().HasOsCalls())
+      add(context.host().Waits(main.pid, main.tid).os_wait, kOsWaitCause);
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.t < b.t; });
   HostCalls out;
@@ -247,7 +248,7 @@ RunSamples SetSamples(AnalysisContext& context, const IterationSet& set) {
   RunSamples run;
   run.source = trace.source.path;
   run.pattern = set.pattern;
-  const LaunchIndex& index = context.Launches();
+  const LaunchIndex& index = context.host().Launches();
   const size_t num_kernels = trace.kernels.size();
   const size_t num_work = num_kernels + trace.memops.size();
 
@@ -266,7 +267,8 @@ RunSamples SetSamples(AnalysisContext& context, const IterationSet& set) {
   std::unordered_map<uint32_t, int32_t> category_by_name;
   for (size_t k = 0; k < num_kernels; ++k) {
     auto [it, inserted] = category_by_name.try_emplace(trace.kernels.name[k].value, 0);
-    if (inserted) it->second = intern(KernelCategoryName(context.Category(trace.kernels.name[k])));
+    if (inserted)
+      it->second = intern(KernelCategoryName(context.kernels().Category(trace.kernels.name[k])));
     category_of[k] = it->second;
   }
   for (size_t m = 0; m < trace.memops.size(); ++m) {
@@ -441,7 +443,7 @@ RunSamples SetSamples(AnalysisContext& context, const IterationSet& set) {
 }  // namespace
 
 StatusOr<RunSamples> CollectRunSamples(AnalysisContext& context) {
-  ASSIGN_OR_RETURN(const IterationsResult* iterations, context.Iterations());
+  ASSIGN_OR_RETURN(const IterationsResult* iterations, context.loop().Iterations());
   if (iterations->sets.empty() || iterations->sets[0].iterations.empty()) {
     RunSamples run;
     run.source = context.trace().source.path;
@@ -454,7 +456,7 @@ StatusOr<std::vector<RunSamples>> CollectLoopSamples(AnalysisContext& context) {
   std::vector<RunSamples> loops;
   ASSIGN_OR_RETURN(RunSamples main, CollectRunSamples(context));
   loops.push_back(std::move(main));
-  ASSIGN_OR_RETURN(const IterationsResult* iterations, context.Iterations());
+  ASSIGN_OR_RETURN(const IterationsResult* iterations, context.loop().Iterations());
   if (iterations->sets.empty()) return loops;
   for (const IterationSet& loop : iterations->other_loops) {
     if (loop.pid == iterations->sets[0].pid) loops.push_back(SetSamples(context, loop));

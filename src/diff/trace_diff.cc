@@ -197,7 +197,7 @@ SideWork CollectWork(AnalysisContext& context, const std::vector<uint8_t>& in_sc
   for (const Group& g : groups) {
     const std::string_view full = trace.str(g.name);
     const std::string key = NormalizeKernelName(full);
-    const char* category = KernelCategoryName(context.Category(g.name));
+    const char* category = KernelCategoryName(context.kernels().Category(g.name));
     w.kernels.Add(key, KernelDisplayName(key), full, g.count, g.total_ns, category);
     w.categories.Add(category, category, "kernels", g.count, g.total_ns);
     w.kernel_count += g.count;
@@ -228,7 +228,7 @@ SideWork CollectWork(AnalysisContext& context, const std::vector<uint8_t>& in_sc
 // Work ids (LaunchIndex numbering) launched inside one of the set's iterations.
 std::vector<uint8_t> IterationScope(AnalysisContext& context, const IterationSet& set) {
   const Trace& trace = context.trace();
-  const LaunchIndex& index = context.Launches();
+  const LaunchIndex& index = context.host().Launches();
   std::vector<uint8_t> scope(trace.kernels.size() + trace.memops.size(), 0);
   const int32_t thread = index.ThreadOf(set.pid, set.tid);
   if (thread < 0) return scope;
@@ -305,7 +305,7 @@ IterationDiff CompareIterations(const IterationSet& b, const IterationSet& a) {
 // GPU busy summed over the trace's devices.
 DurationNs BusyTotal(AnalysisContext& context) {
   DurationNs total = 0;
-  for (int32_t d : context.GpuDevices()) total += TotalLength(context.Busy(d));
+  for (int32_t d : context.gpu().GpuDevices()) total += TotalLength(context.gpu().Busy(d));
   return total;
 }
 
@@ -362,8 +362,8 @@ StatusOr<TraceDiffResult> ComputeTraceDiff(AnalysisContext& baseline_context,
   RETURN_IF_ERROR(CheckHasGpuWork(candidate, "candidate"));
   TraceDiffResult r;
 
-  ASSIGN_OR_RETURN(const IterationsResult* it_b, baseline_context.Iterations());
-  ASSIGN_OR_RETURN(const IterationsResult* it_a, candidate_context.Iterations());
+  ASSIGN_OR_RETURN(const IterationsResult* it_b, baseline_context.loop().Iterations());
+  ASSIGN_OR_RETURN(const IterationsResult* it_a, candidate_context.loop().Iterations());
   const IterationSet* set_b = it_b->sets.empty() ? nullptr : &it_b->sets[0];
   const IterationSet* set_a = it_a->sets.empty() ? nullptr : &it_a->sets[0];
   r.iterations_before = set_b != nullptr ? static_cast<int64_t>(set_b->iterations.size()) : 0;

@@ -145,7 +145,7 @@ void WriteIterations(const Trace& trace, const IterationsResult& result,
 // garbage collections per process, each on a track of its own beside the process's threads.
 void WriteHostTracks(const Trace& trace, AnalysisContext& context, EventWriter& w,
                      PerfettoExportCounts& c) {
-  const std::vector<std::pair<int32_t, int32_t>>& threads = context.GilThreads();
+  const std::vector<std::pair<int32_t, int32_t>>& threads = context.host().GilThreads();
   for (size_t k = 0; k < threads.size(); ++k) {
     const int32_t pid = threads[k].first, tid = threads[k].second;
     const int64_t track = kGilTidBase + static_cast<int64_t>(k);
@@ -164,15 +164,15 @@ void WriteHostTracks(const Trace& trace, AnalysisContext& context, EventWriter& 
         ++c.gil_slices;
       }
     };
-    slices(context.GilHeld(pid, tid), "Holding GIL");
-    slices(context.GilWaited(pid, tid), "Waiting for GIL");
+    slices(context.host().GilHeld(pid, tid), "Holding GIL");
+    slices(context.host().GilWaited(pid, tid), "Waiting for GIL");
   }
   std::set<int32_t> pids;
   for (const ProcessInfo& p : trace.processes) pids.insert(p.pid);
   for (size_t i = 0; i < trace.ranges.size(); ++i) pids.insert(trace.ranges.pid[i]);
   for (int32_t pid : pids) {
     if (pid < 0) continue;
-    const std::vector<Interval>& gc = context.GcIntervals(pid);
+    const std::vector<Interval>& gc = context.host().GcIntervals(pid);
     if (gc.empty()) continue;
     w.Metadata("thread_name", pid, kGcTid, "Python GC");
     for (const Interval& iv : gc) {

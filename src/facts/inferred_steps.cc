@@ -9,12 +9,20 @@
 #include <set>
 
 #include "base/stats.h"
+#include "facts/graph_facts.h"
 #include "facts/graph_replays.h"
+#include "facts/host_facts.h"
 #include "facts/launch_projection.h"
-#include "facts/trace_facts.h"
 
 namespace sightline {
 namespace {
+
+// What the step search reads besides the trace: its launches and its graph replays.
+struct StepFacts {
+  const Trace& trace;
+  HostFacts& host;
+  GraphFacts& graphs;
+};
 
 constexpr size_t kMinSteps = 3;
 constexpr int kMaxPeriod = 8;              // synchronizations per step looked for
@@ -49,12 +57,12 @@ int64_t LaunchesIn(const LaunchIndex& index, int32_t thread, TimeNs a, TimeNs b)
 // own (Step::cut). A step without a synchronization inside it is kept whole.
 constexpr int64_t kTailMargin = 16;
 
-void CutLongTails(TraceFacts& facts, const LaunchingThread& main, InferredSteps& r) {
+void CutLongTails(const StepFacts& facts, const LaunchingThread& main, InferredSteps& r) {
   std::vector<int64_t> counts;
   for (const InferredSteps::Step& s : r.steps) counts.push_back(s.launches);
   if (counts.size() < kMinSteps) return;
   const auto median = static_cast<int64_t>(Median(counts) + 0.5);
-  const Trace& trace = facts.trace();
+  const Trace& trace = facts.trace;
   const ApiCallTable& api = trace.api_calls;
   std::vector<TimeNs> syncs;  // ends of the thread's synchronizations, in time order
   for (size_t i = 0; i < api.size(); ++i) {
@@ -63,7 +71,7 @@ void CutLongTails(TraceFacts& facts, const LaunchingThread& main, InferredSteps&
     }
   }
   std::sort(syncs.begin(), syncs.end());
-  const LaunchIndex& index = facts.Launches();
+  const LaunchIndex& index = facts.host.Launches();
   const int32_t thread = index.ThreadOf(main.pid, main.tid);
   std::vector<InferredSteps::Step> out;
   for (InferredSteps::Step s : r.steps) {
@@ -93,10 +101,10 @@ void CutLongTails(TraceFacts& facts, const LaunchingThread& main, InferredSteps&
 }
 
 // One step per replay of the thread's most replayed graph: from its launch to the next one's.
-InferredSteps FromGraphReplays(TraceFacts& facts, const LaunchingThread& main) {
+InferredSteps FromGraphReplays(const StepFacts& facts, const LaunchingThread& main) {
   InferredSteps r;
-  const Trace& trace = facts.trace();
-  const GraphReplays& replays = facts.Replays();
+  const Trace& trace = facts.trace;
+  const GraphReplays& replays = facts.graphs.Replays();
   std::map<int32_t, int64_t> per_variant;
   for (const GraphReplay& g : replays.replays) {
     if (g.pid == main.pid && g.tid == main.tid && g.launch_call != kNoRow) ++per_variant[g.variant];
@@ -135,7 +143,7 @@ InferredSteps FromGraphReplays(TraceFacts& facts, const LaunchingThread& main) {
       marks.push_back(&g);
     }
   }
-  const LaunchIndex& index = facts.Launches();
+  const LaunchIndex& index = facts.host.Launches();
   const int32_t thread = index.ThreadOf(main.pid, main.tid);
   for (size_t i = 0; i < marks.size(); ++i) {
     InferredSteps::Step s;
@@ -168,9 +176,9 @@ InferredSteps FromGraphReplays(TraceFacts& facts, const LaunchingThread& main) {
 
 // Steps between the thread's synchronizations, `period` of them per step, the period being the
 // smallest one that repeats the launch counts between them.
-InferredSteps FromSynchronizations(TraceFacts& facts, const LaunchingThread& main) {
+InferredSteps FromSynchronizations(const StepFacts& facts, const LaunchingThread& main) {
   InferredSteps r;
-  const Trace& trace = facts.trace();
+  const Trace& trace = facts.trace;
   const ApiCallTable& api = trace.api_calls;
   std::vector<size_t> syncs;
   for (size_t i = 0; i < api.size(); ++i) {
@@ -179,7 +187,7 @@ InferredSteps FromSynchronizations(TraceFacts& facts, const LaunchingThread& mai
     }
   }
   if (syncs.size() < kMinSteps + 1) return r;
-  const LaunchIndex& index = facts.Launches();
+  const LaunchIndex& index = facts.host.Launches();
   const int32_t thread = index.ThreadOf(main.pid, main.tid);
   // Launches between consecutive synchronizations (from one's end to the next one's end).
   std::vector<int64_t> counts;
@@ -252,9 +260,9 @@ constexpr size_t kMaxFamilies = 32;  // more mixes than this join their closest 
 // Without `by_mix` (graph replays), the replay steps are one family, the loop, whatever their
 // mix (each replay of the step's graph is a step by construction), and the stretches cut from
 // them are grouped by mix among themselves.
-void AssignFamilies(TraceFacts& facts, InferredSteps& r, bool by_mix) {
-  const Trace& trace = facts.trace();
-  const LaunchIndex& index = facts.Launches();
+void AssignFamilies(const StepFacts& facts, InferredSteps& r, bool by_mix) {
+  const Trace& trace = facts.trace;
+  const LaunchIndex& index = facts.host.Launches();
   const int32_t thread = index.ThreadOf(r.pid, r.tid);
   std::vector<std::vector<uint32_t>> mixes, firsts;  // each step's; each family's first step's
   std::vector<int64_t> sizes;
@@ -325,8 +333,9 @@ void AssignFamilies(TraceFacts& facts, InferredSteps& r, bool by_mix) {
 
 }  // namespace
 
-InferredSteps InferSteps(TraceFacts& facts) {
-  const LaunchingThread main = facts.MainLaunchingThread(-1);
+InferredSteps InferSteps(const Trace& trace, HostFacts& host, GraphFacts& graphs) {
+  const StepFacts facts{trace, host, graphs};
+  const LaunchingThread main = host.MainLaunchingThread(-1);
   if (main.pid < 0 && main.tid < 0) return {};
   for (auto method : {&FromGraphReplays, &FromSynchronizations}) {
     InferredSteps r = method(facts, main);

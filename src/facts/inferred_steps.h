@@ -14,7 +14,8 @@
 
 namespace sightline {
 
-class TraceFacts;
+class GraphFacts;  // facts/graph_facts.h
+class HostFacts;   // facts/host_facts.h
 
 struct InferredSteps {
   std::string method;   // "graph replays" or "synchronize cadence"
@@ -57,6 +58,6 @@ inline constexpr double kSameMix = 0.9;
 
 // The steps of the main launching thread, or an empty result (no steps) when the trace shows no
 // regular loop: fewer than 3 steps, or fewer than half of them alike.
-InferredSteps InferSteps(TraceFacts& facts);
+InferredSteps InferSteps(const Trace& trace, HostFacts& host, GraphFacts& graphs);
 
 }  // namespace sightline

@@ -48,7 +48,7 @@ DurationNs TotalLength(const std::vector<Interval>& merged);
 
 // Appends [start_ns, end_ns) to a union built from intervals that arrive in non-decreasing start
 // order (the trace tables' order): merges it into the last interval when they overlap or touch.
-// Empty intervals add nothing. The per-device busy unions (TraceFacts::Busy) are built so.
+// Empty intervals add nothing. The per-device busy unions (GpuTimeFacts::Busy) are built so.
 inline void AppendToUnion(std::vector<Interval>& merged, TimeNs start_ns, TimeNs end_ns) {
   if (end_ns <= start_ns) return;
   if (!merged.empty() && start_ns <= merged.back().end_ns) {

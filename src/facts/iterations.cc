@@ -9,9 +9,10 @@
 #include <map>
 
 #include "base/name_pattern.h"
+#include "facts/gpu_time_facts.h"
+#include "facts/host_facts.h"
 #include "facts/inferred_steps.h"
 #include "facts/intervals.h"
-#include "facts/trace_facts.h"
 
 namespace sightline {
 
@@ -84,8 +85,10 @@ void ComputeDistribution(IterationSet& set, const IterationsOptions& options) {
 }
 
 // The devices, launched work, GPU busy time and distribution of a set whose pid, tid and
-// iterations' times (and names, range rows) are set.
-void MeasureSet(TraceFacts& facts, const IterationsOptions& options, IterationSet& set);
+// iterations' times (and names, range rows) are set, from the devices' busy unions and the launch
+// index.
+void MeasureSet(const Trace& trace, GpuTimeFacts& gpu, HostFacts& host,
+                const IterationsOptions& options, IterationSet& set);
 
 }  // namespace
 
@@ -108,8 +111,8 @@ Status CheckIterationsRegex(const std::string& regex) {
   return re.ok() ? Status::Ok() : BadRegex(regex, re.error());
 }
 
-StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const IterationsOptions& options) {
-  const Trace& trace = facts.trace();
+StatusOr<IterationsResult> ComputeIterations(const Trace& trace, GpuTimeFacts& gpu, HostFacts& host,
+                                             GraphFacts& graphs, const IterationsOptions& options) {
   IterationsResult res;
   res.default_regex = options.name_regex.empty();
   res.regex = res.default_regex ? kDefaultIterationRegex : options.name_regex;
@@ -170,7 +173,7 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
     // No range names a step: the trace's own rhythm may (graph replays, synchronizations); a
     // user's --iterations that matched nothing stays unanswered.
     if (!res.default_regex) return res;
-    const InferredSteps inferred = InferSteps(facts);
+    const InferredSteps inferred = InferSteps(trace, host, graphs);
     if (inferred.steps.empty()) return res;
     res.method = inferred.method;
     res.regular_share = inferred.regular_share;
@@ -206,7 +209,7 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
         for (const Iteration& it : families[f].iterations) res.other_steps_ns += it.wall_ns();
         continue;
       }
-      MeasureSet(facts, options, families[f]);
+      MeasureSet(trace, gpu, host, options, families[f]);
       (f == 0 ? res.sets : res.other_loops).push_back(std::move(families[f]));
     }
     return res;
@@ -238,7 +241,7 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
       it.start_ns = r.start_ns[row];
       it.end_ns = r.end_ns[row];
     }
-    MeasureSet(facts, options, set);
+    MeasureSet(trace, gpu, host, options, set);
   };
   for (const auto& [pid, entry] : best) make_set(entry->first, entry->second, res.sets);
   // The other loops: another name in a process with a set (a given regex names one loop).
@@ -262,10 +265,10 @@ StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const Iterations
 
 namespace {
 
-void MeasureSet(TraceFacts& facts, const IterationsOptions& options, IterationSet& set) {
-  const Trace& trace = facts.trace();
-  const std::vector<std::pair<int32_t, int32_t>>& pid_devices = facts.PidDevices();
-  const LaunchIndex& index = facts.Launches();
+void MeasureSet(const Trace& trace, GpuTimeFacts& gpu, HostFacts& host,
+                const IterationsOptions& options, IterationSet& set) {
+  const std::vector<std::pair<int32_t, int32_t>>& pid_devices = gpu.PidDevices();
+  const LaunchIndex& index = host.Launches();
   std::vector<Interval> launched;
   {
     const int32_t pid = set.pid;
@@ -299,10 +302,10 @@ void MeasureSet(TraceFacts& facts, const IterationsOptions& options, IterationSe
     std::vector<Interval> several;
     const std::vector<Interval>* busy = &several;
     if (set.devices.size() == 1) {
-      busy = &facts.Busy(set.devices[0]);
+      busy = &gpu.Busy(set.devices[0]);
     } else {
       for (int32_t d : set.devices) {
-        const std::vector<Interval>& b = facts.Busy(d);
+        const std::vector<Interval>& b = gpu.Busy(d);
         several.insert(several.end(), b.begin(), b.end());
       }
       several = MergeIntervals(std::move(several));

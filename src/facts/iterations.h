@@ -90,12 +90,17 @@ struct IterationsResult {
 };
 inline constexpr size_t kMinOtherLoopIterations = 2;
 
-class TraceFacts;  // facts/trace_facts.h
+class GpuTimeFacts;  // facts/gpu_time_facts.h
+class GraphFacts;    // facts/graph_facts.h
+class HostFacts;     // facts/host_facts.h
 
-// Finds the iterations with `options` (TraceFacts::Iterations() keeps the ones the facts options
-// ask for; call this for others). The "iterations" section is
+// Finds the iterations of `trace` with `options`, measured with its GPU time and launches, and
+// inferred from its graph replays and synchronizations when no range names them (LoopFacts::
+// Iterations() keeps the ones the facts options ask for; call this, or the TraceFacts overload in
+// facts/trace_facts.h, for others). The "iterations" section is
 // analyses/iterations/iterations_section.h's.
-StatusOr<IterationsResult> ComputeIterations(TraceFacts& facts, const IterationsOptions& options);
+StatusOr<IterationsResult> ComputeIterations(const Trace& trace, GpuTimeFacts& gpu, HostFacts& host,
+                                             GraphFacts& graphs, const IterationsOptions& options);
 
 // Whether `regex` (an --iterations value; empty: the default names) compiles, with the error
 // ComputeIterations would give; the CLI checks it before reading any input.

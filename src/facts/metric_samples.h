@@ -1,8 +1,8 @@
 // Sampled GPU metrics as step functions per (device, metric): each sample holds its value over
 // [its time, the next sample's time) (the last one for one median period), so a figure over any
 // interval weights each sample by its overlap with it. Built once per trace from Trace::counters
-// (TraceFacts::Samples()); used by the per-iteration and per-range metrics
-// (gpu_metrics_intervals.h) and the metric findings.
+// (TraceFacts::samples(), AnalysisContext::samples()); used by the per-iteration and per-range
+// metrics (gpu_metrics_intervals.h) and the metric findings.
 #pragma once
 
 #include <cstdint>

@@ -180,7 +180,7 @@ void TraceBuilder::ComputeRangeNesting() {
 
 void TraceBuilder::ComputeThreadRoles() {
   // Launching threads: those with a launch call. A launching thread that no importer listed stays
-  // unlisted (AnalysisContext::LaunchingThreads finds every one from the calls).
+  // unlisted (HostFacts::LaunchingThreads finds every one from the calls).
   if (trace_.threads.empty()) return;
   std::vector<std::pair<int32_t, int32_t>> launching;
   const ApiCallTable& a = trace_.api_calls;

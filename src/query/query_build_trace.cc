@@ -34,11 +34,12 @@ Status AddKernels(AnalysisContext& context, int input, QueryRowFeed& feed) {
   const Trace& trace = context.trace();
   const KernelTable& k = trace.kernels;
   const ApiCallTable& api = trace.api_calls;
-  const GraphKernelPaths& paths = context.GraphPaths();
+  const GraphKernelPaths& paths = context.graphs().GraphPaths();
   return feed.Insert(
       Table("kernels"), RowsOf(k.size(), [&](size_t i, QueryRow& row) {
         row.Int(input).Int(static_cast<int64_t>(i)).Text(trace.str(k.name[i]));
-        row.Text(trace.str(k.short_name[i])).Text(KernelCategoryName(context.Category(k.name[i])));
+        row.Text(trace.str(k.short_name[i]))
+            .Text(KernelCategoryName(context.kernels().Category(k.name[i])));
         row.Int(k.start_ns[i]).Int(k.end_ns[i]).Int(k.dur_ns(i)).Int(k.device[i]).Int(k.stream[i]);
         row.Int(k.pid[i]);
         const int32_t call = k.launch_call[i];
@@ -149,7 +150,7 @@ Status AddRanges(AnalysisContext& context, int input, QueryDbBuilder& builder) {
   }
   if (!builder.Fills("range_kernels")) return Status::Ok();
 
-  const LaunchIndex& index = context.LaunchesWithCapture();
+  const LaunchIndex& index = context.graphs().LaunchesWithCapture();
   std::vector<std::pair<uint32_t, PointKind>> held;  // the current range's kernels
   size_t next_range = 0, j = 0;
   int32_t range = -1;
@@ -167,7 +168,7 @@ Status AddRanges(AnalysisContext& context, int input, QueryDbBuilder& builder) {
 }
 
 Status AddIterations(AnalysisContext& context, int input, sqlite3* db) {
-  StatusOr<const IterationsResult*> result = context.Iterations();
+  StatusOr<const IterationsResult*> result = context.loop().Iterations();
   if (!result.ok()) return result.status();
   const IterationsResult& res = **result;
   const Trace& trace = context.trace();

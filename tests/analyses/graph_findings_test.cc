@@ -267,7 +267,7 @@ TEST(GraphFindings, ShippedSamples) {
   StatusOr<Trace> loop = ImportTrace(kData + "nsys/decode_loop_graph_trace_h100.sqlite");
   ASSERT_TRUE(loop.ok()) << loop.status().ToString();
   auto ctx = Ctx(*loop);
-  const GraphReplays& gr = ctx->Replays();
+  const GraphReplays& gr = ctx->graphs().Replays();
   EXPECT_EQ(gr.replays.size(), 20u);
   EXPECT_EQ(gr.variants.size(), 1u);
   StatusOr<std::vector<Finding>> b = ComputeFindings(*ctx);

@@ -284,7 +284,7 @@ TEST(GraphServe, AnEagerReferenceGivesReplaysWithoutCapturePointsTheirCaptureRan
   inputs.eager_reference = eager;
   inputs.eager_reference_path = kEagerOnly;
   const auto context = testing::Ctx(*bare, {}, inputs);
-  const GraphKernelPaths& p = context->GraphPaths();
+  const GraphKernelPaths& p = context->graphs().GraphPaths();
   EXPECT_EQ(p.alignment.kernels_matched, 0);  // the trace holds no eager run
   EXPECT_EQ(p.reference_alignment.replays, 40);
   EXPECT_EQ(p.reference_alignment.replays_matched, 40);
@@ -371,7 +371,7 @@ TEST(GraphServe, CapturePointsWinOverTheEagerReference) {
   RunInputs inputs;
   inputs.eager_reference = eager;
   const auto context = testing::Ctx(*node, {}, inputs);
-  const GraphKernelPaths& p = context->GraphPaths();
+  const GraphKernelPaths& p = context->graphs().GraphPaths();
   EXPECT_TRUE(p.reference_alignment.counterpart.empty());
   int64_t captured = 0;
   for (PathSource s : p.source) captured += s == PathSource::kCapture;

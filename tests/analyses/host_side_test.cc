@@ -96,16 +96,16 @@ TEST(HostSide, OsWaitsLeaveOutCudaCallsAndGilWaits) {
   f.OffCpu(700, 780, kMain);
   const Trace t = f.Build();
   auto c = Ctx(t);
-  const ThreadWaits& w = c->Waits(100, 100);
+  const ThreadWaits& w = c->host().Waits(100, 100);
   const std::vector<Interval> want = {{300, 350}, {700, 800}};
   EXPECT_EQ(w.os_wait, want);
   EXPECT_EQ(TotalLength(w.off_cpu), 80);
-  const HostBreakdown h = c->HostWithin(100, 100, 0, 1000);
+  const HostBreakdown h = c->host().HostWithin(100, 100, 0, 1000);
   EXPECT_EQ(h.os_wait_ns, 150);
   EXPECT_EQ(h.gil_wait_ns, 100);
   EXPECT_EQ(h.sync_ns, 120);
   EXPECT_EQ(h.off_cpu_ns, 80);
-  EXPECT_TRUE(c->Waits(100, 999).os_wait.empty());
+  EXPECT_TRUE(c->host().Waits(100, 999).os_wait.empty());
 }
 
 TEST(HostSide, ThreadsSectionPerIterationAndOsWaits) {

@@ -21,7 +21,7 @@ using testing::TraceFixture;
 IterationsResult Find(const Trace& t, std::string regex = "") {
   IterationsOptions options;
   options.name_regex = std::move(regex);
-  return testing::ValueOrDie(ComputeIterations(*Ctx(t), options));
+  return testing::ValueOrDie(ComputeIterations(Ctx(t)->facts(), options));
 }
 
 TEST(Iterations, DefaultNames) {
@@ -115,7 +115,7 @@ TEST(Iterations, RegexOverride) {
 
   IterationsOptions bad;
   bad.name_regex = "step[";
-  StatusOr<IterationsResult> err = ComputeIterations(*Ctx(t), bad);
+  StatusOr<IterationsResult> err = ComputeIterations(Ctx(t)->facts(), bad);
   ASSERT_FALSE(err.ok());
   EXPECT_EQ(err.status().code(), StatusCode::kInvalidArgument);
 }
@@ -139,7 +139,7 @@ TEST(Iterations, LongNamesDoNotExhaustTheStack) {
   // A pattern RE2 does not take (a back-reference) is a usage error that says so.
   IterationsOptions bad;
   bad.name_regex = "(step)\\1";
-  StatusOr<IterationsResult> err = ComputeIterations(*Ctx(t), bad);
+  StatusOr<IterationsResult> err = ComputeIterations(Ctx(t)->facts(), bad);
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.status().message().find("RE2 syntax"), std::string::npos);
 }
@@ -255,7 +255,7 @@ TEST(Iterations, WarmupIsTheSlowPrefixAndLaterStallsStayOutliers) {
   }
   Trace t = f.Build();
   auto ctx = Ctx(t);
-  const IterationSet* set = ctx->MainSet();
+  const IterationSet* set = ctx->loop().MainSet();
   ASSERT_NE(set, nullptr);
   EXPECT_EQ(set->warmup, 4);  // 900, 800, 300, 850: 3 of 4 over
   EXPECT_EQ(set->warmup_ns, 900 + 800 + 300 + 850);
@@ -263,8 +263,8 @@ TEST(Iterations, WarmupIsTheSlowPrefixAndLaterStallsStayOutliers) {
   EXPECT_TRUE(set->iterations[13].outlier);
   EXPECT_FALSE(set->iterations[0].outlier);
   // The loop windows (what the findings read) are the steady state's.
-  ASSERT_EQ(ctx->Windows().size(), walls.size() - 4);
-  EXPECT_EQ(ctx->Windows().front().it, &set->iterations[4]);
+  ASSERT_EQ(ctx->loop().Windows().size(), walls.size() - 4);
+  EXPECT_EQ(ctx->loop().Windows().front().it, &set->iterations[4]);
 }
 
 }  // namespace

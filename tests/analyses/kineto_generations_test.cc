@@ -68,7 +68,7 @@ TEST_P(KinetoGenerations, EveryCategoryIsRead) {
   // Nothing of a category Sightline does not know; the old flow names count as flows.
   EXPECT_EQ(t->diagnostics.Count(DiagCode::kKinetoUnmappedCategory), 0);
   EXPECT_GT(t->diagnostics.Count(DiagCode::kKinetoUnmappedAsyncCpuToGpu), 0);
-  StatusOr<IterationsResult> it = ComputeIterations(*testing::Ctx(*t), {});
+  StatusOr<IterationsResult> it = ComputeIterations(testing::Ctx(*t)->facts(), {});
   ASSERT_TRUE(it.ok()) << it.status().ToString();
   int64_t steps = 0;
   for (const IterationSet& set : it->sets) steps += static_cast<int64_t>(set.iterations.size());

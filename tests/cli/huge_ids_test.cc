@@ -67,21 +67,21 @@ Trace HugeDeviceIds() {
 TEST(HugeIds, ContextMapsDeviceIdsToSlots) {
   const Trace t = HugeDeviceIds();
   AnalysisContext c(t);
-  EXPECT_EQ(c.GpuDevices(), (std::vector<int32_t>{0, kMax}));
-  EXPECT_EQ(c.Busy(0), (std::vector<Interval>{{0, 100}}));
-  EXPECT_EQ(c.Busy(kMax), (std::vector<Interval>{{1'000, 1'500}, {2'000, 2'100}}));
-  EXPECT_TRUE(c.Busy(-5).empty());  // work on no device counts on none
-  EXPECT_TRUE(c.Busy(1).empty());
-  EXPECT_TRUE(c.Busy(kMax - 1).empty());
-  EXPECT_EQ(c.TotalKernelTimeNs(), 100 + 200 + 400 + 300);
-  const CommSplit& comm = c.Comm(kMax);
+  EXPECT_EQ(c.gpu().GpuDevices(), (std::vector<int32_t>{0, kMax}));
+  EXPECT_EQ(c.gpu().Busy(0), (std::vector<Interval>{{0, 100}}));
+  EXPECT_EQ(c.gpu().Busy(kMax), (std::vector<Interval>{{1'000, 1'500}, {2'000, 2'100}}));
+  EXPECT_TRUE(c.gpu().Busy(-5).empty());  // work on no device counts on none
+  EXPECT_TRUE(c.gpu().Busy(1).empty());
+  EXPECT_TRUE(c.gpu().Busy(kMax - 1).empty());
+  EXPECT_EQ(c.gpu().TotalKernelTimeNs(), 100 + 200 + 400 + 300);
+  const CommSplit& comm = c.kernels().Comm(kMax);
   EXPECT_EQ(comm.comm_kernels, 1);
   EXPECT_EQ(comm.comm_ns, 400);
   EXPECT_EQ(comm.compute_ns, 200);
   EXPECT_EQ(comm.overlap_ns, 100);
-  EXPECT_EQ(c.Comm(0).compute_ns, 100);
-  EXPECT_EQ(c.Comm(-5).compute_ns, 0);
-  EXPECT_TRUE(c.HasCommunication());
+  EXPECT_EQ(c.kernels().Comm(0).compute_ns, 100);
+  EXPECT_EQ(c.kernels().Comm(-5).compute_ns, 0);
+  EXPECT_TRUE(c.kernels().HasCommunication());
 }
 
 TEST(HugeIds, EveryAnalysisRunsWithPerDeviceFigures) {
@@ -164,9 +164,9 @@ TEST(HugeIds, RecorderFile) {
   Report report;
   const Status s = AnalyzeTrace(context, "h", report);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(context.GpuDevices(), (std::vector<int32_t>{0, kMax}));
-  EXPECT_EQ(context.Busy(kMax), (std::vector<Interval>{{1'100, 1'400}}));
-  EXPECT_EQ(context.Busy(0), (std::vector<Interval>{{2'100, 2'400}}));
+  EXPECT_EQ(context.gpu().GpuDevices(), (std::vector<int32_t>{0, kMax}));
+  EXPECT_EQ(context.gpu().Busy(kMax), (std::vector<Interval>{{1'100, 1'400}}));
+  EXPECT_EQ(context.gpu().Busy(0), (std::vector<Interval>{{2'100, 2'400}}));
 }
 
 // The shipped nsys export with its device 0 renamed INT32_MAX: the same figures under the new id.
@@ -197,10 +197,10 @@ TEST(HugeIds, NsysExport) {
   Report report;
   const Status s = AnalyzeTrace(a, "renamed", report);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(b.GpuDevices(), std::vector<int32_t>{0});
-  EXPECT_EQ(a.GpuDevices(), std::vector<int32_t>{kMax});
-  EXPECT_FALSE(a.Busy(kMax).empty());
-  EXPECT_EQ(a.Busy(kMax), b.Busy(0));
+  EXPECT_EQ(b.gpu().GpuDevices(), std::vector<int32_t>{0});
+  EXPECT_EQ(a.gpu().GpuDevices(), std::vector<int32_t>{kMax});
+  EXPECT_FALSE(a.gpu().Busy(kMax).empty());
+  EXPECT_EQ(a.gpu().Busy(kMax), b.gpu().Busy(0));
   fs::remove_all(fs::path(renamed).parent_path());
 }
 

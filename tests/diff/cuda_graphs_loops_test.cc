@@ -214,7 +214,7 @@ TEST(CudaGraphs, BothLoopsOfTheProgramAreFound) {
   StatusOr<Trace> t = ImportTrace(kData + "nsys/graph_decode_node_h100.sqlite.gz");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   std::shared_ptr<AnalysisContext> context = testing::Ctx(*t, AnalyzeOptions());
-  StatusOr<const IterationsResult*> its = context->Iterations();
+  StatusOr<const IterationsResult*> its = context->loop().Iterations();
   ASSERT_TRUE(its.ok()) << its.status().ToString();
   ASSERT_EQ((*its)->sets.size(), 1u);
   EXPECT_EQ((*its)->sets[0].pattern, "eager_step_N");
@@ -236,7 +236,7 @@ TEST(CudaGraphs, BothLoopsOfTheProgramAreFound) {
   AnalyzeOptions given;
   given.iterations_regex = "graph_step_(\\d+)";
   auto given_context = testing::Ctx(*t, given);  // owns the result `one` points into
-  StatusOr<const IterationsResult*> one = given_context->Iterations();
+  StatusOr<const IterationsResult*> one = given_context->loop().Iterations();
   ASSERT_TRUE(one.ok());
   EXPECT_TRUE((*one)->other_loops.empty());
 }

@@ -125,7 +125,8 @@ TEST(PerfettoExport, IterationsAndFindingsAnnotate) {
   StatusOr<Trace> trace = ImportTrace(std::string(SIGHTLINE_SOURCE_DIR) +
                                       "/examples/samples/llama_decode_h100.nsys.sqlite");
   ASSERT_TRUE(trace.ok()) << trace.status().message();
-  StatusOr<IterationsResult> iterations = ComputeIterations(*Ctx(*trace), IterationsOptions{});
+  StatusOr<IterationsResult> iterations =
+      ComputeIterations(Ctx(*trace)->facts(), IterationsOptions{});
   ASSERT_TRUE(iterations.ok());
   StatusOr<std::vector<Finding>> findings = ComputeFindings(*Ctx(*trace, AnalyzeOptions{}));
   ASSERT_TRUE(findings.ok());

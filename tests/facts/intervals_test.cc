@@ -38,17 +38,17 @@ TEST(TraceFacts, BusyUsesKernelsAndMemopsOfOneDevice) {
                 .Memset(30, 35, 64)
                 .Build();
   TraceFacts context(t);
-  const std::vector<Interval>& d0 = context.Busy(0);
+  const std::vector<Interval>& d0 = context.gpu().Busy(0);
   ASSERT_EQ(d0.size(), 2u);
   EXPECT_EQ(d0[0], (Interval{0, 20}));
   EXPECT_EQ(d0[1], (Interval{30, 35}));
-  const std::vector<Interval>& d1 = context.Busy(1);
+  const std::vector<Interval>& d1 = context.gpu().Busy(1);
   ASSERT_EQ(d1.size(), 1u);
   EXPECT_EQ(d1[0], (Interval{100, 200}));
-  EXPECT_TRUE(context.Busy(5).empty());
-  EXPECT_TRUE(context.Busy(-1).empty());
-  EXPECT_EQ(context.GpuDevices(), (std::vector<int32_t>{0, 1}));
-  EXPECT_EQ(&context.Busy(0), &d0);  // computed once
+  EXPECT_TRUE(context.gpu().Busy(5).empty());
+  EXPECT_TRUE(context.gpu().Busy(-1).empty());
+  EXPECT_EQ(context.gpu().GpuDevices(), (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(&context.gpu().Busy(0), &d0);  // computed once
 }
 
 TEST(Intervals, BusyWithinClipsToWindow) {

@@ -48,7 +48,7 @@ Trace OverlappingCollectives() {
 TEST(AnalysisContext, ExposedCommunicationHasOneDefinition) {
   const Trace t = OverlappingCollectives();
   AnalysisContext context(t);
-  const CommSplit& c = context.Comm(0);
+  const CommSplit& c = context.kernels().Comm(0);
   EXPECT_EQ(c.comm_kernels, 2);
   EXPECT_EQ(c.comm_ns, 150'000);
   EXPECT_EQ(c.compute_ns, 30'000);
@@ -81,21 +81,21 @@ TEST(AnalysisContext, FactsAreComputedOnceAndShared) {
                       .Range("iteration 1", 36, 70)
                       .Build();
   AnalysisContext context(t);
-  StatusOr<const IterationsResult*> a = context.Iterations();
-  StatusOr<const IterationsResult*> b = context.Iterations();
+  StatusOr<const IterationsResult*> a = context.loop().Iterations();
+  StatusOr<const IterationsResult*> b = context.loop().Iterations();
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(*a, *b);  // the same object: computed once
-  ASSERT_NE(context.MainSet(), nullptr);
-  EXPECT_EQ(context.MainSet(), &(*a)->sets[0]);
-  ASSERT_EQ(context.Windows().size(), 2u);
-  EXPECT_EQ(context.Windows()[1].it, &(*a)->sets[0].iterations[1]);
-  EXPECT_EQ(context.FindWindow(100, 50), 1);
-  EXPECT_EQ(context.WindowLabel(context.Windows()[0]), "iteration 0");
-  EXPECT_EQ(&context.Launches(), &context.Launches());
-  EXPECT_EQ(context.TotalKernelTimeNs(), 30);
-  EXPECT_FALSE(context.HasCommunication());
-  EXPECT_EQ(context.Category(t.kernels.name[0]), ClassifyKernel("gemm"));
-  EXPECT_FALSE(context.IsCommunication(t.kernels.name[0]));
+  ASSERT_NE(context.loop().MainSet(), nullptr);
+  EXPECT_EQ(context.loop().MainSet(), &(*a)->sets[0]);
+  ASSERT_EQ(context.loop().Windows().size(), 2u);
+  EXPECT_EQ(context.loop().Windows()[1].it, &(*a)->sets[0].iterations[1]);
+  EXPECT_EQ(context.loop().FindWindow(100, 50), 1);
+  EXPECT_EQ(context.loop().WindowLabel(context.loop().Windows()[0]), "iteration 0");
+  EXPECT_EQ(&context.host().Launches(), &context.host().Launches());
+  EXPECT_EQ(context.gpu().TotalKernelTimeNs(), 30);
+  EXPECT_FALSE(context.kernels().HasCommunication());
+  EXPECT_EQ(context.kernels().Category(t.kernels.name[0]), ClassifyKernel("gemm"));
+  EXPECT_FALSE(context.kernels().IsCommunication(t.kernels.name[0]));
   StatusOr<const IdleGapsResult*> g1 = CachedIdleGaps(context);
   StatusOr<const IdleGapsResult*> g2 = CachedIdleGaps(context);
   ASSERT_TRUE(g1.ok());
@@ -107,12 +107,12 @@ TEST(AnalysisContext, BadIterationRegexIsAnErrorOnceAndNoWindows) {
   AnalyzeOptions options;
   options.iterations_regex = "(unclosed";
   AnalysisContext context(t, options);
-  EXPECT_FALSE(context.Iterations().ok());
+  EXPECT_FALSE(context.loop().Iterations().ok());
   EXPECT_FALSE(ComputeFindings(context).ok());
-  EXPECT_EQ(context.MainSet(), nullptr);
+  EXPECT_EQ(context.loop().MainSet(), nullptr);
   // Without iterations the rules look at each device's whole span.
-  ASSERT_EQ(context.Windows().size(), 1u);
-  EXPECT_EQ(context.WindowLabel(context.Windows()[0]), "whole trace");
+  ASSERT_EQ(context.loop().Windows().size(), 1u);
+  EXPECT_EQ(context.loop().WindowLabel(context.loop().Windows()[0]), "whole trace");
 }
 
 TEST(AnalysisContext, BlockingCallsArePerProcessAndMerged) {
@@ -123,9 +123,9 @@ TEST(AnalysisContext, BlockingCallsArePerProcessAndMerged) {
                       .Api("cudaStreamSynchronize", 50, 60, ApiKind::kRuntime, {200, 200})
                       .Build();
   AnalysisContext context(t);
-  EXPECT_EQ(context.BlockingCalls(100), (std::vector<Interval>{{0, 20}}));
-  EXPECT_EQ(context.BlockingCalls(200), (std::vector<Interval>{{50, 60}}));
-  EXPECT_TRUE(context.BlockingCalls(300).empty());
+  EXPECT_EQ(context.host().BlockingCalls(100), (std::vector<Interval>{{0, 20}}));
+  EXPECT_EQ(context.host().BlockingCalls(200), (std::vector<Interval>{{50, 60}}));
+  EXPECT_TRUE(context.host().BlockingCalls(300).empty());
 }
 
 TEST(AnalysisContext, LaunchingThreadsPerProcessMostLaunchesFirst) {
@@ -137,15 +137,15 @@ TEST(AnalysisContext, LaunchingThreadsPerProcessMostLaunchesFirst) {
                       .Api("cudaMalloc", 20, 30, ApiKind::kRuntime, {100, 103})
                       .Build();
   AnalysisContext context(t);
-  const std::vector<LaunchingThread>& p100 = context.LaunchingThreads(100);
+  const std::vector<LaunchingThread>& p100 = context.host().LaunchingThreads(100);
   ASSERT_EQ(p100.size(), 2u);  // thread 103 only allocates
   EXPECT_EQ(p100[0].tid, 102);
   EXPECT_EQ(p100[0].launches, 2);
   EXPECT_EQ(p100[1].tid, 101);
-  EXPECT_EQ(context.LaunchingThreads(-1).size(), 3u);
-  EXPECT_EQ(context.MainLaunchingThread().tid, 102);
-  EXPECT_EQ(context.MainLaunchingThread(200).tid, 201);
-  EXPECT_EQ(context.MainLaunchingThread(300).tid, -1);
+  EXPECT_EQ(context.host().LaunchingThreads(-1).size(), 3u);
+  EXPECT_EQ(context.host().MainLaunchingThread().tid, 102);
+  EXPECT_EQ(context.host().MainLaunchingThread(200).tid, 201);
+  EXPECT_EQ(context.host().MainLaunchingThread(300).tid, -1);
 }
 
 TEST(AnalysisContext, GilUnionsPerThreadAndGcByProcess) {
@@ -159,15 +159,15 @@ TEST(AnalysisContext, GilUnionsPerThreadAndGcByProcess) {
                       .Gc(100, 110, {200, 200})
                       .Build();
   AnalysisContext context(t);
-  EXPECT_TRUE(context.HasGil());
-  EXPECT_EQ(context.GilHeld(100, 101), (std::vector<Interval>{{0, 20}}));
-  EXPECT_TRUE(context.GilWaited(100, 101).empty());
-  EXPECT_EQ(context.GilWaited(100, 102), (std::vector<Interval>{{10, 30}}));
-  EXPECT_EQ(context.GilHeld(100, 102), (std::vector<Interval>{{30, 40}}));
-  EXPECT_TRUE(context.GilHeld(300, 300).empty());
-  EXPECT_EQ(context.GilThreads().size(), 2u);
-  EXPECT_EQ(context.GcIntervals(100), (std::vector<Interval>{{50, 70}}));
-  EXPECT_EQ(context.GcIntervals(-1), (std::vector<Interval>{{50, 70}, {100, 110}}));
+  EXPECT_TRUE(context.host().HasGil());
+  EXPECT_EQ(context.host().GilHeld(100, 101), (std::vector<Interval>{{0, 20}}));
+  EXPECT_TRUE(context.host().GilWaited(100, 101).empty());
+  EXPECT_EQ(context.host().GilWaited(100, 102), (std::vector<Interval>{{10, 30}}));
+  EXPECT_EQ(context.host().GilHeld(100, 102), (std::vector<Interval>{{30, 40}}));
+  EXPECT_TRUE(context.host().GilHeld(300, 300).empty());
+  EXPECT_EQ(context.host().GilThreads().size(), 2u);
+  EXPECT_EQ(context.host().GcIntervals(100), (std::vector<Interval>{{50, 70}}));
+  EXPECT_EQ(context.host().GcIntervals(-1), (std::vector<Interval>{{50, 70}, {100, 110}}));
 }
 
 TEST(TraceBuilder, ThreadRolesAndTheGilTable) {

@@ -1,10 +1,11 @@
 // The analysis context: one per trace, what every analysis entry point
-// (ComputeX(AnalysisContext&, const XOptions&)) and every finding rule receives. It is the trace's
-// facts (facts/trace_facts.h: busy unions, categories, launches, iterations, ..., each computed
-// once, when first asked) plus what belongs to the analyses: the analyze options, the run's other
-// documents (RunInputs) and the cache of whole analysis results that other analyses read
-// (DESIGN.md, "Facts and results"). Thread-safe as the facts are: the analyses of one trace may
-// run on several threads (AnalyzeTrace).
+// (ComputeX(AnalysisContext&, const XOptions&)) and every finding rule receives. It holds the
+// trace's facts (facts/trace_facts.h: one holder per family, each fact computed once, when first
+// asked: context.gpu().Busy(d), context.kernels().Category(name), context.host().Launches(),
+// context.graphs().Replays(), context.loop().Windows(), context.samples()) beside what belongs to
+// the analyses: the analyze options, the run's other documents (RunInputs) and the cache of whole
+// analysis results that other analyses read (DESIGN.md, "Facts and results"). Thread-safe as the
+// facts are: the analyses of one trace may run on several threads (AnalyzeTrace).
 #pragma once
 
 #include <memory>
@@ -16,19 +17,29 @@
 
 namespace sightline {
 
-class AnalysisContext : public TraceFacts {
+class AnalysisContext {
  public:
   // Borrows `trace`, which must outlive the context.
   explicit AnalysisContext(const Trace& trace, AnalyzeOptions options = {}, RunInputs inputs = {})
-      : TraceFacts(trace, options, inputs),
-        options_(std::move(options)),
-        inputs_(std::move(inputs)) {}
+      : facts_(trace, options, inputs), options_(std::move(options)), inputs_(std::move(inputs)) {}
   // Owns the trace (the pipeline's case).
   explicit AnalysisContext(std::unique_ptr<const Trace> trace, AnalyzeOptions options = {},
                            RunInputs inputs = {})
-      : TraceFacts(std::move(trace), options, inputs),
+      : facts_(std::move(trace), options, inputs),
         options_(std::move(options)),
         inputs_(std::move(inputs)) {}
+  AnalysisContext(const AnalysisContext&) = delete;
+  AnalysisContext& operator=(const AnalysisContext&) = delete;
+
+  const Trace& trace() const { return facts_.trace(); }
+  // The trace's facts, by family (facts/trace_facts.h).
+  TraceFacts& facts() { return facts_; }
+  GpuTimeFacts& gpu() { return facts_.gpu(); }
+  KernelFacts& kernels() { return facts_.kernels(); }
+  HostFacts& host() { return facts_.host(); }
+  GraphFacts& graphs() { return facts_.graphs(); }
+  LoopFacts& loop() { return facts_.loop(); }
+  const MetricSamples& samples() { return facts_.samples(); }
 
   // Every option of the run; the facts read their part (FactsOptions, which these extend) too.
   const AnalyzeOptions& options() const { return options_; }
@@ -42,6 +53,7 @@ class AnalysisContext : public TraceFacts {
   ResultsCache& results() { return results_; }
 
  private:
+  TraceFacts facts_;
   AnalyzeOptions options_;
   RunInputs inputs_;
   ResultsCache results_;

@@ -263,7 +263,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
   // The graph each replayed kernel ran in: through its launching call's replay.
   KernelGraphs kernel_graphs;
   {
-    const GraphReplays& replays = context.Replays();
+    const GraphReplays& replays = context.graphs().Replays();
     std::map<int32_t, int32_t> graph_of_call;
     for (const GraphReplay& r : replays.replays) {
       if (r.launch_call != kNoRow) graph_of_call[r.launch_call] = r.variant;
@@ -276,7 +276,7 @@ Status RunCudaGraphsSection(AnalysisContext& context, int input, Report& report)
     for (const GraphVariant& v : replays.variants) kernel_graphs.labels.push_back(v.label);
   }
   const CudaGraphsResult g = ComputeCudaGraphs(
-      trace, context.GraphPaths(), context.inputs().eager_reference.get(), &kernel_graphs);
+      trace, context.graphs().GraphPaths(), context.inputs().eager_reference.get(), &kernel_graphs);
   const int64_t whole = trace.diagnostics.Count(DiagCode::kWholeGraphRuns);
   if (g.graph_kernels == 0 && whole == 0) return Status::Ok();
   if (g.graph_kernels == 0) {

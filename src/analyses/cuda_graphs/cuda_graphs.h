@@ -68,7 +68,7 @@ struct CudaGraphsResult {
 };
 
 CudaGraphsResult ComputeCudaGraphs(const Trace& trace);
-// The same with the paths computed by the caller (AnalysisContext::GraphPaths()); with the eager
+// The same with the paths computed by the caller (GraphFacts::GraphPaths()); with the eager
 // reference they were computed with, whose ranges give the reference rows' eager columns.
 // `graphs` (may be null): per kernel row, the graph its replay ran and that graph's label
 // (facts/graph_replays.h); kernels captured under no range are then one row per graph, since

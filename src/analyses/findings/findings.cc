@@ -94,14 +94,14 @@ const std::vector<FindingRule>& FindingRules() {
 }
 
 LoopAfterWarmup::LoopAfterWarmup(AnalysisContext& context) : context_(context) {
-  for (const LoopWindow& w : context.Windows()) {
+  for (const LoopWindow& w : context.loop().Windows()) {
     first_iteration_ = std::min(first_iteration_, w.iteration);
   }
 }
 
 int64_t LoopAfterWarmup::Find(int32_t pid, TimeNs t) const {
-  const int64_t w = context_.FindWindow(pid, t);
-  if (w < 0 || context_.Windows()[w].iteration == first_iteration_) return -1;
+  const int64_t w = context_.loop().FindWindow(pid, t);
+  if (w < 0 || context_.loop().Windows()[w].iteration == first_iteration_) return -1;
   return w;
 }
 
@@ -143,7 +143,7 @@ StatusOr<std::vector<Finding>> ComputeFindings(AnalysisContext& context) {
     return out;
   }
   // The rules read the iterations through the context; a bad regex is reported here once.
-  RETURN_IF_ERROR(context.Iterations().status());
+  RETURN_IF_ERROR(context.loop().Iterations().status());
   for (const FindingRule& rule : FindingRules()) {
     if (auto* fn = std::get_if<FindingRuleFn<AnalysisContext>>(&rule.run)) {
       RETURN_IF_ERROR(RunRule(rule, *fn, context, out));

@@ -122,11 +122,11 @@ std::string Percent(double part, double whole);  // "42.1%"
 class LoopAfterWarmup {
  public:
   explicit LoopAfterWarmup(AnalysisContext& context);
-  // The window holding time t of process pid (AnalysisContext::FindWindow); -1 when none or
+  // The window holding time t of process pid (LoopFacts::FindWindow); -1 when none or
   // when it is the first iteration.
   int64_t Find(int32_t pid, TimeNs t) const;
   // Iterations after the first.
-  int64_t iterations() const { return static_cast<int64_t>(context_.Windows().size()) - 1; }
+  int64_t iterations() const { return static_cast<int64_t>(context_.loop().Windows().size()) - 1; }
 
  private:
   AnalysisContext& context_;

@@ -29,7 +29,7 @@ std::unordered_map<StringId, DurationNs> KernelTimeByName(const Trace& trace,
 std::string GrownKernels(AnalysisContext& c, const IterationSet& set, const Iteration& typical,
                          const Iteration& worst) {
   const Trace& trace = c.trace();
-  const LaunchIndex& index = c.Launches();
+  const LaunchIndex& index = c.host().Launches();
   const int32_t thread = index.ThreadOf(set.pid, set.tid);
   auto before = KernelTimeByName(trace, index, thread, typical.start_ns, typical.end_ns);
   auto after = KernelTimeByName(trace, index, thread, worst.start_ns, worst.end_ns);
@@ -59,11 +59,12 @@ OutlierCauses MeasureOutlierCauses(AnalysisContext& c, const IterationSet& set,
   // wait and OS waits, host-blocking CUDA calls (synchronize, blocking copies), and kernel time.
   // What they do not cover is left "unexplained", with its size.
   const Trace& trace = c.trace();
-  const HostBreakdown base = c.HostWithin(set.pid, set.tid, typical.start_ns, typical.end_ns);
+  const HostBreakdown base =
+      c.host().HostWithin(set.pid, set.tid, typical.start_ns, typical.end_ns);
   DurationNs gc_excess = 0, sync_excess = 0, gil_excess = 0, os_excess = 0, kernel_excess = 0;
   std::vector<Interval> outlier_spans;
   for (const Iteration* it : outliers) {
-    const HostBreakdown h = c.HostWithin(set.pid, set.tid, it->start_ns, it->end_ns);
+    const HostBreakdown h = c.host().HostWithin(set.pid, set.tid, it->start_ns, it->end_ns);
     gc_excess += std::max<DurationNs>(0, h.gc_ns - base.gc_ns);
     sync_excess += std::max<DurationNs>(0, h.sync_ns - base.sync_ns);
     gil_excess += std::max<DurationNs>(0, h.gil_wait_ns - base.gil_wait_ns);
@@ -102,9 +103,9 @@ OutlierCauses MeasureOutlierCauses(AnalysisContext& c, const IterationSet& set,
                                FormatDuration(r.unexplained_ns), 100 * r.Share(r.unexplained_ns));
   if (trace.py_samples.size() > 0) {
     // The samples of the unexplained part: the outliers minus the measured waits.
-    std::vector<Interval> measured = c.GcIntervals(set.pid);
-    const std::vector<Interval>& gil = c.GilWaited(set.pid, set.tid);
-    const std::vector<Interval>& os = c.Waits(set.pid, set.tid).os_wait;
+    std::vector<Interval> measured = c.host().GcIntervals(set.pid);
+    const std::vector<Interval>& gil = c.host().GilWaited(set.pid, set.tid);
+    const std::vector<Interval>& os = c.host().Waits(set.pid, set.tid).os_wait;
     measured.insert(measured.end(), gil.begin(), gil.end());
     measured.insert(measured.end(), os.begin(), os.end());
     r.hot_frames = HotFrames(

@@ -27,8 +27,8 @@ bool IsAllocOrFree(std::string_view name) {
 
 Status RuleAllocInLoop(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  if (c.MainSet() == nullptr || c.Windows().size() < 2) return Status::Ok();
-  const std::vector<LoopWindow>& windows = c.Windows();
+  if (c.loop().MainSet() == nullptr || c.loop().Windows().size() < 2) return Status::Ok();
+  const std::vector<LoopWindow>& windows = c.loop().Windows();
   const LoopAfterWarmup loop(c);
   const ApiCallTable& a = trace.api_calls;
   int64_t calls = 0;
@@ -91,7 +91,7 @@ Status RuleAllocInLoop(AnalysisContext& c, std::vector<Finding>& out) {
   }
   f.evidence.push_back({"iterations", "Iterations with them",
                         static_cast<int64_t>(hit_windows.size()), Unit::kCount});
-  f.where = c.WindowLabel(windows[hit_windows.front()]);
+  f.where = c.loop().WindowLabel(windows[hit_windows.front()]);
   f.recommendation =
       "Allocate once, outside the loop: preallocate buffers (or a KV-cache pool) at start-up and "
       "reuse them, let PyTorch's caching allocator reach its steady state in warm-up iterations "

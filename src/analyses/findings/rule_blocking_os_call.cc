@@ -25,19 +25,19 @@ struct ByName {
 }  // namespace
 
 Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
-  if (!c.HasOsCalls()) return Status::Ok();
+  if (!c.host().HasOsCalls()) return Status::Ok();
   // The loop's launching thread: the iteration set's thread, else the thread with most launches.
   int32_t pid = -1, tid = -1;
-  if (const IterationSet* set = c.MainSet(); set != nullptr) {
+  if (const IterationSet* set = c.loop().MainSet(); set != nullptr) {
     pid = set->pid;
     tid = set->tid;
   } else {
-    const LaunchingThread t = c.MainLaunchingThread();
+    const LaunchingThread t = c.host().MainLaunchingThread();
     pid = t.pid;
     tid = t.tid;
   }
   if (tid < 0) return Status::Ok();
-  const std::vector<Interval>& waits = c.Waits(pid, tid).os_wait;
+  const std::vector<Interval>& waits = c.host().Waits(pid, tid).os_wait;
   if (waits.empty()) return Status::Ok();
   const Trace& trace = c.trace();
   const OsCallTable& os = trace.os_calls;
@@ -51,10 +51,10 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
     DurationNs ns;
   };
   std::vector<Hit> hits;
-  for (const LoopWindow& w : c.Windows()) {
+  for (const LoopWindow& w : c.loop().Windows()) {
     if (w.pid >= 0 && w.pid != pid) continue;
     loop += w.end_ns - w.start_ns;
-    const std::vector<Interval>& busy = c.Busy(w.device);
+    const std::vector<Interval>& busy = c.gpu().Busy(w.device);
     DurationNs in_window = 0;
     auto it = std::lower_bound(waits.begin(), waits.end(), w.start_ns,
                                [](const Interval& iv, TimeNs t) { return iv.end_ns <= t; });
@@ -115,7 +115,7 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
                    [](const Hit& x, const Hit& y) { return x.ns > y.ns; });
   std::string list;
   for (size_t i = 0; i < std::min(kListed, hits.size()); ++i) {
-    list += fmt::format("{}{} ({})", i ? ", " : "", c.WindowLabel(*hits[i].w),
+    list += fmt::format("{}{} ({})", i ? ", " : "", c.loop().WindowLabel(*hits[i].w),
                         FormatDuration(hits[i].ns));
   }
   if (hits.size() > kListed) list += fmt::format(", and {} more", hits.size() - kListed);

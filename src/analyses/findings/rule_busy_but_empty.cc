@@ -32,9 +32,9 @@ Status RuleBusyButEmpty(AnalysisContext& c, std::vector<Finding>& out) {
   if (trace.str(sms).empty()) sms = FindMetric(names, trace, "SM Active");
   const StringId issue = FindMetric(names, trace, "SM Issue");
   if (trace.str(gr).empty() || trace.str(sms).empty()) return Status::Ok();
-  const MetricSamples& samples = c.Samples();
-  for (int32_t device : c.GpuDevices()) {
-    const DurationNs busy_ns = TotalLength(c.Busy(device));
+  const MetricSamples& samples = c.samples();
+  for (int32_t device : c.gpu().GpuDevices()) {
+    const DurationNs busy_ns = TotalLength(c.gpu().Busy(device));
     if (busy_ns <= 0) continue;
     std::vector<Interval> phases;
     int64_t n = 0;

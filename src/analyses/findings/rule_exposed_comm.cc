@@ -26,13 +26,13 @@ struct ExposedParts {
 
 Status RuleExposedComm(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  if (!c.HasCommunication()) return Status::Ok();
+  if (!c.kernels().HasCommunication()) return Status::Ok();
   const auto& k = trace.kernels;
   std::map<int32_t, ExposedParts> parts;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] < 0 || !c.IsCommunication(k.name[i])) continue;
+    if (k.device[i] < 0 || !c.kernels().IsCommunication(k.name[i])) continue;
     const DurationNs exposed =
-        k.dur_ns(i) - BusyWithin(c.Comm(k.device[i]).compute, k.start_ns[i], k.end_ns[i]);
+        k.dur_ns(i) - BusyWithin(c.kernels().Comm(k.device[i]).compute, k.start_ns[i], k.end_ns[i]);
     if (exposed <= 0) continue;
     ExposedParts& p = parts[k.device[i]];
     p.by_name[trace.str(k.short_name[i])] += exposed;
@@ -40,9 +40,9 @@ Status RuleExposedComm(AnalysisContext& c, std::vector<Finding>& out) {
     p.kernels.push_back({k.start_ns[i], k.end_ns[i], k.device[i]});
   }
 
-  for (int32_t device : c.GpuDevices()) {
-    const CommSplit& d = c.Comm(device);
-    const std::vector<Interval>& busy = c.Busy(device);
+  for (int32_t device : c.gpu().GpuDevices()) {
+    const CommSplit& d = c.kernels().Comm(device);
+    const std::vector<Interval>& busy = c.gpu().Busy(device);
     if (d.comm_kernels == 0) continue;
     const DurationNs span = busy.back().end_ns - busy.front().start_ns;
     const DurationNs exposed = d.exposed_ns();
@@ -71,8 +71,8 @@ Status RuleExposedComm(AnalysisContext& c, std::vector<Finding>& out) {
                             fmt::format("{} ({})", top->first, FormatDuration(top->second))});
     }
     f.where = fmt::format("device {}, streams {}{}", device, streams,
-                          c.MainSet() != nullptr
-                              ? fmt::format(", in iterations of '{}'", c.MainSet()->pattern)
+                          c.loop().MainSet() != nullptr
+                              ? fmt::format(", in iterations of '{}'", c.loop().MainSet()->pattern)
                               : std::string());
     f.recommendation =
         "Overlap collectives with independent compute: run them on a separate stream and "

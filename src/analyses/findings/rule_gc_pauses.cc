@@ -18,7 +18,7 @@ constexpr size_t kListed = 8;
 }  // namespace
 
 Status RuleGcPauses(AnalysisContext& c, std::vector<Finding>& out) {
-  if (c.GcIntervals(-1).empty()) return Status::Ok();
+  if (c.host().GcIntervals(-1).empty()) return Status::Ok();
   DurationNs loop = 0, gc_in_loop = 0, idle_during_gc = 0, longest = 0;
   int64_t collections = 0;
   struct Hit {
@@ -27,10 +27,10 @@ Status RuleGcPauses(AnalysisContext& c, std::vector<Finding>& out) {
   };
   std::vector<Hit> hits;
   Finding f;
-  for (const LoopWindow& w : c.Windows()) {
+  for (const LoopWindow& w : c.loop().Windows()) {
     loop += w.end_ns - w.start_ns;
-    const std::vector<Interval>& gc = c.GcIntervals(w.pid);
-    const std::vector<Interval>& busy = c.Busy(w.device);
+    const std::vector<Interval>& gc = c.host().GcIntervals(w.pid);
+    const std::vector<Interval>& busy = c.gpu().Busy(w.device);
     DurationNs in_window = 0;
     auto it = std::lower_bound(gc.begin(), gc.end(), w.start_ns,
                                [](const Interval& iv, TimeNs t) { return iv.end_ns <= t; });
@@ -68,7 +68,7 @@ Status RuleGcPauses(AnalysisContext& c, std::vector<Finding>& out) {
                    [](const Hit& x, const Hit& y) { return x.gc_ns > y.gc_ns; });
   std::string list;
   for (size_t i = 0; i < std::min(kListed, hits.size()); ++i) {
-    list += fmt::format("{}{} ({})", i ? ", " : "", c.WindowLabel(*hits[i].w),
+    list += fmt::format("{}{} ({})", i ? ", " : "", c.loop().WindowLabel(*hits[i].w),
                         FormatDuration(hits[i].gc_ns));
   }
   if (hits.size() > kListed) list += fmt::format(", and {} more", hits.size() - kListed);

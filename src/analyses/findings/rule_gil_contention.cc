@@ -17,7 +17,7 @@ Status RuleGilContention(AnalysisContext& c, std::vector<Finding>& out) {
   if (!r->has_gil || r->main_tid < 0 || r->main_waited_ns <= 0) return Status::Ok();
   // The loop's wall time: its iterations, or the span of the trace's GPU work.
   DurationNs loop = 0;
-  for (const LoopWindow& w : c.Windows()) loop += w.end_ns - w.start_ns;
+  for (const LoopWindow& w : c.loop().Windows()) loop += w.end_ns - w.start_ns;
   if (loop <= 0) return Status::Ok();
   const double share = static_cast<double>(r->main_waited_ns) / static_cast<double>(loop);
   if (share < kMinWaitShare) return Status::Ok();

@@ -128,7 +128,7 @@ std::string TopList(const std::map<std::string, HostTime>& by_name, DurationNs t
 
 Status RuleGraphLaunchGaps(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  const GraphReplays& gr = c.Replays();
+  const GraphReplays& gr = c.graphs().Replays();
   if (gr.replays.size() < static_cast<size_t>(kMinPairs) + 1) return Status::Ok();
 
   // Consecutive replays per (launching thread, device), in launch order.
@@ -148,7 +148,7 @@ Status RuleGraphLaunchGaps(AnalysisContext& c, std::vector<Finding>& out) {
   }
   if (loop == nullptr || loop->size() < static_cast<size_t>(kMinPairs) + 1) return Status::Ok();
   const auto [pid, tid, device] = where;
-  const std::vector<Interval>& busy = c.Busy(device);
+  const std::vector<Interval>& busy = c.gpu().Busy(device);
 
   struct Gap {
     const GraphReplay* before;
@@ -180,7 +180,7 @@ Status RuleGraphLaunchGaps(AnalysisContext& c, std::vector<Finding>& out) {
   int64_t pairs = 0, late = 0, left_out = 0;
   const Gap* largest = nullptr;
   std::vector<int32_t> iteration_rows;
-  if (const IterationSet* set = c.MainSet()) {
+  if (const IterationSet* set = c.loop().MainSet()) {
     for (const Iteration& it : set->iterations) iteration_rows.push_back(it.range_row);
   }
   GapHostWork host(trace, pid, tid, iteration_rows);

@@ -41,7 +41,7 @@ struct Step {
 
 Status RuleGraphPadding(AnalysisContext& c, std::vector<Finding>& out) {
   if (!c.inputs().iteration_log) return Status::Ok();
-  const GraphReplays& gr = c.Replays();
+  const GraphReplays& gr = c.graphs().Replays();
   if (gr.replays.empty()) return Status::Ok();
   const IterationLogJoin& join = *IterationLogJoinOf(c);
   if (join.rows.empty()) return Status::Ok();

@@ -36,8 +36,8 @@ int64_t ThreadKey(int32_t pid, int32_t tid) {
 
 Status RuleGraphRecapture(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  if (c.MainSet() == nullptr || c.Windows().size() < 2) return Status::Ok();
-  const std::vector<LoopWindow>& windows = c.Windows();
+  if (c.loop().MainSet() == nullptr || c.loop().Windows().size() < 2) return Status::Ok();
+  const std::vector<LoopWindow>& windows = c.loop().Windows();
   const LoopAfterWarmup loop(c);
   const ApiCallTable& a = trace.api_calls;
   int64_t captures = 0, instantiations = 0;
@@ -104,7 +104,7 @@ Status RuleGraphRecapture(AnalysisContext& c, std::vector<Finding>& out) {
                         static_cast<int64_t>(hit_windows.size()), Unit::kCount});
   f.evidence.push_back(
       {"graph_launches", "Graph launches in the trace", CountGraphLaunches(trace), Unit::kCount});
-  f.where = c.WindowLabel(windows[hit_windows.front()]);
+  f.where = c.loop().WindowLabel(windows[hit_windows.front()]);
   f.recommendation =
       "Capture each graph once, before the loop, and replay it: capture one graph per batch-size "
       "bucket at start-up (vLLM's cudagraph_capture_sizes, TensorRT-LLM's "

@@ -24,7 +24,7 @@ constexpr size_t kShown = 6;        // graphs named in the finding
 }  // namespace
 
 Status RuleGraphVariants(AnalysisContext& c, std::vector<Finding>& out) {
-  const GraphReplays& gr = c.Replays();
+  const GraphReplays& gr = c.graphs().Replays();
   if (gr.variants.size() < kMinVariants) return Status::Ok();
 
   std::vector<int64_t> replays;

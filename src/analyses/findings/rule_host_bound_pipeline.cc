@@ -21,7 +21,7 @@ constexpr double kHighShare = 0.5;
 }  // namespace
 
 Status RuleHostBoundPipeline(AnalysisContext& c, std::vector<Finding>& out) {
-  const IterationSet* set = c.MainSet();
+  const IterationSet* set = c.loop().MainSet();
   if (set == nullptr || set->iterations.size() < 3) return Status::Ok();
   const Trace& trace = c.trace();
   const int32_t pid = set->pid, tid = set->tid;
@@ -32,19 +32,19 @@ Status RuleHostBoundPipeline(AnalysisContext& c, std::vector<Finding>& out) {
   for (size_t i = 0; i < api.size(); ++i) {
     if (api.pid[i] == pid && api.tid[i] == tid) AppendToUnion(cuda, api.start_ns[i], api.end_ns[i]);
   }
-  const std::vector<Interval>& gc = c.GcIntervals(pid);
-  const std::vector<Interval>& os_wait = c.Waits(pid, tid).os_wait;
-  const std::vector<Interval>& gil_wait = c.GilWaited(pid, tid);
+  const std::vector<Interval>& gc = c.host().GcIntervals(pid);
+  const std::vector<Interval>& os_wait = c.host().Waits(pid, tid).os_wait;
+  const std::vector<Interval>& gil_wait = c.host().GilWaited(pid, tid);
 
   std::vector<int64_t> host_idle, walls;
   DurationNs total_host = 0, total_gc = 0, total_os = 0, total_gil = 0;
   std::vector<Interval> all_host_idle;  // the non-outlier iterations' host-bound idle
-  for (const LoopWindow& w : c.Windows()) {
+  for (const LoopWindow& w : c.loop().Windows()) {
     if (w.it == nullptr) continue;
     // The host stalls of the window: idle gaps longer than launch_bound's, and the idle before the
     // first and after the last GPU work (launch gaps are launch_bound's).
     std::vector<Interval> stalls;
-    for (const Interval& g : GapsWithin(c.Busy(w.device), w.start_ns, w.end_ns)) {
+    for (const Interval& g : GapsWithin(c.gpu().Busy(w.device), w.start_ns, w.end_ns)) {
       const bool edge = g.start_ns == w.start_ns || g.end_ns == w.end_ns;
       if (edge || g.end_ns - g.start_ns > kMaxLaunchGapNs) stalls.push_back(g);
     }

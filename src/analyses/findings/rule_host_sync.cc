@@ -33,7 +33,8 @@ struct KindStats {
 
 Status RuleHostSync(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  if (c.Windows().empty()) return Status::Ok();
+  LoopFacts& loop = c.loop();
+  if (loop.Windows().empty()) return Status::Ok();
   const auto& api = trace.api_calls;
   const auto& m = trace.memops;
 
@@ -62,7 +63,7 @@ Status RuleHostSync(AnalysisContext& c, std::vector<Finding>& out) {
     } else {
       continue;
     }
-    const int64_t w = c.FindWindow(api.pid[r], api.start_ns[r]);
+    const int64_t w = loop.FindWindow(api.pid[r], api.start_ns[r]);
     if (w < 0) continue;
     KindStats& s = stats[kind];
     ++s.calls;
@@ -73,17 +74,18 @@ Status RuleHostSync(AnalysisContext& c, std::vector<Finding>& out) {
     if (s.first_row < 0) s.first_row = static_cast<int64_t>(r);
     const TimeNs end = api.end_ns[r];
     // Past a millisecond the host was doing something else than reacting to the call.
-    const DurationNs bubble = std::min(kMaxBubbleNs, IdleAfter(c.Busy(c.Windows()[w].device), end));
+    const DurationNs bubble =
+        std::min(kMaxBubbleNs, IdleAfter(c.gpu().Busy(loop.Windows()[w].device), end));
     s.spans.push_back(
-        {api.start_ns[r], end + std::max<DurationNs>(bubble, 0), c.Windows()[w].device});
+        {api.start_ns[r], end + std::max<DurationNs>(bubble, 0), loop.Windows()[w].device});
     if (bubble > 0 && end + bubble != last_bubble_end) {
       s.bubble_ns += bubble;
       last_bubble_end = end + bubble;
     }
   }
 
-  const bool iters = c.MainSet() != nullptr;
-  const int64_t n = static_cast<int64_t>(c.Windows().size());
+  const bool iters = loop.MainSet() != nullptr;
+  const int64_t n = static_cast<int64_t>(loop.Windows().size());
   for (int kind = 0; kind < kNumKinds; ++kind) {
     const KindStats& s = stats[kind];
     if (s.calls == 0) continue;
@@ -123,7 +125,7 @@ Status RuleHostSync(AnalysisContext& c, std::vector<Finding>& out) {
             "pageable memory the driver stages the copy and the call blocks the host.";
         break;
     }
-    const DurationNs loop_ns = c.Windows().back().end_ns - c.Windows().front().start_ns;
+    const DurationNs loop_ns = loop.Windows().back().end_ns - loop.Windows().front().start_ns;
     f.severity = s.bubble_ns >= 0.05 * loop_ns   ? Severity::kHigh
                  : s.bubble_ns >= 0.01 * loop_ns ? Severity::kMedium
                                                  : Severity::kLow;
@@ -145,12 +147,13 @@ Status RuleHostSync(AnalysisContext& c, std::vector<Finding>& out) {
     const int64_t w0 = s.windows.front();
     f.where = fmt::format(
         "{} (first: {} at {} in {}, thread {}:{})",
-        iters ? fmt::format("iterations {}..{} of '{}'", c.Windows()[s.windows.front()].iteration,
-                            c.Windows()[s.windows.back()].iteration, c.MainSet()->pattern)
-              : std::string("whole trace"),
+        iters
+            ? fmt::format("iterations {}..{} of '{}'", loop.Windows()[s.windows.front()].iteration,
+                          loop.Windows()[s.windows.back()].iteration, loop.MainSet()->pattern)
+            : std::string("whole trace"),
         trace.str(api.name[s.first_row]),
         FormatDuration(api.start_ns[s.first_row] - trace.begin_ns()),
-        c.WindowLabel(c.Windows()[w0]), api.pid[s.first_row], api.tid[s.first_row]);
+        loop.WindowLabel(loop.Windows()[w0]), api.pid[s.first_row], api.tid[s.first_row]);
     f.estimated_savings_ns = s.bubble_ns;
     for (const FindingSpan& span : s.spans) f.AddSpan(span.start_ns, span.end_ns, span.device);
     f.SortSpans();

@@ -21,20 +21,20 @@ constexpr double kMinShareOfBusy = 0.05;  // exposed communication, of the devic
 
 Status RuleIdleSmsDuringComm(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  if (trace.counters.size() == 0 || !c.HasCommunication()) return Status::Ok();
+  if (trace.counters.size() == 0 || !c.kernels().HasCommunication()) return Status::Ok();
   StringId sm;
   for (StringId m : IntervalMetricNames(trace)) {
     const std::string_view name = trace.str(m);
     if (name.starts_with("SMs Active") || name.starts_with("SM Active")) sm = m;
   }
   if (trace.str(sm).empty()) return Status::Ok();
-  const MetricSamples& samples = c.Samples();
-  for (int32_t device : c.GpuDevices()) {
+  const MetricSamples& samples = c.samples();
+  for (int32_t device : c.gpu().GpuDevices()) {
     if (!samples.Has(device, sm)) continue;
-    const CommSplit& split = c.Comm(device);
+    const CommSplit& split = c.kernels().Comm(device);
     const std::vector<Interval> exposed = SubtractIntervals(split.comm, split.compute);
     const DurationNs exposed_ns = TotalLength(exposed);
-    const DurationNs busy = TotalLength(c.Busy(device));
+    const DurationNs busy = TotalLength(c.gpu().Busy(device));
     if (exposed_ns <= 0 || busy <= 0 ||
         static_cast<double>(exposed_ns) < kMinShareOfBusy * static_cast<double>(busy)) {
       continue;

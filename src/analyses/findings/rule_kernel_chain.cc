@@ -100,7 +100,7 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
   std::vector<std::pair<const Key*, const ChainStats*>> found;
   for (const auto& [key, cs] : chains) {
     if (cs.count < kMinCount) continue;
-    if (cs.kernel_ns - cs.longest_ns < kMinShare * c.TotalKernelTimeNs()) continue;
+    if (cs.kernel_ns - cs.longest_ns < kMinShare * c.gpu().TotalKernelTimeNs()) continue;
     found.push_back({&key, &cs});
   }
   std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
@@ -129,7 +129,7 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
     const DurationNs saving = cs->kernel_ns - cs->longest_ns;
     Finding f;
     f.id = "kernel_chain";
-    f.severity = saving >= 0.05 * c.TotalKernelTimeNs() ? Severity::kMedium : Severity::kLow;
+    f.severity = saving >= 0.05 * c.gpu().TotalKernelTimeNs() ? Severity::kMedium : Severity::kLow;
     f.title = fmt::format("Fusion candidate: a chain of {} short kernels recurs {} times ({})",
                           kLen, cs->count, FormatDuration(cs->kernel_ns));
     f.evidence.push_back({"chain", "Chain", names});
@@ -138,10 +138,11 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
     f.evidence.push_back(
         {"mean_chain_ns", "Mean chain kernel time", cs->kernel_ns / cs->count, Unit::kDurationNs});
     f.evidence.push_back({"gap_ns", "Gaps inside the chain", cs->gap_ns, Unit::kDurationNs});
-    f.evidence.push_back(
-        {"share_pct", "Share of all kernel time",
-         c.TotalKernelTimeNs() > 0 ? 100.0 * cs->kernel_ns / c.TotalKernelTimeNs() : 0.0,
-         Unit::kPercent});
+    f.evidence.push_back({"share_pct", "Share of all kernel time",
+                          c.gpu().TotalKernelTimeNs() > 0
+                              ? 100.0 * cs->kernel_ns / c.gpu().TotalKernelTimeNs()
+                              : 0.0,
+                          Unit::kPercent});
     f.where = fmt::format("device {}, stream {}, first at {}", cs->device, cs->stream,
                           FormatDuration(k.start_ns[cs->first_row] - trace.begin_ns()));
     f.recommendation =

@@ -36,15 +36,16 @@ struct WindowStats {
 
 Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  if (c.Windows().empty()) return Status::Ok();
-  std::vector<WindowStats> stats(c.Windows().size());
+  LoopFacts& loop = c.loop();
+  if (loop.Windows().empty()) return Status::Ok();
+  std::vector<WindowStats> stats(loop.Windows().size());
   const auto& k = trace.kernels;
 
   // Kernels, kernel time and GPU span of each window: launched work for iterations, the device's
   // kernels for whole-trace windows.
-  std::vector<TimeNs> span_begin(c.Windows().size()), span_end(c.Windows().size());
-  for (size_t w = 0; w < c.Windows().size(); ++w) {
-    const LoopWindow& win = c.Windows()[w];
+  std::vector<TimeNs> span_begin(loop.Windows().size()), span_end(loop.Windows().size());
+  for (size_t w = 0; w < loop.Windows().size(); ++w) {
+    const LoopWindow& win = loop.Windows()[w];
     stats[w].window = w;
     if (win.it != nullptr) {
       stats[w].kernels = win.it->launched.kernel_count;
@@ -58,7 +59,7 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
         ++stats[w].kernels;
         stats[w].kernel_time_ns += k.dur_ns(i);
       }
-      stats[w].busy_ns = BusyWithin(c.Busy(win.device), win.start_ns, win.end_ns);
+      stats[w].busy_ns = BusyWithin(c.gpu().Busy(win.device), win.start_ns, win.end_ns);
       span_begin[w] = win.start_ns;
       span_end[w] = win.end_ns;
     }
@@ -69,24 +70,24 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
   const auto& api = trace.api_calls;
   for (size_t r = 0; r < api.size(); ++r) {
     if (api.api_class[r] != ApiClass::kLaunch) continue;
-    const int64_t w = c.FindWindow(api.pid[r], api.start_ns[r]);
+    const int64_t w = loop.FindWindow(api.pid[r], api.start_ns[r]);
     if (w >= 0) stats[w].launch_api_ns += api.dur_ns(r);
   }
 
   // Kernels replayed from CUDA graphs in each window: a window whose work is mostly graph
   // replays is launch-bound between replays, not between kernels (graph_launch_gaps says so);
   // "capture it in a graph" does not apply to it.
-  std::vector<int64_t> graph_kernels(c.Windows().size(), 0);
-  for (const GraphReplay& g : c.Replays().replays) {
+  std::vector<int64_t> graph_kernels(loop.Windows().size(), 0);
+  for (const GraphReplay& g : c.graphs().Replays().replays) {
     if (g.launch_ns < 0) continue;
-    const int64_t w = c.FindWindow(g.pid, g.launch_ns);
-    if (w >= 0 && c.Windows()[w].it != nullptr) graph_kernels[w] += g.kernels;
+    const int64_t w = loop.FindWindow(g.pid, g.launch_ns);
+    if (w >= 0 && loop.Windows()[w].it != nullptr) graph_kernels[w] += g.kernels;
   }
-  const std::vector<uint8_t>& graph = c.GraphPaths().graph;
-  for (size_t w = 0; w < c.Windows().size(); ++w) {
-    if (c.Windows()[w].it != nullptr) continue;
+  const std::vector<uint8_t>& graph = c.graphs().GraphPaths().graph;
+  for (size_t w = 0; w < loop.Windows().size(); ++w) {
+    if (loop.Windows()[w].it != nullptr) continue;
     for (size_t i = 0; i < k.size(); ++i) {
-      if (k.device[i] == c.Windows()[w].device &&
+      if (k.device[i] == loop.Windows()[w].device &&
           (graph[i] || IsWholeGraphName(trace.str(k.name[i])))) {
         ++graph_kernels[w];
       }
@@ -97,8 +98,8 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
   // less the small gap a graph still leaves between kernels.
   DurationNs wall = 0, busy = 0, recoverable = 0, launch_api = 0, kernel_time = 0;
   int64_t kernels = 0, qualifying = 0;
-  for (size_t w = 0; w < c.Windows().size(); ++w) {
-    const LoopWindow& win = c.Windows()[w];
+  for (size_t w = 0; w < loop.Windows().size(); ++w) {
+    const LoopWindow& win = loop.Windows()[w];
     WindowStats& s = stats[w];
     wall += win.end_ns - win.start_ns;
     busy += s.busy_ns;
@@ -109,8 +110,8 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
     if (2 * graph_kernels[w] >= s.kernels) continue;  // already replayed from graphs
     if (s.kernel_time_ns > kMaxMeanKernelNs * s.kernels) continue;
     if (s.busy_ns > kMaxBusyFraction * (win.end_ns - win.start_ns)) continue;
-    const std::vector<Interval>& blocking = c.BlockingCalls(win.pid);
-    for (const Interval& g : GapsWithin(c.Busy(win.device), span_begin[w], span_end[w])) {
+    const std::vector<Interval>& blocking = c.host().BlockingCalls(win.pid);
+    for (const Interval& g : GapsWithin(c.gpu().Busy(win.device), span_begin[w], span_end[w])) {
       if (win.pid >= 0 && BusyWithin(blocking, g.start_ns, g.end_ns) > 0) continue;
       if (g.dur_ns() <= kGraphGapNs || g.dur_ns() > kMaxLaunchGapNs) continue;
       s.recoverable_ns += g.dur_ns() - kGraphGapNs;
@@ -136,8 +137,8 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
   Finding f;
   f.id = "launch_bound";
   f.severity = recoverable >= 0.2 * wall ? Severity::kHigh : Severity::kMedium;
-  const bool iters = c.MainSet() != nullptr;
-  const int64_t n = static_cast<int64_t>(c.Windows().size());
+  const bool iters = loop.MainSet() != nullptr;
+  const int64_t n = static_cast<int64_t>(loop.Windows().size());
   f.title = fmt::format(
       "Launch-bound loop: the GPU is busy {} of the {} while the host launches {} short "
       "kernels per {}",
@@ -163,7 +164,7 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
     if (stats[w].recoverable_ns > 0) order.push_back(w);
   }
   for (size_t w : order)
-    f.AddSpan(c.Windows()[w].start_ns, c.Windows()[w].end_ns, c.Windows()[w].device);
+    f.AddSpan(loop.Windows()[w].start_ns, loop.Windows()[w].end_ns, loop.Windows()[w].device);
   f.SortSpans();
   const size_t top = std::min<size_t>(3, order.size());
   std::partial_sort(order.begin(), order.begin() + top, order.end(), [&](size_t a, size_t b) {
@@ -171,19 +172,19 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
   });
   std::string worst;
   for (size_t i = 0; i < top; ++i) {
-    const LoopWindow& win = c.Windows()[order[i]];
+    const LoopWindow& win = loop.Windows()[order[i]];
     worst += fmt::format("{}{} [{}..{}] on device {}: {} idle in {} gaps between {} kernels",
-                         i ? "; " : "", c.WindowLabel(win),
+                         i ? "; " : "", loop.WindowLabel(win),
                          FormatDuration(win.start_ns - trace.begin_ns()),
                          FormatDuration(win.end_ns - trace.begin_ns()), win.device,
                          FormatDuration(stats[order[i]].recoverable_ns), stats[order[i]].gaps,
                          stats[order[i]].kernels);
   }
   if (iters) {
-    f.where =
-        fmt::format("iterations {}..{} of '{}' (thread {}:{}), {} launch-bound; largest: {}",
-                    c.Windows().front().iteration, c.Windows().back().iteration,
-                    c.MainSet()->pattern, c.MainSet()->pid, c.MainSet()->tid, qualifying, worst);
+    f.where = fmt::format("iterations {}..{} of '{}' (thread {}:{}), {} launch-bound; largest: {}",
+                          loop.Windows().front().iteration, loop.Windows().back().iteration,
+                          loop.MainSet()->pattern, loop.MainSet()->pid, loop.MainSet()->tid,
+                          qualifying, worst);
   } else {
     f.where = fmt::format("no iterations found; {}", worst);
   }

@@ -85,8 +85,9 @@ std::string HostActivity(const Trace& trace, TimeNs a, TimeNs b) {
 
 Status RuleLowUtilization(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  for (int32_t device : c.GpuDevices()) {
-    const std::vector<Interval>& busy = c.Busy(device);
+  LoopFacts& loop = c.loop();
+  for (int32_t device : c.gpu().GpuDevices()) {
+    const std::vector<Interval>& busy = c.gpu().Busy(device);
     if (busy.size() < 2) continue;
     const TimeNs first = busy.front().start_ns, last = busy.back().end_ns;
     const DurationNs span = last - first;
@@ -113,7 +114,7 @@ Status RuleLowUtilization(AnalysisContext& c, std::vector<Finding>& out) {
     // happen once; they are shown, not counted) and the outlier iterations (outlier_iterations).
     std::vector<Interval> not_counted;
     DurationNs outside_loop_idle = 0;
-    const IterationSet* set = c.MainSet();
+    const IterationSet* set = loop.MainSet();
     const bool has_loop =
         set != nullptr && !set->iterations.empty() &&
         (set->devices.empty() ||
@@ -190,13 +191,14 @@ Status RuleLowUtilization(AnalysisContext& c, std::vector<Finding>& out) {
     for (size_t i = 0; i < top; ++i) {
       const Region& r = regions[order[i]];
       f.AddSpan(r.start_ns, r.end_ns, device);
-      const int64_t w = c.FindWindow(c.MainSet() != nullptr ? c.MainSet()->pid : -1, r.start_ns);
+      const int64_t w =
+          loop.FindWindow(loop.MainSet() != nullptr ? loop.MainSet()->pid : -1, r.start_ns);
       where += fmt::format(
           "{}[{}..{}]{} {} busy, host: {}", i ? "; " : "",
           FormatDuration(r.start_ns - trace.begin_ns()),
           FormatDuration(r.end_ns - trace.begin_ns()),
-          w >= 0 && c.Windows()[w].it != nullptr ? " in " + c.WindowLabel(c.Windows()[w])
-                                                 : std::string(),
+          w >= 0 && loop.Windows()[w].it != nullptr ? " in " + loop.WindowLabel(loop.Windows()[w])
+                                                    : std::string(),
           Percent(r.busy_ns, r.end_ns - r.start_ns), HostActivity(trace, r.start_ns, r.end_ns));
     }
     f.where = fmt::format("device {}, largest regions: {}", device, where);

@@ -31,9 +31,9 @@ Status RuleMemoryBoundPhase(AnalysisContext& c, std::vector<Finding>& out) {
                  write = FindMetric(names, trace, "DRAM Write");
   const StringId tensor = FindMetric(names, trace, "Tensor Active");
   if (trace.str(read).empty() || trace.str(tensor).empty()) return Status::Ok();
-  const MetricSamples& samples = c.Samples();
-  for (int32_t device : c.GpuDevices()) {
-    const std::vector<Interval>& busy = c.Busy(device);
+  const MetricSamples& samples = c.samples();
+  for (int32_t device : c.gpu().GpuDevices()) {
+    const std::vector<Interval>& busy = c.gpu().Busy(device);
     const DurationNs busy_ns = TotalLength(busy);
     if (busy_ns <= 0) continue;
     std::vector<Interval> phases;

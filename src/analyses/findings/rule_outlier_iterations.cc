@@ -91,7 +91,7 @@ std::string ListOutliers(const Trace& trace, std::vector<const Iteration*> by_wa
 
 Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
-  const IterationSet* set = c.MainSet();
+  const IterationSet* set = c.loop().MainSet();
   if (set == nullptr || set->outliers == 0) return Status::Ok();
   const double median = set->wall.median;
 
@@ -156,11 +156,11 @@ Status RuleOutlierIterations(AnalysisContext& c, std::vector<Finding>& out) {
   if (!grown.empty()) f.evidence.push_back({"kernels_grown", "Kernels that grew", grown});
   for (const OutlierCause& x : why.causes) {
     if (x.ns > 0 ||
-        (x.key == std::string_view("gc_excess_ns") && !c.GcIntervals(set->pid).empty())) {
+        (x.key == std::string_view("gc_excess_ns") && !c.host().GcIntervals(set->pid).empty())) {
       f.evidence.push_back({x.key, x.label, x.ns, Unit::kDurationNs});
     }
   }
-  if (!c.GcIntervals(set->pid).empty()) {
+  if (!c.host().GcIntervals(set->pid).empty()) {
     f.evidence.push_back({"gc_share_pct", "GC's share of their extra time",
                           100.0 * why.Share(why.causes[OutlierCauses::kGc].ns), Unit::kPercent});
   }

@@ -48,7 +48,7 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
         !(k.block[p] == k.block[i])) {
       continue;
     }
-    if (c.Category(k.short_name[i]) != KernelCategory::kGemm) continue;
+    if (c.kernels().Category(k.short_name[i]) != KernelCategory::kGemm) continue;
     if (k.start_ns[i] - k.end_ns[p] > kMaxGapNs) continue;
     // A third launch of the same kind right after is a run (layers of one shape), not a pair:
     // count each pair once by leaving the next launch to pair with its own successor.
@@ -69,7 +69,7 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
   }
   std::vector<Finding> found;
   for (auto& [key, g] : groups) {
-    if (g.count < kMinCount || g.second_ns < kMinShare * c.TotalKernelTimeNs()) continue;
+    if (g.count < kMinCount || g.second_ns < kMinShare * c.gpu().TotalKernelTimeNs()) continue;
     const std::string_view name = trace.str(k.short_name[g.first_row]);
     Finding f;
     f.id = "sibling_gemms";
@@ -88,8 +88,8 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
                           Unit::kDurationNs});
     f.evidence.push_back({"gap_ns", "Gaps between the two", g.gap_ns, Unit::kDurationNs});
     f.evidence.push_back({"share_pct", "Share of all kernel time",
-                          c.TotalKernelTimeNs() > 0
-                              ? 100.0 * (g.first_ns + g.second_ns) / c.TotalKernelTimeNs()
+                          c.gpu().TotalKernelTimeNs() > 0
+                              ? 100.0 * (g.first_ns + g.second_ns) / c.gpu().TotalKernelTimeNs()
                               : 0.0,
                           Unit::kPercent});
     f.where = fmt::format("device {}, stream {}, first at {}", k.device[g.first_row],

@@ -25,8 +25,8 @@ Status RuleSmUnderfilled(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
   const std::string_view metric = trace.str(r->key_metrics[0]);
   if (!metric.starts_with("SMs Active") && !metric.starts_with("SM Active")) return Status::Ok();
-  for (int32_t device : c.GpuDevices()) {
-    const DurationNs busy = TotalLength(c.Busy(device));
+  for (int32_t device : c.gpu().GpuDevices()) {
+    const DurationNs busy = TotalLength(c.gpu().Busy(device));
     if (busy <= 0) continue;
     DurationNs low_ns = 0, bound_ns = 0;
     std::string names;

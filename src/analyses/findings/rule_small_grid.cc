@@ -56,7 +56,7 @@ Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
   // Collectives use few blocks (channels) by design; exposed_comm covers them.
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.grid[i].Count() <= 0 || k.block[i].Count() <= 0) continue;
-    if (c.IsCommunication(k.name[i])) continue;
+    if (c.kernels().IsCommunication(k.name[i])) continue;
     const int32_t ss = std::max(0, k.static_smem_bytes[i]);
     const int32_t ds = std::max(0, k.dynamic_smem_bytes[i]);
     if (int64_t{ss} + ds > INT32_MAX) continue;  // no GPU has 2 GiB of shared memory: damaged
@@ -74,7 +74,7 @@ Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
   std::vector<Finding> found;
   for (const auto& [cfg, g] : groups) {
     if (g.total_ns < kMinMeanNs * g.count) continue;
-    if (g.total_ns < kMinShare * c.TotalKernelTimeNs()) continue;
+    if (g.total_ns < kMinShare * c.gpu().TotalKernelTimeNs()) continue;
     const DeviceInfo* dev = trace.FindDevice(cfg.device);
     if (dev == nullptr || dev->cc_major <= 0) continue;
     StatusOr<ResolvedGpu> gpu = ResolveGpu(fmt::format("{}.{}", dev->cc_major, dev->cc_minor));

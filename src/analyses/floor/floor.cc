@@ -135,14 +135,14 @@ void Measure(AnalysisContext& context, int32_t device, FloorStep& s) {
   const Trace& trace = context.trace();
   const KernelTable& k = trace.kernels;
   s.wall_ns = s.end_ns - s.start_ns;
-  s.busy_ns = BusyWithin(context.Busy(device), s.start_ns, s.end_ns);
+  s.busy_ns = BusyWithin(context.gpu().Busy(device), s.start_ns, s.end_ns);
   const auto first = std::lower_bound(k.start_ns.begin(), k.start_ns.end(), s.start_ns);
   DurationNs gemm = 0, graph = 0;
   for (size_t i = static_cast<size_t>(first - k.start_ns.begin());
        i < k.size() && k.start_ns[i] < s.end_ns; ++i) {
     if (k.device[i] != device) continue;
     const DurationNs d = std::min(k.end_ns[i], s.end_ns) - k.start_ns[i];
-    const KernelCategory c = context.Category(k.name[i]);
+    const KernelCategory c = context.kernels().Category(k.name[i]);
     if (c == KernelCategory::kGemm || c == KernelCategory::kAttention) gemm += d;
     if (c == KernelCategory::kCudaGraph) graph += d;
   }
@@ -181,7 +181,7 @@ std::vector<StepWindow> Windows(AnalysisContext& context, const FloorOptions& op
       return windows;
     }
   }
-  if (const IterationSet* set = context.MainSet()) {
+  if (const IterationSet* set = context.loop().MainSet()) {
     for (const Iteration& it : set->iterations) {
       if (!it.warmup) windows.push_back({it.index, it.start_ns, it.end_ns, nullptr});
     }
@@ -201,7 +201,7 @@ void AddSampledMetrics(AnalysisContext& context, int32_t device,
   const StringId read = FindMetric(names, trace, "DRAM Read"),
                  write = FindMetric(names, trace, "DRAM Write"),
                  tensor = FindMetric(names, trace, "Tensor Active");
-  const MetricSamples& samples = context.Samples();
+  const MetricSamples& samples = context.samples();
   auto mean = [&](StringId metric, const std::vector<Interval>& over) {
     if (trace.str(metric).empty() || !samples.Has(device, metric)) return -1.0;
     const WeightedFigure w = samples.Over(device, metric, over);
@@ -296,8 +296,8 @@ StatusOr<FloorResult> ComputeFloor(AnalysisContext& context, const FloorOptions&
   }
   // The step's device: the busiest one.
   DurationNs most = -1;
-  for (int32_t d : context.GpuDevices()) {
-    const DurationNs busy = TotalLength(context.Busy(d));
+  for (int32_t d : context.gpu().GpuDevices()) {
+    const DurationNs busy = TotalLength(context.gpu().Busy(d));
     if (busy > most) {
       most = busy;
       r.device = d;

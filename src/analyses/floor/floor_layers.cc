@@ -319,7 +319,7 @@ void AddLayerMetrics(AnalysisContext& context, int32_t device,
   const StringId read = FindMetric(names, trace, "DRAM Read"),
                  write = FindMetric(names, trace, "DRAM Write"),
                  tensor = FindMetric(names, trace, "Tensor Active");
-  const MetricSamples& samples = context.Samples();
+  const MetricSamples& samples = context.samples();
   for (FloorLayer& l : layers) {
     const auto it = parts.find(PartKey{static_cast<int>(l.part), l.layer, l.expert});
     if (it == parts.end()) continue;
@@ -341,7 +341,7 @@ std::vector<int32_t> LaunchingThreads(AnalysisContext& context, int32_t device) 
   const Trace& trace = context.trace();
   const KernelTable& k = trace.kernels;
   const ApiCallTable& calls = trace.api_calls;
-  const LaunchIndex& launches = context.Launches();
+  const LaunchIndex& launches = context.host().Launches();
   std::vector<int32_t> threads;
   std::set<std::pair<int32_t, int32_t>> seen;
   for (size_t i = 0; i < k.size(); ++i) {
@@ -373,7 +373,7 @@ bool FamilyLayers(AnalysisContext& context, const ModelConfig& config, const Lay
   const ApiCallTable& calls = trace.api_calls;
   // A step's kernels are those launched inside its window, on any thread (they may run after it:
   // a graph replay's or an asynchronous step's work lies past the host's range).
-  const LaunchIndex& launches = context.Launches();
+  const LaunchIndex& launches = context.host().Launches();
   std::map<PartKey, std::vector<PartStep>> parts;
   std::vector<uint32_t> rows;
   for (const FloorStep* s : family) {
@@ -399,7 +399,7 @@ bool FamilyLayers(AnalysisContext& context, const ModelConfig& config, const Lay
       }
       if (!p.known()) continue;
       const TimeNs a = k.start_ns[i], b = k.end_ns[i];
-      const KernelCategory cat = context.Category(k.name[i]);
+      const KernelCategory cat = context.kernels().Category(k.name[i]);
       const bool gemm_like = cat == KernelCategory::kGemm || cat == KernelCategory::kAttention;
       const int64_t layer = p.part.part == ModelPart::kLayer ? p.part.index : -1;
       if (p.part.part != ModelPart::kNone) {
@@ -471,7 +471,7 @@ void AddFloorLayers(AnalysisContext& context, const ModelConfig& config,
         "LlamaDecoderLayer_3; docs/analyses/floor.md, \"Per layer\").");
     return;
   }
-  LayerInputs in{named, context.GraphPaths(), {}, LaunchingThreads(context, r.device)};
+  LayerInputs in{named, context.graphs().GraphPaths(), {}, LaunchingThreads(context, r.device)};
   in.path_place.resize(in.gp.paths.size());
   for (size_t p = 0; p < in.gp.components.size(); ++p) {
     for (auto it = in.gp.components[p].rbegin(); it != in.gp.components[p].rend(); ++it) {

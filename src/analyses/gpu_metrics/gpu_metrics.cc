@@ -48,7 +48,7 @@ StatusOr<GpuMetricsResult> ComputeGpuMetrics(AnalysisContext& context,
     Acc& a = acc[it->second];
     a.values.push_back(c.value[i]);
     // The sample's instant inside the device's busy union: a point query.
-    const std::vector<Interval>& busy = context.Busy(c.device[i]);
+    const std::vector<Interval>& busy = context.gpu().Busy(c.device[i]);
     const bool on = BusyWithin(busy, c.time_ns[i], c.time_ns[i] + 1) > 0;
     (on ? a.busy_sum : a.idle_sum) += c.value[i];
     ++(on ? a.busy : a.idle);

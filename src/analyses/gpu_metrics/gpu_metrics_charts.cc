@@ -83,7 +83,7 @@ Status AddMetricCharts(AnalysisContext& context, Section& section) {
   if (span <= 0) return Status::Ok();
   const std::vector<StringId> metrics = IntervalMetricNames(trace);
   if (metrics.empty()) return Status::Ok();
-  const MetricSamples& samples = context.Samples();
+  const MetricSamples& samples = context.samples();
   std::set<int32_t> devices(trace.counters.device.begin(), trace.counters.device.end());
   std::vector<double> x;
   for (int b = 0; b < kUtilizationBuckets; ++b) {

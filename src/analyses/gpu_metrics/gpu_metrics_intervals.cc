@@ -71,7 +71,7 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
   IntervalMetricsResult res;
   res.metrics = IntervalMetricNames(trace);
   if (res.metrics.empty()) return res;
-  const MetricSamples& samples = context.Samples();
+  const MetricSamples& samples = context.samples();
   auto figures = [&](int32_t device, const std::vector<Interval>& intervals) {
     std::vector<WeightedFigure> out;
     for (StringId m : res.metrics) out.push_back(samples.Over(device, m, intervals));
@@ -83,7 +83,7 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
     }
     return false;
   };
-  const LaunchIndex& launches = context.LaunchesWithCapture();
+  const LaunchIndex& launches = context.graphs().LaunchesWithCapture();
   const KernelTable& k = trace.kernels;
   // Per graph kernel held by a range at its second point: that point's kind (counted once).
   std::vector<PointKind> held(
@@ -119,7 +119,7 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
 
   // Iterations: the GPU span of the work each launched, on each device it used.
   std::set<int32_t> iteration_rows;
-  if (const IterationSet* set = context.MainSet()) {
+  if (const IterationSet* set = context.loop().MainSet()) {
     for (const Iteration& it : set->iterations) {
       iteration_rows.insert(it.range_row);
       // The iteration's own launches: a capture inside it is not its work.
@@ -180,7 +180,7 @@ StatusOr<IntervalMetricsResult> ComputeIntervalMetrics(AnalysisContext& context,
       g.spans.push_back({r.start_ns[i], r.end_ns[i]});
     }
   }
-  for (uint8_t graph : context.GraphPaths().graph) res.graph_kernels += graph;
+  for (uint8_t graph : context.graphs().GraphPaths().graph) res.graph_kernels += graph;
   for (PointKind h : held) {
     res.graph_kernels_by_capture += h == PointKind::kCapture;
     res.graph_kernels_by_alignment += h == PointKind::kAligned;

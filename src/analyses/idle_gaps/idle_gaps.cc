@@ -13,7 +13,7 @@ namespace {
 // device id.
 std::vector<std::pair<int32_t, std::vector<int32_t>>> LaunchingProcesses(AnalysisContext& context) {
   std::vector<std::pair<int32_t, std::vector<int32_t>>> out;
-  for (const auto& [pid, device_id] : context.PidDevices()) {
+  for (const auto& [pid, device_id] : context.gpu().PidDevices()) {
     const int32_t device = device_id;  // a lambda may not capture a structured binding (clang 14)
     auto it =
         std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == device; });
@@ -246,7 +246,7 @@ StatusOr<IdleGapsResult> ComputeIdleGaps(AnalysisContext& context, const IdleGap
   const auto devices = LaunchingProcesses(context);
   for (const auto& [device, pids] : devices) {
     // The device's busy stretches (the context's "GPU busy" union).
-    const std::vector<Interval>& busy = context.Busy(device);
+    const std::vector<Interval>& busy = context.gpu().Busy(device);
     if (busy.empty()) continue;
     Interval cur = busy.front();
     DeviceIdle& d = result.devices.emplace_back();

@@ -176,7 +176,7 @@ const char* IterationLogJoinMethodName(IterationLogJoinMethod method) {
 IterationLogJoin JoinIterationLog(AnalysisContext& context, const IterationLog& log) {
   const Trace& trace = context.trace();
   static const IterationsResult kNone;
-  StatusOr<const IterationsResult*> found = context.Iterations();
+  StatusOr<const IterationsResult*> found = context.loop().Iterations();
   const IterationsResult& iterations = found.ok() ? **found : kNone;
   IterationLogJoin join;
   join.format = log.format;

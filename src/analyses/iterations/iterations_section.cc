@@ -61,7 +61,7 @@ void AddLoopsTable(const IterationsResult& r, Section& s) {
 Status RunIterationsSection(AnalysisContext& context, int input, Report& report) {
   const Trace& trace = context.trace();
   const AnalyzeOptions& options = context.options();
-  ASSIGN_OR_RETURN(const IterationsResult* result, context.Iterations());
+  ASSIGN_OR_RETURN(const IterationsResult* result, context.loop().Iterations());
   const IterationsResult& r = *result;
   Section& s = report.AddSection("iterations", "Iterations", input);
   if (r.sets.empty()) {

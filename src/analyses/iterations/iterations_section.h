@@ -1,5 +1,5 @@
 // The "iterations" report section (registry entry): the iterations the facts found
-// (facts/iterations.h, TraceFacts::Iterations()) as a report section, joined to --iteration-log
+// (facts/iterations.h, LoopFacts::Iterations()) as a report section, joined to --iteration-log
 // when given. Definitions: docs/metrics.md, "Iterations"; the section:
 // docs/analyses/iterations.md.
 #pragma once

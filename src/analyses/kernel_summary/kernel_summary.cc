@@ -46,7 +46,7 @@ StatusOr<KernelSummaryResult> ComputeKernelSummary(AnalysisContext& context,
     const uint32_t i = first_row[g];
     row.name = key[i];
     row.short_name = k.short_name[i];
-    row.category = context.Category(k.name[i]);
+    row.category = context.kernels().Category(k.name[i]);
     row.stats = stats[g];
     result.instances += row.stats.count;
     result.total_ns = SaturatingAdd(result.total_ns, row.stats.total);

@@ -26,7 +26,7 @@ const char* MemoryPhaseLabel(MemoryPhase p) {
 }
 
 MemoryPhases::MemoryPhases(AnalysisContext& context) {
-  const IterationSet* set = context.MainSet();
+  const IterationSet* set = context.loop().MainSet();
   if (set == nullptr || set->iterations.empty()) return;
   known_ = true;
   first_step_ns_ = set->iterations.front().start_ns;
@@ -34,7 +34,7 @@ MemoryPhases::MemoryPhases(AnalysisContext& context) {
   first_steady_ns_ = warmup < set->iterations.size() ? set->iterations[warmup].start_ns
                                                      : set->iterations.back().end_ns;
   for (const Iteration& it : set->iterations) last_end_ns_ = std::max(last_end_ns_, it.end_ns);
-  for (const GraphCapture& c : context.Replays().captures) {
+  for (const GraphCapture& c : context.graphs().Replays().captures) {
     captures_.push_back({c.pid, c.tid, c.begin_ns, c.end_ns});
   }
 }

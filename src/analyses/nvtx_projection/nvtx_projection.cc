@@ -103,10 +103,10 @@ StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
   res.ranges = static_cast<int64_t>(res.rows.size());
   // Replayed graph kernels count also in the ranges open at their capture, or around their
   // eager counterpart (launch_projection.h).
-  const LaunchIndex& index = context.LaunchesWithCapture();
+  const LaunchIndex& index = context.graphs().LaunchesWithCapture();
   res.kernels_with_capture = index.captured_kernels();
   res.kernels_aligned = index.aligned_kernels();
-  for (uint8_t g : context.GraphPaths().graph) res.graph_kernels += g;
+  for (uint8_t g : context.graphs().GraphPaths().graph) res.graph_kernels += g;
   res.projection = ProjectRanges(trace, index, res.rows);
   res.kernels = static_cast<int64_t>(trace.kernels.size());
   res.kernels_in_ranges = res.projection.kernels_inside;
@@ -168,7 +168,7 @@ StatusOr<NvtxProjectionResult> ComputeNvtxProjection(AnalysisContext& context,
     }
     res.groups[gi].path = std::move(path);
   }
-  AddReferenceGroups(context.GraphPaths(), trace, res);
+  AddReferenceGroups(context.graphs().GraphPaths(), trace, res);
   const auto name_of = [&](const NvtxRangeGroup& g) {
     return g.from_reference ? g.reference_name : trace.str(g.name);
   };

@@ -153,7 +153,7 @@ StatusOr<OverviewResult> ComputeOverview(AnalysisContext& context, const Overvie
   for (DeviceAcc& d : devices) {
     DeviceUsage& u = d.usage;
     u.active_span_ns = u.last_ns - u.first_ns;
-    u.busy_ns = TotalLength(context.Busy(u.device));
+    u.busy_ns = TotalLength(context.gpu().Busy(u.device));
     u.utilization_pct = u.active_span_ns > 0 ? 100.0 * u.busy_ns / u.active_span_ns : 0;
     span_of_device[u.device] = u.active_span_ns;
     r.devices.push_back(u);
@@ -321,7 +321,7 @@ Status RunOverviewSection(AnalysisContext& context, int input, Report& report) {
   if (!__builtin_sub_overflow(trace.end_ns(), origin, &span) && span > 0) {
     for (const DeviceUsage& u : r.devices) {
       if (u.kernels + u.memops == 0) continue;
-      const std::vector<Interval>& merged = context.Busy(u.device);
+      const std::vector<Interval>& merged = context.gpu().Busy(u.device);
       Series& se = s.series.emplace_back();
       se.key = "utilization_device_" + std::to_string(u.device);
       se.title = "GPU " + std::to_string(u.device) + " utilization over time";

@@ -85,7 +85,7 @@ StatusOr<const PhasesResult*> CachedPhases(AnalysisContext& context) {
 StatusOr<PhasesResult> ComputePhases(AnalysisContext& context) {
   const Trace& trace = context.trace();
   PhasesResult r;
-  const IterationSet* set = context.MainSet();
+  const IterationSet* set = context.loop().MainSet();
   if (set == nullptr || set->iterations.empty()) return r;
   r.has_steps = true;
   r.steps = set->pattern;
@@ -99,7 +99,7 @@ StatusOr<PhasesResult> ComputePhases(AnalysisContext& context) {
     r.last_step_end_ns = std::max(r.last_step_end_ns, it.end_ns);
   }
   // The process's other loops are steps too (a prefill before the first decode step).
-  if (StatusOr<const IterationsResult*> all = context.Iterations(); all.ok()) {
+  if (StatusOr<const IterationsResult*> all = context.loop().Iterations(); all.ok()) {
     for (const IterationSet& loop : (*all)->other_loops) {
       if (loop.pid != set->pid) continue;
       for (const Iteration& it : loop.iterations) {
@@ -155,8 +155,8 @@ StatusOr<PhasesResult> ComputePhases(AnalysisContext& context) {
 
   // GPU work: the union over every device, and kernel starts.
   std::vector<Interval> busy;
-  for (int32_t device : context.GpuDevices()) {
-    const std::vector<Interval>& b = context.Busy(device);
+  for (int32_t device : context.gpu().GpuDevices()) {
+    const std::vector<Interval>& b = context.gpu().Busy(device);
     busy.insert(busy.end(), b.begin(), b.end());
   }
   busy = MergeIntervals(std::move(busy));
@@ -191,7 +191,7 @@ StatusOr<PhasesResult> ComputePhases(AnalysisContext& context) {
     if (a.correlation[i] >= 0 && !seen.insert(a.correlation[i]).second) continue;
     ++bin[bin_of(a.start_ns[i])].timing_calls;
   }
-  for (const GraphCapture& c : context.Replays().captures) {
+  for (const GraphCapture& c : context.graphs().Replays().captures) {
     const TimeNs a0 = std::max(c.begin_ns, t0), b0 = std::min(c.end_ns + c.instantiate_ns, t1);
     if (c.end_ns >= t0 && c.end_ns < t1) ++bin[bin_of(c.end_ns)].captures;
     for (TimeNs t = a0; t < b0;) {

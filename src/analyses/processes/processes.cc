@@ -27,8 +27,8 @@ StatusOr<ProcessesResult> ComputeProcesses(AnalysisContext& context, const Proce
   ProcessesResult r;
   // Every GPU of the trace together: idle means none of them had work.
   std::vector<Interval> busy;
-  for (int32_t device : context.GpuDevices()) {
-    const std::vector<Interval>& b = context.Busy(device);
+  for (int32_t device : context.gpu().GpuDevices()) {
+    const std::vector<Interval>& b = context.gpu().Busy(device);
     busy.insert(busy.end(), b.begin(), b.end());
   }
   busy = MergeIntervals(std::move(busy));

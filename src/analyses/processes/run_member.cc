@@ -56,17 +56,17 @@ StatusOr<RunMember> ComputeRunMember(AnalysisContext& context, const std::string
   m.kernels = static_cast<int64_t>(trace.kernels.size());
   m.memops = static_cast<int64_t>(trace.memops.size());
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
-    if (trace.kernels.device[i] >= 0 && context.IsCommunication(trace.kernels.name[i])) {
+    if (trace.kernels.device[i] >= 0 && context.kernels().IsCommunication(trace.kernels.name[i])) {
       ++m.comm_kernels;
     }
   }
-  m.devices = context.GpuDevices();
+  m.devices = context.gpu().GpuDevices();
   for (int32_t d : m.devices) {
-    for (const Interval& b : context.Busy(d))
+    for (const Interval& b : context.gpu().Busy(d))
       m.busy.push_back({b.start_ns - shift, b.end_ns - shift});
   }
   m.busy = MergeIntervals(std::move(m.busy));
-  ASSIGN_OR_RETURN(const IterationsResult* it, context.Iterations());
+  ASSIGN_OR_RETURN(const IterationsResult* it, context.loop().Iterations());
   if (!it->sets.empty()) {
     const IterationSet& set = it->sets[0];
     m.steps_by = it->method;

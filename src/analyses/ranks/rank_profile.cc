@@ -30,7 +30,7 @@ void AttachCollectives(AnalysisContext& context, RankProfile& p) {
   std::unordered_map<uint32_t, int32_t> communicator_index;
   size_t c = 0;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] < 0 || !context.IsCommunication(k.name[i])) continue;
+    if (k.device[i] < 0 || !context.kernels().IsCommunication(k.name[i])) continue;
     CommKernel& ck = p.comm[c++];
     const int32_t call = k.launch_call[i];
     if (call == kNoRow) continue;
@@ -76,11 +76,11 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
   p.world_size = trace.source.world_size;
   p.trace_host = trace.source.host;
   p.run_key = trace.run.key();
-  for (int32_t d : context.GpuDevices()) {
-    const std::vector<Interval>& busy = context.Busy(d);
+  for (int32_t d : context.gpu().GpuDevices()) {
+    const std::vector<Interval>& busy = context.gpu().Busy(d);
     p.busy_ns += TotalLength(busy);
     p.span_ns += busy.back().end_ns - busy.front().start_ns;
-    const CommSplit& c = context.Comm(d);
+    const CommSplit& c = context.kernels().Comm(d);
     p.comm_ns += c.comm_ns;
     p.compute_ns += c.compute_ns;
     p.overlap_ns += c.overlap_ns;
@@ -91,7 +91,7 @@ StatusOr<RankProfile> ComputeRankProfile(AnalysisContext& context, const std::st
   std::unordered_map<uint32_t, int32_t> name_index;
   std::vector<std::pair<int32_t, int32_t>> dev_stream;
   for (size_t i = 0; i < k.size(); ++i) {
-    if (k.device[i] < 0 || !context.IsCommunication(k.name[i])) continue;
+    if (k.device[i] < 0 || !context.kernels().IsCommunication(k.name[i])) continue;
     auto [it, inserted] =
         name_index.try_emplace(k.name[i].value, static_cast<int32_t>(p.comm_names.size()));
     if (inserted) p.comm_names.emplace_back(trace.str(k.short_name[i]));

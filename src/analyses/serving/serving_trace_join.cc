@@ -21,7 +21,7 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
                                       const ServingMetrics& metrics) {
   const double itl_p99_ns = metrics.itl.p99_ns;
   ServingTraceJoin j;
-  const IterationSet* set = context.MainSet();
+  const IterationSet* set = context.loop().MainSet();
   if (set == nullptr) {
     j.note =
         "the trace has no iteration ranges, so the request log's token gaps cannot be joined "
@@ -38,7 +38,7 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
     j.note = "the trace's iteration ranges carry no counter in their names; token gaps not joined";
     return j;
   }
-  const std::vector<Interval>& gc = context.GcIntervals(set->pid);
+  const std::vector<Interval>& gc = context.host().GcIntervals(set->pid);
   // Each chunk: when it was emitted (request log clock, ns) and in which iteration.
   struct Chunk {
     double t_ns;
@@ -84,7 +84,7 @@ ServingTraceJoin JoinTokenGapsToTrace(AnalysisContext& context, const RequestRes
   // The union of the set's devices' GPU busy time, for host stalls.
   std::vector<Interval> busy;
   for (int32_t d : set->devices) {
-    const std::vector<Interval>& b = context.Busy(d);
+    const std::vector<Interval>& b = context.gpu().Busy(d);
     busy.insert(busy.end(), b.begin(), b.end());
   }
   busy = MergeIntervals(std::move(busy));

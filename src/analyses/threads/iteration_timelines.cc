@@ -67,9 +67,9 @@ void AddCudaCalls(const Trace& trace, int32_t pid, int32_t tid, TimeNs a, TimeNs
 void AddOtherGilThreads(AnalysisContext& context, const ThreadsResult& r, TimeNs a, TimeNs b,
                         int32_t own_range, Timeline& t) {
   std::vector<std::pair<DurationNs, std::pair<int32_t, int32_t>>> others;
-  for (const auto& [p, th] : context.GilThreads()) {
+  for (const auto& [p, th] : context.host().GilThreads()) {
     if (p != r.main_pid || th == r.main_tid) continue;
-    const DurationNs held = BusyWithin(context.GilHeld(p, th), a, b);
+    const DurationNs held = BusyWithin(context.host().GilHeld(p, th), a, b);
     if (held > 0) others.push_back({held, {p, th}});
   }
   std::stable_sort(others.begin(), others.end(),
@@ -79,7 +79,7 @@ void AddOtherGilThreads(AnalysisContext& context, const ThreadsResult& r, TimeNs
     const std::string label = ThreadLabel(context.trace(), p, th);
     TimelineLane& gil = t.lanes.emplace_back();
     gil.label = label + ": GIL";
-    AddClipped(gil, context.GilHeld(p, th), a, b, "gil_held", "holding the GIL");
+    AddClipped(gil, context.host().GilHeld(p, th), a, b, "gil_held", "holding the GIL");
     TimelineLane nvtx_lane;
     nvtx_lane.label = label + ": NVTX";
     AddRanges(context.trace(), p, th, a, b, own_range, nvtx_lane);
@@ -102,11 +102,11 @@ void AddTimeline(AnalysisContext& context, const ThreadsResult& r, const Iterati
   t.start_ns = a;
   t.end_ns = b;
   std::vector<int32_t> devices = set.devices;
-  if (devices.empty()) devices = context.GpuDevices();
+  if (devices.empty()) devices = context.gpu().GpuDevices();
   for (int32_t d : devices) {
     TimelineLane& lane = t.lanes.emplace_back();
     lane.label = fmt::format("GPU {} busy", d);
-    AddClipped(lane, context.Busy(d), a, b, "gpu", "GPU busy");
+    AddClipped(lane, context.gpu().Busy(d), a, b, "gpu", "GPU busy");
   }
   TimelineLane& api = t.lanes.emplace_back();
   api.label = main + ": CUDA calls";
@@ -117,18 +117,19 @@ void AddTimeline(AnalysisContext& context, const ThreadsResult& r, const Iterati
   if (r.has_gil) {
     TimelineLane& gil = t.lanes.emplace_back();
     gil.label = main + ": GIL";
-    AddClipped(gil, context.GilHeld(pid, tid), a, b, "gil_held", "holding the GIL");
-    AddClipped(gil, context.GilWaited(pid, tid), a, b, "gil_wait", "waiting for the GIL");
+    AddClipped(gil, context.host().GilHeld(pid, tid), a, b, "gil_held", "holding the GIL");
+    AddClipped(gil, context.host().GilWaited(pid, tid), a, b, "gil_wait", "waiting for the GIL");
   }
   if (r.has_os_calls) {
     TimelineLane& os = t.lanes.emplace_back();
     os.label = main + ": OS waits";
-    AddClipped(os, context.Waits(pid, tid).os_wait, a, b, "os_wait", "waiting in an OS call");
+    AddClipped(os, context.host().Waits(pid, tid).os_wait, a, b, "os_wait",
+               "waiting in an OS call");
   }
   if (r.has_gc) {
     TimelineLane& gc = t.lanes.emplace_back();
     gc.label = "garbage collection";
-    AddClipped(gc, context.GcIntervals(pid), a, b, "gc", "garbage collection");
+    AddClipped(gc, context.host().GcIntervals(pid), a, b, "gc", "garbage collection");
   }
   AddOtherGilThreads(context, r, a, b, it.range_row, t);
   t.note =
@@ -139,7 +140,7 @@ void AddTimeline(AnalysisContext& context, const ThreadsResult& r, const Iterati
 }  // namespace
 
 void AddIterationTimelines(AnalysisContext& context, const ThreadsResult& r, Section& s) {
-  const IterationSet* set = context.MainSet();
+  const IterationSet* set = context.loop().MainSet();
   if (set == nullptr || set->iterations.size() < 2 || r.main_tid < 0) return;
   // The slowest, and the one closest to the median that is not an outlier.
   const Iteration* worst = &set->iterations[0];

@@ -35,7 +35,7 @@ ThreadRangesResult ComputeThreadRanges(AnalysisContext& context, const ThreadsRe
   ThreadRangesResult res;
   const Trace& trace = context.trace();
   const RangeTable& r = trace.ranges;
-  const IterationSet* set = context.MainSet();
+  const IterationSet* set = context.loop().MainSet();
   const bool per_iteration = set != nullptr && !set->iterations.empty();
   std::vector<char> is_iteration;  // by range row: one of the main set's iteration ranges
   size_t slowest = 0;

@@ -60,16 +60,16 @@ ThreadMap CollectThreads(AnalysisContext& context, StringPool& pool, ThreadsResu
       at(r.pid[i], r.tid[i]).ranges[pool.Get(pattern)] += r.dur_ns(i);
     }
   }
-  for (const auto& [pid, tid] : context.GilThreads()) {
+  for (const auto& [pid, tid] : context.host().GilThreads()) {
     Acc& a = at(pid, tid);
-    a.row.gil_held_ns = TotalLength(context.GilHeld(pid, tid));
-    a.row.gil_waited_ns = TotalLength(context.GilWaited(pid, tid));
+    a.row.gil_held_ns = TotalLength(context.host().GilHeld(pid, tid));
+    a.row.gil_waited_ns = TotalLength(context.host().GilWaited(pid, tid));
   }
-  res.has_os_calls = context.HasOsCalls();
+  res.has_os_calls = context.host().HasOsCalls();
   res.has_os_call_chains =
       std::any_of(trace.os_calls.frame_count.begin(), trace.os_calls.frame_count.end(),
                   [](int32_t n) { return n > 0; });
-  res.has_off_cpu = context.HasOffCpu();
+  res.has_off_cpu = context.host().HasOffCpu();
   for (size_t i = 0; i < trace.os_calls.size(); ++i)
     at(trace.os_calls.pid[i], trace.os_calls.tid[i]);
   for (size_t i = 0; i < trace.off_cpu.size(); ++i) at(trace.off_cpu.pid[i], trace.off_cpu.tid[i]);
@@ -123,7 +123,7 @@ void FinishRow(AnalysisContext& context, const PySelfTime& py_self, uint64_t key
                                       100.0 * static_cast<double>(top[i].first) / total);
     }
   }
-  const ThreadWaits& w = context.Waits(a.row.pid, a.row.tid);
+  const ThreadWaits& w = context.host().Waits(a.row.pid, a.row.tid);
   a.row.os_wait_ns = TotalLength(w.os_wait);
   a.row.off_cpu_ns = TotalLength(w.off_cpu);
   if (a.row.py_samples > 0) {
@@ -147,19 +147,19 @@ void FinishRow(AnalysisContext& context, const PySelfTime& py_self, uint64_t key
   }
 }
 
-// The main launching thread (the most launch calls, AnalysisContext::MainLaunchingThread), its
+// The main launching thread (the most launch calls, HostFacts::MainLaunchingThread), its
 // GIL wait, and who held the GIL meanwhile.
 void FindGilHolders(AnalysisContext& context, ThreadMap& threads, ThreadsResult& res) {
-  const LaunchingThread main = context.MainLaunchingThread();
+  const LaunchingThread main = context.host().MainLaunchingThread();
   if (main.tid < 0 && main.pid < 0) return;
   res.main_pid = main.pid;
   res.main_tid = main.tid;
-  const std::vector<Interval>& waited = context.GilWaited(main.pid, main.tid);
+  const std::vector<Interval>& waited = context.host().GilWaited(main.pid, main.tid);
   res.main_waited_ns = TotalLength(waited);
   if (waited.empty()) return;
-  for (const auto& [pid, tid] : context.GilThreads()) {
+  for (const auto& [pid, tid] : context.host().GilThreads()) {
     if (pid != main.pid || tid == main.tid) continue;
-    const DurationNs t = IntersectionLength(waited, context.GilHeld(pid, tid));
+    const DurationNs t = IntersectionLength(waited, context.host().GilHeld(pid, tid));
     if (t <= 0) continue;
     const ThreadRow& x = threads[Key(pid, tid)].row;
     res.holders.push_back({pid, tid, x.name, x.role, t});
@@ -205,7 +205,7 @@ std::vector<ProcessGc> GcPerProcess(AnalysisContext& context, const ThreadMap& t
   std::vector<ProcessGc> out;
   for (int32_t pid : pids) {
     if (pid < 0) continue;
-    const std::vector<Interval>& gc = context.GcIntervals(pid);
+    const std::vector<Interval>& gc = context.host().GcIntervals(pid);
     if (gc.empty()) continue;
     ProcessGc g;
     g.pid = pid;
@@ -226,7 +226,7 @@ std::vector<ProcessGc> GcPerProcess(AnalysisContext& context, const ThreadMap& t
 // total first.
 std::vector<OsWaitRow> LaunchingOsWaits(AnalysisContext& context, const ThreadsResult& res) {
   const Trace& trace = context.trace();
-  const ThreadWaits& w = context.Waits(res.main_pid, res.main_tid);
+  const ThreadWaits& w = context.host().Waits(res.main_pid, res.main_tid);
   std::map<StringId, std::pair<OsWaitRow, OsCallers>> by_name;
   const OsCallTable& os = trace.os_calls;
   for (size_t i = 0; i < os.size(); ++i) {
@@ -257,11 +257,11 @@ std::vector<OsWaitRow> LaunchingOsWaits(AnalysisContext& context, const ThreadsR
 std::vector<PerIterationHost> LaunchingPerIteration(AnalysisContext& context,
                                                     const ThreadsResult& res) {
   std::vector<PerIterationHost> out;
-  const IterationSet* set = context.MainSet();
+  const IterationSet* set = context.loop().MainSet();
   if (set == nullptr || set->iterations.empty()) return out;
   std::vector<HostBreakdown> per;
   for (const Iteration& it : set->iterations) {
-    per.push_back(context.HostWithin(res.main_pid, res.main_tid, it.start_ns, it.end_ns));
+    per.push_back(context.host().HostWithin(res.main_pid, res.main_tid, it.start_ns, it.end_ns));
   }
   auto add = [&](const char* key, const char* label, DurationNs HostBreakdown::*part,
                  bool present) {
@@ -297,7 +297,7 @@ StatusOr<const ThreadsResult*> CachedThreads(AnalysisContext& context) {
 
 StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOptions&) {
   ThreadsResult res;
-  res.has_gil = context.HasGil();
+  res.has_gil = context.host().HasGil();
   StringPool pool;  // the ranges' name patterns; `threads` keeps views into it
   ThreadMap threads = CollectThreads(context, pool, res);
   const PySelfTime py_self = PythonSelfTime(context.trace());
@@ -306,7 +306,7 @@ StatusOr<ThreadsResult> ComputeThreads(AnalysisContext& context, const ThreadsOp
   FindGilHolders(context, threads, res);
   res.threads = ListThreads(threads);
   res.gc = GcPerProcess(context, threads);
-  res.has_gc = !context.GcIntervals(-1).empty();
+  res.has_gc = !context.host().GcIntervals(-1).empty();
   if (res.main_tid >= 0) {
     res.main_os_waits = LaunchingOsWaits(context, res);
     res.per_iteration = LaunchingPerIteration(context, res);

@@ -1,7 +1,7 @@
 // Threads: the host side per thread — which thread launches the GPU work, who holds the Python GIL
 // and who waits for it, time in CUDA calls and in NVTX ranges — from the trace's GIL table (nsys
 // `-t python-gil`), thread names and roles (trace.threads), and the garbage-collection time of each
-// process (GC ranges by name, AnalysisContext::GcIntervals). Profiler threads (nsys's "NSys
+// process (GC ranges by name, HostFacts::GcIntervals). Profiler threads (nsys's "NSys
 // PySampling") are listed apart and never blamed. Input: one AnalysisContext. Units: ns.
 // docs/analyses/threads.md.
 #pragma once

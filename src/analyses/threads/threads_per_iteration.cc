@@ -29,7 +29,7 @@ bool Any(const PerIterationPart& p) { return p.median_ns > 0 || p.slowest_ns > 0
 ThreadsPerIterationResult ComputeThreadsPerIteration(AnalysisContext& context,
                                                      const ThreadsResult& threads) {
   ThreadsPerIterationResult res;
-  const IterationSet* set = context.MainSet();
+  const IterationSet* set = context.loop().MainSet();
   if (set == nullptr || set->iterations.empty()) return res;
   if (!threads.has_gil && !threads.has_os_calls && !threads.has_off_cpu) return res;
   size_t slowest = 0;
@@ -46,11 +46,11 @@ ThreadsPerIterationResult ComputeThreadsPerIteration(AnalysisContext& context,
     row.name = t.name;
     row.role = t.role;
     if (threads.has_gil) {
-      row.gil_held = Measure(context.GilHeld(t.pid, t.tid), *set, slowest);
-      row.gil_waited = Measure(context.GilWaited(t.pid, t.tid), *set, slowest);
+      row.gil_held = Measure(context.host().GilHeld(t.pid, t.tid), *set, slowest);
+      row.gil_waited = Measure(context.host().GilWaited(t.pid, t.tid), *set, slowest);
     }
     if (threads.has_os_calls || threads.has_off_cpu) {
-      const ThreadWaits& w = context.Waits(t.pid, t.tid);
+      const ThreadWaits& w = context.host().Waits(t.pid, t.tid);
       if (threads.has_os_calls) row.os_wait = Measure(w.os_wait, *set, slowest);
       if (threads.has_off_cpu) row.off_cpu = Measure(w.off_cpu, *set, slowest);
     }
