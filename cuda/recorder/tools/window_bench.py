@@ -12,7 +12,8 @@ run's in_over_out_pct is that tracer's cost on that program, measured against it
 profiler (mode none) the two halves must agree, which bounds what the method can resolve.
 
 Runs are interleaved, the order rotated every repetition. Environment: SL (the sightline binary),
-NSYS, OUT (log and JSON), PROGRAM (default examples/programs/hf_generate.py), WORKLOADS (names of
+NSYS, OUT (log and JSON), PROGRAM (default examples/programs/hf_generate.py; graph_serving runs
+examples/programs/graph_serving_loop.py), WORKLOADS (names of
 WORKLOADS below), MODES (names of MODES below), REPS, BUDGET_S (a repetition starts only when it
 fits), PIN (every run under `taskset -c PIN`). Prints a table last: per mode, the median over runs
 of in_over_out_pct (wall and CPU), the lowest and highest run.
@@ -41,6 +42,9 @@ WORKLOADS = {
     "hf_static": f"python3 {PROGRAM} --mode static --calls 25 --window-every 4",
     # eager: ~0.7-1 s a call (more under node tracing); blocks of 3: 4 measured calls each way
     "hf_eager": f"python3 {PROGRAM} --mode eager --calls 13 --window-every 3",
+    # many small CUDA graphs (one per batch size), a drifting batch, a sync a step: blocks of 1000
+    # steps, 4 each way
+    "graph_serving": "python3 examples/programs/graph_serving_loop.py --steps 8000 --window-every 1000",
 }
 SL_WIN = "--capture-range cudaProfilerApi --capture-range-end repeat"
 NSYS_WIN = "-t cuda,nvtx -s none --cpuctxsw none -c cudaProfilerApi --capture-range-end repeat"
