@@ -17,6 +17,9 @@ tenth of each block is left out (it pays the switch); each block gives its mean 
 calling thread's CPU time), and the program prints the medians over blocks of each kind as
 median_out_ms, median_in_ms, in_over_out_pct, cpu_out_ms, cpu_in_ms, cpu_in_over_out_pct (ms per
 step), the format of hf_generate.py --window-every (cuda/recorder/tools/window_bench.py reads it).
+
+Status: written in session 27 for issue 52's third program and not yet run on a GPU (the session's
+device time ran out); its first run is the next step of docs/evidence/recorder/journal.md, "run27".
 """
 import argparse
 import random
