@@ -78,6 +78,10 @@ class Writer {
 
   uint64_t records_written() const { return records_written_; }
 
+  // One CUPTI activity record into the file's next chunk: the writer thread's work, and a test's
+  // on a writer never started (Finish then writes what it added).
+  void TranslateOne(const void* record);
+
  private:
   struct Item {
     uint8_t* buffer = nullptr;
@@ -91,7 +95,6 @@ class Writer {
 
   void Run();
   void Translate(uint8_t* buffer, size_t valid);
-  void TranslateOne(const void* record);
   uint32_t Intern(const char* s, bool demangle);
   uint32_t InternKernelName(const char* s);
   uint32_t InternApiName(uint32_t domain, uint32_t cbid);
