@@ -16,7 +16,8 @@ window, then inside one (cudaProfilerStart before the block, cudaProfilerStop af
 tenth of each block is left out (it pays the switch); each block gives its mean step (wall, and the
 calling thread's CPU time), and the program prints the medians over blocks of each kind as
 median_out_ms, median_in_ms, in_over_out_pct, cpu_out_ms, cpu_in_ms, cpu_in_over_out_pct (ms per
-step), the format of hf_generate.py --window-every (cuda/recorder/tools/window_bench.py reads it).
+step), the format of hf_generate.py --window-every (window_medians.py; cuda/recorder/tools/window_bench.py
+reads it).
 
 Status: written in session 27 for issue 52's third program and not yet run on a GPU (the session's
 device time ran out); its first run is the next step of docs/evidence/recorder/journal.md, "run27".
@@ -27,6 +28,7 @@ import statistics
 import time
 
 import torch
+from window_medians import print_window_medians
 
 
 def capture_sizes(max_batch):
@@ -113,17 +115,7 @@ def main():
     print(f"graphs={len(graphs)} sizes={sizes[0]}-{sizes[-1]} "
           f"median_step_us={statistics.median(times) * 1e6:.2f}", flush=True)
     if n > 0:
-        def med(xs):
-            return statistics.median(xs) * 1e3 if xs else float("nan")
-        out_ms = med([w for inw, w, _ in blocks if not inw])
-        in_ms = med([w for inw, w, _ in blocks if inw])
-        cpu_out = med([c for inw, _, c in blocks if not inw])
-        cpu_in = med([c for inw, _, c in blocks if inw])
-        print(f"median_out_ms={out_ms:.4f} median_in_ms={in_ms:.4f} "
-              f"in_over_out_pct={(in_ms / out_ms - 1) * 100:.2f} cpu_out_ms={cpu_out:.4f} "
-              f"cpu_in_ms={cpu_in:.4f} cpu_in_over_out_pct={(cpu_in / cpu_out - 1) * 100:.2f} "
-              f"blocks_in={sum(1 for b in blocks if b[0])} "
-              f"blocks_out={sum(1 for b in blocks if not b[0])}", flush=True)
+        print_window_medians(blocks, "blocks")
 
 
 if __name__ == "__main__":

@@ -27,11 +27,11 @@ of a call, wall time per call.
 import argparse
 import json
 import os
-import statistics
 import time
 
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
+from window_medians import print_window_medians
 
 
 def main():
@@ -110,17 +110,7 @@ def main():
         median = later[mid] if len(later) % 2 else (later[mid - 1] + later[mid]) / 2
         print(f"median_call_ms={median * 1e3:.3f}", flush=True)
     if args.window_every > 0:
-        def med(xs):
-            return statistics.median(xs) * 1e3 if xs else float("nan")
-        out_ms = med([t for w, t, _ in windowed if not w])
-        in_ms = med([t for w, t, _ in windowed if w])
-        cpu_out = med([c for w, _, c in windowed if not w])
-        cpu_in = med([c for w, _, c in windowed if w])
-        print(f"median_out_ms={out_ms:.3f} median_in_ms={in_ms:.3f} "
-              f"in_over_out_pct={(in_ms / out_ms - 1) * 100:.2f} cpu_out_ms={cpu_out:.3f} "
-              f"cpu_in_ms={cpu_in:.3f} cpu_in_over_out_pct={(cpu_in / cpu_out - 1) * 100:.2f} "
-              f"calls_in={sum(1 for w in windowed if w[0])} "
-              f"calls_out={sum(1 for w in windowed if not w[0])}", flush=True)
+        print_window_medians(windowed, "calls")
     print(json.dumps({
         "program": "hf_generate", "mode": args.mode, "pid": os.getpid(), "calls": args.calls,
         "forward_passes_per_call": args.new_tokens, "batch": args.batch, "prompt": args.prompt,

@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import time
 
+from bench_common import run_logged
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("OUT", "/tmp/recorder-out")
 SL, DL, NSYS = os.environ["SL"], os.environ["DL"], os.environ.get("NSYS", "")
@@ -119,15 +121,7 @@ def log(msg):
 
 
 def run(cmd, timeout=180):
-    t = time.time()
-    try:
-        p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout, text=True, errors="replace")
-        rc, out = p.returncode, p.stdout
-    except subprocess.TimeoutExpired as e:
-        rc, out = 124, (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-    LOG.write(f"$ {cmd}   [rc={rc}, {time.time() - t:.1f}s]\n{out[-3000:]}\n")
-    LOG.flush()
+    rc, out, _ = run_logged(cmd, LOG, timeout)
     return rc, out
 
 

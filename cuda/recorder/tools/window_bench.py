@@ -25,6 +25,8 @@ import statistics
 import subprocess
 import time
 
+from bench_common import run_logged
+
 OUT = os.environ.get("OUT", "/tmp/window-bench")
 SL, NSYS = os.environ["SL"], os.environ.get("NSYS", "nsys")
 PROGRAM = os.environ.get("PROGRAM", "examples/programs/hf_generate.py")
@@ -75,17 +77,7 @@ def log(msg):
 
 
 def run(cmd, timeout=240):
-    t = time.time()
-    try:
-        p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout, text=True, errors="replace")
-        rc, out = p.returncode, p.stdout
-    except subprocess.TimeoutExpired as e:
-        rc = 124
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-    LOG.write(f"$ {cmd}   [rc={rc}, {time.time() - t:.1f}s]\n{out[-2500:]}\n")
-    LOG.flush()
-    return rc, out, time.time() - t
+    return run_logged(cmd, LOG, timeout, tail=2500)
 
 
 def one(workload, mode, rep):
