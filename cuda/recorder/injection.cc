@@ -30,6 +30,7 @@
 #include "shared/recorder_env.h"
 #include "shared/recorder_format.h"
 #include "sightline/gpu_check.h"
+#include "skip_list.h"
 #include "writer.h"
 
 namespace sightline::recorder {
@@ -310,54 +311,6 @@ size_t EnvSize(const char* name, size_t fallback) {
   const unsigned long long n = std::strtoull(v, &end, 10);
   return (*end == '\0' && n >= (64u << 10) && n <= (1ull << 30)) ? static_cast<size_t>(n)
                                                                  : fallback;
-}
-
-// SIGHTLINE_RECORD_SKIP: activity kinds to leave out, to see what each one costs; `graph_nodes`
-// leaves out the graph node callbacks, `graphs` the graph creation callbacks, `driver_launches`
-// the driver API's launch calls (recorded for the whole run without --driver-api).
-void ParseSkip(const char* text, std::vector<CUpti_ActivityKind>* out, bool* graph_nodes,
-               bool* graph_events, bool* driver_launches) {
-  const struct {
-    const char* name;
-    std::vector<CUpti_ActivityKind> kinds;
-  } kNames[] = {
-      {"kernel", {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}},
-      {"runtime", {CUPTI_ACTIVITY_KIND_RUNTIME}},
-      {"sync", {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}},
-      {"memcpy", {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2}},
-      {"memset", {CUPTI_ACTIVITY_KIND_MEMSET}},
-      {"nvtx", {CUPTI_ACTIVITY_KIND_MARKER}},
-  };
-  std::string list = text;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string item = list.substr(pos, comma - pos);
-    bool known = item.empty();
-    if (item == "graph_nodes") {
-      *graph_nodes = false;
-      known = true;
-    }
-    if (item == "graphs") {
-      *graph_events = false;
-      known = true;
-    }
-    if (item == "driver_launches") {
-      *driver_launches = false;
-      known = true;
-    }
-    for (const auto& n : kNames) {
-      if (item == n.name) {
-        out->insert(out->end(), n.kinds.begin(), n.kinds.end());
-        known = true;
-      }
-    }
-    if (!known) {
-      std::fprintf(stderr, "sightline-recorder: %s: unknown kind '%s' (ignored)\n",
-                   recenv::kSkipEnv, item.c_str());
-    }
-    pos = comma + 1;
-  }
 }
 
 std::string ReadLink(const char* path) {
