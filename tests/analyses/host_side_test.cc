@@ -303,6 +303,25 @@ TEST(HostBoundPipeline, FiresWhenTheGpuWaitsForTheHostAndNotWhenGpuBound) {
   EXPECT_EQ(FindRule(Findings(gpu_bound), "host_bound_pipeline"), nullptr);
 }
 
+TEST(HostBoundPipeline, TakesOutOnlyTheLaunchingThreadsCallsThatMeetAStall) {
+  // The GPU idles 300..1000 us of each iteration. The launching thread's calls: one 100..200 us,
+  // inside the GPU work; one 250..400 us reaching 100 us into the stall; one 400..450 us touching
+  // it. The responder's call 500..600 us is not the launching thread's and stays host-bound idle.
+  const Trace t = Loop(300, [](TraceFixture& f, int, TimeNs t0) -> TimeNs {
+    f.Api("cudaEventRecord", t0 + 100'000, t0 + 200'000, ApiKind::kRuntime, kMain);
+    f.Api("cudaEventRecord", t0 + 250'000, t0 + 400'000, ApiKind::kRuntime, kMain);
+    f.Api("cudaEventRecord", t0 + 400'000, t0 + 450'000, ApiKind::kRuntime, kMain);
+    f.Api("cudaEventRecord", t0 + 500'000, t0 + 600'000, ApiKind::kRuntime, kOther);
+    return 0;
+  });
+  const std::vector<Finding> fired = Findings(t);
+  const Finding* hb = FindRule(fired, "host_bound_pipeline");
+  ASSERT_NE(hb, nullptr);
+  // 0..10 us before the launch call and 300..1000 us minus the calls' 300..450 us.
+  EXPECT_EQ(Evidence(*hb, "median_host_idle_ns"), 10'000 + 550'000);
+  EXPECT_EQ(Evidence(*hb, "host_idle_ns"), 10 * 560'000);
+}
+
 TEST(OutlierIterations, AttributesExtraTimeToOsWaitsAndLeavesTheRestUnexplained) {
   const Trace t = Loop(990, [](TraceFixture& f, int i, TimeNs t0) -> TimeNs {
     if (i == 7) {  // 5 ms: 3.5 ms in select, the rest unexplained

@@ -25,12 +25,33 @@ Status RuleHostBoundPipeline(AnalysisContext& c, std::vector<Finding>& out) {
   if (set == nullptr || set->iterations.size() < 3) return Status::Ok();
   const Trace& trace = c.trace();
   const int32_t pid = set->pid, tid = set->tid;
+  const std::vector<LoopWindow>& windows = c.loop().Windows();
+  // Each window's host stalls: idle gaps longer than launch_bound's, and the idle before the first
+  // and after the last GPU work (launch gaps are launch_bound's).
+  std::vector<std::vector<Interval>> stalls(windows.size());
+  std::vector<Interval> all_stalls;
+  for (size_t wi = 0; wi < windows.size(); ++wi) {
+    const LoopWindow& w = windows[wi];
+    if (w.it == nullptr) continue;
+    for (const Interval& g : GapsWithin(c.gpu().Busy(w.device), w.start_ns, w.end_ns)) {
+      const bool edge = g.start_ns == w.start_ns || g.end_ns == w.end_ns;
+      if (edge || g.end_ns - g.start_ns > kMaxLaunchGapNs) stalls[wi].push_back(g);
+    }
+    all_stalls.insert(all_stalls.end(), stalls[wi].begin(), stalls[wi].end());
+  }
+  all_stalls = MergeIntervals(std::move(all_stalls));
   // The launching thread's CUDA calls: GPU idle inside them is launch overhead (launch_bound).
+  // Only the calls that meet a stall can change a stall minus their union, so only they are
+  // merged: the union of every call would hold one interval per launch (10^7 in large traces).
   std::vector<Interval> cuda;
   const ApiCallTable& api = trace.api_calls;
-  cuda.reserve(api.size());  // no regrowth: fresh memory is costly to fault in
-  for (size_t i = 0; i < api.size(); ++i) {
-    if (api.pid[i] == pid && api.tid[i] == tid) AppendToUnion(cuda, api.start_ns[i], api.end_ns[i]);
+  size_t s = 0;  // the first stall ending after the current call's start (calls come by start)
+  for (size_t i = 0; i < api.size() && s < all_stalls.size(); ++i) {
+    if (api.pid[i] != pid || api.tid[i] != tid) continue;
+    while (s < all_stalls.size() && all_stalls[s].end_ns <= api.start_ns[i]) ++s;
+    if (s < all_stalls.size() && all_stalls[s].start_ns < api.end_ns[i]) {
+      AppendToUnion(cuda, api.start_ns[i], api.end_ns[i]);
+    }
   }
   const std::vector<Interval>& gc = c.host().GcIntervals(pid);
   const std::vector<Interval>& os_wait = c.host().Waits(pid, tid).os_wait;
@@ -39,16 +60,10 @@ Status RuleHostBoundPipeline(AnalysisContext& c, std::vector<Finding>& out) {
   std::vector<int64_t> host_idle, walls;
   DurationNs total_host = 0, total_gc = 0, total_os = 0, total_gil = 0;
   std::vector<Interval> all_host_idle;  // the non-outlier iterations' host-bound idle
-  for (const LoopWindow& w : c.loop().Windows()) {
+  for (size_t wi = 0; wi < windows.size(); ++wi) {
+    const LoopWindow& w = windows[wi];
     if (w.it == nullptr) continue;
-    // The host stalls of the window: idle gaps longer than launch_bound's, and the idle before the
-    // first and after the last GPU work (launch gaps are launch_bound's).
-    std::vector<Interval> stalls;
-    for (const Interval& g : GapsWithin(c.gpu().Busy(w.device), w.start_ns, w.end_ns)) {
-      const bool edge = g.start_ns == w.start_ns || g.end_ns == w.end_ns;
-      if (edge || g.end_ns - g.start_ns > kMaxLaunchGapNs) stalls.push_back(g);
-    }
-    std::vector<Interval> idle = SubtractIntervals(stalls, cuda);
+    std::vector<Interval> idle = SubtractIntervals(stalls[wi], cuda);
     const DurationNs h = TotalLength(idle);
     host_idle.push_back(h);
     walls.push_back(w.end_ns - w.start_ns);

@@ -57,8 +57,17 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
   const auto& k = trace.kernels;
   std::unordered_map<int64_t, StreamState> streams;
   std::unordered_map<Key, ChainStats, KeyHash> chains;
+  // Kernels come in runs on one stream: the last stream's state is looked up once per run
+  // (unordered_map keeps references to its elements valid as it grows).
+  int64_t last_stream = 0;
+  StreamState* last_state = nullptr;
   for (size_t i = 0; i < k.size(); ++i) {
-    StreamState& s = streams[(int64_t{k.device[i]} << 32) | static_cast<uint32_t>(k.stream[i])];
+    const int64_t stream_key = (int64_t{k.device[i]} << 32) | static_cast<uint32_t>(k.stream[i]);
+    if (last_state == nullptr || stream_key != last_stream) {
+      last_state = &streams[stream_key];
+      last_stream = stream_key;
+    }
+    StreamState& s = *last_state;
     if (k.dur_ns(i) > kMaxKernelNs || k.start_ns[i] - s.last_end > kMaxGapNs) s.len = 0;
     s.last_end = std::max(s.last_end, k.end_ns[i]);
     if (k.dur_ns(i) > kMaxKernelNs) continue;
@@ -80,10 +89,9 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
     }
     if (all_same) continue;
     ChainStats& cs = chains[key];
-    const int64_t stream_key = (int64_t{k.device[i]} << 32) | static_cast<uint32_t>(k.stream[i]);
-    const auto last = cs.last_row.find(stream_key);
-    if (last != cs.last_row.end() && s.rows[s.head % kLen] <= last->second) continue;  // overlaps
-    cs.last_row[stream_key] = static_cast<int64_t>(i);
+    const auto [last, first_on_stream] = cs.last_row.try_emplace(stream_key, -1);
+    if (!first_on_stream && s.rows[s.head % kLen] <= last->second) continue;  // overlaps
+    last->second = static_cast<int64_t>(i);
     if (cs.count++ == 0) {
       cs.first_row = s.rows[s.head % kLen];
       cs.device = k.device[i];

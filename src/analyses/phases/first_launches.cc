@@ -1,8 +1,8 @@
 #include "analyses/phases/first_launches.h"
 
 #include <algorithm>
-#include <map>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,19 +16,28 @@ FirstLaunchLoads FindFirstLaunchLoads(const Trace& trace, TimeNs first_step_ns,
   const KernelTable& k = trace.kernels;
   const ApiCallTable& api = trace.api_calls;
   // Each (process, kernel name)'s earliest launch call; graph launches aside (a graph's first
-  // launch uploads the graph, whatever its kernels' modules).
-  std::map<std::pair<int32_t, uint32_t>, int32_t> first;
+  // launch uploads the graph, whatever its kernels' modules). Whether a call is a graph launch is
+  // decided once per call name, not once per kernel.
+  std::unordered_map<uint64_t, int32_t> first;                 // (pid << 32 | kernel name) -> call
+  std::vector<int8_t> graph_launch(trace.strings.size(), -1);  // by call name id
   std::vector<DurationNs> durations;
+  durations.reserve(k.size());  // no regrowth: fresh memory is costly to fault in
   for (size_t i = 0; i < k.size(); ++i) {
     const int32_t call = k.launch_call[i];
     if (call == kNoRow || call < 0 || static_cast<size_t>(call) >= api.size()) continue;
-    if (trace.str(api.name[call]).find("GraphLaunch") != std::string_view::npos) continue;
+    const uint32_t name = api.name[call].value;
+    int8_t& is_graph = graph_launch[name];
+    if (is_graph < 0) {
+      is_graph = trace.str(api.name[call]).find("GraphLaunch") != std::string_view::npos;
+    }
+    if (is_graph) continue;
     durations.push_back(api.end_ns[call] - api.start_ns[call]);
-    auto [it, inserted] = first.try_emplace({api.pid[call], k.name[i].value}, call);
+    const uint64_t key = (uint64_t{static_cast<uint32_t>(api.pid[call])} << 32) | k.name[i].value;
+    auto [it, inserted] = first.try_emplace(key, call);
     if (!inserted && api.start_ns[call] < api.start_ns[it->second]) it->second = call;
   }
   if (durations.empty()) return r;
-  r.median_launch_ns = static_cast<DurationNs>(Median(durations));
+  r.median_launch_ns = static_cast<DurationNs>(Median(std::move(durations)));
   const DurationNs bar = std::max(kLoadingLaunchNs, kLoadingLaunchFactor * r.median_launch_ns);
   std::vector<int32_t> calls;
   for (const auto& [key, call] : first) calls.push_back(call);
