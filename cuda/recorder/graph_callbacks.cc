@@ -56,7 +56,7 @@ void SampledGraphLaunch(const CUpti_CallbackData* info) {
     if (depth++ > 0) return;
     // With a capture range, only the launches inside a window are counted and sampled: outside
     // one nothing of a graph is recorded, and GRAPH_TRACE stays on (State::graph_trace_whole_run).
-    if (s.graph_trace_whole_run && !s.in_window.load(std::memory_order_acquire)) return;
+    if (s.graph_trace_whole_run && !s.window_open.load(std::memory_order_acquire)) return;
     node_traced = s.graph_launches.fetch_add(1, std::memory_order_relaxed) % s.graph_sample == 0;
     if (!node_traced) return;
     std::lock_guard<std::mutex> lock(s.graph_mu);

@@ -210,10 +210,9 @@ void OpenWindow() {
   if (!allowed) return;
   EnableActivities(true);
   if (s.sampler != nullptr) s.sampler->SetSampling(true);
-  s.window_open = true;
   s.window_start_ns = CuptiNow();
   s.writer->WindowOpened(s.window_start_ns);
-  s.in_window.store(true, std::memory_order_release);
+  s.window_open.store(true, std::memory_order_release);
 }
 
 void CloseWindow() {
@@ -224,11 +223,10 @@ void CloseWindow() {
   w.start_ns = s.window_start_ns;
   w.end_ns = CuptiNow();
   w.index = s.windows;
-  s.in_window.store(false, std::memory_order_release);
+  s.window_open.store(false, std::memory_order_release);
   s.writer->WindowClosed(w.end_ns);
   EnableActivities(false);
   if (s.sampler != nullptr) s.sampler->SetSampling(false);
-  s.window_open = false;
   ++s.windows;
   s.writer->PostRecord(recfmt::RecordType::kCaptureWindow, &w, sizeof w);
 }

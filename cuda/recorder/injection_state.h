@@ -40,8 +40,6 @@ struct State {
   // start inside a window. Enabling it at a window's start, after the program had instantiated
   // its graphs, ended torch.compile'd programs with SIGSEGV on the next replay (run27).
   bool graph_trace_whole_run = false;
-  // A capture window is open now (read without window_mu by the sampled graph launches).
-  std::atomic<bool> in_window{false};
   // Graph node creations: off with SIGHTLINE_RECORD_SKIP=graph_nodes, and with
   // --cuda-graph-trace graph (no kernel then carries a node id).
   bool graph_nodes = true;
@@ -61,7 +59,8 @@ struct State {
   std::mutex window_mu;
   bool profiler_api = false;
   int repeat = 0;  // 0: one window; N: N windows; -1: every window
-  bool window_open = false;
+  // Set under window_mu; read without it by the sampled graph launches (graph_callbacks.cc).
+  std::atomic<bool> window_open{false};
   uint32_t windows = 0;
   int64_t window_start_ns = 0;
 };
