@@ -44,6 +44,9 @@ WORKLOADS = {
     "hf_static": f"python3 {PROGRAM} --mode static --calls 25 --window-every 4",
     # eager: ~0.7-1 s a call (more under node tracing); blocks of 3: 4 measured calls each way
     "hf_eager": f"python3 {PROGRAM} --mode eager --calls 13 --window-every 3",
+    # the same in blocks of 2 (the second call of each block measured): 6 calls each way, and a
+    # slow drift over the run meets both kinds alike
+    "hf_eager_b2": f"python3 {PROGRAM} --mode eager --calls 25 --window-every 2",
     # many small CUDA graphs (one per batch size), a drifting batch, a sync a step: blocks of 1000
     # steps, 4 each way
     "graph_serving": "python3 examples/programs/graph_serving_loop.py --steps 8000 --window-every 1000",
