@@ -22,6 +22,10 @@ TraceFacts::TraceFacts(std::unique_ptr<const Trace> trace, FactsOptions options,
 
 TraceFacts::~TraceFacts() = default;
 
+std::vector<std::function<void()>> TraceFacts::IndependentFirstFacts() {
+  return {[this] { gpu_.GpuDevices(); }, [this] { host_.Launches(); }};
+}
+
 const MetricSamples& TraceFacts::samples() {
   std::call_once(samples_once_, [this] { samples_ = std::make_unique<MetricSamples>(*trace_); });
   return *samples_;

@@ -14,9 +14,11 @@
 // it. Definitions: docs/metrics.md.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "facts/facts_inputs.h"
@@ -62,6 +64,11 @@ class TraceFacts {
   GraphFacts& graphs() { return graphs_; }
   // Iterations, the main set, the loop windows.
   LoopFacts& loop() { return loop_; }
+  // The facts that nearly every run of the analyses builds first and that wait on nothing of each
+  // other: the busy unions and the launch index (the iterations, which most analyses read, need
+  // both). With several threads the pipeline builds them side by side before the analyses start;
+  // otherwise the first analysis builds both while the others wait for them.
+  std::vector<std::function<void()>> IndependentFirstFacts();
   // The GPU metric samples as step functions per (device, metric), for figures over intervals;
   // built once, when first asked.
   const MetricSamples& samples();

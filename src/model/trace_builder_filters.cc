@@ -77,12 +77,16 @@ bool MedianStart(Trace& trace, TimeNs* median) {
                        [&](auto& table, std::string_view) { total += table.start_ns.size(); });
   if (total == 0) return false;
   const size_t step = std::max<size_t>(1, total / kSamples);
+  // Every step-th start time of the tables taken one after the other (rows 0, step, 2 step, ...
+  // counted across the tables), visiting only those rows.
   std::vector<TimeNs> sample;
-  size_t seen = 0;
+  sample.reserve(total / step + 1);
+  size_t next = 0;   // the next sampled row, counted from the first table's first row
+  size_t first = 0;  // this table's first row, counted alike
   ForEachIntervalTable(trace, [&](auto& table, std::string_view) {
-    for (TimeNs t : table.start_ns) {
-      if (seen++ % step == 0) sample.push_back(t);
-    }
+    const size_t n = table.start_ns.size();
+    for (; next < first + n; next += step) sample.push_back(table.start_ns[next - first]);
+    first += n;
   });
   std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(sample.size() / 2),
                    sample.end());

@@ -4,9 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <system_error>
@@ -74,7 +76,19 @@ Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& 
   std::condition_variable done_one;
   std::vector<bool> taken(n, false);
   size_t taken_count = 0;
+  // Several threads: the facts the first entries would all wait for are built side by side first
+  // (TraceFacts::IndependentFirstFacts). A fact whose build throws is built again by the entry
+  // that asks for it (std::call_once), which then reports the error.
+  std::vector<std::function<void()>> first_facts;
+  if (threads > 1) first_facts = context.facts().IndependentFirstFacts();
+  std::atomic<size_t> next_fact{0};
   auto work = [&] {
+    for (size_t f; (f = next_fact.fetch_add(1)) < first_facts.size();) {
+      try {
+        first_facts[f]();
+      } catch (...) {
+      }
+    }
     std::unique_lock<std::mutex> lock(mu);
     while (taken_count < n) {
       auto next = std::find_if(order.begin(), order.end(),

@@ -1,9 +1,12 @@
 // Tests for the facts' holders (facts/trace_facts.h): each family's holder works on its own, over
 // only the trace, its options and the holders it borrows (no TraceFacts); the holders TraceFacts
 // owns are wired to each other (the loop's windows on the GPU-time busy unions, the communication
-// split on its device slots); and each fact is built once when several threads ask at once.
+// split on its device slots); each fact is built once when several threads ask at once; and the
+// facts built first are built alike side by side.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -144,6 +147,41 @@ TEST(TraceFacts, EachFactIsBuiltOnceWhenThreadsAskAtOnce) {
   }
   EXPECT_EQ(facts.gpu().Busy(3), (std::vector<Interval>{{200, 500}}));
   EXPECT_EQ(facts.loop().Windows().size(), 3u);
+}
+
+// The pipeline builds these side by side before the analyses (RunAnalyses): built on threads of
+// their own while a third asks for the loop's windows (which read both), they are the facts a
+// trace's own holders build when asked one after the other.
+TEST(TraceFacts, IndependentFirstFactsBuildSideBySide) {
+  TraceFixture f;
+  for (TimeNs s = 0; s < 3; ++s) {
+    const TimeNs t0 = 1'000 * s;
+    f.Range("ProfilerStep#" + std::to_string(s), t0, t0 + 900);
+    f.Launch(kGemm, t0 + 10, t0 + 20, t0 + 100, t0 + 400, Where{0, 7});
+    f.Launch("rms_norm", t0 + 30, t0 + 40, t0 + 400, t0 + 500, Where{1, 7}, HostThread{100, 101});
+  }
+  const Trace t = f.Build();
+  TraceFacts facts(t);
+  const std::vector<std::function<void()>> first = facts.IndependentFirstFacts();
+  ASSERT_EQ(first.size(), 2u);  // the busy unions, the launch index
+  std::vector<std::thread> threads;
+  for (const std::function<void()>& build : first) threads.emplace_back(build);
+  size_t windows = 0;
+  threads.emplace_back([&] { windows = facts.loop().Windows().size(); });
+  for (std::thread& th : threads) th.join();
+
+  TraceFacts alone(t);
+  EXPECT_EQ(facts.gpu().GpuDevices(), (std::vector<int32_t>{0, 1}));
+  for (int32_t d : {0, 1}) EXPECT_EQ(facts.gpu().Busy(d), alone.gpu().Busy(d)) << d;
+  const LaunchIndex& launches = facts.host().Launches();
+  const int32_t second = launches.ThreadOf(100, 101);
+  ASSERT_GE(second, 0);
+  EXPECT_EQ(launches.ThreadWork(second).size(), 3u);  // its three norms
+  const LaunchIndex& expected = alone.host().Launches();
+  EXPECT_TRUE(std::ranges::equal(launches.ThreadWork(second),
+                                 expected.ThreadWork(expected.ThreadOf(100, 101))));
+  EXPECT_EQ(windows, alone.loop().Windows().size());
+  EXPECT_EQ(windows, 3u);  // one per step
 }
 
 }  // namespace

@@ -80,6 +80,23 @@ TEST(Reliability, DurationsBeyondInt64AreDropped) {
   EXPECT_EQ(t.begin_ns(), 0);
 }
 
+// The median start time is taken from every second start over 2^17 and more rows, counted across
+// the tables one after the other: 70,001 kernels give rows 0, 2, ..., 70,000 (35,001 samples),
+// and the API calls after them rows 1, 3, ... of theirs (35,000), so the median is a kernel's and
+// the calls, eight days later, are the far ones. Counting each table's rows from 0 again would
+// take one call more and make the calls' time the median.
+TEST(Reliability, MedianStartSamplesAcrossTables) {
+  constexpr int kRows = 70'001;
+  constexpr TimeNs kLater = 8 * 86'400 * kSecond;
+  TraceFixture f;
+  for (int i = 0; i < kRows; ++i) f.Kernel("k", i * 10, i * 10 + 5);
+  for (int i = 0; i < kRows; ++i) f.Api("cudaFree", kLater + i * 10, kLater + i * 10 + 5);
+  const Trace t = f.Build();
+  EXPECT_EQ(t.kernels.size(), static_cast<size_t>(kRows));
+  EXPECT_EQ(t.api_calls.size(), 0u);
+  EXPECT_EQ(t.diagnostics.Count(DiagCode::kAbsurdTimestamp), kRows);
+}
+
 // Found by whole-program fuzzing (issue 34): a range from -7.9e18 to 1.8e18 ns made the trace's
 // span overflow in the overview, and calls of 6e18 ns each the sums of durations. Times at or
 // beyond +-2^62 ns are dropped and counted, and so are events more than 2^49 ns (6.5 days) from
