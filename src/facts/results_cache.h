@@ -34,15 +34,26 @@ class ResultsCache {
   class Reader {
    public:
     Reader(std::string_view self, const std::vector<const char*>& allowed)
-        : self_(self), allowed_(allowed) {
+        : self_(self), allowed_(allowed), root_(this) {
+      current_ = this;
+    }
+    // On a thread that helps the thread of `parent` with part of its entry's work (a WorkShare
+    // task): the same name and allowed results, and what it asks counts as asked by `parent`,
+    // which must outlive it.
+    explicit Reader(Reader& parent)
+        : self_(parent.self_), allowed_(parent.allowed_), root_(parent.root_) {
       current_ = this;
     }
     ~Reader() { current_ = nullptr; }
     Reader(const Reader&) = delete;
     Reader& operator=(const Reader&) = delete;
 
+    // The reader of this thread; null when none lives on it.
+    static Reader* Current() { return current_; }
+
     // The results of others this reader asked for (all allowed), each once, in the order asked:
-    // what a declaration that is not too wide holds (tests/pipeline/analysis_needs_test.cc).
+    // what a declaration that is not too wide holds (tests/pipeline/analysis_needs_test.cc). Read
+    // it once the threads helping this reader have ended.
     const std::vector<std::string>& asked() const { return asked_; }
 
     // Ok when the thread's reader (if any) may read the result named `name`.
@@ -51,8 +62,10 @@ class ResultsCache {
       if (r == nullptr || name == r->self_) return Status::Ok();
       for (const char* a : r->allowed_) {
         if (name != a) continue;
-        if (std::find(r->asked_.begin(), r->asked_.end(), name) == r->asked_.end()) {
-          r->asked_.emplace_back(name);
+        Reader* root = r->root_;
+        std::lock_guard<std::mutex> lock(root->asked_mu_);
+        if (std::find(root->asked_.begin(), root->asked_.end(), name) == root->asked_.end()) {
+          root->asked_.emplace_back(name);
         }
         return Status::Ok();
       }
@@ -65,6 +78,8 @@ class ResultsCache {
     static inline thread_local Reader* current_ = nullptr;
     std::string_view self_;
     const std::vector<const char*>& allowed_;
+    Reader* root_;  // the reader whose asked() this one adds to: itself, or the helped thread's
+    std::mutex asked_mu_;
     std::vector<std::string> asked_;
   };
 

@@ -18,6 +18,7 @@
 #include "analyses/common/document_kind.h"
 #include "analyses/findings/findings.h"
 #include "base/threads.h"
+#include "base/work_share.h"
 #include "importers/inputs.h"
 #include "pipeline/rank_parts.h"
 #include "pipeline/rank_workers.h"
@@ -76,6 +77,18 @@ Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& 
   std::condition_variable done_one;
   std::vector<bool> taken(n, false);
   size_t taken_count = 0;
+  size_t running = 0;
+  // Several threads: an entry may split its work (AnalysisContext::work_share, as the findings'
+  // rules do); the threads with no entry to take help with it until the last entry ends.
+  WorkShare share([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    done_one.notify_all();
+  });
+  struct ShareScope {
+    AnalysisContext& context;
+    ~ShareScope() { context.set_work_share(nullptr); }
+  } share_scope{context};
+  if (threads > 1) context.set_work_share(&share);
   // Several threads: the facts the first entries would all wait for are built side by side first
   // (TraceFacts::IndependentFirstFacts). A fact whose build throws is built again by the entry
   // that asks for it (std::call_once), which then reports the error.
@@ -90,16 +103,23 @@ Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& 
       }
     }
     std::unique_lock<std::mutex> lock(mu);
-    while (taken_count < n) {
+    while (taken_count < n || running > 0) {
       auto next = std::find_if(order.begin(), order.end(),
                                [&](size_t i) { return !taken[i] && pending[i] == 0; });
       if (next == order.end()) {
-        done_one.wait(lock);  // every entry left waits for one that runs now
+        if (share.HasTasks()) {
+          lock.unlock();
+          share.Help();
+          lock.lock();
+        } else {
+          done_one.wait(lock);  // every entry left waits for one that runs now
+        }
         continue;
       }
       const size_t i = *next;
       taken[i] = true;
       ++taken_count;
+      ++running;
       lock.unlock();
       try {
         status[i] = RunAnalysis(analyses[i], context, input, parts[i]);
@@ -107,6 +127,7 @@ Status RunAnalyses(const std::vector<AnalysisEntry>& analyses, AnalysisContext& 
         thrown[i] = std::current_exception();  // rethrown on the calling thread (out of memory)
       }
       lock.lock();
+      --running;
       for (size_t w : waiting[i]) --pending[w];
       done_one.notify_all();
     }

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "analyses/common/analysis.h"
+#include "base/work_share.h"
 #include "facts/results_cache.h"
 #include "facts/trace_facts.h"
 #include "model/trace.h"
@@ -52,11 +53,17 @@ class AnalysisContext {
   // accessor. A registry entry that reads one declares it (AnalysisEntry::needs).
   ResultsCache& results() { return results_; }
 
+  // Where an analysis may split its work for the run's idle analysis threads (base/work_share.h);
+  // null when the analyses run on one thread. Set by the pipeline for the time of a run.
+  WorkShare* work_share() { return work_share_; }
+  void set_work_share(WorkShare* share) { work_share_ = share; }
+
  private:
   TraceFacts facts_;
   AnalyzeOptions options_;
   RunInputs inputs_;
   ResultsCache results_;
+  WorkShare* work_share_ = nullptr;
 };
 
 }  // namespace sightline

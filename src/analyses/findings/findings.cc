@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <vector>
 
 #include "analyses/processes/run_view.h"
 #include "analyses/ranks/ranks.h"
@@ -144,10 +148,43 @@ StatusOr<std::vector<Finding>> ComputeFindings(AnalysisContext& context) {
   }
   // The rules read the iterations through the context; a bad regex is reported here once.
   RETURN_IF_ERROR(context.loop().Iterations().status());
+  std::vector<const FindingRule*> rules;
   for (const FindingRule& rule : FindingRules()) {
-    if (auto* fn = std::get_if<FindingRuleFn<AnalysisContext>>(&rule.run)) {
-      RETURN_IF_ERROR(RunRule(rule, *fn, context, out));
+    if (std::holds_alternative<FindingRuleFn<AnalysisContext>>(rule.run)) rules.push_back(&rule);
+  }
+  if (context.work_share() == nullptr) {
+    for (const FindingRule* rule : rules) {
+      RETURN_IF_ERROR(RunRule(*rule, std::get<FindingRuleFn<AnalysisContext>>(rule->run), context,
+                              out));
     }
+    SortFindings(out);
+    return out;
+  }
+  // The rules side by side on the run's idle analysis threads (they share the context's facts,
+  // each built once); each rule's findings and status kept apart, then taken in the rules' order,
+  // so the findings and the first error are those of one thread.
+  std::vector<std::vector<Finding>> found(rules.size());
+  std::vector<Status> status(rules.size(), Status::Ok());
+  std::vector<std::exception_ptr> thrown(rules.size());
+  ResultsCache::Reader* reader = ResultsCache::Reader::Current();
+  std::vector<std::function<void()>> tasks;
+  for (size_t r = 0; r < rules.size(); ++r) {
+    tasks.push_back([&, r] {
+      std::optional<ResultsCache::Reader> helping;
+      if (reader != nullptr && ResultsCache::Reader::Current() != reader) helping.emplace(*reader);
+      try {
+        status[r] = RunRule(*rules[r], std::get<FindingRuleFn<AnalysisContext>>(rules[r]->run),
+                            context, found[r]);
+      } catch (...) {
+        thrown[r] = std::current_exception();  // rethrown on this thread (out of memory)
+      }
+    });
+  }
+  context.work_share()->Run(tasks);
+  for (size_t r = 0; r < rules.size(); ++r) {
+    if (thrown[r]) std::rethrow_exception(thrown[r]);
+    RETURN_IF_ERROR(status[r]);
+    for (Finding& f : found[r]) out.push_back(std::move(f));
   }
   SortFindings(out);
   return out;
