@@ -68,6 +68,9 @@ MODES = {
     "sl_node_kernels": ("sl", "SIGHTLINE_RECORD_SKIP=runtime,sync,memcpy,memset,nvtx", ""),
     # the driver API's launch calls, recorded for the whole run (gated by window in the writer)
     "sl_node_nodrv": ("sl", "SIGHTLINE_RECORD_SKIP=driver_launches", ""),
+    # and without every part that is on outside the windows too (driver launch calls, graph node
+    # and graph callbacks, NVTX markers): what CUPTI's being attached costs by itself
+    "sl_node_bare": ("sl", "SIGHTLINE_RECORD_SKIP=driver_launches,graph_nodes,graphs,nvtx", ""),
 }
 PAT = re.compile(r"median_out_ms=([0-9.na]+) median_in_ms=([0-9.na]+) in_over_out_pct=([-0-9.na]+) "
                  r"cpu_out_ms=([0-9.na]+) cpu_in_ms=([0-9.na]+) cpu_in_over_out_pct=([-0-9.na]+)")
