@@ -7,13 +7,10 @@
 
 #include <filesystem>
 
+#include "base/strings.h"
+
 namespace sightline {
 namespace {
-
-template <typename... Args>
-void Emit(std::string& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
 
 std::string_view CellToken(ArStrategy s) {
   switch (s) {

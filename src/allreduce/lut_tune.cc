@@ -7,6 +7,8 @@
 #include <functional>
 #include <set>
 
+#include "base/strings.h"
+
 namespace sightline {
 
 ArStrategy LutTable::Select(int64_t hidden_size, int64_t num_tokens) const {
@@ -337,11 +339,6 @@ Status CheckHasTables(const TuneResult& r) {
 }
 
 namespace {
-
-template <typename... Args>
-void Emit(std::string& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
 
 std::string Chosen(const std::array<int, kNumArStrategies>& c) {
   return fmt::format("{}/{}/{}/{}", c[0], c[1], c[2], c[3]);

@@ -28,7 +28,7 @@ bool IsSkippableZstd(std::string_view bytes) {
          static_cast<unsigned char>(bytes[3]) == 0x18;
 }
 
-struct FileCloser {
+struct InputFileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
@@ -90,7 +90,7 @@ StatusOr<InputHead> ReadInputHead(const std::string& path, size_t n) {
     head.bytes = std::move(raw);
     return head;
   }
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  std::unique_ptr<std::FILE, InputFileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   ASSIGN_OR_RETURN(const uint64_t limit, MaxInflatedBytes());
   // The file from its start again, up to kMaxRaw bytes.

@@ -12,6 +12,7 @@
 #include "facts/iterations.h"
 #include "facts/kernel_category.h"
 #include "facts/launch_projection.h"
+#include "model/thread_key.h"
 
 namespace sightline {
 
@@ -89,10 +90,6 @@ Status RunSamples::Validate(const std::string& where) const {
 }
 
 namespace {
-
-int64_t ThreadKey(int32_t pid, int32_t tid) {
-  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
-}
 
 // Replayed graph kernels launched in an iteration count in the range that says what they are,
 // not in the graph launch's (issue 29): the outermost range of their path (graph_kernel_paths.h)

@@ -7,8 +7,8 @@
 namespace sightline {
 namespace {
 
-Value Num(double v) { return std::isfinite(v) ? Value(v) : Value(); }
-Value Ns(double ns) {
+Value NumValue(double v) { return std::isfinite(v) ? Value(v) : Value(); }
+Value NsValue(double ns) {
   return std::isfinite(ns) ? Value(static_cast<int64_t>(std::llround(ns))) : Value();
 }
 
@@ -35,10 +35,10 @@ void AddPartTable(Section& s, const char* key, const char* title, const char* fi
                          : p.vanished               ? "vanished"
                          : p.points.excludes_zero() ? (p.points.value > 0 ? "grew" : "shrank")
                                                     : "within noise";
-    t.rows.push_back({p.label, Ns(p.before_ns), Ns(p.after_ns), Ns(p.delta_ns()),
-                      Num(p.points.value), Num(p.points.lo), Num(p.points.hi),
-                      Num(p.change_pct.value), std::move(status), p.kind, p.range, p.what,
-                      Num(p.change_pct.lo), Num(p.change_pct.hi)});
+    t.rows.push_back({p.label, NsValue(p.before_ns), NsValue(p.after_ns), NsValue(p.delta_ns()),
+                      NumValue(p.points.value), NumValue(p.points.lo), NumValue(p.points.hi),
+                      NumValue(p.change_pct.value), std::move(status), p.kind, p.range, p.what,
+                      NumValue(p.change_pct.lo), NumValue(p.change_pct.hi)});
   }
   if (top_n > 0 && items.size() > static_cast<size_t>(top_n)) {
     t.rows.resize(static_cast<size_t>(top_n));
@@ -73,9 +73,9 @@ void AddLoopTable(const LoopVerdicts& lv, Section& s) {
     const Estimate& m = v.median_change_pct;
     const Estimate& l = v.launched_change_pct;
     t.rows.push_back({v.loop, v.iterations_before, v.iterations_after,
-                      std::string(VerdictDecisionName(v.decision)), ShortDecidedBy(v), Num(m.value),
-                      Num(m.lo), Num(m.hi), Num(l.value), Num(l.lo), Num(l.hi),
-                      Num(v.busy_share_before_pct),
+                      std::string(VerdictDecisionName(v.decision)), ShortDecidedBy(v),
+                      NumValue(m.value), NumValue(m.lo), NumValue(m.hi), NumValue(l.value),
+                      NumValue(l.lo), NumValue(l.hi), NumValue(v.busy_share_before_pct),
                       std::string(v.step_time_gated ? "yes" : "no: host noise")});
   }
   t.note = "Medians per step; GPU busy: share of the baseline's step. The gate: slower if any is.";
@@ -151,21 +151,24 @@ void AddVerdictSection(const LoopVerdicts& lv, int top_n, Report& report) {
                          {"points", "Points", Unit::kNumber},
                          {"points_low", "Points low", Unit::kNumber},
                          {"points_high", "Points high", Unit::kNumber}});
-  t.rows.push_back({std::string("step time, median"), Ns(v.median_before_ns), Ns(v.median_after_ns),
-                    Num(v.median_change_pct.value), Num(v.median_change_pct.lo),
-                    Num(v.median_change_pct.hi), Value(), Value(), Value()});
-  t.rows.push_back({std::string("step time, mean"), Ns(v.mean_before_ns), Ns(v.mean_after_ns),
-                    Num(v.mean_change_pct.value), Num(v.mean_change_pct.lo),
-                    Num(v.mean_change_pct.hi), Num(v.mean_change_pct.value),
-                    Num(v.mean_change_pct.lo), Num(v.mean_change_pct.hi)});
-  t.rows.push_back({std::string("GPU time launched, median"), Ns(v.launched_median_before_ns),
-                    Ns(v.launched_median_after_ns), Num(v.launched_change_pct.value),
-                    Num(v.launched_change_pct.lo), Num(v.launched_change_pct.hi), Value(), Value(),
-                    Value()});
+  t.rows.push_back({std::string("step time, median"), NsValue(v.median_before_ns),
+                    NsValue(v.median_after_ns), NumValue(v.median_change_pct.value),
+                    NumValue(v.median_change_pct.lo), NumValue(v.median_change_pct.hi), Value(),
+                    Value(), Value()});
+  t.rows.push_back({std::string("step time, mean"), NsValue(v.mean_before_ns),
+                    NsValue(v.mean_after_ns), NumValue(v.mean_change_pct.value),
+                    NumValue(v.mean_change_pct.lo), NumValue(v.mean_change_pct.hi),
+                    NumValue(v.mean_change_pct.value), NumValue(v.mean_change_pct.lo),
+                    NumValue(v.mean_change_pct.hi)});
+  t.rows.push_back({std::string("GPU time launched, median"), NsValue(v.launched_median_before_ns),
+                    NsValue(v.launched_median_after_ns), NumValue(v.launched_change_pct.value),
+                    NumValue(v.launched_change_pct.lo), NumValue(v.launched_change_pct.hi), Value(),
+                    Value(), Value()});
   for (const VerdictPart* p : {&v.gpu_busy, &v.gpu_idle}) {
-    t.rows.push_back({p->label + ", mean", Ns(p->before_ns), Ns(p->after_ns),
-                      Num(p->change_pct.value), Num(p->change_pct.lo), Num(p->change_pct.hi),
-                      Num(p->points.value), Num(p->points.lo), Num(p->points.hi)});
+    t.rows.push_back({p->label + ", mean", NsValue(p->before_ns), NsValue(p->after_ns),
+                      NumValue(p->change_pct.value), NumValue(p->change_pct.lo),
+                      NumValue(p->change_pct.hi), NumValue(p->points.value), NumValue(p->points.lo),
+                      NumValue(p->points.hi)});
   }
   t.note = fmt::format(
       "{:.0f}% bootstrap intervals{}; points: change / the baseline's mean step time x 100.",

@@ -8,14 +8,11 @@
 #include <utility>
 
 #include "facts/lcs.h"
+#include "model/thread_key.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
 namespace {
-
-int64_t ThreadKey(int32_t pid, int32_t tid) {
-  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
-}
 
 // The kernels one thread launched eagerly, in launch order, and where each anchor name occurs.
 struct EagerStream {

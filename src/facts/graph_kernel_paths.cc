@@ -9,14 +9,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "model/thread_key.h"
+
 namespace sightline {
-namespace {
-
-int64_t ThreadKey(int32_t pid, int32_t tid) {
-  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
-}
-
-}  // namespace
 
 bool IsCaptureRangeKind(RangeKind k) {
   return k == RangeKind::kNvtxPushPop || k == RangeKind::kNvtxStartEnd ||

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "model/thread_key.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
@@ -21,10 +22,6 @@ CaptureCall Classify(std::string_view name) {
   if (name.find("EndCapture") != std::string_view::npos) return CaptureCall::kEnd;
   if (name.find("GraphInstantiate") != std::string_view::npos) return CaptureCall::kInstantiate;
   return CaptureCall::kNone;
-}
-
-int64_t ThreadKey(int32_t pid, int32_t tid) {
-  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
 }
 
 template <typename T>

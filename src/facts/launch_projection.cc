@@ -7,14 +7,9 @@
 #include <unordered_set>
 #include <utility>
 
+#include "model/thread_key.h"
+
 namespace sightline {
-namespace {
-
-int64_t ThreadKey(int32_t pid, int32_t tid) {
-  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
-}
-
-}  // namespace
 
 void LaunchedWork::Add(const LaunchedWork& other) {
   kernel_count += other.kernel_count;

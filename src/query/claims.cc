@@ -8,16 +8,10 @@
 #include <cmath>
 #include <set>
 
+#include "base/strings.h"
+
 namespace sightline {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 // The words of a key, label or title, lower-case, without the unit suffixes.
 void AddWords(std::string_view s, std::vector<std::string>& words) {
@@ -55,10 +49,6 @@ bool DimensionOfUnit(std::string_view unit, Dimension* d) {
   else
     return false;  // text, timestamp_ns (absolute times: not claims' numbers)
   return true;
-}
-
-bool EndsWith(std::string_view s, std::string_view end) {
-  return s.size() >= end.size() && s.substr(s.size() - end.size()) == end;
 }
 
 Dimension DimensionOfKey(std::string_view key) {

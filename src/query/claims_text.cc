@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "base/strings.h"
 #include "query/claims.h"
 
 namespace sightline {
@@ -50,12 +51,6 @@ const UnitDef kUnits[] = {
 
 bool IsWordChar(unsigned char c) { return std::isalnum(c) || c == '_' || c >= 0x80; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 struct Found {
   size_t begin = 0, end = 0;  // of the number and its unit in the text

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "base/file_io.h"
+#include "base/strings.h"
 #include "importers/nsys/sqlite_input.h"
 #include "query/query_schema.h"
 
@@ -172,14 +173,6 @@ std::set<std::string> WordsOf(std::string_view sql) {
     }
   }
   return words;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 }  // namespace

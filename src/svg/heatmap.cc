@@ -4,14 +4,9 @@
 
 #include <algorithm>
 
-namespace sightline::svg {
+#include "base/strings.h"
 
-namespace {
-template <typename... Args>
-void Emit(std::string& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
-}  // namespace
+namespace sightline::svg {
 
 std::string HeatmapSvg(const Heatmap& m) {
   constexpr int kCellW = 58, kLeft = 92, kTop = 52, kRight = 16;

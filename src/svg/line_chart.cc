@@ -6,14 +6,9 @@
 #include <cmath>
 #include <limits>
 
-namespace sightline::svg {
+#include "base/strings.h"
 
-namespace {
-template <typename... Args>
-void Emit(std::string& out, fmt::format_string<Args...> f, Args&&... args) {
-  fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
-}
-}  // namespace
+namespace sightline::svg {
 
 std::string LineChartSvg(const LineChart& c) {
   constexpr int kWidth = 760, kHeight = 420, kLeft = 78, kRight = 150, kTop = 52, kBottom = 56;

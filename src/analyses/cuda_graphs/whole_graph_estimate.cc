@@ -13,14 +13,11 @@
 
 #include "facts/graph_alignment.h"
 #include "facts/lcs.h"
+#include "model/thread_key.h"
 #include "model/trace_builder.h"
 
 namespace sightline {
 namespace {
-
-int64_t ThreadKey(int32_t pid, int32_t tid) {
-  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
-}
 
 bool IsKernelLaunchCall(std::string_view name) {
   return name.find("LaunchKernel") != std::string_view::npos ||

@@ -15,6 +15,7 @@
 
 #include "analyses/cuda_graphs/cuda_graphs.h"
 #include "analyses/findings/findings.h"
+#include "model/thread_key.h"
 
 namespace sightline {
 namespace {
@@ -26,10 +27,6 @@ GraphCall Classify(std::string_view name) {
   if (name.find("EndCapture") != std::string_view::npos) return GraphCall::kEndCapture;
   if (name.find("GraphInstantiate") != std::string_view::npos) return GraphCall::kInstantiate;
   return GraphCall::kNone;
-}
-
-int64_t ThreadKey(int32_t pid, int32_t tid) {
-  return (static_cast<int64_t>(pid) << 32) | static_cast<uint32_t>(tid);
 }
 
 }  // namespace

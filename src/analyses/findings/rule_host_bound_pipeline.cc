@@ -14,9 +14,9 @@
 namespace sightline {
 namespace {
 
-constexpr double kMinShare = 0.25;              // of the median iteration
+constexpr double kHostBoundMinShare = 0.25;     // of the median iteration
 constexpr DurationNs kMinHostIdleNs = 100'000;  // 100 us per typical iteration
-constexpr double kHighShare = 0.5;
+constexpr double kHostBoundHighShare = 0.5;
 
 }  // namespace
 
@@ -78,7 +78,7 @@ Status RuleHostBoundPipeline(AnalysisContext& c, std::vector<Finding>& out) {
   const double median_host = Median(host_idle), median_wall = Median(walls);
   if (median_wall <= 0 || median_host < kMinHostIdleNs) return Status::Ok();
   const double share = median_host / median_wall;
-  if (share < kMinShare) return Status::Ok();
+  if (share < kHostBoundMinShare) return Status::Ok();
 
   // What ran meanwhile: NVTX ranges of the process (any thread, innermost first) overlapping the
   // host-bound idle of typical iterations; iteration ranges themselves do not name anything.
@@ -114,7 +114,7 @@ Status RuleHostBoundPipeline(AnalysisContext& c, std::vector<Finding>& out) {
 
   Finding f;
   f.id = "host_bound_pipeline";
-  f.severity = share >= kHighShare ? Severity::kHigh : Severity::kMedium;
+  f.severity = share >= kHostBoundHighShare ? Severity::kHigh : Severity::kMedium;
   f.title = fmt::format(
       "The GPU waits for the host in a typical iteration: {} of {} ({}) with the launching thread "
       "outside CUDA calls{}",

@@ -17,7 +17,7 @@ constexpr DurationNs kMaxKernelNs = 20'000;  // "short" kernels
 // Consecutive: the next kernel starts within this (in a launch-bound loop, gaps are launch gaps).
 constexpr DurationNs kMaxGapNs = 50'000;
 constexpr int64_t kMinCount = 10;
-constexpr double kMinShare = 0.01;  // of all kernel time (the saving)
+constexpr double kChainMinShare = 0.01;  // of all kernel time (the saving)
 constexpr size_t kMaxFindings = 3;
 constexpr size_t kSpans =
     16;  // occurrences annotated per chain (memory grows with distinct chains)
@@ -108,7 +108,7 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
   std::vector<std::pair<const Key*, const ChainStats*>> found;
   for (const auto& [key, cs] : chains) {
     if (cs.count < kMinCount) continue;
-    if (cs.kernel_ns - cs.longest_ns < kMinShare * c.gpu().TotalKernelTimeNs()) continue;
+    if (cs.kernel_ns - cs.longest_ns < kChainMinShare * c.gpu().TotalKernelTimeNs()) continue;
     found.push_back({&key, &cs});
   }
   std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {

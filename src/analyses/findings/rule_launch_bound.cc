@@ -20,7 +20,7 @@ constexpr int64_t kMinKernelsPerWindow = 20;     // fewer launches: launch cost 
 constexpr DurationNs kMaxMeanKernelNs = 20'000;  // "short" kernels
 constexpr double kMaxBusyFraction = 0.5;         // GPU busy under half of the loop's time
 constexpr DurationNs kGraphGapNs = 1'000;        // gap left between kernels of a graph
-constexpr double kMinSavingFraction = 0.05;      // of the windows' wall time
+constexpr double kLaunchBoundMinSaving = 0.05;   // of the windows' wall time
 
 struct WindowStats {
   size_t window = 0;
@@ -132,7 +132,7 @@ Status RuleLaunchBound(AnalysisContext& c, std::vector<Finding>& out) {
       recoverable += s.recoverable_ns;
     }
   }
-  if (qualifying == 0 || recoverable < kMinSavingFraction * wall) return Status::Ok();
+  if (qualifying == 0 || recoverable < kLaunchBoundMinSaving * wall) return Status::Ok();
 
   Finding f;
   f.id = "launch_bound";

@@ -18,7 +18,7 @@ constexpr double kLowUtilization = 0.30;  // a window below this share busy is "
 // Idle gaps up to this long belong to launch_bound (and the first this-long stretch after a
 // blocking call to host_sync); only the rest of longer gaps counts here.
 constexpr DurationNs kClaimedByOthersNs = 1'000'000;
-constexpr double kMinSavingFraction = 0.05;  // of the device's active span
+constexpr double kLowUtilMinSaving = 0.05;  // of the device's active span
 constexpr size_t kShownRegions = 3;
 
 struct Region {
@@ -155,7 +155,7 @@ Status RuleLowUtilization(AnalysisContext& c, std::vector<Finding>& out) {
       }
     }
     for (const Region& r : regions) total += r.estimate_ns;
-    if (total < kMinSavingFraction * span) continue;
+    if (total < kLowUtilMinSaving * span) continue;
 
     std::vector<size_t> order;
     for (size_t i = 0; i < regions.size(); ++i) {

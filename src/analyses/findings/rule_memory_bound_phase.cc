@@ -15,11 +15,11 @@
 namespace sightline {
 namespace {
 
-constexpr double kMinDram = 60.0;         // percent of peak, read + write
-constexpr double kMaxTensor = 10.0;       // percent
-constexpr double kMinBusyShare = 0.5;     // of a sample's time, for it to count as busy
-constexpr double kMinShareOfBusy = 0.10;  // memory-bound time, of the device's busy time
-constexpr int64_t kMinSamples = 3;
+constexpr double kMinDram = 60.0;                    // percent of peak, read + write
+constexpr double kMaxTensor = 10.0;                  // percent
+constexpr double kMinBusyShare = 0.5;                // of a sample's time, for it to count as busy
+constexpr double kMemoryBoundMinShareOfBusy = 0.10;  // memory-bound time, of the device's busy time
+constexpr int64_t kMemoryBoundMinSamples = 3;
 
 }  // namespace
 
@@ -57,8 +57,8 @@ Status RuleMemoryBoundPhase(AnalysisContext& c, std::vector<Finding>& out) {
       AppendToUnion(phases, s.start_ns, s.end_ns);
     }
     const DurationNs bound_ns = TotalLength(phases);
-    if (n < kMinSamples ||
-        static_cast<double>(bound_ns) < kMinShareOfBusy * static_cast<double>(busy_ns)) {
+    if (n < kMemoryBoundMinSamples ||
+        static_cast<double>(bound_ns) < kMemoryBoundMinShareOfBusy * static_cast<double>(busy_ns)) {
       continue;
     }
     // The kernels that ran in those phases, by time inside them.

@@ -13,8 +13,8 @@
 namespace sightline {
 namespace {
 
-constexpr double kMinShare = 0.90;   // of the device's memory
-constexpr double kHighShare = 0.97;  // past this an OOM is one longer request away
+constexpr double kNearCapacityMinShare = 0.90;   // of the device's memory
+constexpr double kNearCapacityHighShare = 0.97;  // past this an OOM is one longer request away
 
 }  // namespace
 
@@ -25,10 +25,10 @@ Status RuleMemoryNearCapacity(AnalysisContext& c, std::vector<Finding>& out) {
     if (d.total_bytes <= 0) continue;
     const int64_t held = std::max(d.peak_bytes, d.max_reserved_bytes);
     const double share = static_cast<double>(held) / static_cast<double>(d.total_bytes);
-    if (share < kMinShare) continue;
+    if (share < kNearCapacityMinShare) continue;
     Finding f;
     f.id = "memory_near_capacity";
-    f.severity = share >= kHighShare ? Severity::kHigh : Severity::kMedium;
+    f.severity = share >= kNearCapacityHighShare ? Severity::kHigh : Severity::kMedium;
     f.title = fmt::format("GPU {}: memory peaks at {} of the device's {} ({:.1f}%), {} headroom",
                           d.device, FormatBytes(held), FormatBytes(d.total_bytes), 100.0 * share,
                           FormatBytes(d.total_bytes - held));

@@ -14,12 +14,12 @@
 namespace sightline {
 namespace {
 
-constexpr DurationNs kMinMeanNs = 10'000;  // shorter kernels: launch-bound, not grid-bound
-constexpr double kMinShare = 0.01;         // of all kernel time
-constexpr double kSplitEfficiency = 0.5;   // share of the idle-SM time a wider grid recovers
-constexpr double kLowWaveFill = 0.25;      // at most this share of the resident-block slots used
-constexpr size_t kMaxFindings = 5;
-constexpr size_t kSpans = 16;
+constexpr DurationNs kMinMeanNs = 10'000;    // shorter kernels: launch-bound, not grid-bound
+constexpr double kSmallGridMinShare = 0.01;  // of all kernel time
+constexpr double kSplitEfficiency = 0.5;     // share of the idle-SM time a wider grid recovers
+constexpr double kLowWaveFill = 0.25;        // at most this share of the resident-block slots used
+constexpr size_t kSmallGridMaxFindings = 5;
+constexpr size_t kSmallGridSpans = 16;
 
 struct Config {
   int32_t device;
@@ -39,12 +39,12 @@ struct ConfigHash {
     return h;
   }
 };
-struct Group {
+struct GridGroup {
   int64_t count = 0;
   DurationNs total_ns = 0;
   int64_t first_row = -1;
   int32_t static_smem = 0, dynamic_smem = 0;
-  std::vector<FindingSpan> first;  // the first kSpans launches (timeline annotations)
+  std::vector<FindingSpan> first;  // the first kSmallGridSpans launches (timeline annotations)
 };
 
 }  // namespace
@@ -52,7 +52,7 @@ struct Group {
 Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
   const auto& k = trace.kernels;
-  std::unordered_map<Config, Group, ConfigHash> groups;
+  std::unordered_map<Config, GridGroup, ConfigHash> groups;
   // Collectives use few blocks (channels) by design; exposed_comm covers them.
   for (size_t i = 0; i < k.size(); ++i) {
     if (k.grid[i].Count() <= 0 || k.block[i].Count() <= 0) continue;
@@ -60,21 +60,22 @@ Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
     const int32_t ss = std::max(0, k.static_smem_bytes[i]);
     const int32_t ds = std::max(0, k.dynamic_smem_bytes[i]);
     if (int64_t{ss} + ds > INT32_MAX) continue;  // no GPU has 2 GiB of shared memory: damaged
-    Group& g = groups[Config{k.device[i], k.short_name[i], k.grid[i], k.block[i],
-                             k.registers_per_thread[i], ss + ds}];
+    GridGroup& g = groups[Config{k.device[i], k.short_name[i], k.grid[i], k.block[i],
+                                 k.registers_per_thread[i], ss + ds}];
     if (g.count++ == 0) {
       g.first_row = static_cast<int64_t>(i);
       g.static_smem = ss;
       g.dynamic_smem = ds;
     }
     g.total_ns += k.dur_ns(i);
-    if (g.first.size() < kSpans) g.first.push_back({k.start_ns[i], k.end_ns[i], k.device[i]});
+    if (g.first.size() < kSmallGridSpans)
+      g.first.push_back({k.start_ns[i], k.end_ns[i], k.device[i]});
   }
 
   std::vector<Finding> found;
   for (const auto& [cfg, g] : groups) {
     if (g.total_ns < kMinMeanNs * g.count) continue;
-    if (g.total_ns < kMinShare * c.gpu().TotalKernelTimeNs()) continue;
+    if (g.total_ns < kSmallGridMinShare * c.gpu().TotalKernelTimeNs()) continue;
     const DeviceInfo* dev = trace.FindDevice(cfg.device);
     if (dev == nullptr || dev->cc_major <= 0) continue;
     StatusOr<ResolvedGpu> gpu = ResolveGpu(fmt::format("{}.{}", dev->cc_major, dev->cc_minor));
@@ -153,7 +154,7 @@ Status RuleSmallGrid(AnalysisContext& c, std::vector<Finding>& out) {
     }
     return a.title < b.title;  // deterministic order whatever the hash map's
   });
-  if (found.size() > kMaxFindings) found.resize(kMaxFindings);
+  if (found.size() > kSmallGridMaxFindings) found.resize(kSmallGridMaxFindings);
   for (Finding& f : found) out.push_back(std::move(f));
   return Status::Ok();
 }

@@ -16,6 +16,7 @@
 #include "analyses/common/analysis_context.h"
 #include "analyses/gpu_metrics/gpu_metrics_intervals.h"
 #include "base/stats.h"
+#include "base/strings.h"
 #include "facts/graph_kernel_paths.h"
 #include "facts/intervals.h"
 #include "facts/kernel_category.h"
@@ -26,10 +27,6 @@ namespace sightline {
 namespace {
 
 constexpr std::string_view kModulePrefix = "nn.module: ";  // PyTorch's with_modules frames
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 // The last word of a dotted or spaced name: "model.layers" -> "layers".
 std::string_view LastWord(std::string_view s) {

@@ -27,7 +27,7 @@ constexpr std::string_view kShown[][2] = {
     {"NVLink TX", ""},
 };
 
-std::string ShortTitle(std::string_view name) {
+std::string MetricShortTitle(std::string_view name) {
   const size_t bracket = name.find(" [");
   return std::string(bracket == std::string_view::npos ? name : name.substr(0, bracket));
 }
@@ -230,13 +230,13 @@ Status AddIntervalMetricTables(AnalysisContext& context, Section& s) {
     c.push_back({"span_ns", "GPU span", Unit::kDurationNs});
     c.push_back({"samples", "samples", Unit::kCount});
     for (StringId m : r.metrics) {
-      const std::string title = ShortTitle(trace.str(m));
+      const std::string title = MetricShortTitle(trace.str(m));
       std::string key;
       for (char ch : title)
         key += std::isalnum(static_cast<unsigned char>(ch)) ? std::tolower(ch) : '_';
       c.push_back({key + "_pct", title + " %", Unit::kNumber});
     }
-    const std::string first = ShortTitle(trace.str(r.metrics[spread_index]));
+    const std::string first = MetricShortTitle(trace.str(r.metrics[spread_index]));
     c.push_back({"p50_pct", first + " p50", Unit::kNumber, /*optional=*/true});
     c.push_back({"p90_pct", first + " p90", Unit::kNumber, /*optional=*/true});
     return c;

@@ -14,7 +14,7 @@
 namespace sightline {
 namespace {
 
-uint64_t Key(int32_t pid, int32_t tid) {
+uint64_t ThreadRowKey(int32_t pid, int32_t tid) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(tid);
 }
 
@@ -34,7 +34,7 @@ ThreadMap CollectThreads(AnalysisContext& context, StringPool& pool, ThreadsResu
   const Trace& trace = context.trace();
   ThreadMap threads;
   auto at = [&](int32_t pid, int32_t tid) -> Acc& {
-    Acc& a = threads[Key(pid, tid)];
+    Acc& a = threads[ThreadRowKey(pid, tid)];
     a.row.pid = pid;
     a.row.tid = tid;
     return a;
@@ -99,7 +99,7 @@ PySelfTime PythonSelfTime(const Trace& trace) {
   if (child_ns.empty()) return py_self;
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.kind[i] != RangeKind::kPythonFunction) continue;
-    py_self[Key(r.pid[i], r.tid[i])][r.name[i]] +=
+    py_self[ThreadRowKey(r.pid[i], r.tid[i])][r.name[i]] +=
         std::max<DurationNs>(0, r.dur_ns(i) - child_ns[i]);
   }
   return py_self;
@@ -161,7 +161,7 @@ void FindGilHolders(AnalysisContext& context, ThreadMap& threads, ThreadsResult&
     if (pid != main.pid || tid == main.tid) continue;
     const DurationNs t = IntersectionLength(waited, context.host().GilHeld(pid, tid));
     if (t <= 0) continue;
-    const ThreadRow& x = threads[Key(pid, tid)].row;
+    const ThreadRow& x = threads[ThreadRowKey(pid, tid)].row;
     res.holders.push_back({pid, tid, x.name, x.role, t});
   }
   std::stable_sort(res.holders.begin(), res.holders.end(),

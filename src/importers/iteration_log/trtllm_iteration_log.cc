@@ -12,7 +12,7 @@
 namespace sightline {
 namespace {
 
-constexpr char kFormatDoc[] = "docs/formats/trtllm-iteration-stats.md";
+constexpr char kTrtllmIterationDoc[] = "docs/formats/trtllm-iteration-stats.md";
 
 using F = IterationLogField;
 
@@ -194,7 +194,7 @@ StatusOr<IterationLog> ParseStatsArray(simdjson::dom::array a, const std::string
     if (item.get_object().get(o) != simdjson::SUCCESS || !FromIterationStats(o, e)) {
       return InvalidInputError(fmt::format(
           "{}: element {} of the JSON array is not an IterationStats object with \"iter\" ({})",
-          path, index, kFormatDoc));
+          path, index, kTrtllmIterationDoc));
     }
     log.entries.push_back(std::move(e));
   }

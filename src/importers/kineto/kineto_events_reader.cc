@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/strings.h"
 #include "importers/kineto/kineto_read_event.h"
 
 namespace sightline::kineto {
@@ -17,8 +18,6 @@ static_assert(JsonStream::kPadding >= simdjson::SIMDJSON_PADDING);
 
 constexpr size_t kMaxWindow = size_t{1} << 31;  // simdjson indexes with 32-bit offsets
 constexpr int kMaxCutRetries = 16;
-
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // One past the last '}' in data[0, end), or 0.
 size_t LastCloseBrace(const char* data, size_t end) {
@@ -34,10 +33,10 @@ size_t LastCut(const char* data, size_t end) {
   while (const void* p = open > 0 ? ::memrchr(data, '{', open) : nullptr) {
     open = static_cast<size_t>(static_cast<const char*>(p) - data);
     size_t i = open;
-    while (i > 0 && IsSpace(data[i - 1])) --i;
+    while (i > 0 && IsJsonSpace(data[i - 1])) --i;
     if (i == 0 || data[i - 1] != ',') continue;
     --i;
-    while (i > 0 && IsSpace(data[i - 1])) --i;
+    while (i > 0 && IsJsonSpace(data[i - 1])) --i;
     if (i > 0 && data[i - 1] == '}') return i;
   }
   return LastCloseBrace(data, end);
@@ -65,7 +64,7 @@ StatusOr<char> PeekNonSpace(JsonStream& stream) {
     }
     const char* d = stream.data();
     size_t i = 0;
-    while (i < stream.size() && IsSpace(d[i])) ++i;
+    while (i < stream.size() && IsJsonSpace(d[i])) ++i;
     stream.Consume(i);
     if (stream.size() > 0) return stream.data()[0];
   }
@@ -182,7 +181,7 @@ StatusOr<EventsReader::WindowResult> EventsReader::ParseWindow(JsonStream& strea
     if (doc.current_location().get(next) == SUCCESS && next < data + cut) {
       // traceEvents closed inside the window: stop just after its ']'.
       const char* end = next;
-      while (end > data && IsSpace(end[-1])) --end;
+      while (end > data && IsJsonSpace(end[-1])) --end;
       return WindowResult{Outcome::kArrayEnded, static_cast<size_t>(end - data)};
     }
     return WindowResult{Outcome::kContinue, cut, /*before_separator=*/true};

@@ -1,5 +1,6 @@
 #include "importers/kineto/kineto_json.h"
 
+#include "base/strings.h"
 #include "importers/kineto/kineto_numbers.h"
 
 namespace sightline::kineto {
@@ -7,8 +8,6 @@ namespace sightline::kineto {
 using simdjson::SUCCESS;
 
 namespace {
-
-bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 std::string_view TrimRight(std::string_view t) {
   while (!t.empty() && IsJsonSpace(t.back())) t.remove_suffix(1);

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <limits>
 
+#include "base/strings.h"
+
 namespace sightline::kineto {
 namespace {
 
@@ -27,7 +29,6 @@ bool EightDigits(const char* p, uint64_t* value) {
   *value = x;
   return true;
 }
-bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // 10^n for n in [0, 38].
 u128 Pow10(int n) {

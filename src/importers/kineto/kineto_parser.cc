@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/strings.h"
 #include "importers/kineto/kineto_events_reader.h"
 #include "importers/kineto/kineto_json.h"
 #include "importers/kineto/kineto_mapper.h"
@@ -16,8 +17,6 @@ namespace {
 
 using simdjson::error_code;
 using simdjson::SUCCESS;
-
-bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 class TopLevelParser {
  public:
@@ -70,7 +69,7 @@ StatusOr<bool> TopLevelParser::Have(size_t i) {
 StatusOr<size_t> TopLevelParser::SkipSpace(size_t i) {
   for (;;) {
     ASSIGN_OR_RETURN(bool have, Have(i));
-    if (!have || !IsSpace(stream_.data()[i])) return i;
+    if (!have || !IsJsonSpace(stream_.data()[i])) return i;
     ++i;
   }
 }
@@ -98,7 +97,7 @@ StatusOr<size_t> TopLevelParser::ScanValue(size_t i) {
       ASSIGN_OR_RETURN(have, Have(i));
       if (!have) return i;
       c = stream_.data()[i];
-      if (c == ',' || c == '}' || c == ']' || IsSpace(c)) return i;
+      if (c == ',' || c == '}' || c == ']' || IsJsonSpace(c)) return i;
     }
   }
   int depth = 0;
@@ -295,10 +294,10 @@ std::optional<int64_t> FindBaseTimeGuess(std::string_view tail) {
   const size_t at = tail.rfind(kKey);
   if (at == std::string_view::npos) return std::nullopt;
   size_t i = at + kKey.size();
-  while (i < tail.size() && IsSpace(tail[i])) ++i;
+  while (i < tail.size() && IsJsonSpace(tail[i])) ++i;
   if (i >= tail.size() || tail[i] != ':') return std::nullopt;
   ++i;
-  while (i < tail.size() && IsSpace(tail[i])) ++i;
+  while (i < tail.size() && IsJsonSpace(tail[i])) ++i;
   size_t j = i;
   while (j < tail.size() && tail[j] >= '0' && tail[j] <= '9') ++j;
   int64_t value;

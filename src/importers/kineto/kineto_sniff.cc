@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include "base/strings.h"
+
 namespace sightline::kineto {
 
 bool LooksLikeJsonObject(std::string_view bytes) {
@@ -19,8 +21,6 @@ bool LooksLikeJsonObject(std::string_view bytes) {
 }
 
 namespace {
-
-bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 size_t SkipJsonSpace(std::string_view s, size_t i) {
   while (i < s.size() && IsJsonSpace(s[i])) ++i;

@@ -67,7 +67,7 @@ Header ParseHeader(const CsvRow& row) {
   return h;
 }
 
-const std::string& Cell(const CsvRow& row, int i) {
+const std::string& SourceCell(const CsvRow& row, int i) {
   static const std::string kEmpty;
   return i >= 0 && i < static_cast<int>(row.size()) ? row[i] : kEmpty;
 }
@@ -75,7 +75,7 @@ const std::string& Cell(const CsvRow& row, int i) {
 // A sample count; one that is not a plain count (negative, NaN, beyond 1e12) reads as 0, so that
 // sums stay finite and convert to integers (found by fuzz_ncu_csv).
 double Count(const CsvRow& row, int i) {
-  const double v = NcuNumber(Cell(row, i));
+  const double v = NcuNumber(SourceCell(row, i));
   return v >= 0 && v <= 1e12 ? v : 0;
 }
 
@@ -131,11 +131,11 @@ StatusOr<NcuSourceExport> ParseNcuSourceCsv(std::string_view text, const std::st
     if (row.empty() || (row.size() == 1 && row[0].empty())) continue;
     const std::string& first = row[0];
     if (first == "Kernel Name" || first == "Function Name") {
-      start_kernel(Cell(row, 1));
+      start_kernel(SourceCell(row, 1));
       continue;
     }
     if (first == "File Path" || first == "File Name") {
-      file = Cell(row, 1);
+      file = SourceCell(row, 1);
       out.view = "cuda,sass";
       last_line = -1;
       continue;
@@ -160,7 +160,7 @@ StatusOr<NcuSourceExport> ParseNcuSourceCsv(std::string_view text, const std::st
       NcuSourceRow r;
       r.file = file;
       r.line = last_line;
-      r.text = Cell(row, h.source);
+      r.text = SourceCell(row, h.source);
       r.samples = Count(row, h.samples);
       if (r.samples <= 0) continue;
       FillStalls(h, row, r);
@@ -168,7 +168,7 @@ StatusOr<NcuSourceExport> ParseNcuSourceCsv(std::string_view text, const std::st
       if (added) k->lines.push_back(std::move(r));
       continue;
     }
-    const std::string& address = Cell(row, h.address);
+    const std::string& address = SourceCell(row, h.address);
     if (address.empty()) continue;
     auto it = by_address.find(address);
     if (it != by_address.end()) {
@@ -182,7 +182,7 @@ StatusOr<NcuSourceExport> ParseNcuSourceCsv(std::string_view text, const std::st
     }
     NcuSourceRow r;
     r.address = address;
-    r.text = Cell(row, h.sass);
+    r.text = SourceCell(row, h.sass);
     const size_t start = r.text.find_first_not_of(' ');
     r.text = start == std::string::npos ? "" : r.text.substr(start);
     r.samples = Count(row, h.samples);

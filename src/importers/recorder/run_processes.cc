@@ -9,6 +9,7 @@
 
 #include "base/file_io.h"
 #include "base/input_data.h"
+#include "base/strings.h"
 
 namespace sightline {
 namespace {
@@ -21,10 +22,6 @@ constexpr int64_t kMaxPid = int64_t{1} << 22;
 
 Status Bad(std::string_view what) {
   return InvalidInputError(fmt::format("not a readable processes document: {}", what));
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 // A time of the document on the trace's clock; refused when it lies before the run or far after.

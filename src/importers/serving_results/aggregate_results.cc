@@ -5,12 +5,10 @@
 #include <cmath>
 #include <string_view>
 
+#include "base/strings.h"
+
 namespace sightline {
 namespace {
-
-bool EndsWith(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
 
 // How a key's figure reads: the tools name units in the key ("_ms", "_tok_s", "_req_s").
 Unit UnitOfKey(std::string_view group, std::string_view key) {

@@ -17,7 +17,7 @@
 namespace sightline {
 namespace {
 
-constexpr char kFormatDoc[] = "docs/formats/vllm-bench-json.md";
+constexpr char kRequestResultsDoc[] = "docs/formats/vllm-bench-json.md";
 
 Status Bad(const std::string& path, const std::string& what) {
   return InvalidInputError(fmt::format(
@@ -25,7 +25,7 @@ Status Bad(const std::string& path, const std::string& what) {
       "(see {}), SGLang's bench_serving --output-details JSON lines, AIPerf's "
       "profile_export.jsonl, trtllm-bench --report_json, or a SIGHTLINE_REQUEST_LOG file "
       "(docs/formats/request-log.md)",
-      path, what, kFormatDoc));
+      path, what, kRequestResultsDoc));
 }
 
 // A per-request array member; its length must be `n` (n < 0: sets n).

@@ -12,7 +12,7 @@
 namespace sightline {
 namespace {
 
-Status Bad(const std::string& path, int64_t line, const std::string& what) {
+Status SglangBad(const std::string& path, int64_t line, const std::string& what) {
   return InvalidInputError(fmt::format(
       "{}:{}: {}; expected the JSON lines that `python -m sglang.bench_serving --output-file F "
       "--output-details` writes (docs/formats/sglang-bench-serving.md)",
@@ -39,10 +39,11 @@ StatusOr<simdjson::dom::array> List(simdjson::dom::object o, std::string_view ke
                                     const std::string& path, int64_t line) {
   simdjson::dom::array a;
   if (o[key].get_array().get(a) != simdjson::SUCCESS) {
-    return Bad(path, line, fmt::format("no per-request list \"{}\"", key));
+    return SglangBad(path, line, fmt::format("no per-request list \"{}\"", key));
   }
   if (a.size() != n) {
-    return Bad(path, line, fmt::format("\"{}\" has {} entries, \"ttfts\" {}", key, a.size(), n));
+    return SglangBad(path, line,
+                     fmt::format("\"{}\" has {} entries, \"ttfts\" {}", key, a.size(), n));
   }
   return a;
 }
@@ -51,8 +52,8 @@ StatusOr<double> Seconds(simdjson::dom::element e, std::string_view key, size_t 
                          const std::string& path, int64_t line) {
   double v = 0;
   if (e.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v < 0) {
-    return Bad(path, line,
-               fmt::format("\"{}\"[{}] is not a non-negative number of seconds", key, i));
+    return SglangBad(path, line,
+                     fmt::format("\"{}\"[{}] is not a non-negative number of seconds", key, i));
   }
   return v;
 }
@@ -113,7 +114,7 @@ StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::st
   for (size_t k = 0; k < lines.size(); ++k) {
     simdjson::dom::object o;
     if (parser.parse(clean[k]).get_object().get(o) != simdjson::SUCCESS) {
-      return Bad(path, lines[k].number, "not a JSON object on one line");
+      return SglangBad(path, lines[k].number, "not a JSON object on one line");
     }
     ++runs;
     simdjson::dom::element e;
@@ -136,14 +137,14 @@ StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::st
       }
       return r;
     }
-    return Bad(path, lines.empty() ? 1 : lines.back().number,
-               "no run with per-request lists (\"ttfts\", \"itls\"): run bench_serving with "
-               "--output-details");
+    return SglangBad(path, lines.empty() ? 1 : lines.back().number,
+                     "no run with per-request lists (\"ttfts\", \"itls\"): run bench_serving with "
+                     "--output-details");
   }
   const int64_t ln = lines[static_cast<size_t>(chosen)].number;
   simdjson::dom::object o;
   if (parser.parse(clean[static_cast<size_t>(chosen)]).get_object().get(o) != simdjson::SUCCESS) {
-    return Bad(path, ln, "not a JSON object");
+    return SglangBad(path, ln, "not a JSON object");
   }
   RequestResults r;
   r.path = path;
@@ -157,7 +158,7 @@ StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::st
   }
   if (o["duration"].get_double().get(r.duration_s) != simdjson::SUCCESS ||
       !std::isfinite(r.duration_s) || r.duration_s <= 0) {
-    return Bad(path, ln, "no positive \"duration\" (the benchmark's length in seconds)");
+    return SglangBad(path, ln, "no positive \"duration\" (the benchmark's length in seconds)");
   }
   std::string_view backend = "?";
   if (o["backend"].get_string().get(backend) != simdjson::SUCCESS) backend = "?";
@@ -171,7 +172,7 @@ StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::st
 
   simdjson::dom::array ttfts;
   if (o["ttfts"].get_array().get(ttfts) != simdjson::SUCCESS) {
-    return Bad(path, ln, "\"ttfts\" is not a list");
+    return SglangBad(path, ln, "\"ttfts\" is not a list");
   }
   const size_t n = ttfts.size();
   ASSIGN_OR_RETURN(simdjson::dom::array itls, List(o, "itls", n, path, ln));
@@ -188,14 +189,14 @@ StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::st
         q.input_tokens < 0 ||
         output_lens.at(i).get_int64().get(q.output_tokens) != simdjson::SUCCESS ||
         q.output_tokens < 0) {
-      return Bad(path, ln,
-                 fmt::format("\"input_lens\"[{0}] or \"output_lens\"[{0}] is not a "
-                             "non-negative integer",
-                             i));
+      return SglangBad(path, ln,
+                       fmt::format("\"input_lens\"[{0}] or \"output_lens\"[{0}] is not a "
+                                   "non-negative integer",
+                                   i));
     }
     simdjson::dom::array gaps;
     if (itls.at(i).get_array().get(gaps) != simdjson::SUCCESS) {
-      return Bad(path, ln, fmt::format("\"itls\"[{}] is not a list of seconds", i));
+      return SglangBad(path, ln, fmt::format("\"itls\"[{}] is not a list of seconds", i));
     }
     double sum = 0;
     for (simdjson::dom::element g : gaps) {

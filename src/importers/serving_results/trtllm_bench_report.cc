@@ -10,7 +10,7 @@
 namespace sightline {
 namespace {
 
-Status Bad(const std::string& path, const std::string& what) {
+Status BenchReportBad(const std::string& path, const std::string& what) {
   return InvalidInputError(
       fmt::format("{}: {}; expected the JSON that `trtllm-bench ... --report_json FILE` writes "
                   "(docs/formats/trtllm-bench-report.md)",
@@ -23,10 +23,10 @@ StatusOr<RequestResults> ParseTrtllmBenchReport(std::string_view json, const std
   simdjson::dom::parser parser;
   simdjson::dom::object o, perf;
   if (parser.parse(json.data(), json.size()).get_object().get(o) != simdjson::SUCCESS) {
-    return Bad(path, "not a JSON object");
+    return BenchReportBad(path, "not a JSON object");
   }
   if (o["performance"].get_object().get(perf) != simdjson::SUCCESS) {
-    return Bad(path, "no \"performance\" object");
+    return BenchReportBad(path, "no \"performance\" object");
   }
   RequestResults r;
   r.path = path;

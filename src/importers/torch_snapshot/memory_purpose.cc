@@ -1,11 +1,9 @@
 #include "importers/torch_snapshot/memory_purpose.h"
 
+#include "base/strings.h"
+
 namespace sightline {
 namespace {
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 // Whether `name` is one of the '|'-separated `names` (exact) or contains one of them (`part`).
 bool NameMatches(std::string_view name, std::string_view names, bool part) {

@@ -11,6 +11,7 @@
 #include "base/file_io.h"
 #include "base/input_data.h"
 #include "base/input_limits.h"
+#include "base/strings.h"
 #include "importers/torch_snapshot/memory_purpose.h"
 #include "importers/torch_snapshot/snapshot_replay.h"
 #include "model/trace_builder.h"
@@ -30,10 +31,6 @@ constexpr size_t kMaxFramesScanned = 512;  // a call site is near the top of a s
 // not be copied whole each time.
 constexpr size_t kMaxSitePart = 256;
 std::string_view Cut(std::string_view s) { return s.substr(0, kMaxSitePart); }
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 Entry::Action ActionOf(std::string_view a) {
   if (a == "alloc") return Entry::kAlloc;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/input_data.h"
+#include "base/strings.h"
 #include "importers/trt_engine/trt_engine.h"
 
 namespace sightline {
@@ -30,10 +31,6 @@ constexpr std::array<Suffix, 6> kSuffixes = {{
     {".profile.json", TrtFileKind::kProfile},
     {".timing.json", TrtFileKind::kTiming},
 }};
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 // The first key of the first object in `head` (after an optional '['), or "".
 std::string_view FirstKey(std::string_view head, bool* in_array) {
