@@ -12,10 +12,10 @@
 namespace sightline {
 namespace {
 
-constexpr double kMinShare = 0.03;            // of the loop's wall time
+constexpr double kBlockingMinShare = 0.03;    // of the loop's wall time
 constexpr DurationNs kMinWaitNs = 1'000'000;  // 1 ms in the loop
-constexpr double kHighShare = 0.15;
-constexpr size_t kListed = 8;
+constexpr double kBlockingHighShare = 0.15;
+constexpr size_t kBlockingListed = 8;
 
 struct ByName {
   int64_t calls = 0;
@@ -82,7 +82,7 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
   }
   if (loop <= 0 || waited < kMinWaitNs) return Status::Ok();
   const double share = static_cast<double>(waited) / static_cast<double>(loop);
-  if (share < kMinShare) return Status::Ok();
+  if (share < kBlockingMinShare) return Status::Ok();
 
   std::vector<std::pair<StringId, ByName>> names(by_name.begin(), by_name.end());
   std::stable_sort(names.begin(), names.end(), [](const auto& x, const auto& y) {
@@ -95,7 +95,7 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
                        names[i].second.calls == 1 ? "" : "s");
   }
   f.id = "blocking_os_call";
-  f.severity = share >= kHighShare ? Severity::kHigh : Severity::kMedium;
+  f.severity = share >= kBlockingHighShare ? Severity::kHigh : Severity::kMedium;
   f.title = fmt::format(
       "The launching thread blocks in OS calls inside the loop: {} ({} of the loop){}{}",
       FormatDuration(waited), Percent(share, 1.0), names.empty() ? "" : ", mostly ",
@@ -114,11 +114,12 @@ Status RuleBlockingOsCall(AnalysisContext& c, std::vector<Finding>& out) {
   std::stable_sort(hits.begin(), hits.end(),
                    [](const Hit& x, const Hit& y) { return x.ns > y.ns; });
   std::string list;
-  for (size_t i = 0; i < std::min(kListed, hits.size()); ++i) {
+  for (size_t i = 0; i < std::min(kBlockingListed, hits.size()); ++i) {
     list += fmt::format("{}{} ({})", i ? ", " : "", c.loop().WindowLabel(*hits[i].w),
                         FormatDuration(hits[i].ns));
   }
-  if (hits.size() > kListed) list += fmt::format(", and {} more", hits.size() - kListed);
+  if (hits.size() > kBlockingListed)
+    list += fmt::format(", and {} more", hits.size() - kBlockingListed);
   f.where = fmt::format("launching thread {}:{}: {}", pid, tid, list);
   if (callers.calls > callers.without_chain) {
     f.where += fmt::format("; called from {}", callers.Top(1));

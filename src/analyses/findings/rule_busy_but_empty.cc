@@ -15,11 +15,11 @@
 namespace sightline {
 namespace {
 
-constexpr double kMinGrActive = 50.0;     // percent
-constexpr double kMaxSmsActive = 15.0;    // percent
-constexpr double kMaxSmIssue = 10.0;      // percent
-constexpr double kMinShareOfBusy = 0.10;  // of the device's busy time
-constexpr int64_t kMinSamples = 3;
+constexpr double kMinGrActive = 50.0;          // percent
+constexpr double kMaxSmsActive = 15.0;         // percent
+constexpr double kMaxSmIssue = 10.0;           // percent
+constexpr double kEmptyMinShareOfBusy = 0.10;  // of the device's busy time
+constexpr int64_t kEmptyMinSamples = 3;
 
 }  // namespace
 
@@ -52,8 +52,8 @@ Status RuleBusyButEmpty(AnalysisContext& c, std::vector<Finding>& out) {
       AppendToUnion(phases, s.start_ns, s.end_ns);
     }
     const DurationNs empty_ns = TotalLength(phases);
-    if (n < kMinSamples ||
-        static_cast<double>(empty_ns) < kMinShareOfBusy * static_cast<double>(busy_ns)) {
+    if (n < kEmptyMinSamples ||
+        static_cast<double>(empty_ns) < kEmptyMinShareOfBusy * static_cast<double>(busy_ns)) {
       continue;
     }
     // The kernels of those stretches: by time inside them, with their launches and grids.

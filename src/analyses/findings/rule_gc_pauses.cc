@@ -10,10 +10,10 @@
 namespace sightline {
 namespace {
 
-constexpr double kMinShare = 0.02;          // of the loop's wall time
+constexpr double kGcMinShare = 0.02;        // of the loop's wall time
 constexpr DurationNs kMinGcNs = 1'000'000;  // 1 ms in the loop
-constexpr double kHighShare = 0.10;
-constexpr size_t kListed = 8;
+constexpr double kGcHighShare = 0.10;
+constexpr size_t kGcListed = 8;
 
 }  // namespace
 
@@ -48,10 +48,10 @@ Status RuleGcPauses(AnalysisContext& c, std::vector<Finding>& out) {
   }
   if (loop <= 0 || gc_in_loop < kMinGcNs) return Status::Ok();
   const double share = static_cast<double>(gc_in_loop) / static_cast<double>(loop);
-  if (share < kMinShare) return Status::Ok();
+  if (share < kGcMinShare) return Status::Ok();
 
   f.id = "gc_pauses";
-  f.severity = share >= kHighShare ? Severity::kHigh : Severity::kMedium;
+  f.severity = share >= kGcHighShare ? Severity::kHigh : Severity::kMedium;
   f.title = fmt::format(
       "Python garbage collection stops the loop: {} in {} collection{} ({} of the loop); the GPU "
       "sat idle {} of it",
@@ -67,11 +67,11 @@ Status RuleGcPauses(AnalysisContext& c, std::vector<Finding>& out) {
   std::stable_sort(hits.begin(), hits.end(),
                    [](const Hit& x, const Hit& y) { return x.gc_ns > y.gc_ns; });
   std::string list;
-  for (size_t i = 0; i < std::min(kListed, hits.size()); ++i) {
+  for (size_t i = 0; i < std::min(kGcListed, hits.size()); ++i) {
     list += fmt::format("{}{} ({})", i ? ", " : "", c.loop().WindowLabel(*hits[i].w),
                         FormatDuration(hits[i].gc_ns));
   }
-  if (hits.size() > kListed) list += fmt::format(", and {} more", hits.size() - kListed);
+  if (hits.size() > kGcListed) list += fmt::format(", and {} more", hits.size() - kGcListed);
   f.where =
       fmt::format("GC ranges named {}: {}", fmt::join(c.options().gc_range_names, ", "), list);
   f.recommendation =

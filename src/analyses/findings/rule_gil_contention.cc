@@ -8,7 +8,7 @@
 namespace sightline {
 namespace {
 
-constexpr double kMinWaitShare = 0.05;  // of the loop's wall time
+constexpr double kGilMinWaitShare = 0.05;  // of the loop's wall time
 
 }  // namespace
 
@@ -20,7 +20,7 @@ Status RuleGilContention(AnalysisContext& c, std::vector<Finding>& out) {
   for (const LoopWindow& w : c.loop().Windows()) loop += w.end_ns - w.start_ns;
   if (loop <= 0) return Status::Ok();
   const double share = static_cast<double>(r->main_waited_ns) / static_cast<double>(loop);
-  if (share < kMinWaitShare) return Status::Ok();
+  if (share < kGilMinWaitShare) return Status::Ok();
   // The holder to name: the first that is not a profiler thread.
   const GilHolder* holder = nullptr;
   DurationNs blamed = 0;

@@ -13,9 +13,9 @@
 namespace sightline {
 namespace {
 
-constexpr double kMaxSmActive = 30.0;     // percent: "mostly idle"
-constexpr int64_t kMinSamples = 3;        // to trust the mean
-constexpr double kMinShareOfBusy = 0.05;  // exposed communication, of the device's busy time
+constexpr double kIdleSmsMaxSmActive = 30.0;     // percent: "mostly idle"
+constexpr int64_t kIdleSmsMinSamples = 3;        // to trust the mean
+constexpr double kIdleSmsMinShareOfBusy = 0.05;  // exposed communication, of the device's busy time
 
 }  // namespace
 
@@ -36,11 +36,12 @@ Status RuleIdleSmsDuringComm(AnalysisContext& c, std::vector<Finding>& out) {
     const DurationNs exposed_ns = TotalLength(exposed);
     const DurationNs busy = TotalLength(c.gpu().Busy(device));
     if (exposed_ns <= 0 || busy <= 0 ||
-        static_cast<double>(exposed_ns) < kMinShareOfBusy * static_cast<double>(busy)) {
+        static_cast<double>(exposed_ns) < kIdleSmsMinShareOfBusy * static_cast<double>(busy)) {
       continue;
     }
     const WeightedFigure f = samples.Over(device, sm, exposed);
-    if (f.samples < kMinSamples || std::isnan(f.mean) || f.mean > kMaxSmActive) continue;
+    if (f.samples < kIdleSmsMinSamples || std::isnan(f.mean) || f.mean > kIdleSmsMaxSmActive)
+      continue;
     Finding x;
     x.id = "idle_sms_during_comm";
     x.severity = Severity::kMedium;

@@ -15,11 +15,11 @@ namespace {
 constexpr int kLen = 4;                      // kernels per chain
 constexpr DurationNs kMaxKernelNs = 20'000;  // "short" kernels
 // Consecutive: the next kernel starts within this (in a launch-bound loop, gaps are launch gaps).
-constexpr DurationNs kMaxGapNs = 50'000;
-constexpr int64_t kMinCount = 10;
+constexpr DurationNs kChainMaxGapNs = 50'000;
+constexpr int64_t kChainMinCount = 10;
 constexpr double kChainMinShare = 0.01;  // of all kernel time (the saving)
-constexpr size_t kMaxFindings = 3;
-constexpr size_t kSpans =
+constexpr size_t kChainMaxFindings = 3;
+constexpr size_t kChainSpans =
     16;  // occurrences annotated per chain (memory grows with distinct chains)
 
 using Key = std::array<uint32_t, kLen>;
@@ -41,7 +41,7 @@ struct ChainStats {
   // own length (A B A B in a run of A B A B A B) would otherwise count each kernel twice, and its
   // kernel time would pass the trace's.
   std::unordered_map<int64_t, int64_t> last_row;
-  std::vector<FindingSpan> first;  // the first kSpans occurrences (timeline annotations)
+  std::vector<FindingSpan> first;  // the first kChainSpans occurrences (timeline annotations)
 };
 struct StreamState {
   std::array<uint32_t, kLen> rows{};  // ring of the run's last kernel rows
@@ -68,7 +68,7 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
       last_stream = stream_key;
     }
     StreamState& s = *last_state;
-    if (k.dur_ns(i) > kMaxKernelNs || k.start_ns[i] - s.last_end > kMaxGapNs) s.len = 0;
+    if (k.dur_ns(i) > kMaxKernelNs || k.start_ns[i] - s.last_end > kChainMaxGapNs) s.len = 0;
     s.last_end = std::max(s.last_end, k.end_ns[i]);
     if (k.dur_ns(i) > kMaxKernelNs) continue;
     s.rows[s.head] = static_cast<uint32_t>(i);
@@ -97,7 +97,7 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
       cs.device = k.device[i];
       cs.stream = k.stream[i];
     }
-    if (cs.first.size() < kSpans) {
+    if (cs.first.size() < kChainSpans) {
       cs.first.push_back({k.start_ns[s.rows[s.head % kLen]], k.end_ns[i], k.device[i]});
     }
     cs.kernel_ns += sum;
@@ -107,7 +107,7 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
 
   std::vector<std::pair<const Key*, const ChainStats*>> found;
   for (const auto& [key, cs] : chains) {
-    if (cs.count < kMinCount) continue;
+    if (cs.count < kChainMinCount) continue;
     if (cs.kernel_ns - cs.longest_ns < kChainMinShare * c.gpu().TotalKernelTimeNs()) continue;
     found.push_back({&key, &cs});
   }
@@ -121,7 +121,7 @@ Status RuleKernelChain(AnalysisContext& c, std::vector<Finding>& out) {
   // kernels with one already reported.
   std::vector<const Key*> kept;
   for (const auto& [key, cs] : found) {
-    if (kept.size() >= kMaxFindings) break;
+    if (kept.size() >= kChainMaxFindings) break;
     bool similar = false;
     for (const Key* other : kept) {
       int shared = 0;

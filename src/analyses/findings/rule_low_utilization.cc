@@ -12,9 +12,9 @@
 namespace sightline {
 namespace {
 
-constexpr int kBins = 100;                // windows per device active span
-constexpr DurationNs kMinBinNs = 10'000;  // shorter windows measure launch jitter
-constexpr double kLowUtilization = 0.30;  // a window below this share busy is "low"
+constexpr int kBins = 100;                       // windows per device active span
+constexpr DurationNs kLowUtilMinBinNs = 10'000;  // shorter windows measure launch jitter
+constexpr double kLowUtilization = 0.30;         // a window below this share busy is "low"
 // Idle gaps up to this long belong to launch_bound (and the first this-long stretch after a
 // blocking call to host_sync); only the rest of longer gaps counts here.
 constexpr DurationNs kClaimedByOthersNs = 1'000'000;
@@ -91,7 +91,7 @@ Status RuleLowUtilization(AnalysisContext& c, std::vector<Finding>& out) {
     if (busy.size() < 2) continue;
     const TimeNs first = busy.front().start_ns, last = busy.back().end_ns;
     const DurationNs span = last - first;
-    const DurationNs bin = std::max<DurationNs>(kMinBinNs, (span + kBins - 1) / kBins);
+    const DurationNs bin = std::max<DurationNs>(kLowUtilMinBinNs, (span + kBins - 1) / kBins);
     if (span < 2 * bin) continue;
 
     // Low windows merged into regions.

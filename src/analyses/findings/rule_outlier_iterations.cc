@@ -12,7 +12,7 @@
 namespace sightline {
 namespace {
 
-constexpr size_t kListed = 8;  // outliers named in `where`
+constexpr size_t kOutlierListed = 8;  // outliers named in `where`
 
 // What grew in the worst outlier, for the title: a measured cause that holds most of the extra time
 // is named with its size; otherwise the largest part of the worst outlier's extra time (GPU idle,
@@ -72,18 +72,19 @@ const char* RecommendationFor(const OutlierCauses& why) {
          "(with --python-sampling) show what the host did instead.";
 }
 
-// The slowest outliers (at most kListed): "12 (80 ms, 4.1x, at 1.2 s), ...".
+// The slowest outliers (at most kOutlierListed): "12 (80 ms, 4.1x, at 1.2 s), ...".
 std::string ListOutliers(const Trace& trace, std::vector<const Iteration*> by_wall, double median) {
   std::string list;
   std::sort(by_wall.begin(), by_wall.end(),
             [](const Iteration* a, const Iteration* b) { return a->wall_ns() > b->wall_ns(); });
-  for (size_t i = 0; i < std::min(kListed, by_wall.size()); ++i) {
+  for (size_t i = 0; i < std::min(kOutlierListed, by_wall.size()); ++i) {
     const Iteration* it = by_wall[i];
     list += fmt::format("{}{} ({}, {:.1f}x, at {})", i ? ", " : "", it->index,
                         FormatDuration(it->wall_ns()), median > 0 ? it->wall_ns() / median : 0.0,
                         FormatDuration(it->start_ns - trace.begin_ns()));
   }
-  if (by_wall.size() > kListed) list += fmt::format(", and {} more", by_wall.size() - kListed);
+  if (by_wall.size() > kOutlierListed)
+    list += fmt::format(", and {} more", by_wall.size() - kOutlierListed);
   return list;
 }
 

@@ -15,14 +15,14 @@
 namespace sightline {
 namespace {
 
-constexpr DurationNs kMaxGapNs = 50'000;  // back to back: the next starts within this
-constexpr int64_t kMinCount = 10;
-constexpr double kMinShare = 0.01;  // of all kernel time, the pairs' second launches
-constexpr double kGainShare = 0.1;  // of the second launches' time, the estimate
-constexpr size_t kMaxFindings = 3;
-constexpr size_t kSpans = 16;
+constexpr DurationNs kSiblingMaxGapNs = 50'000;  // back to back: the next starts within this
+constexpr int64_t kSiblingMinCount = 10;
+constexpr double kSiblingMinShare = 0.01;  // of all kernel time, the pairs' second launches
+constexpr double kGainShare = 0.1;         // of the second launches' time, the estimate
+constexpr size_t kSiblingMaxFindings = 3;
+constexpr size_t kSiblingSpans = 16;
 
-struct Group {
+struct GemmGroup {
   int64_t count = 0;
   DurationNs first_ns = 0, second_ns = 0, gap_ns = 0;
   int64_t first_row = -1;
@@ -36,7 +36,7 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
   const Trace& trace = c.trace();
   const auto& k = trace.kernels;
   std::unordered_map<int64_t, int64_t> last_on_stream;  // stream key -> row
-  std::unordered_map<std::string, Group> groups;        // name|grid|block
+  std::unordered_map<std::string, GemmGroup> groups;    // name|grid|block
   for (size_t i = 0; i < k.size(); ++i) {
     const int64_t sk = (int64_t{k.device[i]} << 32) | static_cast<uint32_t>(k.stream[i]);
     auto it = last_on_stream.find(sk);
@@ -49,14 +49,14 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
       continue;
     }
     if (c.kernels().Category(k.short_name[i]) != KernelCategory::kGemm) continue;
-    if (k.start_ns[i] - k.end_ns[p] > kMaxGapNs) continue;
+    if (k.start_ns[i] - k.end_ns[p] > kSiblingMaxGapNs) continue;
     // A third launch of the same kind right after is a run (layers of one shape), not a pair:
     // count each pair once by leaving the next launch to pair with its own successor.
     last_on_stream[sk] = -1;
     const std::string key =
         fmt::format("{}|{}x{}x{}|{}x{}x{}", k.short_name[i].value, k.grid[i].x, k.grid[i].y,
                     k.grid[i].z, k.block[i].x, k.block[i].y, k.block[i].z);
-    Group& g = groups[key];
+    GemmGroup& g = groups[key];
     if (g.count++ == 0) {
       g.first_row = prev;
       g.grid = fmt::format("{}x{}x{}", k.grid[i].x, k.grid[i].y, k.grid[i].z);
@@ -65,11 +65,13 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
     g.first_ns += k.dur_ns(p);
     g.second_ns += k.dur_ns(i);
     g.gap_ns += std::max<DurationNs>(0, k.start_ns[i] - k.end_ns[p]);
-    if (g.spans.size() < kSpans) g.spans.push_back({k.start_ns[p], k.end_ns[i], k.device[i]});
+    if (g.spans.size() < kSiblingSpans)
+      g.spans.push_back({k.start_ns[p], k.end_ns[i], k.device[i]});
   }
   std::vector<Finding> found;
   for (auto& [key, g] : groups) {
-    if (g.count < kMinCount || g.second_ns < kMinShare * c.gpu().TotalKernelTimeNs()) continue;
+    if (g.count < kSiblingMinCount || g.second_ns < kSiblingMinShare * c.gpu().TotalKernelTimeNs())
+      continue;
     const std::string_view name = trace.str(k.short_name[g.first_row]);
     Finding f;
     f.id = "sibling_gemms";
@@ -112,7 +114,7 @@ Status RuleSiblingGemms(AnalysisContext& c, std::vector<Finding>& out) {
     }
     return a.title < b.title;
   });
-  if (found.size() > kMaxFindings) found.resize(kMaxFindings);
+  if (found.size() > kSiblingMaxFindings) found.resize(kSiblingMaxFindings);
   for (Finding& f : found) out.push_back(std::move(f));
   return Status::Ok();
 }

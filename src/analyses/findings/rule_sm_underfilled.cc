@@ -12,9 +12,9 @@
 namespace sightline {
 namespace {
 
-constexpr double kMaxSmActive = 40.0;     // percent: "mostly empty"
-constexpr int64_t kMinSamples = 10;       // per kernel, to trust its mean
-constexpr double kMinShareOfBusy = 0.10;  // the kernels' time, of the device's busy time
+constexpr double kUnderfilledMaxSmActive = 40.0;     // percent: "mostly empty"
+constexpr int64_t kUnderfilledMinSamples = 10;       // per kernel, to trust its mean
+constexpr double kUnderfilledMinShareOfBusy = 0.10;  // the kernels' time, of the device's busy time
 
 }  // namespace
 
@@ -32,8 +32,9 @@ Status RuleSmUnderfilled(AnalysisContext& c, std::vector<Finding>& out) {
     std::string names;
     int listed = 0;
     for (const KernelMetricsRow& k : r->kernels) {
-      if (k.device != device || k.samples < kMinSamples || std::isnan(k.mean[0])) continue;
-      if (k.mean[0] > kMaxSmActive) continue;
+      if (k.device != device || k.samples < kUnderfilledMinSamples || std::isnan(k.mean[0]))
+        continue;
+      if (k.mean[0] > kUnderfilledMaxSmActive) continue;
       low_ns += k.total_ns;
       bound_ns +=
           static_cast<DurationNs>(static_cast<double>(k.total_ns) * (1.0 - k.mean[0] / 100));
@@ -43,14 +44,14 @@ Status RuleSmUnderfilled(AnalysisContext& c, std::vector<Finding>& out) {
       }
     }
     const double share = static_cast<double>(low_ns) / static_cast<double>(busy);
-    if (low_ns <= 0 || share < kMinShareOfBusy) continue;
+    if (low_ns <= 0 || share < kUnderfilledMinShareOfBusy) continue;
     Finding f;
     f.id = "sm_underfilled";
     f.severity = share >= 0.5 ? Severity::kHigh : Severity::kMedium;
     f.title = fmt::format(
         "GPU {} is busy on the timeline but its SMs are mostly empty: {} of kernel time ({} of its "
         "busy time) runs with SMs active {:.0f}% or less",
-        device, FormatDuration(low_ns), Percent(share, 1.0), kMaxSmActive);
+        device, FormatDuration(low_ns), Percent(share, 1.0), kUnderfilledMaxSmActive);
     f.evidence.push_back(
         {"kernel_ns", "Kernel time with SMs mostly empty", low_ns, Unit::kDurationNs});
     f.evidence.push_back({"busy_ns", "Device busy time", busy, Unit::kDurationNs});

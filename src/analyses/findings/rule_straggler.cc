@@ -12,8 +12,8 @@
 namespace sightline {
 namespace {
 
-constexpr double kMinWaitShare = 0.10;      // of the other ranks' matched collective time
-constexpr double kMinStragglerShare = 0.5;  // of all waiting: one rank, not random skew
+constexpr double kStragglerMinWaitShare = 0.10;  // of the other ranks' matched collective time
+constexpr double kMinStragglerShare = 0.5;       // of all waiting: one rank, not random skew
 constexpr DurationNs kMinSavingNs = 10'000;
 
 }  // namespace
@@ -39,7 +39,7 @@ Status RuleStraggler(const RanksResult& ranks, std::vector<Finding>& out) {
     ++e.first;
     e.second += c.max_wait_ns;
   }
-  if (others_collective <= 0 || s.caused_wait_ns < kMinWaitShare * others_collective ||
+  if (others_collective <= 0 || s.caused_wait_ns < kStragglerMinWaitShare * others_collective ||
       s.caused_wait_ns < kMinStragglerShare * all_wait || saving < kMinSavingNs) {
     return Status::Ok();
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyses/common/analysis_context.h"
+#include "analyses/common/percent.h"
 #include "analyses/idle_gaps/idle_gaps.h"
 
 namespace sightline {
@@ -17,10 +18,6 @@ std::string WorkName(const Trace& trace, int64_t work) {
   const MemOpKind kind = trace.memops.kind[work - nk];
   if (kind == MemOpKind::kMemset) return "[memset]";
   return fmt::format("[memcpy {}]", MemOpKindName(kind));
-}
-
-double Pct(DurationNs part, DurationNs whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
 }  // namespace

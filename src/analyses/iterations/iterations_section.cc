@@ -9,13 +9,12 @@
 #include <cmath>
 
 #include "analyses/common/analysis_context.h"
+#include "analyses/common/percent.h"
 #include "analyses/iteration_log/iteration_log_join.h"
 #include "facts/iterations.h"
 
 namespace sightline {
 namespace {
-
-double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
 int64_t Round(double v) { return static_cast<int64_t>(std::llround(v)); }
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "analyses/common/analysis_context.h"
+#include "analyses/common/percent.h"
 #include "facts/graph_kernel_paths.h"
 
 namespace sightline {
@@ -82,8 +83,6 @@ void AddReferenceGroups(const GraphKernelPaths& gp, const Trace& trace, NvtxProj
     }
   }
 }
-
-double Pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
 
 // Mean in whole ns (JSON *_ns values are integers).
 int64_t AvgNs(DurationNs total, int64_t count) {

@@ -5,15 +5,13 @@
 #include <algorithm>
 #include <numeric>
 
+#include "analyses/common/percent.h"
 #include "analyses/processes/run_view.h"
 
 namespace sightline {
 namespace {
 
 // A share of one core, or of a window's time, in percent.
-double Pct(DurationNs part, DurationNs whole) {
-  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
 
 std::string RecordingCell(const RunProcessRow& r) {
   if (!r.has_cuda()) return "none";

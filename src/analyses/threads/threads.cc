@@ -18,12 +18,12 @@ uint64_t ThreadRowKey(int32_t pid, int32_t tid) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(tid);
 }
 
-struct Acc {
+struct ThreadAcc {
   ThreadRow row;
   bool listed = false;  // in trace.threads (its role comes from there)
   std::map<std::string_view, DurationNs> ranges;
 };
-using ThreadMap = std::map<uint64_t, Acc>;
+using ThreadMap = std::map<uint64_t, ThreadAcc>;
 // Per thread, a python_function frame's self time.
 using PySelfTime = std::map<uint64_t, std::map<StringId, DurationNs>>;
 
@@ -33,21 +33,21 @@ using PySelfTime = std::map<uint64_t, std::map<StringId, DurationNs>>;
 ThreadMap CollectThreads(AnalysisContext& context, StringPool& pool, ThreadsResult& res) {
   const Trace& trace = context.trace();
   ThreadMap threads;
-  auto at = [&](int32_t pid, int32_t tid) -> Acc& {
-    Acc& a = threads[ThreadRowKey(pid, tid)];
+  auto at = [&](int32_t pid, int32_t tid) -> ThreadAcc& {
+    ThreadAcc& a = threads[ThreadRowKey(pid, tid)];
     a.row.pid = pid;
     a.row.tid = tid;
     return a;
   };
   for (const ThreadInfo& t : trace.threads) {
-    Acc& a = at(t.pid, t.tid);
+    ThreadAcc& a = at(t.pid, t.tid);
     a.row.name = t.name;
     a.row.role = t.role;
     a.listed = true;
   }
   const ApiCallTable& api = trace.api_calls;
   for (size_t i = 0; i < api.size(); ++i) {
-    Acc& a = at(api.pid[i], api.tid[i]);
+    ThreadAcc& a = at(api.pid[i], api.tid[i]);
     a.row.cuda_api_ns += api.dur_ns(i);
     a.row.launches += api.api_class[i] == ApiClass::kLaunch;
   }
@@ -61,7 +61,7 @@ ThreadMap CollectThreads(AnalysisContext& context, StringPool& pool, ThreadsResu
     }
   }
   for (const auto& [pid, tid] : context.host().GilThreads()) {
-    Acc& a = at(pid, tid);
+    ThreadAcc& a = at(pid, tid);
     a.row.gil_held_ns = TotalLength(context.host().GilHeld(pid, tid));
     a.row.gil_waited_ns = TotalLength(context.host().GilWaited(pid, tid));
   }
@@ -107,7 +107,7 @@ PySelfTime PythonSelfTime(const Trace& trace) {
 
 // The rest of a thread's row: hot Python frames (samples, else python_function self time),
 // native frames, waits, its role when the trace does not list it, and its top ranges.
-void FinishRow(AnalysisContext& context, const PySelfTime& py_self, uint64_t key, Acc& a) {
+void FinishRow(AnalysisContext& context, const PySelfTime& py_self, uint64_t key, ThreadAcc& a) {
   const Trace& trace = context.trace();
   if (auto it = py_self.find(key); it != py_self.end() && a.row.py_samples == 0) {
     std::vector<std::pair<DurationNs, StringId>> top;

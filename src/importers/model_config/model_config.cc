@@ -16,7 +16,7 @@ constexpr const char* kKnownTypes[] = {"llama",     "mistral",     "qwen2",
                                        "qwen3",     "mixtral",     "qwen2_moe",
                                        "qwen3_moe", "deepseek_v2", "deepseek_v3"};
 
-Status Bad(const std::string& path, const std::string& what) {
+Status ConfigBad(const std::string& path, const std::string& what) {
   return InvalidInputError(
       fmt::format("{}: {}; expected a Hugging Face model config.json (docs/formats/"
                   "model-config.md)",
@@ -46,14 +46,14 @@ class Fields {
     } else if (e.get_uint64().get(u) == simdjson::SUCCESS) {
       v = static_cast<double>(u);
     } else if (e.get_double().get(v) != simdjson::SUCCESS) {
-      return Bad(path_, fmt::format("\"{}\" is not a number", key));
+      return ConfigBad(path_, fmt::format("\"{}\" is not a number", key));
     }
     if (!std::isfinite(v) || v != std::floor(v)) {
-      return Bad(path_, fmt::format("\"{}\" is {}, not a whole number", key, v));
+      return ConfigBad(path_, fmt::format("\"{}\" is {}, not a whole number", key, v));
     }
     if (v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
-      return Bad(path_,
-                 fmt::format("\"{}\" is {}, outside the sizes taken ({} to {})", key, v, lo, hi));
+      return ConfigBad(
+          path_, fmt::format("\"{}\" is {}, outside the sizes taken ({} to {})", key, v, lo, hi));
     }
     return std::optional<int64_t>(static_cast<int64_t>(v));
   }
@@ -61,7 +61,7 @@ class Fields {
   StatusOr<int64_t> Required(const char* key, int64_t lo, int64_t hi,
                              const std::string& shape) const {
     ASSIGN_OR_RETURN(std::optional<int64_t> v, Int(key, lo, hi));
-    if (!v) return Bad(path_, fmt::format("no \"{}\", which a {} model needs", key, shape));
+    if (!v) return ConfigBad(path_, fmt::format("no \"{}\", which a {} model needs", key, shape));
     return *v;
   }
 
@@ -75,7 +75,7 @@ class Fields {
     if (o_[key].get(e) != simdjson::SUCCESS || e.is_null()) return std::optional<bool>();
     bool b = false;
     if (e.get_bool().get(b) != simdjson::SUCCESS) {
-      return Bad(path_, fmt::format("\"{}\" is not true or false", key));
+      return ConfigBad(path_, fmt::format("\"{}\" is not true or false", key));
     }
     return std::optional<bool>(b);
   }
@@ -85,7 +85,7 @@ class Fields {
     if (o_[key].get(e) != simdjson::SUCCESS || e.is_null()) return std::optional<std::string>();
     std::string_view s;
     if (e.get_string().get(s) != simdjson::SUCCESS) {
-      return Bad(path_, fmt::format("\"{}\" is not a string", key));
+      return ConfigBad(path_, fmt::format("\"{}\" is not a string", key));
     }
     return std::optional<std::string>(std::string(s));
   }
@@ -111,7 +111,8 @@ StatusOr<int64_t> DtypeBytes(const std::string& dtype, const std::string& path) 
   }
   if (dtype == "float32" || dtype == "float" || dtype == "fp32") return 4;
   if (dtype.starts_with("float8") || dtype == "fp8") return 1;
-  return Bad(path, fmt::format("dtype \"{}\" is none of bfloat16, float16, float32, float8_*; give "
+  return ConfigBad(path,
+                   fmt::format("dtype \"{}\" is none of bfloat16, float16, float32, float8_*; give "
                                "the dtype the weights are held in",
                                dtype));
 }
@@ -148,12 +149,13 @@ Status ReadMoe(const Fields& f, ModelConfig& c, const std::string& path) {
     simdjson::dom::element e;
     if (f.object()["mlp_only_layers"].get(e) == simdjson::SUCCESS && !e.is_null()) {
       if (e.get_array().get(only) != simdjson::SUCCESS) {
-        return Bad(path, "\"mlp_only_layers\" is not a list of layer numbers");
+        return ConfigBad(path, "\"mlp_only_layers\" is not a list of layer numbers");
       }
       for (simdjson::dom::element x : only) {
         int64_t l = 0;
         if (x.get_int64().get(l) != simdjson::SUCCESS || l < 0 || l >= c.num_layers) {
-          return Bad(path, fmt::format("\"mlp_only_layers\" holds something other than a layer "
+          return ConfigBad(path,
+                           fmt::format("\"mlp_only_layers\" holds something other than a layer "
                                        "number below num_hidden_layers ({})",
                                        c.num_layers));
         }
@@ -195,14 +197,14 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json, const std::string&
   simdjson::dom::parser parser;
   simdjson::dom::object top;
   if (parser.parse(json.data(), json.size()).get_object().get(top) != simdjson::SUCCESS) {
-    return Bad(path, "not a JSON object");
+    return ConfigBad(path, "not a JSON object");
   }
   ModelConfig c;
   c.path = path;
   {
     Fields f(top, path);
     ASSIGN_OR_RETURN(std::optional<std::string> type, f.String("model_type"));
-    if (!type) return Bad(path, "no \"model_type\"");
+    if (!type) return ConfigBad(path, "no \"model_type\"");
     c.model_type = *type;
   }
   // A multimodal wrapper keeps the language model's shapes in "text_config".
@@ -216,7 +218,8 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json, const std::string&
   }
   if (std::find(std::begin(kKnownTypes), std::end(kKnownTypes), c.model_type) ==
       std::end(kKnownTypes)) {
-    return Bad(path, fmt::format("model_type \"{}\" is not a shape the floor knows (llama, "
+    return ConfigBad(path,
+                     fmt::format("model_type \"{}\" is not a shape the floor knows (llama, "
                                  "mistral, qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
                                  "deepseek_v2, deepseek_v3); without a config, give --batch and "
                                  "leave --model-config out",
@@ -229,13 +232,14 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json, const std::string&
   ASSIGN_OR_RETURN(c.num_heads, f.Required("num_attention_heads", 1, kMaxHeads, t));
   ASSIGN_OR_RETURN(c.num_kv_heads, f.Optional("num_key_value_heads", 1, c.num_heads, c.num_heads));
   if (c.num_heads % c.num_kv_heads != 0) {
-    return Bad(path, fmt::format("num_attention_heads ({}) is not a multiple of "
-                                 "num_key_value_heads ({})",
-                                 c.num_heads, c.num_kv_heads));
+    return ConfigBad(path, fmt::format("num_attention_heads ({}) is not a multiple of "
+                                       "num_key_value_heads ({})",
+                                       c.num_heads, c.num_kv_heads));
   }
   ASSIGN_OR_RETURN(c.head_dim, f.Optional("head_dim", 1, kMaxWidth, c.hidden_size / c.num_heads));
   if (c.head_dim == 0) {
-    return Bad(path, fmt::format("hidden_size ({}) is smaller than num_attention_heads ({}) and "
+    return ConfigBad(path,
+                     fmt::format("hidden_size ({}) is smaller than num_attention_heads ({}) and "
                                  "no head_dim is given",
                                  c.hidden_size, c.num_heads));
   }

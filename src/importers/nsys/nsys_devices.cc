@@ -30,7 +30,7 @@ enum Col {
   kBandwidth,
 };
 
-constexpr NsysColumn kColumns[] = {
+constexpr NsysColumn kDeviceColumns[] = {
     {"id|deviceId|cuDevice", true},
     {"name"},
     {"smCount|numMultiprocessors"},
@@ -61,7 +61,7 @@ Status ReadNsysDevices(NsysContext& ctx) {
                       : ctx.db.HasTable(kNsysOldGpuTable) ? kNsysOldGpuTable
                                                           : nullptr;
   if (table == nullptr) return Status::Ok();
-  ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, table, kColumns));
+  ASSIGN_OR_RETURN(NsysSelect select, BuildNsysSelect(ctx.db, table, kDeviceColumns));
   ASSIGN_OR_RETURN(SqliteStatement stmt, ctx.db.Prepare(select.sql));
   const bool cupti_clock = select.chosen[kClockRate] == "coreClockRate";
   const bool cupti_bandwidth = select.chosen[kBandwidth] == "globalMemoryBandwidth";

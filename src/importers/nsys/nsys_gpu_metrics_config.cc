@@ -7,7 +7,7 @@
 namespace sightline {
 namespace {
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimConfigField(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\t'))
     s.remove_suffix(1);
@@ -15,7 +15,7 @@ std::string_view Trim(std::string_view s) {
 }
 
 std::string Unquote(std::string_view s) {
-  s = Trim(s);
+  s = TrimConfigField(s);
   if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) {
     s = s.substr(1, s.size() - 2);
   }
@@ -46,15 +46,16 @@ std::vector<GpuMetricSet> ParseGpuMetricsConfig(std::string_view yaml) {
     pos = end + 1;
     const size_t indent = line.find_first_not_of(' ');
     if (indent == std::string_view::npos) continue;
-    std::string_view body = Trim(line.substr(indent));
+    std::string_view body = TrimConfigField(line.substr(indent));
     if (body.empty() || body.front() == '#') continue;
     const bool item = body.starts_with("- ");
-    if (item) body = Trim(body.substr(2));
+    if (item) body = TrimConfigField(body.substr(2));
     const size_t colon = body.find(':');
     const std::string_view key =
-        colon == std::string_view::npos ? body : Trim(body.substr(0, colon));
-    const std::string_view value =
-        colon == std::string_view::npos ? std::string_view() : Trim(body.substr(colon + 1));
+        colon == std::string_view::npos ? body : TrimConfigField(body.substr(0, colon));
+    const std::string_view value = colon == std::string_view::npos
+                                       ? std::string_view()
+                                       : TrimConfigField(body.substr(colon + 1));
     // Leaving a list: a line at or left of the key that opened it.
     if (list == List::kSubMetrics && indent <= subs_indent) list = List::kMetrics;
     if (list == List::kMetrics && indent <= metrics_indent) list = List::kSets;

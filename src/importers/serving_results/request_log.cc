@@ -13,11 +13,11 @@
 namespace sightline {
 namespace {
 
-constexpr char kFormatDoc[] = "docs/formats/request-log.md";
+constexpr char kRequestLogDoc[] = "docs/formats/request-log.md";
 
-Status LineError(const std::string& path, int64_t line, const std::string& what) {
+Status RequestLineError(const std::string& path, int64_t line, const std::string& what) {
   return InvalidInputError(
-      fmt::format("{}:{}: {} (request log format: {})", path, line, what, kFormatDoc));
+      fmt::format("{}:{}: {} (request log format: {})", path, line, what, kRequestLogDoc));
 }
 
 std::string_view FirstLine(std::string_view text) {
@@ -69,22 +69,22 @@ StatusOr<RequestResults> ParseRequestLog(std::string_view text, const std::strin
     if (IsBlankLine(l)) continue;
     simdjson::dom::object o;
     if (auto err = parser.parse(l.data(), l.size()).get_object().get(o); err != simdjson::SUCCESS) {
-      return LineError(path, line, "not a JSON object");
+      return RequestLineError(path, line, "not a JSON object");
     }
     int64_t version = 0, t = 0, pid = -1, iteration = -1, tokens = 0;
     std::string_view id, event;
     if (o["schema_version"].get_int64().get(version) != simdjson::SUCCESS || version != 1) {
-      return LineError(path, line,
-                       "no \"schema_version\": 1 (a newer log needs a newer sightline)");
+      return RequestLineError(path, line,
+                              "no \"schema_version\": 1 (a newer log needs a newer sightline)");
     }
     if (o["request"].get_string().get(id) != simdjson::SUCCESS) {
-      return LineError(path, line, "no \"request\" string");
+      return RequestLineError(path, line, "no \"request\" string");
     }
     if (o["event"].get_string().get(event) != simdjson::SUCCESS) {
-      return LineError(path, line, "no \"event\" string");
+      return RequestLineError(path, line, "no \"event\" string");
     }
     if (o["monotonic_ns"].get_int64().get(t) != simdjson::SUCCESS || t < 0) {
-      return LineError(path, line, "no non-negative integer \"monotonic_ns\"");
+      return RequestLineError(path, line, "no non-negative integer \"monotonic_ns\"");
     }
     if (o["pid"].get_int64().get(pid) != simdjson::SUCCESS) pid = -1;
     if (o["iteration"].get_int64().get(iteration) != simdjson::SUCCESS) iteration = -1;
@@ -112,7 +112,7 @@ StatusOr<RequestResults> ParseRequestLog(std::string_view text, const std::strin
         e.scheduled_iteration = iteration;
       }
     } else if (event == "tokens") {
-      if (tokens < 0) return LineError(path, line, "negative \"tokens\"");
+      if (tokens < 0) return RequestLineError(path, line, "negative \"tokens\"");
       e.chunks.push_back({t, tokens, iteration});
     } else if (event == "preempted") {
       ++e.preemptions;
@@ -120,14 +120,15 @@ StatusOr<RequestResults> ParseRequestLog(std::string_view text, const std::strin
       e.finished = t;
       e.error = error;
     } else {
-      return LineError(path, line,
-                       fmt::format("unknown event \"{}\" (arrived, scheduled, tokens, preempted, "
-                                   "finished)",
-                                   event));
+      return RequestLineError(
+          path, line,
+          fmt::format("unknown event \"{}\" (arrived, scheduled, tokens, preempted, "
+                      "finished)",
+                      event));
     }
   }
   if (requests.empty()) {
-    return InvalidInputError(fmt::format("{}: no request events ({})", path, kFormatDoc));
+    return InvalidInputError(fmt::format("{}: no request events ({})", path, kRequestLogDoc));
   }
   RequestResults r;
   r.path = path;

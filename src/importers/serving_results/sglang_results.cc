@@ -48,8 +48,8 @@ StatusOr<simdjson::dom::array> List(simdjson::dom::object o, std::string_view ke
   return a;
 }
 
-StatusOr<double> Seconds(simdjson::dom::element e, std::string_view key, size_t i,
-                         const std::string& path, int64_t line) {
+StatusOr<double> SglangSeconds(simdjson::dom::element e, std::string_view key, size_t i,
+                               const std::string& path, int64_t line) {
   double v = 0;
   if (e.get_double().get(v) != simdjson::SUCCESS || !std::isfinite(v) || v < 0) {
     return SglangBad(path, line,
@@ -184,7 +184,7 @@ StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::st
   r.requests.resize(n);
   for (size_t i = 0; i < n; ++i) {
     RequestRecord& q = r.requests[i];
-    ASSIGN_OR_RETURN(q.ttft_s, Seconds(ttfts.at(i), "ttfts", i, path, ln));
+    ASSIGN_OR_RETURN(q.ttft_s, SglangSeconds(ttfts.at(i), "ttfts", i, path, ln));
     if (input_lens.at(i).get_int64().get(q.input_tokens) != simdjson::SUCCESS ||
         q.input_tokens < 0 ||
         output_lens.at(i).get_int64().get(q.output_tokens) != simdjson::SUCCESS ||
@@ -200,7 +200,7 @@ StatusOr<RequestResults> ParseSglangResults(std::string_view text, const std::st
     }
     double sum = 0;
     for (simdjson::dom::element g : gaps) {
-      ASSIGN_OR_RETURN(double s, Seconds(g, "itls", i, path, ln));
+      ASSIGN_OR_RETURN(double s, SglangSeconds(g, "itls", i, path, ln));
       q.itl_s.push_back(s);
       sum += s;
     }
