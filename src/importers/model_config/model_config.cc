@@ -24,9 +24,9 @@ Status ConfigBad(const std::string& path, const std::string& what) {
 }
 
 // Reads the fields of one config object, with every error naming the file and the field.
-class Fields {
+class ConfigFields {
  public:
-  Fields(simdjson::dom::object object, const std::string& path) : o_(object), path_(path) {}
+  ConfigFields(simdjson::dom::object object, const std::string& path) : o_(object), path_(path) {}
 
   bool Has(const char* key) const {
     simdjson::dom::element e;
@@ -117,7 +117,7 @@ StatusOr<int64_t> DtypeBytes(const std::string& dtype, const std::string& path) 
                                dtype));
 }
 
-Status ReadMoe(const Fields& f, ModelConfig& c, const std::string& path) {
+Status ReadMoe(const ConfigFields& f, ModelConfig& c, const std::string& path) {
   const std::string& t = c.model_type;
   const std::string shape = t + " (mixture of experts)";
   const char* experts_key = t == "mixtral"              ? "num_local_experts"
@@ -172,7 +172,7 @@ Status ReadMoe(const Fields& f, ModelConfig& c, const std::string& path) {
   return Status::Ok();
 }
 
-Status ReadLatentAttention(const Fields& f, ModelConfig& c) {
+Status ReadLatentAttention(const ConfigFields& f, ModelConfig& c) {
   const std::string shape = c.model_type + " (latent attention)";
   c.latent = true;
   ASSIGN_OR_RETURN(c.mla.q_lora_rank, f.Optional("q_lora_rank", 1, kMaxWidth, 0));
@@ -202,7 +202,7 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json, const std::string&
   ModelConfig c;
   c.path = path;
   {
-    Fields f(top, path);
+    ConfigFields f(top, path);
     ASSIGN_OR_RETURN(std::optional<std::string> type, f.String("model_type"));
     if (!type) return ConfigBad(path, "no \"model_type\"");
     c.model_type = *type;
@@ -225,7 +225,7 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json, const std::string&
                                  "leave --model-config out",
                                  c.model_type));
   }
-  const Fields f(o, path);
+  const ConfigFields f(o, path);
   const std::string& t = c.model_type;
   ASSIGN_OR_RETURN(c.hidden_size, f.Required("hidden_size", 1, kMaxHidden, t));
   ASSIGN_OR_RETURN(c.num_layers, f.Required("num_hidden_layers", 1, kMaxLayers, t));
@@ -261,8 +261,8 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json, const std::string&
 
   // torch_dtype (transformers 4.x) or dtype (5.x), at the top or in text_config.
   std::optional<std::string> dtype;
-  const Fields top_fields(top, path);
-  for (const Fields* h : {&f, &top_fields}) {
+  const ConfigFields top_fields(top, path);
+  for (const ConfigFields* h : {&f, &top_fields}) {
     for (const char* key : {"dtype", "torch_dtype"}) {
       if (dtype) break;
       ASSIGN_OR_RETURN(dtype, h->String(key));
