@@ -1,19 +1,9 @@
 #!/bin/bash
-# Session 28, device call 3: one more run of our graph and sampled modes on compiled HF generate()
-# (to 5 runs each with run27's), then eager HF generate() in node modes, up to 3 repetitions.
+# Session 28, device call 3 (LIMIT=540): one more run of our graph and sampled modes on compiled HF
+# generate() (to 5 runs each with run27's), then eager HF generate() in node modes, up to 3
+# repetitions. (As run, these lines were inline; cuda/recorder/tools/window_call.sh now holds them.)
 set -u
-T0=$(date +%s)
-mkdir -p $OUT/w
-mkdir -p .device/recorder && tar xzf .device/pack.tgz -C .device/recorder
-export PYTHONHASHSEED=0
-OUT=$OUT/w SL_DIR=.device/recorder SCRIPT=window_bench.py PIN=2-9 REPS=1 BUDGET_S=200 \
-  WORKLOADS="hf_static" MODES="sl_sampled16 sl_graph" \
-  bash cuda/recorder/tools/run_overhead.sh > /dev/null 2>&1
-left=$(( ${LIMIT:-560} - ($(date +%s) - T0) ))
-OUT=$OUT/w SL_DIR=.device/recorder SCRIPT=window_bench.py PIN=2-9 REPS=3 BUDGET_S=$left \
-  WORKLOADS="hf_eager" MODES="sl_node none nsys_node" \
-  bash cuda/recorder/tools/run_overhead.sh > /dev/null 2>&1
-grep -E "^  rep [0-9]" $OUT/w/window_log.txt | sed -E "s/, 'cpu_out_ms.*//" | cut -c1-160
-grep -E "^== |build rc|Traceback|Error" $OUT/w/log.txt | head -5
-sed -n '/==== in-process/,$p' $OUT/w/window_log.txt
-echo "total: $(( $(date +%s) - T0 )) s"
+export T0=$(date +%s)
+LIMIT=200 T0=$(date +%s) bash cuda/recorder/tools/window_call.sh hf_static "sl_sampled16 sl_graph" 1 \
+  > /dev/null
+bash cuda/recorder/tools/window_call.sh hf_eager "sl_node none nsys_node" 3

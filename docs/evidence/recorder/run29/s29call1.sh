@@ -1,17 +1,5 @@
 #!/bin/bash
-# Session 29, device call 1: what being attached costs outside the capture windows on eager HF
-# generate(): no profiler, our node mode, without the driver launch calls (on for the whole run),
-# and without every part that is on outside windows (sl_node_bare), interleaved, 3 repetitions.
-set -u
-T0=$(date +%s)
-mkdir -p $OUT/w
-mkdir -p .device/recorder && tar xzf .device/pack.tgz -C .device/recorder
-export PYTHONHASHSEED=0
-left=$(( ${LIMIT:-560} - ($(date +%s) - T0) ))
-OUT=$OUT/w SL_DIR=.device/recorder SCRIPT=window_bench.py PIN=2-9 REPS=3 BUDGET_S=$left \
-  WORKLOADS="hf_eager" MODES="sl_node none sl_node_nodrv sl_node_bare" \
-  bash cuda/recorder/tools/run_overhead.sh > /dev/null 2>&1
-grep -E "^  rep [0-9]" $OUT/w/window_log.txt | sed -E "s/, 'cpu_out_ms.*//" | cut -c1-160
-grep -E "^== |build rc|Traceback|Error" $OUT/w/log.txt | head -5
-sed -n '/==== in-process/,$p' $OUT/w/window_log.txt
-echo "total: $(( $(date +%s) - T0 )) s"
+# Session 29, device call 1 (LIMIT=520): what being attached costs outside the capture windows on
+# eager HF generate(): no profiler, our node mode, without the driver launch calls (on for the
+# whole run), and without every part that is on outside windows (sl_node_bare), 3 repetitions.
+bash cuda/recorder/tools/window_call.sh hf_eager "sl_node none sl_node_nodrv sl_node_bare" 3
