@@ -152,17 +152,10 @@ StatusOr<std::vector<Finding>> ComputeFindings(AnalysisContext& context) {
   for (const FindingRule& rule : FindingRules()) {
     if (std::holds_alternative<FindingRuleFn<AnalysisContext>>(rule.run)) rules.push_back(&rule);
   }
-  if (context.work_share() == nullptr) {
-    for (const FindingRule* rule : rules) {
-      RETURN_IF_ERROR(RunRule(*rule, std::get<FindingRuleFn<AnalysisContext>>(rule->run), context,
-                              out));
-    }
-    SortFindings(out);
-    return out;
-  }
-  // The rules side by side on the run's idle analysis threads (they share the context's facts,
-  // each built once); each rule's findings and status kept apart, then taken in the rules' order,
-  // so the findings and the first error are those of one thread.
+  // With a work share, the rules run side by side on the run's idle analysis threads (they share
+  // the context's facts, each built once); otherwise one after the other here. Each rule's
+  // findings and status are kept apart, then taken in the rules' order, so the findings and the
+  // first error are the same either way.
   std::vector<std::vector<Finding>> found(rules.size());
   std::vector<Status> status(rules.size(), Status::Ok());
   std::vector<std::exception_ptr> thrown(rules.size());
@@ -180,7 +173,11 @@ StatusOr<std::vector<Finding>> ComputeFindings(AnalysisContext& context) {
       }
     });
   }
-  context.work_share()->Run(tasks);
+  if (WorkShare* share = context.work_share()) {
+    share->Run(tasks);
+  } else {
+    for (const std::function<void()>& task : tasks) task();
+  }
   for (size_t r = 0; r < rules.size(); ++r) {
     if (thrown[r]) std::rethrow_exception(thrown[r]);
     RETURN_IF_ERROR(status[r]);
